@@ -1,0 +1,532 @@
+"""The clone pair family and its certified hockey-stick divergence.
+
+Spec: ``shared/spec/amplification.md`` §1-§2. Sources: Feldman, McMillan, Talwar,
+"Hiding Among the Clones" (FOCS 2021, arXiv 2012.12803; seed 003), Theorem 3.2 and
+Appendix F; Wang et al., VLDB 2024 (arXiv 2304.05007), Eq. 13 and Prop. I.1.
+
+The pair
+--------
+Each of the other ``N = n - 1`` users is a clone of the first kind with probability
+``r0``, of the second kind with probability ``r1``: ``C ~ Bin(N, r0 + r1)`` clones, of
+which ``A | C ~ Bin(C, s)``, ``s = r0 / (r0 + r1)``, are of the first kind. The first user
+adds ``(1, 0)``, ``(0, 1)`` or nothing with probabilities ``(pa, pb, p0)`` under ``P`` and
+``(pb, pa, p0)`` under ``Q``. The observation is ``(a, b)``.
+
+Exact decomposition used here (*derived*, checked against the brute-force oracle in
+``tests/oracle.py``)
+---------------------------------------------------------------------------------
+Let ``T = a + b``. ``T`` has the same law under ``P`` and ``Q``:
+``Pr[T = t] = (1 - p0) w(t-1) + p0 w(t)`` with ``w = Bin(N, r0 + r1)`` pmf. Given
+``T = t >= 1``, write ``lam_t = (1 - p0) w(t-1) / Pr[T = t]``. Because
+``Bin(t, s) = Bin(t - 1, s) + Bern(s)``, the conditional law of ``a`` under ``P`` is
+
+    u_t * B(a - 1) + (1 - u_t) * B(a),   B = Bin(t - 1, s) pmf,
+    u_t = lam_t * pa' + (1 - lam_t) * s,  pa' = pa / (pa + pb),
+
+and under ``Q`` the same with ``v_t = lam_t * pb' + (1 - lam_t) * s``. So every divergence
+is ``sum_t Pr[T = t] * h(t - 1, u_t, v_t)`` where ``h(c, u, v)`` is the divergence of the
+*kernel pair* ``(u, v)`` at ``c`` clones (:func:`kernel_hockey_stick`). With ``p0 = 0``,
+``lam_t = 1``: this is the per-``c`` decomposition of spec §2.
+
+Monotonicity used for certified blocks (*derived*)
+--------------------------------------------------
+1. ``h(c, u, v)`` is non-increasing in ``c``: the pair at ``c + 1`` is the pair at ``c``
+   with one more independent clone added under both hypotheses, a post-processing
+   (data-processing inequality). FMT21 Lemma F.2 uses the same fact.
+2. When ``r0 = r1`` (``s = 1/2``), ``u_t = 1/2 + lam_t (pa' - 1/2)`` and ``v_t = 1 - u_t``; the
+   pair at a smaller ``lam`` equals ``((1-f) P + f Q, (1-f) Q + f P)`` for some ``f`` in
+   ``[0, 1/2]``, and by joint convexity of f-divergences and the symmetry
+   ``D(P||Q) = D(Q||P)`` its divergence is at most that of ``(P, Q)``: ``h`` is
+   non-decreasing in ``lam``. ``lam_t`` is non-decreasing in ``t``.
+
+Hence for a block of totals ``t_lo..t_hi`` the contribution lies between
+``W * h(t_hi - 1, lam_{t_lo})`` and ``W * h(t_lo - 1, lam_{t_hi})`` (``W`` = block mass).
+When ``p0 > 0`` and ``r0 != r1`` (2 is unavailable) only exact per-``t`` sums are used.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import CertificationError, InvalidParameter
+from ..validation import MAX_N
+from . import binomial as bn
+
+#: Largest number of width-one blocks evaluated for a pair without block monotonicity.
+MAX_EXACT_TERMS = 4_000_000
+#: Refinement stops with a CertificationError beyond this many blocks.
+MAX_BLOCKS = 3_000_000
+
+
+@dataclass(frozen=True)
+class ClonePair:
+    """A member of the clone pair family (spec §1), validated on construction."""
+
+    n: int
+    r0: float
+    r1: float
+    pa: float
+    pb: float
+    p0: float = 0.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n, bool) or not isinstance(self.n, (int, np.integer)) or not 1 <= self.n <= MAX_N:
+            raise InvalidParameter(f"n must be an integer in [1, {MAX_N:g}], got {self.n!r}")
+        object.__setattr__(self, "n", int(self.n))
+        for name in ("r0", "r1", "pa", "pb", "p0"):
+            x = getattr(self, name)
+            if not (isinstance(x, (int, float, np.floating)) and math.isfinite(x) and 0.0 <= x <= 1.0):
+                raise InvalidParameter(f"{name} must be a probability in [0, 1], got {x!r}")
+            object.__setattr__(self, name, float(x))
+        if self.r0 + self.r1 > 1.0 + 1e-12:
+            raise InvalidParameter(f"need r0 + r1 <= 1, got r0 + r1 = {self.r0 + self.r1!r}")
+        if abs(self.pa + self.pb + self.p0 - 1.0) > 1e-12:
+            raise InvalidParameter(f"need pa + pb + p0 = 1, got {self.pa + self.pb + self.p0!r}")
+        if self.pa + self.pb <= 0.0:
+            raise InvalidParameter("need pa + pb > 0 (the first user must sometimes be counted)")
+
+    @property
+    def clone_probability(self) -> float:
+        """``r0 + r1``, capped at 1 against rounding."""
+        return min(self.r0 + self.r1, 1.0)
+
+    @property
+    def split(self) -> float:
+        """``s = r0 / (r0 + r1)`` (1/2 when there are no clones)."""
+        p = self.r0 + self.r1
+        return 0.5 if p == 0.0 else self.r0 / p
+
+    @property
+    def symmetric(self) -> bool:
+        """``r0 == r1``: swapping the coordinates maps P to Q, so both directions agree."""
+        return self.r0 == self.r1
+
+    @property
+    def max_log_ratio(self) -> float:
+        """``log max(pa/pb, pb/pa)``: every likelihood ratio of the pair lies within
+        ``[e^-L, e^L]`` (a ratio of mixtures with these weights), so ``delta(eps) = 0``
+        for ``eps >= L``."""
+        if self.pa == self.pb:
+            return 0.0
+        lo, hi = min(self.pa, self.pb), max(self.pa, self.pb)
+        return math.inf if lo == 0.0 else math.log(hi) - math.log(lo)
+
+    def mirrored(self) -> "ClonePair":
+        """The pair with P and Q exchanged (for the ``Q || P`` direction)."""
+        return ClonePair(self.n, self.r0, self.r1, self.pb, self.pa, self.p0)
+
+    @property
+    def block_monotone(self) -> bool:
+        """Whether certified blocks over totals are available (see module docstring)."""
+        return self.p0 == 0.0 or self.symmetric
+
+
+# ---------------------------------------------------------------------------------------
+# The kernel: one value of c, first user (u, v), clone split s.
+# ---------------------------------------------------------------------------------------
+
+
+def kernel_hockey_stick(
+    c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: float | np.ndarray, rel: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hockey-stick divergence ``sum_a (P(a) - e^eps Q(a))_+`` of the kernel pair
+
+        P(a) = u B(a-1) + (1-u) B(a),   Q(a) = v B(a-1) + (1-v) B(a),   B = Bin(c, s),
+
+    elementwise over arrays ``c, u, v``, for ``eps >= 0``. Returns ``(value, error bound)``.
+
+    The likelihood ratio is a monotone function of ``rho(a) = B(a-1)/B(a) =
+    a(1-s)/((c-a+1)s)``, itself increasing in ``a`` (FMT21 Appendix F; spec §2), so the
+    optimal set is a tail ``{a >= k}`` and the value is
+    ``(u - g v) B(k-1) - (g - 1) P[Bin(c,s) >= k]`` with ``g = e^eps``. The cut ``k`` is
+    computed in floating point and then corrected by the exact sign of the two terms next
+    to it, so an off-by-one cut cannot lower the result.
+    """
+    c, u, v, eps = np.broadcast_arrays(
+        np.asarray(c, dtype=float), np.asarray(u, dtype=float), np.asarray(v, dtype=float), np.asarray(eps, dtype=float)
+    )
+    # Mirror a -> c + 1 - a turns u < v into u' = 1-u > v' = 1-v with split 1-s.
+    flip = u < v
+    uu = np.where(flip, 1.0 - u, u)
+    vv = np.where(flip, 1.0 - v, v)
+    value = np.zeros(c.shape)
+    err = np.zeros(c.shape)
+    for mirrored, ss in ((False, s), (True, 1.0 - s)):
+        sel = (flip == mirrored) & (uu > vv)
+        if not np.any(sel):
+            continue
+        val, e = _kernel_upper_tail(c[sel], uu[sel], vv[sel], ss, eps[sel], rel)
+        value[sel] = val
+        err[sel] = e
+    return value, err
+
+
+def _kernel_upper_tail(
+    c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: np.ndarray, rel: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`kernel_hockey_stick` for ``u > v`` (ratio increasing in ``a``)."""
+    gm1 = np.expm1(eps)  # g - 1, accurate for small eps
+    du = u - v
+    coef_b = du - gm1 * v  # u - g v
+    out = np.zeros(c.shape)
+    err = np.zeros(c.shape)
+    live = coef_b > 0.0  # otherwise u/v <= g and the divergence is 0
+    if not np.any(live):
+        return out, err
+    c, u, v, du, coef_b, gm1 = c[live], u[live], v[live], du[live], coef_b[live], gm1[live]
+    # rho > rho* with rho* = (g(1-v) - (1-u)) / (u - g v) = (du + gm1 (1-v)) / coef_b.
+    rho = (du + gm1 * (1.0 - v)) / coef_b
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if s <= 0.0:
+            astar = np.zeros(c.shape)
+        elif s >= 1.0:
+            astar = c + 0.5  # B is a point mass at a = c; rho(c+1) = inf, rho(c) = 0 or less
+        else:
+            astar = rho * s * (c + 1.0) / ((1.0 - s) + rho * s)
+    k = np.clip(np.floor(astar) + 1.0, 0.0, c + 1.0)
+    b_km1 = bn.pmf(k - 1.0, c, s)
+    if 0.0 < s < 1.0:
+        # neighbours by the exact pmf ratio: B(j-1)/B(j) = j(1-s)/((c-j+1)s)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            j = k - 1.0
+            b_km2 = np.where((j >= 1.0) & (j <= c), b_km1 * (j * (1.0 - s)) / ((c - j + 1.0) * s), 0.0)
+            b_k = np.where((k >= 1.0) & (k <= c), b_km1 * ((c - k + 1.0) * s) / (k * (1.0 - s)), 0.0)
+        first = k < 1.0  # k = 0: no left neighbour to scale from
+        if np.any(first):
+            b_k[first] = bn.pmf(k[first], c[first], s)
+    else:
+        b_km2, b_k = bn.pmf(k - 2.0, c, s), bn.pmf(k, c, s)
+    tail_k = bn.sf(k - 1.0, c, s)  # P[Bin(c, s) >= k]
+    coef_a = -du - gm1 * (1.0 - v)  # (1-u) - g (1-v)
+    value = coef_b * b_km1 - gm1 * tail_k
+    # Exact local correction: the term at a = k-1 (if positive it belongs to the set)
+    # and the term at a = k (if negative it does not).
+    term_km1 = coef_b * b_km2 + coef_a * b_km1
+    term_k = coef_b * b_km1 + coef_a * b_k
+    value = value + np.maximum(0.0, np.maximum(term_km1, -term_k))
+    scale = coef_b * b_km1 + gm1 * tail_k + np.abs(term_km1) + np.abs(term_k)
+    # Boost's relative error, rounding of the few operations here, and of du = u - v.
+    e = rel * scale + 8e-16 * scale + 4e-16 * (u + v) * (b_km1 + b_km2 + b_k)
+    out[live] = np.maximum(value, 0.0)
+    err[live] = e
+    return out, err
+
+
+# ---------------------------------------------------------------------------------------
+# Sums over totals t, with certified blocks.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeltaBounds:
+    """Certified bracket on one direction (or the max of both) of ``delta(eps)``."""
+
+    eps: float
+    lower: float
+    upper: float
+    blocks: int
+    converged: bool
+
+
+class _Direction:
+    """Certified block sums for one direction of one pair.
+
+    Blocks of totals ``t`` are kept between calls: their masses do not depend on
+    ``eps`` and are computed once; the kernels are recomputed when ``eps`` changes, and
+    within one ``eps`` only for blocks created by refinement.
+    """
+
+    def __init__(self, pair: ClonePair) -> None:
+        self.pair = pair
+        self.N = pair.n - 1
+        self.p = pair.clone_probability
+        self.s = pair.split
+        self.rel = bn.relative_error_budget(max(self.N, 1))
+        total = pair.pa + pair.pb
+        self.pa1, self.pb1 = pair.pa / total, pair.pb / total
+        edges = self._initial_edges()
+        self.lo, self.hi = edges[:-1], edges[1:] - 1.0
+        self.mass, self.mass_err = self.block_mass(self.lo, self.hi)
+        self._eps: float | None = None
+        self._h_up = self._h_up_err = self._h_lo = np.zeros(0)
+
+    # -- geometry -------------------------------------------------------------------
+    def _initial_edges(self) -> np.ndarray:
+        """Block edges over totals t in [0, n]: block i is ``edges[i] .. edges[i+1]-1``."""
+        n = self.pair.n
+        if not self.pair.block_monotone:
+            if n + 1 > MAX_EXACT_TERMS:
+                raise CertificationError(
+                    f"pairs with p0 > 0 and r0 != r1 are summed exactly, which is limited to "
+                    f"n <= {MAX_EXACT_TERMS - 1}; got n = {n}"
+                )
+            return np.arange(0, n + 2, dtype=float)
+        mu = self.N * self.p + (1.0 - self.pair.p0)
+        sd = math.sqrt(max(self.N * self.p * (1.0 - self.p), 1.0))
+        inner = np.round(mu + sd * np.linspace(-12.0, 12.0, 97))
+        return np.unique(np.clip(np.concatenate(([0.0, n + 1.0], inner)), 0.0, n + 1.0))
+
+    def lam(self, t: np.ndarray) -> np.ndarray:
+        """``lam_t = (1-p0) w(t-1) / Pr[T = t]`` in closed form (no underflow)."""
+        p0 = self.pair.p0
+        t = np.asarray(t, dtype=float)
+        if p0 == 0.0:
+            return np.ones(t.shape)
+        if self.p == 0.0:  # C = 0: t = 1 is counted, t = 0 silent
+            return np.where(t >= 1.0, 1.0, 0.0)
+        if self.p == 1.0:  # C = N: t = N + 1 counted, t = N silent
+            return np.where(t >= self.N + 1.0, 1.0, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # w(t) / w(t-1) = (N - t + 1) / t * p / (1 - p)
+            ratio = (self.N - t + 1.0) / t * (self.p / (1.0 - self.p))
+            lam = 1.0 / (1.0 + (p0 / (1.0 - p0)) * ratio) if p0 < 1.0 else np.zeros(t.shape)
+        lam = np.where(t <= 0.0, 0.0, lam)
+        return np.where(t >= self.N + 1.0, 1.0, lam)
+
+    def block_mass(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``Pr[lo <= T <= hi]`` and its error bound."""
+        p0 = self.pair.p0
+        m1, e1 = bn.interval_mass(lo - 1.0, hi - 1.0, self.N, self.p)
+        if p0 == 0.0:
+            return m1, e1
+        m0, e0 = bn.interval_mass(lo, np.minimum(hi, float(self.N)), self.N, self.p)
+        m0 = np.where(lo > self.N, 0.0, m0)
+        e0 = np.where(lo > self.N, 0.0, e0)
+        return (1.0 - p0) * m1 + p0 * m0, (1.0 - p0) * e1 + p0 * e0 + 4e-16 * (m1 + m0)
+
+    def h(self, t: np.ndarray, lam: np.ndarray, eps: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Kernel value at ``c = t - 1`` (``t >= 1``) and mixing ``lam``: first user
+        ``u = lam pa' + (1 - lam) s`` under P, ``v = lam pb' + (1 - lam) s`` under Q."""
+        u = lam * self.pa1 + (1.0 - lam) * self.s
+        v = lam * self.pb1 + (1.0 - lam) * self.s
+        return kernel_hockey_stick(np.maximum(t - 1.0, 0.0), u, v, self.s, eps, self.rel)
+
+    def corners(self, lo: np.ndarray, hi: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Kernel bounds for blocks ``lo..hi``: ``(upper, its error, lower)``.
+
+        Upper: smallest c (t = lo) with the largest lam (t = hi); lower: the opposite
+        corner. When lam is constant (p0 = 0) the lower corner of a wider block is taken
+        at t = hi + 1, the next block's upper corner (a valid, slightly looser lower bound
+        by monotonicity), so each edge costs one kernel evaluation; a one-point block is
+        exact.
+        """
+        if self.pair.p0 == 0.0:
+            ts, inv = np.unique(np.concatenate((np.maximum(lo, 1.0), hi + 1.0)), return_inverse=True)
+            val, err = self.h(ts, np.ones(ts.shape), eps)
+            m = len(lo)
+            up = val[inv[:m]]
+            return up, err[inv[:m]], np.where(lo == hi, up, val[inv[m:]])
+        up, up_err = self.h(np.maximum(lo, 1.0), self.lam(hi), eps)
+        low, _ = self.h(np.maximum(hi, 1.0), self.lam(lo), eps)
+        zero = hi < 1.0  # block {t = 0}: nothing counted, identical laws
+        return np.where(zero, 0.0, up), np.where(zero, 0.0, up_err), np.where(zero, 0.0, low)
+
+    # -- evaluation -----------------------------------------------------------------
+    def bounds(self, eps: float, rtol: float, max_rounds: int = 200) -> DeltaBounds:
+        """Refine blocks until ``upper - lower <= rtol * lower`` (or nothing is left to
+        refine); returns the certified bracket."""
+        if self._eps != eps:
+            self._h_up, self._h_up_err, self._h_lo = self.corners(self.lo, self.hi, eps)
+            self._eps = eps
+        for _ in range(max_rounds):
+            lo, hi, mass, mass_err = self.lo, self.hi, self.mass, self.mass_err
+            h_up, h_up_err, h_lo = self._h_up, self._h_up_err, self._h_lo
+            reducible = np.where(hi > lo, mass * (h_up - h_lo), 0.0)  # shrinks when split
+            error_terms = mass_err * h_up + mass * h_up_err + mass_err * h_lo  # does not
+            nblocks = len(lo)
+            upper = float(np.sum(mass * h_up + mass_err * h_up + mass * h_up_err)) * (1.0 + 4e-16 * nblocks)
+            lower = float(np.sum(np.maximum(mass * h_lo - mass_err * h_lo, 0.0))) * (1.0 - 4e-16 * nblocks)
+            target = rtol * lower
+            if upper - lower <= target or upper <= 1e-300:
+                return DeltaBounds(eps, max(lower, 0.0), upper, nblocks, True)
+            floor = float(np.sum(error_terms))
+            if floor >= 0.5 * target and float(np.sum(reducible)) <= floor:
+                # floating-point error dominates: refining further cannot help
+                return DeltaBounds(eps, max(lower, 0.0), upper, nblocks, False)
+            # Split the blocks whose reducible gaps dominate, largest first, 8 ways.
+            order = np.argsort(reducible)[::-1]
+            cum = np.cumsum(reducible[order])
+            excess = float(np.sum(reducible)) - max(0.5 * target - floor, 0.25 * float(np.sum(reducible)))
+            count = int(np.searchsorted(cum, excess)) + 1
+            chosen = order[:count]
+            chosen = chosen[reducible[chosen] > 0.0]
+            if chosen.size == 0:
+                return DeltaBounds(eps, max(lower, 0.0), upper, nblocks, False)
+            if nblocks + 7 * chosen.size > MAX_BLOCKS:
+                raise CertificationError(
+                    f"block refinement exceeded {MAX_BLOCKS} blocks at eps = {eps!r}; loosen the tolerance"
+                )
+            width = hi[chosen] - lo[chosen] + 1.0
+            cuts = np.floor(lo[chosen][:, None] + width[:, None] * (np.arange(9)[None, :] / 8.0))
+            cuts[:, -1] = hi[chosen] + 1.0
+            child_lo, child_hi = cuts[:, :-1].ravel(), cuts[:, 1:].ravel() - 1.0
+            keep = child_hi >= child_lo
+            child_lo, child_hi = child_lo[keep], child_hi[keep]
+            c_mass, c_err = self.block_mass(child_lo, child_hi)
+            c_up, c_up_err, c_lo = self.corners(child_lo, child_hi, eps)
+            rest = np.ones(nblocks, dtype=bool)
+            rest[chosen] = False
+            new_lo = np.concatenate((lo[rest], child_lo))
+            order2 = np.argsort(new_lo, kind="stable")
+            self.lo = new_lo[order2]
+            self.hi = np.concatenate((hi[rest], child_hi))[order2]
+            self.mass = np.concatenate((mass[rest], c_mass))[order2]
+            self.mass_err = np.concatenate((mass_err[rest], c_err))[order2]
+            self._h_up = np.concatenate((h_up[rest], c_up))[order2]
+            self._h_up_err = np.concatenate((h_up_err[rest], c_up_err))[order2]
+            self._h_lo = np.concatenate((h_lo[rest], c_lo))[order2]
+        raise CertificationError(f"block refinement did not settle at eps = {eps!r}")
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray:
+        """A cheap estimate of delta(eps) on an array of eps: the kernel at the mean total
+        (used only to start the search; never reported)."""
+        t = np.full(np.shape(eps), float(round(self.N * self.p)) + 1.0)
+        return self.h(t, self.lam(t), eps)[0]
+
+
+class HockeyStick:
+    """Certified ``delta(eps)`` of a clone pair: the max over both directions.
+
+    Keeps refined block partitions between calls, so that a search over ``eps``
+    reuses the work done at nearby values.
+    """
+
+    def __init__(self, pair: ClonePair) -> None:
+        self.pair = pair
+        self.directions = [_Direction(pair)] if pair.symmetric else [_Direction(pair), _Direction(pair.mirrored())]
+
+    def bounds(self, eps: float, rtol: float = 1e-10) -> DeltaBounds:
+        """Certified ``lower <= delta(eps) <= upper`` with ``upper - lower <= rtol * lower``
+        when achievable in floating point (``converged`` says whether it was)."""
+        if not (math.isfinite(eps) and eps >= 0.0):
+            raise InvalidParameter(f"eps must be finite and >= 0, got {eps!r}")
+        if eps >= self.pair.max_log_ratio:
+            return DeltaBounds(eps, 0.0, 0.0, 0, True)
+        results = [d.bounds(eps, rtol) for d in self.directions]
+        return DeltaBounds(
+            eps,
+            max(r.lower for r in results),
+            max(r.upper for r in results),
+            sum(r.blocks for r in results),
+            all(r.converged for r in results),
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# eps(delta): certified search.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EpsilonBracket:
+    """Certified bracket on the exact ``eps(delta)`` of a pair: ``lower <= eps* <= upper``.
+
+    ``upper`` satisfies ``delta_upper(upper) <= delta`` (so the pair is (upper, delta)-DP);
+    ``lower`` satisfies ``delta_lower(lower) > delta`` or is 0.
+    """
+
+    delta: float
+    lower: float
+    upper: float
+    evaluations: int
+
+
+def epsilon_bracket(pair: ClonePair, delta: float, rtol: float = 1e-7, extra=None) -> EpsilonBracket:
+    """The smallest ``eps`` with ``delta(eps) <= delta``, certified from above and below.
+
+    ``extra`` (optional) is a non-decreasing function ``eps -> additional delta`` (used for
+    FMT21 Theorem 3.8, approximate-DP local randomizers); the condition becomes
+    ``delta(eps) + extra(eps) <= delta``. ``delta(eps)`` is convex in ``e^eps`` and
+    ``extra`` must be affine in ``e^eps``, so the feasible set is an interval and the search
+    below finds its left end.
+
+    Method: Illinois regula falsi on ``log delta_estimate(eps) - log delta`` inside a
+    bracket that is kept certified (the low end has ``delta_lower > delta``, the high end
+    ``delta_upper <= delta``), with per-evaluation refinement chosen so each evaluation is
+    decisive; stops when ``upper - lower <= rtol * upper``.
+    """
+    if not 0.0 < delta < 1.0:
+        raise InvalidParameter(f"delta must be in (0, 1), got {delta!r}")
+    if not 0.0 < rtol < 1.0:
+        raise InvalidParameter(f"rtol must be in (0, 1), got {rtol!r}")
+    hs = HockeyStick(pair)
+    add = extra if extra is not None else (lambda e: 0.0)
+    evaluations = 0
+
+    def evaluate(eps: float, tol: float) -> tuple[float, float]:
+        nonlocal evaluations
+        evaluations += 1
+        b = hs.bounds(eps, tol)
+        x = add(eps)
+        return b.lower + x, b.upper + x * (1.0 + 1e-15)
+
+    def gap(lb: float, ub: float) -> float:
+        """log(estimate) - log(delta); positive means eps is too small."""
+        return math.log(max(0.5 * (lb + ub), 1e-300)) - math.log(delta)
+
+    lo, hi = 0.0, pair.max_log_ratio
+    if math.isinf(hi):  # supports differ: find a finite feasible point first
+        hi = 1.0
+        while evaluate(hi, 1e-3)[1] > delta:
+            if hi > 745.0:
+                raise CertificationError("no finite eps reaches this delta (the pair has disjoint parts)")
+            hi *= 2.0
+    elif add(hi) > delta:
+        raise CertificationError(f"the extra delta term alone exceeds delta at eps = {hi:.6g}; no eps is certified")
+    l0, u0 = evaluate(0.0, 1e-6)
+    if u0 <= delta:
+        return EpsilonBracket(delta, 0.0, 0.0, evaluations)
+    f_lo, f_hi = gap(l0, u0), -math.inf
+    lo_certified = l0 > delta
+    side, tol = 0, 1e-2
+
+    def needed_tol(x: float) -> float:
+        """Relative delta resolution that resolves eps to ~rtol/10 at x (from the
+        secant slope of log delta), within [1e-12, 1e-2]."""
+        if not math.isfinite(f_hi) or hi <= lo:
+            return 1e-2
+        slope = abs(f_lo - f_hi) / (hi - lo)
+        return min(1e-2, max(1e-12, 0.1 * rtol * x * slope))
+
+    for _ in range(500):
+        if lo_certified and hi - lo <= rtol * hi:
+            return EpsilonBracket(delta, lo, hi, evaluations)
+        width = hi - lo
+        x = hi - f_hi * width / (f_hi - f_lo) if math.isfinite(f_hi) else 0.5 * (lo + hi)
+        x = min(max(x, lo + 1e-4 * width), hi - 1e-4 * width)
+        floor = needed_tol(x)
+        tol = max(min(tol, 1e-2), floor)
+        lb, ub = evaluate(x, tol)
+        while lb <= delta < ub and tol > floor:  # undecided: tighten the blocks
+            tol = max(tol * 0.1, floor)
+            lb, ub = evaluate(x, tol)
+        if ub <= delta:
+            hi, f_hi = x, gap(lb, ub)
+            if side == 1:
+                f_lo *= 0.5  # Illinois step: keep the stale end from stalling the secant
+            side = 1
+        elif lb > delta:
+            lo, f_lo, lo_certified = x, gap(lb, ub), True
+            if side == -1 and math.isfinite(f_hi):
+                f_hi *= 0.5
+            side = -1
+        else:
+            # delta is inside [lb, ub] at the resolution that matters (or at the
+            # floating-point floor): x is the root to about that resolution. Certify the
+            # ends of a bracket around it, widening until both ends are decisive.
+            step = 0.4 * rtol * x
+            for _widen in range(60):
+                if x + step < hi and evaluate(x + step, floor)[1] <= delta:
+                    hi = x + step
+                if x - step > lo and evaluate(x - step, floor)[0] > delta:
+                    lo, lo_certified = x - step, True
+                if hi <= x + step and (lo >= x - step or x - step <= 0.0):
+                    # eps* >= 0 always, so lo = 0 is a valid lower end when nothing better is known
+                    return EpsilonBracket(delta, lo if lo_certified else 0.0, hi, evaluations)
+                step *= 2.0
+            raise CertificationError(f"could not separate delta = {delta!r} near eps = {x!r}")
+        tol = min(1e-2, max(floor, 0.2 * abs(gap(lb, ub))))
+    raise CertificationError("the epsilon search did not converge")
