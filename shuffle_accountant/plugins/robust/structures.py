@@ -1,0 +1,325 @@
+"""Histograms, the pan-private counter and distinct elements, built on the noise laws.
+
+* Histograms (seed 001, last section; seed 000 §5): one counter per domain element, each
+  a bit sum with its own noise; one user moves at most two counters (one down, one up),
+  so the histogram's privacy is the *composition* of the pairs ``(Z+1, Z)`` and
+  ``(Z, Z+1)``, computed exactly here from the privacy-loss distribution on a window
+  (truncated mass added to δ) rather than by doubling.
+* Pan-private counter (seed 000, Theorem 5.1 and the proof of Lemma 3.7): binomial noise
+  ``Z₁`` enters the state before the stream and ``Z₂`` is added before the output. An
+  intrusion sees ``Z₁ + partial count``; if the differing element arrives after the
+  intrusion, the output reveals it through ``Z₂`` only; the output alone carries
+  ``Z₁ + Z₂``. Pan-privacy is the worse of the state and the post-intrusion guarantees.
+* Distinct elements (seed 000, Theorem 3.3, Lemma 3.5; spec §B): per element ``j`` the
+  central answer is ``Bern(1/2)`` if some user holds ``j`` and ``Bern(p)`` otherwise; each
+  user not holding ``j`` sends ``Bern(p′)`` into a mod-2 sum (split and mix over ``Z₂``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import numpy as np
+
+from ...errors import CertificationError, InvalidParameter
+from ...validation import check_int, check_positive, check_probability_open, check_real
+from .noise import NoiseLaw, RecordMixin, bisect_least, delta, honest_count, privacy_loss_window, quantile_window, solve_noise
+
+# ---------------------------------------------------------------------------------
+# Exact two-counter composition
+# ---------------------------------------------------------------------------------
+
+
+def two_counter_delta(law: NoiseLaw, eps: float, *, tail: float = 1e-20) -> tuple[float, float]:
+    """Certified (upper, lower) δ(ε) of ``(Z+1, Z) ⊗ (Z, Z+1)``: one user leaving one
+    counter and joining another (both directions are equal: swapping the counters maps
+    one to the other).
+
+    Privacy-loss method: with ``ℓ₁`` the losses of the first pair and ``ℓ₂`` of the second,
+    ``δ = Σ_i P₁(i) Σ_{j: ℓ₂(j) > ε−ℓ₁(i)} P₂(j) − e^ε Q₁(i) Σ_{…} Q₂(j)``, computed with sorted
+    prefix sums; ``P``-mass outside the window is added to the upper end.
+    """
+    k, p1, q1, out = privacy_loss_window(law, tail)
+    p2, q2 = q1, p1  # second pair is the first with P and Q swapped
+    with np.errstate(divide="ignore"):
+        l1 = np.log(p1) - np.log(q1)
+        l2 = np.log(p2) - np.log(q2)
+    keep1 = p1 > 0
+    l1, p1s, q1s = l1[keep1], p1[keep1], q1[keep1]
+    order = np.argsort(-l2)
+    l2s, p2s, q2s = l2[order], p2[order], q2[order]
+    cp = np.concatenate(([0.0], np.cumsum(p2s)))
+    cq = np.concatenate(([0.0], np.cumsum(q2s)))
+    t = math.exp(eps)
+    # number of j with l2 > eps - l1   (l2s descending)
+    thresh = eps - l1
+    counts = np.searchsorted(-l2s, -thresh, side="left")
+    terms = p1s * cp[counts] - t * q1s * cq[counts]
+    terms = np.clip(terms, 0.0, None)
+    raw = float(np.sum(terms))  # pairwise summation; its error is far inside the margin below
+    sel_p = float(np.sum(p1s * cp[counts]))
+    margin = 1e-11 * (sel_p * (1 + t)) + 1e-300
+    out_total = 2 * out
+    return min(1.0, raw + margin + out_total), max(0.0, raw - margin)
+
+
+@dataclass(frozen=True)
+class HistogramResult(RecordMixin):
+    """Exact privacy and error of a k-bin histogram of independent counters."""
+
+    k: int
+    n: int
+    honest: int
+    eps: float
+    law: NoiseLaw
+    delta_upper: float
+    delta_lower: float
+    single_counter_delta: float
+    naive_doubling_delta: float
+    linf_error: float
+    messages_per_user: float
+    messages_worst: int
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def expected_max_deviation(law: NoiseLaw, k: int, *, tail: float = 1e-18) -> float:
+    """``E[max_j |Z_j − E Z|]`` over ``k`` i.i.d. copies, from the law of ``|Z − EZ|`` on a
+    window; the tail beyond the window is bounded by ``k·Pr[outside]·(window edge + tail mean)``
+    and added (an upper bound; equality up to that term)."""
+    rv = law._rv
+    a, b = quantile_window(rv, tail, law.size if law.family == "binomial" else math.inf)
+    zs = np.arange(a, b + 1)
+    f = rv.pmf(zs)
+    mu = law.expectation
+    dev = np.abs(zs - mu)
+    order = np.argsort(dev)
+    dev, f = dev[order], f[order]
+    cdf_dev = np.cumsum(f)
+    # E[max] = sum_i (d_i - d_{i-1}) (1 - F(d_{i-1})^k), d_0 = 0, F(d_0-) = 0
+    prev_d = np.concatenate(([0.0], dev[:-1]))
+    prev_F = np.concatenate(([0.0], cdf_dev[:-1]))
+    with np.errstate(divide="ignore"):
+        one_minus = -np.expm1(k * np.log(np.clip(prev_F, 1e-300, 1.0)))
+    one_minus[prev_F == 0] = 1.0
+    main = float(np.sum((dev - prev_d) * one_minus))
+    outside = float(rv.cdf(a - 1)) + float(rv.sf(b))
+    edge = float(dev[-1])
+    tail_term = min(1.0, k * outside) * (edge + 10 * math.sqrt(law.variance) + 10)
+    return main + tail_term
+
+
+def histogram(
+    k: int, n: int, eps: float, target_delta: float | None = None, *, gamma: float = 1.0,
+    p: float | None = None, protocol: str = "lecture",
+) -> HistogramResult:
+    """A k-bin histogram from one bit-sum counter per element (``lecture`` or ``bc20``).
+
+    If ``p`` is omitted it is solved exactly for the *composed* two-counter target
+    ``(ε, δ)``; otherwise the given per-user noise probability is analysed. The ℓ∞ error is
+    ``E max_j |noise_j − mean|`` with all ``n`` users honest.
+    """
+    k = check_int("k", k, low=2)
+    n = check_int("n", n)
+    eps = check_positive("eps", eps)
+    if protocol not in ("lecture", "bc20"):
+        raise InvalidParameter("histogram protocol must be 'lecture' or 'bc20' (randomized response has no exact composition here)")
+    h = honest_count(n, gamma)
+    if p is None:
+        if target_delta is None:
+            raise InvalidParameter("give either --delta (to solve p) or --p (to analyse it)")
+        target_delta = check_probability_open("delta", target_delta)
+
+        def fwd(x: float) -> float:
+            return two_counter_delta(NoiseLaw("binomial", size=float(h), p=x), eps)[0]
+
+        if fwd(0.5) > target_delta:
+            raise CertificationError(
+                f"gamma*n too small: {h} honest users with p = 1/2 give a two-counter delta({eps:g}) = "
+                f"{fwd(0.5):.3g} > {target_delta:g}; increase n or gamma, or relax (eps, delta)"
+            )
+        single = solve_noise("binomial", n, eps, target_delta, gamma=gamma).value  # one counter
+        top = min(0.5, 4 * single)
+        if fwd(top) > target_delta:
+            top = 0.5
+        p, p_bad = bisect_least(lambda x: fwd(x) <= target_delta, single * 0.999, top, rtol=1e-6)
+        if fwd(single * 0.999) <= target_delta:  # composition is never cheaper than one counter
+            raise CertificationError("internal check failed: two counters cheaper than one")
+        solved = {"solved_p": p, "infeasible_neighbor": p_bad}
+    else:
+        p = check_real("p", p, low=0.0, high=1.0, low_open=True, high_open=True)
+        solved = {}
+    law = NoiseLaw("binomial", size=float(h), p=p)
+    up, lo = two_counter_delta(law, eps)
+    single_d = delta(law, eps)
+    half = delta(law, eps / 2).upper  # naive: each counter at eps/2 composes to (eps, 2*delta(eps/2))
+    law_all = NoiseLaw("binomial", size=float(n), p=p)
+    err = expected_max_deviation(law_all, k)
+    keep = 1 - p if protocol == "bc20" else p
+    msgs = 1 + k * keep
+    return HistogramResult(k, n, h, eps, law, up, lo, single_d.upper, min(1.0, 2 * half), err, msgs, k + 1,
+                           {"protocol": protocol, "gamma": gamma, **solved})
+
+
+# ---------------------------------------------------------------------------------
+# Pan-private counter
+# ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PanPrivateResult(RecordMixin):
+    """Separate guarantees for an intrusion into the state and for the output."""
+
+    n: int
+    p: float
+    eps: float
+    state_delta: float  # intrusion: Z1
+    increment_delta: float  # element after the intrusion, seen through Z2
+    output_delta: float  # output alone: Z1 + Z2
+    pan_delta: float  # worse of state and increment
+    rmse: float
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def pan_counter(n: int, eps: float, target_delta: float | None = None, *, p: float | None = None,
+                trials: int | None = None) -> PanPrivateResult:
+    """Pan-private binary counter with ``Z₁, Z₂ ~ Bin(N, p)`` (``N`` = ``trials``, default ``n``).
+
+    With ``p`` omitted, ``p`` is the exact least noise making each draw ``(ε, δ)``-DP, so the
+    pan-private guarantee is ``(ε, δ)``; the output alone is then better (``Bin(2N, p)``).
+    """
+    n = check_int("n", n)
+    eps = check_positive("eps", eps)
+    trials = n if trials is None else check_int("trials", trials)
+    if p is None:
+        if target_delta is None:
+            raise InvalidParameter("give either --delta (to solve p) or --p (to analyse it)")
+        target_delta = check_probability_open("delta", target_delta)
+        sol = solve_noise("binomial", trials, eps, target_delta)
+        p = sol.value
+        extra = {"solved_p": p, "infeasible_neighbor": sol.infeasible_neighbor}
+    else:
+        p = check_real("p", p, low=0.0, high=1.0, low_open=True, high_open=True)
+        extra = {}
+    one = delta(NoiseLaw("binomial", size=float(trials), p=p), eps).upper
+    both = delta(NoiseLaw("binomial", size=float(2 * trials), p=p), eps).upper
+    rmse = math.sqrt(2 * trials * p * (1 - p))
+    return PanPrivateResult(n, p, eps, one, one, both, one, rmse, {"trials": trials, **extra})
+
+
+# ---------------------------------------------------------------------------------
+# Distinct elements
+# ---------------------------------------------------------------------------------
+
+
+def mod2_noise_probability(p_user: float, m: int) -> float:
+    """Seed 000 Lemma 3.5: the mod-2 sum of ``m`` i.i.d. ``Bern(p′)`` bits is
+    ``Bern((1 − (1 − 2p′)^m)/2)``."""
+    return -math.expm1(m * math.log1p(-2.0 * p_user)) / 2.0 if p_user < 0.5 else 0.5
+
+
+def noisy_or_delta(p_honest: float, eps: float) -> float:
+    """Exact δ(ε) of two composed noisy-OR answers, ``Bern(1/2) ⊗ Bern(q)`` vs
+    ``Bern(q) ⊗ Bern(1/2)`` (the user's old and new element; nobody else holds either).
+
+    Of the four outcomes only ``(1, 0)`` (and ``(0, 1)`` in the other direction) has
+    ``P > Q``, with ``P = (1−q)/2``, ``Q = q/2``: ``δ = ((1 − q(1 + e^ε))/2)₊`` (derived; tested
+    by enumeration).
+    """
+    return max(0.0, (1.0 - p_honest * (1.0 + math.exp(eps))) / 2.0)
+
+
+@dataclass(frozen=True)
+class DistinctResult(RecordMixin):
+    """Distinct elements over a domain of size k with split and mix over Z₂."""
+
+    n: int
+    k: int
+    gamma: float
+    honest: int
+    eps: float
+    p_central: float
+    p_user: float
+    p_honest: float
+    noise_delta: float
+    sigma: float
+    splitmix_messages: int
+    splitmix_delta: float
+    total_delta: float
+    rmse_upper: float
+    messages_per_user: int
+    binding: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+def bbgn_messages_z2(h: int, sigma: float) -> int:
+    """Fallback for ``splitmix.core.bbgn_messages(h, 2, sigma)``: the smallest ``m`` with
+    ``m >= 3`` and ``m > (2σ + log₂ q)/(log₂ h − log₂ e) + 1`` for ``q = 2`` (Balle–Bell–Gascón–
+    Nissim, "Private summation in the multi-message shuffle model", CCS'20, arXiv
+    2002.00817; spec §A). Needs ``h > e``. Used only while the split-and-mix plug-in,
+    which owns this bound, is not installed."""
+    if h <= math.e:
+        raise CertificationError(f"the split-and-mix bound needs more than e honest users, got {h}")
+    bound = (2.0 * sigma + 1.0) / (math.log2(h) - math.log2(math.e)) + 1.0
+    return max(3, math.floor(bound) + 1)
+
+
+def _splitmix(h: int, sigma: float) -> tuple[int, str]:
+    """Messages for σ-secure mod-2 summation among ``h`` honest users: from the split-and-mix
+    plug-in when it is installed (lazy import), else :func:`bbgn_messages_z2`."""
+    try:
+        from ..splitmix.core import bbgn_messages
+    except ImportError:
+        return bbgn_messages_z2(h, sigma), "Balle-Bell-Gascon-Nissim (CCS'20) bound, local Z_2 fallback"
+    return int(bbgn_messages(h, 2, sigma)), "Balle-Bell-Gascon-Nissim (CCS'20) via the splitmix plug-in"
+
+
+def distinct_elements(
+    n: int, k: int, eps: float, target_delta: float, *, gamma: float = 1.0, sigma: float | None = None,
+    splitmix_share: float = 0.1,
+) -> DistinctResult:
+    """Robust distinct-elements counting (seed 000, Theorem 3.3) with exact noisy-OR accounting.
+
+    ``δ_total = δ_noise(ε) + 2(1 + e^ε)2^{−σ}``: Lemma 3.4 (``(1+e^ε)s``) applied to the two
+    elements whose answers differ, each within total variation ``s = 2^{−σ}`` of the ideal
+    mod-2 sum. If ``sigma`` is omitted, the split-and-mix term gets ``splitmix_share`` of δ.
+    The noise part is solved in closed form: ``q_h >= (1 − 2δ_noise)/(1 + e^ε)`` with
+    ``q_h = (1 − (1 − 2p′)^h)/2`` the noise bit of the ``h`` honest users.
+    """
+    n = check_int("n", n)
+    k = check_int("k", k)
+    eps = check_positive("eps", eps)
+    target_delta = check_probability_open("delta", target_delta)
+    h = honest_count(n, gamma)
+    if h < 3:
+        raise CertificationError(f"split and mix needs at least 3 honest users, gamma*n = {h}")
+    factor = 2.0 * (1.0 + math.exp(eps))
+    if sigma is None:
+        splitmix_share = check_real("splitmix share", splitmix_share, low=0.0, high=1.0, low_open=True, high_open=True)
+        sigma = math.ceil(math.log2(factor / (splitmix_share * target_delta)))
+    sigma = check_positive("sigma", sigma)
+    sm_delta = factor * 2.0 ** (-sigma)
+    budget = target_delta - sm_delta
+    if budget <= 0:
+        raise CertificationError(
+            f"split-and-mix alone uses delta {sm_delta:.3g} >= target {target_delta:g}: increase sigma"
+        )
+    q_needed = (1.0 - 2.0 * budget) / (1.0 + math.exp(eps))
+    # per-user p' so that (1 - 2p')^h = 1 - 2 q_needed; round p' up until the forward check passes
+    p_user = -math.expm1(math.log1p(-2.0 * q_needed) / h) / 2.0
+    while noisy_or_delta(mod2_noise_probability(p_user, h), eps) > budget:
+        p_user = p_user * (1 + 1e-12)
+    q_h = mod2_noise_probability(p_user, h)
+    p_central = mod2_noise_probability(p_user, n)  # all n users honest
+    m, sm_method = _splitmix(h, sigma)
+    nd = noisy_or_delta(q_h, eps)
+    rmse = math.sqrt(k / 4.0) / (0.5 - p_central) if p_central < 0.5 else math.inf
+    binding = "noise (noisy-OR composition)" if nd >= sm_delta else "split-and-mix security"
+    less = mod2_noise_probability(p_user * (1 - 1e-6), h)
+    return DistinctResult(
+        n, k, gamma, h, eps, p_central, p_user, q_h, nd, float(sigma), m, sm_delta, nd + sm_delta, rmse, k * m,
+        binding,
+        {"splitmix_method": sm_method, "message_bits": math.ceil(math.log2(max(k, 2))) + 1,
+         "one_step_less_noise_delta": noisy_or_delta(less, eps) + sm_delta},
+    )
