@@ -27,6 +27,7 @@ class Method:
     generic: bool  # valid for every eps0-DP local randomizer
     citation: str
     assumes: str
+    short: str = ""  # a few words for the text table
     needs_k: bool = False
     supports_delta0: bool = False
     numerical: bool = True
@@ -41,6 +42,7 @@ METHODS: dict[str, Method] = {
             True,
             f"{FMT21}, Theorem 3.2 (numerical bound of Appendix F)",
             "any eps0-DP local randomizers, also chosen adaptively; the default",
+            short="any randomizers, adaptive ok",
             supports_delta0=True,
         ),
         Method(
@@ -49,6 +51,7 @@ METHODS: dict[str, Method] = {
             True,
             f"{FMT23}; proved for non-adaptive randomizers in {WANG24}, Lemma 4.4",
             "non-adaptive eps0-DP local randomizers only (the FMT23 errata restricts the general claim)",
+            short="non-adaptive randomizers only",
         ),
         Method(
             "krr",
@@ -56,6 +59,7 @@ METHODS: dict[str, Method] = {
             False,
             f"{FMT21}, Section 4.1 clone decomposition of k-RR with the clone count revealed",
             "k-ary randomized response (k >= 2) only, every dataset",
+            short="k-RR only",
             needs_k=True,
         ),
         Method(
@@ -63,7 +67,8 @@ METHODS: dict[str, Method] = {
             "lower",
             False,
             f"{FMT21}, Section 4.1; {WANG24}, Eq. 13: exact shuffled k-RR when all other users hold a third value",
-            "k-ary randomized response (k >= 3): attained by a concrete dataset, so a lower bound on shuffled k-RR",
+            "k-ary randomized response: attained by a concrete dataset, so a lower bound on shuffled k-RR",
+            short="attained by k-RR",
             needs_k=True,
         ),
         Method(
@@ -72,6 +77,7 @@ METHODS: dict[str, Method] = {
             True,
             f"{FMT21}, Appendix G: shuffled binary randomized response, other users all holding the same value",
             "attained by binary RR on a concrete dataset: a lower bound for every generic eps0 analysis",
+            short="attained by binary RR",
         ),
         Method(
             "closed-form",
@@ -79,6 +85,7 @@ METHODS: dict[str, Method] = {
             True,
             f"{FMT21}, Theorem 3.1",
             "any eps0-DP local randomizers (adaptive); only when eps0 <= log(n / (16 log(2/delta)))",
+            short="regime: eps0 <= log(n/(16 log(2/delta)))",
             supports_delta0=True,
             numerical=False,
         ),

@@ -475,7 +475,10 @@ def epsilon_bracket(pair: ClonePair, delta: float, rtol: float = 1e-7, extra=Non
                 raise CertificationError("no finite eps reaches this delta (the pair has disjoint parts)")
             hi *= 2.0
     elif add(hi) > delta:
-        raise CertificationError(f"the extra delta term alone exceeds delta at eps = {hi:.6g}; no eps is certified")
+        raise CertificationError(
+            f"the added delta term (e.g. FMT21 Theorem 3.8's n*delta0 term) exceeds delta = {delta:.3g} "
+            f"even at eps = {hi:.6g}; no eps is certified"
+        )
     l0, u0 = evaluate(0.0, 1e-6)
     if u0 <= delta:
         return EpsilonBracket(delta, 0.0, 0.0, evaluations)

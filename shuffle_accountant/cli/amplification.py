@@ -1,0 +1,172 @@
+"""``shuffle-acct epsilon``, ``delta`` and ``methods``: a thin layer over :mod:`..api`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .. import api
+from ..analyses import METHODS
+from ..output import Column, Report, render
+from ..results import Bound
+from .params import POSITIVE, PROBABILITY, USERS, FiniteFloat, IntLike, format_option
+
+METHOD_CHOICE = click.Choice(list(METHODS))
+
+
+def _shared_options(func: Any) -> Any:
+    options = [
+        click.option("--eps0", type=POSITIVE, required=True, help="Local randomizer's epsilon (> 0, finite)."),
+        click.option("--n", "n", type=USERS, required=True, help="Number of users (1 to 1e12; '1e6' is accepted)."),
+        click.option(
+            "--method",
+            "-m",
+            "methods",
+            type=METHOD_CHOICE,
+            multiple=True,
+            help="Analysis to run (repeatable). Default: clones, stronger-clones, closed-form, "
+            "binary-rr-lower, plus krr and krr-lower when --k is given. See 'shuffle-acct methods'.",
+        ),
+        click.option("--k", type=IntLike(2, 10**9), default=None, help="Alphabet size for the k-RR methods (k >= 2)."),
+        click.option(
+            "--delta0",
+            type=FiniteFloat(0.0, 1.0, high_open=True),
+            default=0.0,
+            show_default=True,
+            help="The local randomizer is (eps0, delta0)-DP (FMT21 Theorem 3.8; clones and closed-form only).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _row(b: Bound) -> dict[str, Any]:
+    bracket = b.details.get("bracket") if b.details else None
+    return {
+        "method": b.method,
+        "value": b.value,
+        "kind": b.kind,
+        "assumes": METHODS[b.method].short if b.applicable else b.validity,
+        "bracket_lower": bracket[0] if bracket else None,
+        "bracket_upper": bracket[1] if bracket else None,
+        "citation": b.citation,
+    }
+
+
+def _report(command: str, quantity: str, comparison: api.Comparison, inputs: dict[str, Any]) -> Report:
+    rows = [_row(b) for b in comparison.bounds]
+    for row in rows:
+        row.update({k: v for k, v in inputs.items() if v is not None})
+    columns = [
+        Column("method", "method"),
+        Column("value", quantity, kind_key="kind", formatter=None),
+        Column("kind", "kind"),
+        Column("assumes", "validity"),
+    ]
+    notes = []
+    up, low = comparison.best_upper, comparison.best_lower
+    if up is not None and low is not None and low.value:
+        notes.append(
+            f"gap: best generic upper bound ({up.method}) / generic lower bound ({low.method}) = "
+            f"{up.value / low.value:.3f}"  # type: ignore[operator]
+        )
+    notes.append("upper = certified upper bound; lower = attained by a concrete mechanism (rounded down); "
+                 "'shuffle-acct methods' lists assumptions and citations.")
+    csv_columns = columns + [
+        Column(k, k) for k in ("bracket_lower", "bracket_upper", *inputs.keys(), "citation")
+    ]
+    report = Report(
+        command=command,
+        title=f"shuffle-acct {command}",
+        columns=columns,
+        rows=rows,
+        inputs={k: v for k, v in inputs.items() if v is not None},
+        notes=notes,
+        warnings=list(comparison.warnings),
+        records=[b.to_dict() for b in comparison.bounds],
+        extra={
+            "best_upper": up.method if up else None,
+            "best_lower": low.method if low else None,
+            "gap_ratio": comparison.gap_ratio,
+        },
+    )
+    report.csv_columns = csv_columns  # type: ignore[attr-defined]
+    return report
+
+
+def _emit(report: Report, fmt: str) -> None:
+    if fmt == "csv":
+        report.columns = report.csv_columns  # type: ignore[attr-defined]
+    click.echo(render(report, fmt), nl=False)
+
+
+@click.command("epsilon")
+@_shared_options
+@click.option("--delta", type=PROBABILITY, default=1e-6, show_default=True, help="Target delta, in (0, 1).")
+@click.option(
+    "--rtol",
+    type=FiniteFloat(1e-12, 1e-2),
+    default=1e-6,
+    show_default=True,
+    help="Relative width of the certified bracket around each numerical eps.",
+)
+@format_option
+def epsilon_cmd(eps0: float, n: int, methods: tuple[str, ...], k: int | None, delta0: float,
+                delta: float, rtol: float, fmt: str) -> None:
+    """Central epsilon of shuffling n reports of an eps0-DP local randomizer, at a given delta.
+
+    Prints, for each analysis, a certified upper bound or an attained lower bound, and the
+    gap between the best generic upper bound and the lower bound.
+
+    \b
+    Example:
+      shuffle-acct epsilon --eps0 3 --n 10000
+    """
+    comparison = api.compare_epsilon(eps0, n, delta, methods or None, k, delta0, rtol)
+    inputs = {"eps0": eps0, "n": n, "delta": delta, "k": k, "delta0": delta0 or None}
+    _emit(_report("epsilon", "epsilon", comparison, inputs), fmt)
+
+
+@click.command("delta")
+@_shared_options
+@click.option("--eps", type=FiniteFloat(0.0), required=True, help="Target central epsilon (>= 0).")
+@click.option(
+    "--rtol",
+    type=FiniteFloat(1e-12, 1e-2),
+    default=1e-9,
+    show_default=True,
+    help="Relative width of the certified bracket around each numerical delta.",
+)
+@format_option
+def delta_cmd(eps0: float, n: int, methods: tuple[str, ...], k: int | None, delta0: float,
+              eps: float, rtol: float, fmt: str) -> None:
+    """Delta at which shuffling n reports of an eps0-DP randomizer is (eps, delta)-DP.
+
+    \b
+    Example:
+      shuffle-acct delta --eps0 3 --n 10000 --eps 0.5
+    """
+    comparison = api.compare_delta(eps0, n, eps, methods or None, k, delta0, rtol)
+    inputs = {"eps0": eps0, "n": n, "eps": eps, "k": k, "delta0": delta0 or None}
+    _emit(_report("delta", "delta", comparison, inputs), fmt)
+
+
+@click.command("methods")
+@format_option
+def methods_cmd(fmt: str) -> None:
+    """List the analyses, what each assumes, and its citation."""
+    rows = [
+        {"method": m.name, "kind": m.kind, "generic": "yes" if m.generic else "no", "assumes": m.assumes,
+         "delta0": "yes" if m.supports_delta0 else "no", "citation": m.citation}
+        for m in api.methods()
+    ]
+    columns = [Column(k, k) for k in ("method", "kind", "generic", "delta0", "assumes", "citation")]
+    if fmt == "text":
+        for r in rows:
+            click.echo(f"{r['method']}  [{r['kind']} bound{', generic' if r['generic'] == 'yes' else ''}]")
+            click.echo(f"    assumes: {r['assumes']}")
+            click.echo(f"    source:  {r['citation']}")
+        return
+    click.echo(render(Report("methods", "shuffle-acct methods", columns, rows), fmt), nl=False)

@@ -1,0 +1,157 @@
+"""Property tests (hypothesis) and published reference points for the amplification core."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shuffle_accountant import api
+from shuffle_accountant.analyses import pair_for
+from shuffle_accountant.numeric import binomial as bn
+from shuffle_accountant.numeric.clones import kernel_hockey_stick
+
+RTOL = 1e-6
+eps0s = st.floats(0.1, 8.0)
+ns = st.integers(1, 10**7)
+deltas = st.sampled_from([1e-3, 1e-6, 1e-9, 1e-12])
+SETTINGS = settings(max_examples=12, deadline=None)
+
+
+def eps(eps0, n, delta=1e-6, method="clones", k=None):
+    return api.epsilon(eps0, n, delta, method, k, rtol=RTOL).value
+
+
+@SETTINGS
+@given(eps0s, ns, st.integers(2, 50), deltas)
+def test_epsilon_non_increasing_in_n(eps0, n, factor, delta):
+    # exact(n2) <= exact(n) and each reported value is within (1 + rtol) of its exact value
+    assert eps(eps0, n * factor, delta) <= eps(eps0, n, delta) * (1 + RTOL) + 1e-15
+
+
+@SETTINGS
+@given(eps0s, ns, deltas)
+def test_epsilon_non_increasing_in_delta(eps0, n, delta):
+    assert eps(eps0, n, delta * 10) <= eps(eps0, n, delta) * (1 + RTOL) + 1e-15
+
+
+@SETTINGS
+@given(eps0s, st.floats(1.01, 3.0), ns)
+def test_epsilon_non_decreasing_in_eps0_and_at_most_eps0(eps0, factor, n):
+    e1, e2 = eps(eps0, n), eps(eps0 * factor, n)
+    assert e1 <= e2 * (1 + RTOL) + 1e-15
+    assert e1 <= eps0 and e2 <= eps0 * factor
+
+
+@SETTINGS
+@given(eps0s, ns, deltas)
+def test_delta_of_epsilon_round_trip(eps0, n, delta):
+    e = eps(eps0, n, delta)
+    d = api.delta(eps0, n, e, "clones").value
+    assert d <= delta * (1 + 1e-9)
+
+
+@SETTINGS
+@given(eps0s, ns, deltas)
+def test_generic_upper_bounds_dominate_lower_bound(eps0, n, delta):
+    lower = eps(eps0, n, delta, "binary-rr-lower")
+    for method in ("clones", "stronger-clones"):
+        assert eps(eps0, n, delta, method) >= lower
+    cf = api.epsilon(eps0, n, delta, "closed-form")
+    if cf.applicable:
+        assert cf.value >= lower
+        assert cf.value >= eps(eps0, n, delta, "clones")
+
+
+@SETTINGS
+@given(eps0s, st.integers(1, 10**6), st.integers(2, 20))
+def test_krr_upper_dominates_krr_lower(eps0, n, k):
+    assert eps(eps0, n, 1e-6, "krr", k) >= eps(eps0, n, 1e-6, "krr-lower", k)
+
+
+def test_kernel_non_increasing_in_c_at_scale():
+    """Spec §2 (*derived*): h_c is non-increasing in c; checked on the fast kernel at large c."""
+    c = np.arange(10**6, 10**6 + 2000, dtype=float)
+    for eps_ in (1e-3, 5e-3, 2e-2):
+        h, err = kernel_hockey_stick(c, 0.73, 0.27, 0.5, eps_, bn.relative_error_budget(1e6))
+        assert np.all(np.diff(h) <= err[1:] + err[:-1])
+
+
+def test_binomial_accuracy_budget():
+    """The error budget charged for Boost's binomial tails holds against 40-digit mpmath."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    for n, p in ((10**4, 0.37), (10**6, 0.119), (10**9, 0.5), (10**12, 0.0179)):
+        sd = math.sqrt(n * p * (1 - p))
+        for z in (0.0, 3.0, 8.0):
+            k = int(n * p + z * sd)
+            lp = mpmath.loggamma(n + 1) - mpmath.loggamma(k + 1) - mpmath.loggamma(n - k + 1) + k * mpmath.log(p) + (n - k) * mpmath.log1p(-p)
+            ref = mpmath.e ** lp
+            got = bn.pmf(np.array([float(k)]), float(n), p)[0]
+            assert abs(got / float(ref) - 1) <= bn.relative_error_budget(n), (n, p, k)
+
+
+# --- published reference points (spec §4) -------------------------------------------
+
+
+def test_fmt21_reference_bracket():
+    """FMT21 public code: n = 1e5, eps0 = 4, delta = 1e-6 gives the bracket
+    [0.1675385583317841, 0.172790550755978]; the exact clones value lies inside."""
+    b = api.epsilon(4, 10**5, 1e-6, "clones")
+    lo, hi = b.details["bracket"]
+    assert 0.1675385583317841 <= lo <= hi <= 0.172790550755978
+
+
+def test_fmt21_theorem_3_1_as_stated():
+    """The theorem as stated gives about 0.5346 at n = 1e5, eps0 = 4, delta = 1e-6
+    (the reference code's variant prints 0.5378)."""
+    b = api.epsilon(4, 10**5, 1e-6, "closed-form")
+    assert b.kind == "upper" and abs(b.value - 0.5346) < 5e-4
+
+
+def test_closed_form_outside_regime_is_not_applicable():
+    b = api.epsilon(8, 1000, 1e-6, "closed-form")
+    assert b.kind == "not applicable" and b.value is None
+
+
+@pytest.mark.parametrize(
+    "eps_,published",
+    [(0.1, 9.2095e-3), (0.19153, 1.31619e-3), (0.28305, 1.01593e-4)],
+)
+def test_koskela_stronger_clone_points(eps_, published):
+    """Koskela-Heikkila-Honkela Fig. 1 (PLD upper bounds, stronger-clone pair, n = 1e4,
+    eps0 = 4): the exact value is a hair lower."""
+    d = api.delta(4, 10**4, eps_, "stronger-clones").value
+    assert d <= published * (1 + 1e-4)
+    assert d >= published * 0.99
+
+
+def test_delta0_penalty_theorem_3_8():
+    """FMT21 Theorem 3.8: the (eps0, delta0) guarantee adds (e^eps + 1)(1 + e^-eps0/2) n delta0."""
+    pure = api.delta(2, 10**5, 0.05, "clones").value
+    approx = api.delta(2, 10**5, 0.05, "clones", delta0=1e-13).value
+    expected = (math.exp(0.05) + 1) * (1 + math.exp(-2) / 2) * 10**5 * 1e-13
+    assert math.isclose(approx - pure, expected, rel_tol=1e-9)
+    e_pure = api.epsilon(2, 10**5, 1e-6, "clones").value
+    e_approx = api.epsilon(2, 10**5, 1e-6, "clones", delta0=1e-13).value
+    assert e_approx >= e_pure
+    assert api.epsilon(2, 10**5, 1e-6, "stronger-clones", delta0=1e-13).kind == "not applicable"
+
+
+@pytest.mark.parametrize("n", [1, 2, 10**12])
+def test_extreme_n_supported(n):
+    b = api.epsilon(1.0, n, 1e-10, "clones")
+    assert b.kind == "upper" and 0 <= b.value <= 1.0
+    if n == 1:
+        assert b.value == pytest.approx(1.0, rel=1e-6)  # one user: no amplification
+
+
+def test_tiny_delta_down_to_1e30():
+    b = api.delta(2.0, 10**4, 1.2, "clones")
+    assert b.kind == "upper" and 0.0 < b.value < 1e-6 and math.isfinite(b.value)
+    e = api.epsilon(2.0, 10**4, 1e-30, "clones")
+    assert api.delta(2.0, 10**4, e.value, "clones").value <= 1e-30 * (1 + 1e-9)
