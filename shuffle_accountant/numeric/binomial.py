@@ -39,37 +39,31 @@ def relative_error_budget(n: float) -> float:
     return 1e-12 + 1e-14 * float(np.sqrt(max(float(n), 1.0)))
 
 
-def pmf(k: np.ndarray, n: np.ndarray | float, p: float) -> np.ndarray:
-    """``P[Bin(n, p) = k]`` elementwise, exact 0 outside ``0 <= k <= n``."""
+def _masked(fn, k, n, p: float, *, below: float, above: float, n_inclusive: bool) -> np.ndarray:
+    """Apply a Boost ufunc where ``k`` is inside the support and the exact edge values
+    (``below`` for ``k < 0``, ``above`` past the support) elsewhere."""
     k = np.asarray(k, dtype=float)
     n = np.broadcast_to(np.asarray(n, dtype=float), k.shape)
-    inside = (k >= 0) & (k <= n)
-    out = np.zeros(k.shape)
+    out = np.where(k < 0, below, above)
+    inside = (k >= 0) & ((k <= n) if n_inclusive else (k < n))
     if np.any(inside):
-        out[inside] = _binom_pmf(k[inside], n[inside], p)
+        out[inside] = fn(k[inside], n[inside], p)
     return out
+
+
+def pmf(k: np.ndarray, n: np.ndarray | float, p: float) -> np.ndarray:
+    """``P[Bin(n, p) = k]`` elementwise, exact 0 outside ``0 <= k <= n``."""
+    return _masked(_binom_pmf, k, n, p, below=0.0, above=0.0, n_inclusive=True)
 
 
 def sf(k: np.ndarray, n: np.ndarray | float, p: float) -> np.ndarray:
     """``P[Bin(n, p) > k]`` elementwise."""
-    k = np.asarray(k, dtype=float)
-    n = np.broadcast_to(np.asarray(n, dtype=float), k.shape)
-    out = np.where(k < 0, 1.0, 0.0)
-    inside = (k >= 0) & (k < n)
-    if np.any(inside):
-        out[inside] = _binom_sf(k[inside], n[inside], p)
-    return out
+    return _masked(_binom_sf, k, n, p, below=1.0, above=0.0, n_inclusive=False)
 
 
 def cdf(k: np.ndarray, n: np.ndarray | float, p: float) -> np.ndarray:
     """``P[Bin(n, p) <= k]`` elementwise."""
-    k = np.asarray(k, dtype=float)
-    n = np.broadcast_to(np.asarray(n, dtype=float), k.shape)
-    out = np.where(k >= n, 1.0, 0.0)
-    inside = (k >= 0) & (k < n)
-    if np.any(inside):
-        out[inside] = _binom_cdf(k[inside], n[inside], p)
-    return out
+    return _masked(_binom_cdf, k, n, p, below=0.0, above=1.0, n_inclusive=False)
 
 
 def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
