@@ -19,13 +19,15 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from .analyses import DEFAULT_METHODS, METHODS, Method, ScaledPair, get_method, pair_for
-from .errors import CertificationError, InvalidParameter
+from .errors import InvalidParameter
 from .numeric.clones import HockeyStick, epsilon_bracket
 from .results import Bound
 from .validation import check_int, check_positive, check_probability_open, check_real
 
 #: Largest eps0 accepted from users (e^eps0 stays finite in double precision).
 MAX_EPS0 = 700.0
+#: Smallest delta reported; a certified upper bound below it is reported as this value.
+TINY_DELTA = 1e-300
 
 
 # ---------------------------------------------------------------------------------------
@@ -67,13 +69,21 @@ def closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
 
 def closed_form_delta(eps0: float, n: int, eps: float) -> float | None:
     """The smallest delta for which FMT21 Theorem 3.1 gives ``eps`` (rounded up), or
-    ``None`` when no delta in (0, 1) reaches ``eps`` inside the theorem's regime."""
+    ``None`` when no delta in (0, 1) reaches ``eps`` inside the theorem's regime.
+
+    The theorem's eps decreases in delta, and its regime ``eps0 <= log(n/(16 log(2/delta)))``
+    is ``delta >= 2 exp(-n e^{-eps0} / 16)``; so the answer is the larger of the delta that
+    solves the formula and the regime's smallest delta.
+    """
     e = math.exp(eps0)
     x = math.expm1(eps) * (e + 1.0) / (e - 1.0) - 8.0 * e / n
     if x <= 0.0:
         return None
     log_4_over_delta = n * x * x / (64.0 * e)
     delta = 4.0 * math.exp(-log_4_over_delta) * (1.0 + 1e-12)
+    regime_floor = 2.0 * math.exp(-n / (16.0 * e)) * (1.0 + 1e-12)
+    # below 1e-300 the value is reported as 1e-300, still an upper bound
+    delta = max(delta, regime_floor, TINY_DELTA)
     if not 0.0 < delta < 1.0 or not closed_form_regime(eps0, n, delta):
         return None
     return delta
@@ -217,6 +227,9 @@ def delta(
     extra = delta0_penalty(eps0, n, delta0)(eps) if (delta0 and m.kind == "upper") else 0.0
     warnings: list[str] = []
     if not m.numerical:
+        if eps >= eps0:  # an eps0-DP protocol is (eps, 0)-DP for every eps >= eps0
+            return Bound("delta", 0.0, "upper", m.name, m.citation, inputs,
+                         "eps >= eps0: (eps0, 0)-DP already holds (shuffling is post-processing)")
         d = closed_form_delta(eps0, n, eps)
         if d is None:
             return _not_applicable(m, "delta", inputs, "Theorem 3.1 reaches this eps with no delta < 1 inside its regime")
@@ -228,8 +241,9 @@ def delta(
     if not b.converged:
         warnings.append(f"floating point limits the bracket to relative width {(b.upper - b.lower) / max(b.lower, 1e-300):.2g}")
     value = min(upper + extra, 1.0) if m.kind == "upper" else lower
-    if value != 0.0 and value < 1e-300:
-        raise CertificationError("delta is below what double precision resolves (< 1e-300)")
+    if m.kind == "upper" and 0.0 < value < TINY_DELTA:
+        value = TINY_DELTA
+        warnings.append("delta is below 1e-300; reported as the upper bound 1e-300")
     warnings += _delta_warnings(n, value) if m.kind == "upper" and value > 0 else []
     return Bound(
         "delta", value, m.kind, m.name, m.citation, inputs, m.assumes, tuple(warnings),  # type: ignore[arg-type]

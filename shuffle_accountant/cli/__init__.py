@@ -30,6 +30,7 @@ CORE_COMMANDS: dict[str, str] = {
     "epsilon": ".amplification:epsilon_cmd",
     "delta": ".amplification:delta_cmd",
     "methods": ".amplification:methods_cmd",
+    "solve": ".planning:solve_group",
 }
 
 

@@ -1,0 +1,163 @@
+"""Inverse questions for planning: the largest local eps0, the smallest number of users.
+
+Each solver searches with the forward computation of :mod:`.api` and returns a value that
+the forward computation *certifies* meets the target (``delta_upper(eps) <= delta``),
+together with the neighbouring value one step further, which it does not certify. So:
+
+- ``solve_eps0`` returns a *lower* bound on the largest eps0 the analysis admits (kind
+  ``lower``): the analysis certifies the target at this eps0, and not at
+  ``eps0 * (1 + rtol)``.
+- ``solve_n`` returns an *upper* bound on the smallest n (kind ``upper``): the analysis
+  certifies the target with this many users and not with one fewer.
+
+The search assumes the forward bound is monotone (delta non-decreasing in eps0,
+non-increasing in n; tested for the numerical analyses). The answer is re-checked
+regardless, so a non-monotone bound could at worst make the answer conservative, never
+wrong.
+"""
+
+from __future__ import annotations
+
+import math
+
+from . import api
+from .analyses import get_method
+from .errors import CertificationError, InvalidParameter
+from .results import Bound
+from .validation import MAX_N, check_int, check_positive, check_probability_open, check_real
+
+
+def _feasible(eps0: float, n: int, eps: float, delta: float, method: str, k: int | None, delta0: float) -> tuple[bool, float]:
+    """Whether ``method`` certifies ``(eps, delta)`` at ``(eps0, n)``, and the certified delta."""
+    b = api.delta(eps0, n, eps, method, k, delta0, rtol=1e-9)
+    if b.value is None:
+        return False, math.inf
+    return b.value <= delta, b.value
+
+
+def _check_method(method: str) -> None:
+    m = get_method(method)
+    if m.kind != "upper":
+        raise InvalidParameter(f"solving needs an upper-bound method; {method!r} is a {m.kind} bound")
+
+
+def solve_eps0(
+    eps: float,
+    delta: float,
+    n: int,
+    method: str = "clones",
+    k: int | None = None,
+    delta0: float = 0.0,
+    rtol: float = 1e-6,
+) -> Bound:
+    """The largest local eps0 whose shuffled guarantee is at most ``(eps, delta)`` by
+    ``method`` (to relative resolution ``rtol``), certified by the forward computation."""
+    eps = check_positive("eps", eps)
+    delta = check_probability_open("delta", delta)
+    n = check_int("n", n)
+    rtol = check_real("rtol", rtol, low=1e-10, high=1e-2)
+    _check_method(method)
+    inputs = {"eps": eps, "delta": delta, "n": n, "method": method}
+    if k is not None:
+        inputs["k"] = k
+    if delta0:
+        inputs["delta0"] = delta0
+
+    def ok(e0: float) -> bool:
+        return _feasible(e0, n, eps, delta, method, k, delta0)[0]
+
+    # A bracket [lo feasible, hi infeasible] on a log scale.
+    lo = min(eps, api.MAX_EPS0)
+    while not ok(lo):
+        lo *= 0.5
+        if lo < 1e-12:
+            raise CertificationError(
+                f"{method} certifies (eps={eps:g}, delta={delta:g}) at n={n} for no eps0 >= 1e-12"
+            )
+    hi = min(max(2.0 * lo, 1e-12), api.MAX_EPS0)
+    while ok(hi):
+        lo = hi
+        if hi >= api.MAX_EPS0:
+            break
+        hi = min(2.0 * hi, api.MAX_EPS0)
+    warnings: list[str] = []
+    if lo >= api.MAX_EPS0:
+        warnings.append(f"every eps0 up to the supported maximum {api.MAX_EPS0:g} meets the target")
+        hi = math.inf
+    else:
+        while hi - lo > rtol * lo:
+            mid = math.sqrt(lo * hi) if hi / lo > 2.0 else 0.5 * (lo + hi)
+            if ok(mid):
+                lo = mid
+            else:
+                hi = mid
+    feasible, certified_delta = _feasible(lo, n, eps, delta, method, k, delta0)
+    if not feasible:  # pragma: no cover - the loop keeps lo feasible
+        raise CertificationError("solver output failed its re-check")
+    beyond = lo * (1.0 + rtol)
+    _, beyond_delta = _feasible(min(beyond, api.MAX_EPS0), n, eps, delta, method, k, delta0) if math.isfinite(hi) else (True, certified_delta)
+    m = get_method(method)
+    return Bound(
+        "eps0",
+        lo,
+        "lower",
+        method,
+        m.citation,
+        inputs,
+        "largest eps0 certified by the forward computation (the true optimum of this analysis is >= this)",
+        tuple(warnings),
+        {"certified_delta": certified_delta, "next_eps0": beyond, "next_delta": beyond_delta, "rtol": rtol},
+    )
+
+
+def solve_n(
+    eps: float,
+    delta: float,
+    eps0: float,
+    method: str = "clones",
+    k: int | None = None,
+    delta0: float = 0.0,
+) -> Bound:
+    """The smallest number of users for which ``method`` certifies ``(eps, delta)`` with an
+    ``eps0``-DP local randomizer (exact integer search, re-checked)."""
+    eps = check_positive("eps", eps)
+    delta = check_probability_open("delta", delta)
+    eps0 = check_real("eps0", eps0, low=0.0, high=api.MAX_EPS0, low_open=True)
+    _check_method(method)
+    inputs = {"eps": eps, "delta": delta, "eps0": eps0, "method": method}
+    if k is not None:
+        inputs["k"] = k
+    if delta0:
+        inputs["delta0"] = delta0
+
+    def ok(n: int) -> bool:
+        return _feasible(eps0, n, eps, delta, method, k, delta0)[0]
+
+    hi = 1
+    while not ok(hi):
+        if hi >= MAX_N:
+            raise CertificationError(
+                f"{method} does not certify (eps={eps:g}, delta={delta:g}) with eps0={eps0:g} for any n <= {MAX_N:g}"
+            )
+        hi = min(hi * 2, MAX_N)
+    lo = hi // 2  # infeasible (or 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    _, certified_delta = _feasible(eps0, hi, eps, delta, method, k, delta0)
+    prev_delta = _feasible(eps0, hi - 1, eps, delta, method, k, delta0)[1] if hi > 1 else math.nan
+    m = get_method(method)
+    return Bound(
+        "n",
+        hi,
+        "upper",
+        method,
+        m.citation,
+        inputs,
+        "smallest n certified by the forward computation (the true optimum of this analysis is <= this)",
+        (),
+        {"certified_delta": certified_delta, "previous_n": hi - 1, "previous_delta": prev_delta},
+    )

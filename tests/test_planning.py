@@ -1,0 +1,72 @@
+"""Inverse solvers: the answer meets the target by the forward computation, and one step
+further does not (issue 4)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shuffle_accountant import api, planning
+from shuffle_accountant.cli import main
+
+SETTINGS = settings(max_examples=8, deadline=None)
+
+
+@SETTINGS
+@given(st.floats(0.05, 2.0), st.sampled_from([1e-5, 1e-8]), st.integers(100, 10**7),
+       st.sampled_from(["clones", "stronger-clones"]))
+def test_solve_eps0_meets_target_and_next_step_does_not(eps, delta, n, method):
+    b = planning.solve_eps0(eps, delta, n, method, rtol=1e-5)
+    assert b.kind == "lower"
+    assert api.delta(b.value, n, eps, method).value <= delta
+    assert api.epsilon(b.value, n, delta, method, rtol=1e-6).value <= eps * (1 + 1e-6)
+    if b.value < api.MAX_EPS0 / 2:
+        assert api.delta(b.value * (1 + 1e-5), n, eps, method).value > delta
+
+
+@SETTINGS
+@given(st.floats(0.02, 1.0), st.sampled_from([1e-5, 1e-8]), st.floats(0.5, 6.0),
+       st.sampled_from(["clones", "stronger-clones", "closed-form"]))
+def test_solve_n_meets_target_and_one_fewer_does_not(eps, delta, eps0, method):
+    try:
+        b = planning.solve_n(eps, delta, eps0, method)
+    except Exception as exc:  # only a clear refusal is acceptable
+        assert "does not certify" in str(exc)
+        return
+    n = b.value
+    assert isinstance(n, int) and b.kind == "upper"
+    assert api.delta(eps0, n, eps, method).value <= delta
+    if n > 1:
+        prev = api.delta(eps0, n - 1, eps, method)
+        assert prev.value is None or prev.value > delta
+
+
+def test_solve_eps0_closed_form_round_trip():
+    b = planning.solve_eps0(1.0, 1e-6, 10**5, "closed-form")
+    assert api.epsilon(b.value, 10**5, 1e-6, "closed-form").value <= 1.0
+
+
+def test_solve_refuses_lower_bound_methods():
+    with pytest.raises(ValueError, match="upper-bound method"):
+        planning.solve_n(0.1, 1e-6, 1.0, "binary-rr-lower")
+
+
+def test_solve_cli_family_consistent_records():
+    runner = CliRunner()
+    outs = {}
+    for args in (["eps0", "--eps", "1", "--delta", "1e-6", "--n", "1e5"],
+                 ["n", "--eps", "0.1", "--delta", "1e-6", "--eps0", "2"],
+                 ["eps", "--delta", "1e-6", "--eps0", "2", "--n", "1e5"],
+                 ["delta", "--eps", "0.1", "--eps0", "2", "--n", "1e5"]):
+        r = runner.invoke(main, ["solve", *args, "--format", "json"])
+        assert r.exit_code == 0, r.output
+        rec = json.loads(r.output)["results"][0]
+        assert set(rec) >= {"quantity", "value", "kind", "method", "citation", "inputs"}
+        outs[args[0]] = rec
+    assert outs["eps"]["value"] == api.epsilon(2, 10**5, 1e-6).value
+    r = runner.invoke(main, ["solve", "n", "--eps", "0.1", "--delta", "2", "--eps0", "2"])
+    assert r.exit_code == 2 and "--delta" in r.output
