@@ -420,6 +420,25 @@ class HockeyStick:
 # ---------------------------------------------------------------------------------------
 
 
+def _surrogate_root(hs: "HockeyStick", delta: float, lo: float, hi: float) -> float | None:
+    """Where the cheap surrogate (kernel at the mean clone count) crosses ``delta``: a
+    starting point for the certified search, never a reported value."""
+    if not math.isfinite(hi) or hi <= 0.0:
+        return None
+    grid = hi * np.logspace(-8.0, 0.0, 81)[:-1]
+    est = np.max([d.surrogate(grid) for d in hs.directions], axis=0)
+    below = np.nonzero(est <= delta)[0]
+    if below.size == 0 or below[0] == 0:
+        return None
+    i = below[0]
+    a, b = grid[i - 1], grid[i]
+    fine = np.linspace(a, b, 41)
+    est = np.max([d.surrogate(fine) for d in hs.directions], axis=0)
+    j = int(np.argmax(est <= delta))
+    x = float(fine[j])
+    return x if lo < x < hi else None
+
+
 @dataclass(frozen=True)
 class EpsilonBracket:
     """Certified bracket on the exact ``eps(delta)`` of a pair: ``lower <= eps* <= upper``.
@@ -479,31 +498,44 @@ def epsilon_bracket(pair: ClonePair, delta: float, rtol: float = 1e-7, extra=Non
             f"the added delta term (e.g. FMT21 Theorem 3.8's n*delta0 term) exceeds delta = {delta:.3g} "
             f"even at eps = {hi:.6g}; no eps is certified"
         )
-    l0, u0 = evaluate(0.0, 1e-6)
+    t0 = 1e-2
+    l0, u0 = evaluate(0.0, t0)
+    while l0 <= delta < u0 and t0 > 1e-9:  # decide whether the total variation is <= delta
+        t0 *= 1e-2
+        l0, u0 = evaluate(0.0, t0)
     if u0 <= delta:
         return EpsilonBracket(delta, 0.0, 0.0, evaluations)
+    x0 = _surrogate_root(hs, delta, lo, hi)
     f_lo, f_hi = gap(l0, u0), -math.inf
     lo_certified = l0 > delta
     side, tol = 0, 1e-2
 
     def needed_tol(x: float) -> float:
-        """Relative delta resolution that resolves eps to ~rtol/10 at x (from the
+        """Relative delta resolution that resolves eps to ~rtol/3 at x (from the
         secant slope of log delta), within [1e-12, 1e-2]."""
         if not math.isfinite(f_hi) or hi <= lo:
             return 1e-2
         slope = abs(f_lo - f_hi) / (hi - lo)
-        return min(1e-2, max(1e-12, 0.1 * rtol * x * slope))
+        return min(1e-2, max(1e-12, 0.3 * rtol * x * slope))
 
     for _ in range(500):
         if lo_certified and hi - lo <= rtol * hi:
             return EpsilonBracket(delta, lo, hi, evaluations)
         width = hi - lo
-        x = hi - f_hi * width / (f_hi - f_lo) if math.isfinite(f_hi) else 0.5 * (lo + hi)
+        if math.isfinite(f_hi):
+            x = hi - f_hi * width / (f_hi - f_lo)
+        elif x0 is not None and lo < x0 < hi:
+            x = x0  # start at the surrogate's root; step up from it while infeasible
+            x0 = min(2.0 * x0, 0.5 * (x0 + hi))
+        else:
+            x = 0.5 * (lo + hi)
         x = min(max(x, lo + 1e-4 * width), hi - 1e-4 * width)
         floor = needed_tol(x)
         tol = max(min(tol, 1e-2), floor)
         lb, ub = evaluate(x, tol)
-        while lb <= delta < ub and tol > floor:  # undecided: tighten the blocks
+        # undecided: tighten the blocks, unless the estimate already sits at delta to within
+        # the resolution that matters (then the probes below certify a bracket around x)
+        while lb <= delta < ub and tol > floor and abs(gap(lb, ub)) > 0.25 * floor:
             tol = max(tol * 0.1, floor)
             lb, ub = evaluate(x, tol)
         if ub <= delta:
@@ -520,16 +552,38 @@ def epsilon_bracket(pair: ClonePair, delta: float, rtol: float = 1e-7, extra=Non
             # delta is inside [lb, ub] at the resolution that matters (or at the
             # floating-point floor): x is the root to about that resolution. Certify the
             # ends of a bracket around it, widening until both ends are decisive.
-            step = 0.4 * rtol * x
+            step = 0.45 * rtol * x
+
+            def decide(candidate: float) -> tuple[float, float]:
+                """Bounds at ``candidate``, tightened until decisive or at the float floor."""
+                t = floor
+                while True:
+                    cl, cu = evaluate(candidate, t)
+                    if cu <= delta or cl > delta or t <= 1e-12:
+                        return cl, cu
+                    t = max(t * 0.1, 1e-12)
+
             for _widen in range(60):
-                if x + step < hi and evaluate(x + step, floor)[1] <= delta:
+                if x + step < hi and decide(x + step)[1] <= delta:
                     hi = x + step
-                if x - step > lo and evaluate(x - step, floor)[0] > delta:
+                if x - step > lo and decide(x - step)[0] > delta:
                     lo, lo_certified = x - step, True
                 if hi <= x + step and (lo >= x - step or x - step <= 0.0):
-                    # eps* >= 0 always, so lo = 0 is a valid lower end when nothing better is known
-                    return EpsilonBracket(delta, lo if lo_certified else 0.0, hi, evaluations)
-                step *= 2.0
-            raise CertificationError(f"could not separate delta = {delta!r} near eps = {x!r}")
+                    break
+                step *= 1.3
+            else:
+                raise CertificationError(f"could not separate delta = {delta!r} near eps = {x!r}")
+            # eps* >= 0 always, so lo = 0 is a valid lower end when nothing better is known
+            lo = lo if lo_certified else 0.0
+            while hi - lo > rtol * hi:  # close the bracket by decisive bisection
+                mid = 0.5 * (lo + hi)
+                cl, cu = decide(mid)
+                if cu <= delta:
+                    hi = mid
+                elif cl > delta:
+                    lo = mid
+                else:
+                    break  # floating point cannot separate further; the caller warns
+            return EpsilonBracket(delta, lo, hi, evaluations)
         tol = min(1e-2, max(floor, 0.2 * abs(gap(lb, ub))))
     raise CertificationError("the epsilon search did not converge")
