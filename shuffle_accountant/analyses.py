@@ -10,12 +10,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .comparators import BLANKET19, ERLINGSSON19
 from .errors import InvalidParameter
 from .numeric.clones import ClonePair
 
 FMT21 = "Feldman, McMillan, Talwar, FOCS 2021 (arXiv 2012.12803)"
 FMT23 = "Feldman, McMillan, Talwar, SODA 2023 (arXiv 2208.04591)"
 WANG24 = "Wang et al., VLDB 2024 (arXiv 2304.05007)"
+
+RANDOMIZER_LABELS = {
+    "generic": "any eps0-DP local randomizers",
+    "krr": "k-ary randomized response only",
+    "laplace": "Laplace mechanism on [0, 1] (scale 1/eps0) only",
+}
+RANDOMIZER_SHORT = {"generic": "any randomizers", "krr": "k-RR only", "laplace": "Laplace only"}
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,30 @@ METHODS: dict[str, Method] = {
             short="regime: eps0 <= log(n/(16 log(2/delta)))",
             supports_delta0=True,
             numerical=False,
+        ),
+        # Published comparators (looser analyses; spec §3). Math in comparators.py.
+        Method(
+            "erlingsson",
+            "upper",
+            True,
+            ERLINGSSON19,
+            "published comparator (looser): any eps0-DP randomizers, only for eps0 <= 1/2, n >= 1000, delta <= 1/100",
+            short="published, looser; eps0 <= 1/2 only",
+            numerical=False,
+        ),
+        *(
+            Method(
+                f"blanket-{ineq}{'' if rand == 'generic' else '-' + rand}",
+                "upper",
+                rand == "generic",
+                f"{BLANKET19}, {ineq.capitalize()} variant, {RANDOMIZER_LABELS[rand]}",
+                f"published comparator (looser): {RANDOMIZER_LABELS[rand]}",
+                short=f"published, looser; {RANDOMIZER_SHORT[rand]}",
+                needs_k=rand == "krr",
+                numerical=False,
+            )
+            for rand in ("generic", "krr", "laplace")
+            for ineq in ("hoeffding", "bennett")
         ),
     )
 }

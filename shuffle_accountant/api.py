@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+from . import comparators as _comparators
 from .analyses import DEFAULT_METHODS, METHODS, Method, ScaledPair, get_method, pair_for
 from .errors import InvalidParameter
 from .numeric.clones import HockeyStick, epsilon_bracket
@@ -144,6 +145,9 @@ def epsilon(
         raise InvalidParameter("k must be >= 2")
     if delta0 and m.kind == "upper" and not m.supports_delta0:
         return _not_applicable(m, "epsilon", inputs, f"{m.name} assumes pure eps0-DP randomizers (delta0 = 0)")
+    if m.name in _comparators.COMPARATOR_METHODS:
+        out = _comparators.comparator_epsilon(m.name, eps0, n, delta, k, rtol)
+        return _comparator_bound(m, "epsilon", out, inputs, warnings)
     if not m.numerical:
         return _closed_form_epsilon_bound(m, eps0, n, delta, delta0, inputs, warnings)
     sp = pair_for(m.name, eps0, n, k)
@@ -173,6 +177,15 @@ def epsilon(
         tuple(warnings),
         {"bracket": [value_lo, value_hi], "rtol": rtol, "evaluations": evaluations},
     )
+
+
+def _comparator_bound(m: Method, quantity: str, out: _comparators.Outcome, inputs: dict,
+                      warnings: list[str]) -> Bound:
+    """A published comparator's answer as a Bound (an ``upper`` bound of that analysis)."""
+    if out.value is None:
+        return _not_applicable(m, quantity, inputs, out.reason)
+    return Bound(quantity, out.value, "upper", m.name, m.citation, inputs, m.assumes, tuple(warnings),
+                 out.details or {})
 
 
 def _closed_form_epsilon_bound(
@@ -226,6 +239,9 @@ def delta(
         return _not_applicable(m, "delta", inputs, f"{m.name} assumes pure eps0-DP randomizers (delta0 = 0)")
     extra = delta0_penalty(eps0, n, delta0)(eps) if (delta0 and m.kind == "upper") else 0.0
     warnings: list[str] = []
+    if m.name in _comparators.COMPARATOR_METHODS:
+        out = _comparators.comparator_delta(m.name, eps0, n, eps, k)
+        return _comparator_bound(m, "delta", out, inputs, _delta_warnings(n, out.value) if out.value else [])
     if not m.numerical:
         if eps >= eps0:  # an eps0-DP protocol is (eps, 0)-DP for every eps >= eps0
             return Bound("delta", 0.0, "upper", m.name, m.citation, inputs,
