@@ -30,6 +30,11 @@ CORE_COMMANDS: dict[str, str] = {
     "epsilon": ".amplification:epsilon_cmd",
     "delta": ".amplification:delta_cmd",
     "methods": ".amplification:methods_cmd",
+    "renyi": ".composition:renyi_cmd",
+    "compose": ".composition:compose_cmd",
+    "table": ".tables:table_cmd",
+    "check": ".tables:check_cmd",
+    "plot": ".tables:plot_cmd",
     "solve": ".planning:solve_group",
 }
 

@@ -1,0 +1,88 @@
+"""compose / renyi: API and CLI."""
+
+from __future__ import annotations
+
+import json
+
+import mpmath
+import pytest
+from click.testing import CliRunner
+
+import oracle
+from shuffle_accountant import composition as comp
+from shuffle_accountant.cli import main
+
+ORDERS = [1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_two_rounds_at_or_above_exact_product():
+    eps0, n, delta = 1.0, 4, 1e-3
+    res = comp.compose(eps0=eps0, n=n, T=2, delta=delta, orders=ORDERS)
+    with mpmath.workdps(50):
+        pair = oracle.clone_pair(n, *oracle.clones_params(eps0))
+        exact = oracle.epsilon_exact(oracle.product_pair(pair, pair), delta)
+    for b in res.bounds:
+        if b.applicable:
+            assert b.value >= exact
+
+
+def test_epsilon_non_decreasing_in_T():
+    vals = [comp.compose(eps0=1.0, n=1000, T=T, orders=ORDERS).bounds[0].value for T in (1, 2, 5, 20)]
+    assert vals == sorted(vals)
+
+
+def test_rdp_one_round_at_most_eps0_and_interop_shape():
+    c = comp.rdp_curve(2.0, 500, orders=[2, 8])
+    orders, rdp = c.as_dp_accounting()
+    assert orders == [2.0, 8.0] and all(0 < r <= 2.0 for r in rdp)
+    assert all(b.kind == "upper" for b in c.bounds)
+
+
+def test_cks_matches_dp_accounting_when_installed():
+    rdp_acc = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
+    c = comp.rdp_curve(1.0, 10**4, orders=ORDERS)
+    ours, _ = comp.cks_epsilon(c.orders, [100 * r for r in c.upper], 1e-6)
+    theirs, _ = rdp_acc.compute_epsilon(c.orders, [100 * r for r in c.upper], 1e-6)
+    assert ours == pytest.approx(theirs, rel=1e-6)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "csv", "markdown"])
+def test_renyi_cli_formats(fmt):
+    r = run("renyi", "--eps0", 1, "--n", "1e4", "--orders", "2,4", "--format", fmt)
+    assert r.exit_code == 0, r.output
+    if fmt == "json":
+        doc = json.loads(r.output)
+        assert [x["kind"] for x in doc["results"]] == ["upper", "upper"]
+
+
+def test_compose_cli_homogeneous_and_file(tmp_path):
+    r = run("compose", "--eps0", 1, "--n", 1000, "--T", 10, "--orders", "2,4,8,16,32", "--format", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["best"] in ("rdp", "advanced")
+    assert any("shuffle-accountant[pld]" in x["validity"] for x in doc["results"] if x["method"] == "pld")
+    f = tmp_path / "rounds.csv"
+    f.write_text("eps0,n,count\n1,1000,5\n0.5,2000,5\n")
+    r = run("compose", "--rounds", f, "--orders", "2,4,8,16,32")
+    assert r.exit_code == 0, r.output
+    assert "Theorem 3.5" in r.output
+    g = tmp_path / "rounds.json"
+    g.write_text(json.dumps([{"eps0": 1, "n": 1000, "count": 5}, {"eps0": 0.5, "n": 2000, "count": 5}]))
+    r2 = run("compose", "--rounds", g, "--orders", "2,4,8,16,32")
+    assert r2.exit_code == 0 and r2.output == r.output
+
+
+@pytest.mark.parametrize("args", [
+    ("renyi", "--eps0", 1, "--n", 100, "--orders", "0.5,2"),
+    ("renyi", "--eps0", "nan", "--n", 100),
+    ("compose", "--eps0", 1, "--n", 100),
+    ("compose", "--eps0", 1, "--n", 100, "--T", 2, "--method", "binary-rr-lower"),
+])
+def test_bad_input_one_line_exit_2(args):
+    r = run(*args)
+    assert r.exit_code == 2
+    assert len(r.output.strip().splitlines()) == 1

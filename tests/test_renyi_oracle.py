@@ -1,0 +1,76 @@
+"""Certified Rényi divergences of the clone pairs against the independent mpmath oracle."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import oracle
+from shuffle_accountant.analyses import pair_for
+from shuffle_accountant.numeric.renyi import renyi_bounds
+
+ORDERS = [1.3, 2.0, 3.7, 10.0, 64.0]
+CASES = [("clones", None), ("stronger-clones", None), ("binary-rr-lower", None), ("krr", 4), ("krr-lower", 4)]
+
+
+def _oracle_pair(pr):
+    with mpmath.workdps(50):
+        p0 = mpmath.mpf(1) - mpmath.mpf(pr.pa) - mpmath.mpf(pr.pb)
+        return oracle.clone_pair(pr.n, pr.r0, pr.r1, pr.pa, pr.pb, max(p0, 0))
+
+
+@pytest.mark.parametrize("method,k", CASES)
+@pytest.mark.parametrize("n", [1, 2, 9, 60])
+def test_matches_brute_force(method, k, n):
+    sp = pair_for(method, 1.3, n, k)
+    P, Q = _oracle_pair(sp.pair)
+    for direction, (A, B) in (("pq", (P, Q)), ("qp", (Q, P))):
+        got = renyi_bounds(sp.pair, ORDERS, rtol=1e-10, scale=sp.scale, directions=direction)
+        with mpmath.workdps(50):
+            for a, lo, up in zip(ORDERS, got.lower, got.upper):
+                s = mpmath.exp((a - 1) * oracle.renyi(A, B, a))
+                exact = mpmath.log(1 + sp.scale * (s - 1)) / (a - 1)
+                assert lo <= exact <= up, (direction, a)
+                assert up - exact <= 1e-9 * exact + 1e-15
+
+
+def test_asymmetric_directions_differ():
+    sp = pair_for("binary-rr-lower", 2.0, 9)
+    pq = renyi_bounds(sp.pair, [3.0], rtol=1e-10, directions="pq").upper[0]
+    qp = renyi_bounds(sp.pair, [3.0], rtol=1e-10, directions="qp").upper[0]
+    both = renyi_bounds(sp.pair, [3.0], rtol=1e-10).upper[0]
+    assert abs(pq - qp) > 1e-3 * both
+    assert both == max(pq, qp)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.floats(0.2, 4.0), st.integers(1, 400))
+def test_properties(eps0, n):
+    orders = [1.5, 2.0, 5.0, 20.0, 200.0]
+    sp = pair_for("clones", eps0, n)
+    b = renyi_bounds(sp.pair, orders, rtol=1e-9)
+    b2 = renyi_bounds(pair_for("clones", eps0, 2 * n).pair, orders, rtol=1e-9)
+    for i in range(len(orders)):
+        assert b.upper[i] <= eps0 * (1 + 1e-12)  # one round is eps0-DP
+        assert b2.lower[i] <= b.upper[i]  # non-increasing in n
+        if i:
+            assert b.upper[i] >= b.lower[i - 1]  # non-decreasing in alpha
+
+
+def test_small_alpha_asymptotic():
+    eps0, n = 1.0, 10**5
+    e = math.exp(eps0)
+    b = renyi_bounds(pair_for("stronger-clones", eps0, n).pair, [1.05, 1.25], rtol=1e-6)
+    for a, d in zip(b.orders, b.upper):
+        approx = a * (e - 1) ** 2 / (n * (e + 1))
+        assert abs(d / approx - 1) < 0.05
+
+
+def test_large_n_brackets_tight():
+    b = renyi_bounds(pair_for("clones", 1.0, 10**9).pair, [2.0, 64.0], rtol=1e-3)
+    for lo, up in zip(b.lower, b.upper):
+        assert 0 < lo <= up <= lo * (1 + 2e-3)
