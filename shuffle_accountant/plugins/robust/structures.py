@@ -25,7 +25,7 @@ import numpy as np
 
 from ...errors import CertificationError, InvalidParameter
 from ...validation import check_int, check_positive, check_probability_open, check_real
-from .noise import NoiseLaw, RecordMixin, bisect_least, delta, honest_count, privacy_loss_window, quantile_window, solve_noise
+from .noise import NoiseLaw, RecordMixin, bisect_least, delta, secant_least, honest_count, privacy_loss_window, quantile_window, solve_noise
 
 # ---------------------------------------------------------------------------------
 # Exact two-counter composition
@@ -143,7 +143,7 @@ def histogram(
         top = min(0.5, 4 * single)
         if fwd(top) > target_delta:
             top = 0.5
-        p, p_bad = bisect_least(lambda x: fwd(x) <= target_delta, single * 0.999, top, rtol=1e-6)
+        p, p_bad = secant_least(fwd, target_delta, single * 0.999, top, rtol=1e-6)
         if fwd(single * 0.999) <= target_delta:  # composition is never cheaper than one counter
             raise CertificationError("internal check failed: two counters cheaper than one")
         solved = {"solved_p": p, "infeasible_neighbor": p_bad}
