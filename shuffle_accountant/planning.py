@@ -35,10 +35,19 @@ def _feasible(eps0: float, n: int, eps: float, delta: float, method: str, k: int
     return b.value <= delta, b.value
 
 
-def _check_method(method: str) -> None:
+def _target(eps: float, delta: float, method: str, k: int | None, delta0: float, **given: float) -> dict:
+    """Validate the common solver inputs; return the inputs record (``given`` is the
+    fixed parameter, already validated)."""
     m = get_method(method)
     if m.kind != "upper":
         raise InvalidParameter(f"solving needs an upper-bound method; {method!r} is a {m.kind} bound")
+    inputs = {"eps": check_positive("eps", eps), "delta": check_probability_open("delta", delta), **given,
+              "method": method}
+    if k is not None:
+        inputs["k"] = k
+    if delta0:
+        inputs["delta0"] = delta0
+    return inputs
 
 
 def solve_eps0(
@@ -52,16 +61,10 @@ def solve_eps0(
 ) -> Bound:
     """The largest local eps0 whose shuffled guarantee is at most ``(eps, delta)`` by
     ``method`` (to relative resolution ``rtol``), certified by the forward computation."""
-    eps = check_positive("eps", eps)
-    delta = check_probability_open("delta", delta)
     n = check_int("n", n)
     rtol = check_real("rtol", rtol, low=1e-10, high=1e-2)
-    _check_method(method)
-    inputs = {"eps": eps, "delta": delta, "n": n, "method": method}
-    if k is not None:
-        inputs["k"] = k
-    if delta0:
-        inputs["delta0"] = delta0
+    inputs = _target(eps, delta, method, k, delta0, n=n)
+    eps, delta = inputs["eps"], inputs["delta"]
 
     def ok(e0: float) -> bool:
         return _feasible(e0, n, eps, delta, method, k, delta0)[0]
@@ -120,15 +123,9 @@ def solve_n(
 ) -> Bound:
     """The smallest number of users for which ``method`` certifies ``(eps, delta)`` with an
     ``eps0``-DP local randomizer (exact integer search, re-checked)."""
-    eps = check_positive("eps", eps)
-    delta = check_probability_open("delta", delta)
     eps0 = check_real("eps0", eps0, low=0.0, high=api.MAX_EPS0, low_open=True)
-    _check_method(method)
-    inputs = {"eps": eps, "delta": delta, "eps0": eps0, "method": method}
-    if k is not None:
-        inputs["k"] = k
-    if delta0:
-        inputs["delta0"] = delta0
+    inputs = _target(eps, delta, method, k, delta0, eps0=eps0)
+    eps, delta = inputs["eps"], inputs["delta"]
 
     def ok(n: int) -> bool:
         return _feasible(eps0, n, eps, delta, method, k, delta0)[0]
