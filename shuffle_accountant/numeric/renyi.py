@@ -39,7 +39,9 @@ map), ``g >= 0`` and ``g(s) = 0``. Over a group of consecutive ``a`` in ``[a1, a
   binomial interval masses;
 * lower bound (Jensen): ``sum M(a) g(x) >= M_group g(mean of x in the group)``.
 
-Groups are refined until the bracket is tight; single-``a`` groups are exact. Groups whose
+Groups ("cells") are refined per kernel until the bracket is tight (one partition for all
+orders; cells and block masses are computed once and kept between refinement rounds,
+see :class:`RenyiDirection`); single-``a`` groups are exact. Groups whose
 binomial mass underflows are bounded with the Chernoff bound
 ``Pr[Bin(m, s) >= k] <= exp(-m KL(k/m || s))`` times the largest value of ``g`` on the group
 (``g`` is convex, so its maximum is at an end). Every likelihood ratio lies in
@@ -75,13 +77,13 @@ _BIG_LOG = 600.0
 #: Kernels with at most this many values of ``a`` are summed term by term.
 _SMALL_C = 126
 _U = 2.3e-16  # a little more than the unit roundoff
-#: Orders refined together.
-_CHUNK = 5
 _DEBUG = False
 #: Work limits: beyond them refinement stops and the (certified) upper bound is returned
 #: with ``converged = False``.
-_MAX_GROUPS = 400
+_MAX_CELLS = 400_000
 _MAX_BLOCKS = 4000
+#: Cells evaluated per batch (keeps the per-order temporaries small).
+_CELL_BATCH = 1024
 
 
 def check_orders(orders: object) -> np.ndarray:
@@ -175,12 +177,26 @@ def _edge_masses(edges: np.ndarray, m: np.ndarray, p: float, rel: float) -> tupl
     per edge. Each interval uses the tail that is small on its side of the mean (no
     cancellation against 1)."""
     mm = np.broadcast_to(m[..., None], edges.shape)
-    F = bn.cdf(edges - 1.0, mm, p)  # Pr[X <= e - 1]
-    S = bn.sf(edges - 1.0, mm, p)  # Pr[X >= e]
     mean = (m * p)[..., None]
     lo_e, hi_e = edges[..., :-1], edges[..., 1:]
     below = hi_e - 1.0 <= mean
     above = lo_e > mean
+    # Boost is called only for the tail each edge's groups use (the other stays 0 and is
+    # never selected below): F at the low edge of groups not above the mean and the high
+    # edge of groups below it; S at the high edge of groups not below and the low edge of
+    # groups above.
+    need_f = np.zeros(edges.shape, dtype=bool)
+    need_s = np.zeros(edges.shape, dtype=bool)
+    need_f[..., :-1] |= ~above
+    need_f[..., 1:] |= below
+    need_s[..., 1:] |= ~below
+    need_s[..., :-1] |= above
+    F = np.zeros(edges.shape)
+    S = np.zeros(edges.shape)
+    if np.any(need_f):
+        F[need_f] = bn.cdf(edges[need_f] - 1.0, mm[need_f], p)  # Pr[X <= e - 1]
+    if np.any(need_s):
+        S[need_s] = bn.sf(edges[need_s] - 1.0, mm[need_s], p)  # Pr[X >= e]
     f0, f1, s0, s1 = F[..., :-1], F[..., 1:], S[..., :-1], S[..., 1:]
     mass = np.where(below, f1 - f0, np.where(above, s0 - s1, 1.0 - f0 - s1))
     err = np.where(
@@ -193,35 +209,44 @@ def _edge_masses(edges: np.ndarray, m: np.ndarray, p: float, rel: float) -> tupl
 @dataclass
 class _G:
     """``g`` (see module docstring) and its error bound at points ``y = x - s``, for all
-    orders (last axis)."""
+    orders (last axis). The log-space bounds are computed on demand (:meth:`logs`), only
+    where the caller needs them."""
 
     value: np.ndarray
     err: np.ndarray
     ell: np.ndarray  # log of p^alpha q^(1-alpha)
-    log_up: np.ndarray  # upper bound on log g
-    log_lo: np.ndarray  # lower bound on log g
+    dy: np.ndarray  # f'(s) y
+
+    def logs(self, idx) -> tuple[np.ndarray, np.ndarray]:
+        """Upper and lower bounds on ``log g`` at the positions ``idx``."""
+        ell, dy, g, err = self.ell[idx], self.dy[idx], self.value[idx], self.err[idx]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            big = ell > _BIG_LOG
+            corr = np.log1p(np.exp(-np.maximum(ell, _BIG_LOG)) * (1.0 + np.abs(dy)))
+            margin = 1e-12 * (1.0 + np.abs(ell))
+            log_up = np.where(big, ell + margin + corr, _safe_log(g + err))
+            log_lo = np.where(big, ell - margin - corr, _safe_log(g - err))
+        return log_up, log_lo
 
 
 def _g(y: np.ndarray, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, err_y: np.ndarray) -> _G:
     y = y[..., None]
     bp, bq, err_y = bp[..., None], bq[..., None], err_y[..., None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # order-independent parts first (shape (..., 1)), then one pass per term over orders
         lp, lq = np.log1p(bp * y), np.log1p(bq * y)
+        rp, rq = bp / (1.0 + bp * y), bq / (1.0 + bq * y)
+        alp, alq = np.abs(lp), np.abs(lq)
         ell = alpha * lp + (1.0 - alpha) * lq
         em = np.expm1(np.minimum(ell, _BIG_LOG))
         d = alpha * bp + (1.0 - alpha) * bq
         dy = d * y
         g = em - dy
         f = em + 1.0
-        gprime = np.abs(f * (alpha * bp / (1.0 + bp * y) + (1.0 - alpha) * bq / (1.0 + bq * y)) - d)
-        err_ell = 2 * _U * (alpha * np.abs(lp) + (alpha - 1.0) * np.abs(lq) + np.abs(ell))
-        err = 4.0 * (f * err_ell + 2 * _U * (np.abs(em) + np.abs(dy)) + (gprime + _U * np.abs(d)) * err_y)
-        big = ell > _BIG_LOG
-        corr = np.log1p(np.exp(-np.where(big, ell, _BIG_LOG)) * (1.0 + np.abs(dy)))
-        margin = 1e-12 * (1.0 + np.abs(ell))
-        log_up = np.where(big, ell + margin + corr, _safe_log(np.maximum(g, 0.0) + err))
-        log_lo = np.where(big, ell - margin - corr, _safe_log(g - err))
-    return _G(np.maximum(g, 0.0), err, ell, log_up, log_lo)
+        gprime = np.abs(f * (alpha * rp + (1.0 - alpha) * rq) - d)
+        err_ell = (2 * _U) * (alpha * alp + (alpha - 1.0) * alq + np.abs(ell))
+        err = 4.0 * (f * err_ell + (2 * _U) * (np.abs(em) + np.abs(dy)) + (gprime + _U * np.abs(d)) * err_y)
+    return _G(np.maximum(g, 0.0), err, ell, dy)
 
 
 # ---------------------------------------------------------------------------------------
@@ -305,11 +330,18 @@ class _Kernel:
         m_lo = np.maximum(mass - self.mass_err[..., None], 0.0)
         jensen = m_lo * np.maximum(gb.value - gb.err, 0.0) * (1.0 - 8 * _U)
         crude = self.tiny[..., None] | (np.maximum(g1.ell, g2.ell) > _BIG_LOG)
-        log_up = np.where(
-            crude, self.logm_up[..., None] + np.maximum(g1.log_up, g2.log_up), _safe_log(chord)
-        )
-        crude_lo = np.where(self.unit[..., None], self.logm_lo[..., None] + g1.log_lo, -np.inf)
-        log_lo = np.where(crude, crude_lo, _safe_log(jensen))
+        log_up = _safe_log(chord)
+        log_lo = _safe_log(jensen)
+        if np.any(crude):
+            idx = np.nonzero(crude)
+            up1, lo1 = g1.logs(idx)
+            up2, _ = g2.logs(idx)
+            shape = crude.shape
+            logm_up = np.broadcast_to(self.logm_up[..., None], shape)[idx]
+            logm_lo = np.broadcast_to(self.logm_lo[..., None], shape)[idx]
+            unit = np.broadcast_to(self.unit[..., None], shape)[idx]
+            log_up[idx] = logm_up + np.maximum(up1, up2)
+            log_lo[idx] = np.where(unit, logm_lo + lo1, -np.inf)
         empty = self.empty[..., None]
         return np.where(empty, -np.inf, log_up), np.where(empty, -np.inf, log_lo)
 
@@ -336,9 +368,30 @@ def _bernoulli_excess(u: np.ndarray, v: np.ndarray, alpha: np.ndarray) -> tuple[
 _Z0 = np.concatenate(([-np.inf, -12.0], np.linspace(-8.0, 8.0, 33), [12.0, np.inf]))
 
 
+def _segment_logsumexp(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """``log sum exp`` of the rows of ``x`` (cells, orders) over the consecutive segments
+    beginning at ``starts``; all ``-inf`` gives ``-inf``; no warnings."""
+    m = np.maximum.reduceat(x, starts, axis=0)
+    m_safe = np.where(np.isfinite(m), m, 0.0)
+    seg = np.repeat(np.arange(starts.size), np.diff(np.append(starts, x.shape[0])))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s = np.add.reduceat(np.exp(x - m_safe[seg]), starts, axis=0)
+        out = np.log(s) + m_safe
+    return np.where(np.isneginf(m), -np.inf, out)
+
+
 class RenyiDirection:
     """Certified ``S_alpha(P||Q) - 1`` (in logs) of one direction of a clone pair, for many
-    orders at once; the refinement is shared by the orders."""
+    orders at once.
+
+    Work layout: blocks of totals ``t`` (outer) use kernel *entries* ``(c, lam)`` at their
+    corners; each entry's sum over ``a`` is split into *cells* (groups of consecutive
+    ``a``), each bounded by :class:`_Kernel` (chord above, Jensen below). One partition
+    serves all orders: blocks are split where any order's outer gap is large, and each
+    entry's cells are split individually where any order's inner gap is large. Block
+    masses, entries and cell bounds (for all orders) are computed once and kept, so a
+    refinement round evaluates only the new blocks, entries and cells.
+    """
 
     def __init__(self, pair: ClonePair) -> None:
         self.pair = pair
@@ -348,50 +401,155 @@ class RenyiDirection:
         self.p = pair.clone_probability
         self.N = pair.n - 1
         self.rel = bn.relative_error_budget(max(pair.n, 1))
-        self.edges = self.dir._initial_edges()
-        self.z = _Z0.copy()
+        self.bernoulli = not 0.0 < self.s < 1.0
 
-    # -- inner ----------------------------------------------------------------------
-    def _inner(self, c: np.ndarray, lam: np.ndarray, alpha: np.ndarray):
-        """``(log upper, log lower)`` of ``K - 1`` per entry and order, plus the per-group
-        arrays of the grouped entries (for refinement)."""
+    # -- entries and cells ------------------------------------------------------------
+    def _entry_ids(self, c: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """Indices of the entries ``(c, lam)``, creating (and evaluating) the new ones."""
+        keys = c + 1j * lam
+        uniq, inv = np.unique(keys, return_inverse=True)
+        inv = inv.ravel()
+        pos = np.searchsorted(self.ent_keys, uniq)
+        pos_c = np.minimum(pos, max(self.ent_keys.size - 1, 0))
+        known = (pos < self.ent_keys.size) & (self.ent_keys[pos_c] == uniq) if self.ent_keys.size else np.zeros(uniq.size, bool)
+        ids = np.where(known, self.ent_ids[pos_c] if self.ent_keys.size else 0, -1)
+        fresh = ~known
+        if np.any(fresh):
+            new_keys = uniq[fresh]
+            first = self.ent_c.size
+            new_ids = np.arange(first, first + new_keys.size)
+            ids[fresh] = new_ids
+            self._add_entries(new_keys.real.copy(), new_keys.imag.copy())
+            all_keys = np.concatenate((self.ent_keys, new_keys))
+            all_ids = np.concatenate((self.ent_ids, new_ids))
+            order = np.argsort(all_keys, kind="stable")
+            self.ent_keys, self.ent_ids = all_keys[order], all_ids[order]
+        return ids[inv]
+
+    def _add_entries(self, c: np.ndarray, lam: np.ndarray) -> None:
         # first user of the kernel pair (clones.py module docstring): u = lam pa' + (1-lam) s
         u = lam * self.pa1 + (1.0 - lam) * self.s
         v = lam * self.pb1 + (1.0 - lam) * self.s
-        out_up = np.full((c.size, alpha.size), -np.inf)
-        out_lo = np.full((c.size, alpha.size), -np.inf)
-        groups = None
-        if not 0.0 < self.s < 1.0:
-            up, lo = _bernoulli_excess(u, v, alpha)
-            return up, lo, None
+        first = self.ent_c.size
+        self.ent_c = np.concatenate((self.ent_c, c))
+        self.ent_u = np.concatenate((self.ent_u, u))
+        self.ent_v = np.concatenate((self.ent_v, v))
+        if self.bernoulli:
+            up, lo = _bernoulli_excess(u, v, self.alpha)
+            self.ent_up = np.concatenate((self.ent_up, up))
+            self.ent_lo = np.concatenate((self.ent_lo, lo))
+            return
+        ids = np.arange(first, first + c.size)
         small = c + 2.0 <= _SMALL_C + 2
-        if np.any(small):
+        e_list, id_list = [], []
+        if np.any(small):  # term by term: one cell per value of a
             cs = c[small]
-            edges = np.minimum(np.arange(_SMALL_C + 3, dtype=float)[None, :], (cs + 2.0)[:, None])
-            k = _Kernel(cs, u[small], v[small], self.s, edges, self.rel)
-            gu, gl = k.evaluate(alpha)
-            out_up[small] = _logsumexp(gu, axis=1) + math.log1p(64 * _U)
-            out_lo[small] = _logsumexp(gl, axis=1) + math.log1p(-64 * _U)
+            width = (cs + 2.0).astype(np.int64)
+            rep = np.repeat(ids[small], width)
+            start = np.repeat(np.cumsum(width) - width, width)
+            a = (np.arange(rep.size) - start).astype(float)
+            e_list.append(np.stack((a, a + 1.0), 1))
+            id_list.append(rep)
         large = ~small
         if np.any(large):
-            cl = c[large]
+            rid, z_lo, z_hi = self._templates(c[large], ids[large])
+            cl = self.ent_c[rid]
             m1 = cl + 1.0
             mean = m1 * self.s
             sd = np.sqrt(np.maximum(m1 * self.s * (1.0 - self.s), 1.0))
-            with np.errstate(invalid="ignore"):
-                e = np.floor(mean[:, None] + self.z[None, :] * sd[:, None])
-            e = np.where(np.isneginf(self.z)[None, :], 0.0, e)
-            e = np.where(np.isposinf(self.z)[None, :], (cl + 2.0)[:, None], e)
-            e = np.clip(e, 0.0, (cl + 2.0)[:, None])
-            k = _Kernel(cl, u[large], v[large], self.s, e, self.rel)
-            gu, gl = k.evaluate(alpha)
-            n_g = gu.shape[1]
-            out_up[large] = _logsumexp(gu, axis=1) + math.log1p(4 * n_g * _U)
-            out_lo[large] = _logsumexp(gl, axis=1) + math.log1p(-4 * n_g * _U)
-            groups = (large, gu, gl, k.a2 > k.a1)
-        return out_up, out_lo, groups
+            top = cl + 2.0
+            e = []
+            for z in (z_lo, z_hi):
+                with np.errstate(invalid="ignore"):
+                    x = np.floor(mean + z * sd)
+                x = np.where(np.isneginf(z), 0.0, np.where(np.isposinf(z), top, x))
+                e.append(np.clip(x, 0.0, top))
+            lo_e, hi_e = e
+            keep = hi_e > lo_e
+            e_list.append(np.stack((lo_e[keep], hi_e[keep]), 1))
+            id_list.append(rid[keep])
+        self._add_cells(np.concatenate(id_list), np.concatenate(e_list))
 
-    # -- outer ----------------------------------------------------------------------
+    def _templates(self, c: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Initial cells of new large entries, in standardized units ``z = (a - mean)/sd``:
+        those of the nearest existing large entry (so refinement carries over to the new
+        entries of split blocks), or the default grid ``_Z0``. Returns (entry, z_lo, z_hi)
+        per cell; consecutive cells share their edges exactly, so they tile ``[0, c+2)``."""
+        self._sort_cells()
+        old_ent = np.unique(self.cell_ent)
+        old_ent = old_ent[self.ent_c[old_ent] + 2.0 > _SMALL_C + 2]
+        if old_ent.size == 0:
+            z_lo, z_hi = _Z0[:-1], _Z0[1:]
+            return np.repeat(ids, z_lo.size), np.tile(z_lo, ids.size), np.tile(z_hi, ids.size)
+        oc = self.ent_c[old_ent]
+        order = np.argsort(oc, kind="stable")
+        oc, old_ent = oc[order], old_ent[order]
+        j = np.clip(np.searchsorted(oc, c), 1, max(oc.size - 1, 1)) if oc.size > 1 else np.zeros(c.size, np.int64)
+        if oc.size > 1:
+            j = np.where(np.abs(oc[j - 1] - c) <= np.abs(oc[j] - c), j - 1, j)
+        tmpl = old_ent[j]
+        starts = np.flatnonzero(np.diff(self.cell_ent, prepend=-1))
+        ent_start = np.zeros(self.ent_c.size, dtype=np.int64)
+        ent_count = np.zeros(self.ent_c.size, dtype=np.int64)
+        ent_start[self.cell_ent[starts]] = starts
+        ent_count[self.cell_ent[starts]] = np.diff(np.append(starts, self.cell_ent.size))
+        cnt = ent_count[tmpl]
+        rid = np.repeat(ids, cnt)
+        first = np.repeat(ent_start[tmpl], cnt)
+        off = np.arange(rid.size) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        src = first + off
+        te = self.ent_c[self.cell_ent[src]]
+        m1 = te + 1.0
+        mean = m1 * self.s
+        sd = np.sqrt(np.maximum(m1 * self.s * (1.0 - self.s), 1.0))
+        z = []
+        for k in (0, 1):
+            e = self.cell_e[src, k]
+            zz = (e - mean) / sd
+            zz = np.where(e <= 0.0, -np.inf, np.where(e >= te + 2.0, np.inf, zz))
+            z.append(zz)
+        return rid, z[0], z[1]
+
+    def _sort_cells(self) -> None:
+        if not self._sorted:
+            order = np.argsort(self.cell_ent, kind="stable")
+            self.cell_ent, self.cell_e = self.cell_ent[order], self.cell_e[order]
+            self.cell_up, self.cell_lo = self.cell_up[order], self.cell_lo[order]
+            self._sorted = True
+
+    def _add_cells(self, ent: np.ndarray, edges: np.ndarray) -> None:
+        """Evaluate cells (entry index, ``[e1, e2)`` edges) for all orders and store them."""
+        if _DEBUG:
+            print("  cells", ent.size)
+        gu = np.empty((ent.size, self.alpha.size))
+        gl = np.empty((ent.size, self.alpha.size))
+        for i in range(0, ent.size, _CELL_BATCH):  # batches: temporaries stay in cache
+            sl = slice(i, i + _CELL_BATCH)
+            e = ent[sl]
+            k = _Kernel(self.ent_c[e], self.ent_u[e], self.ent_v[e], self.s, edges[sl], self.rel)
+            u, l = k.evaluate(self.alpha)
+            gu[sl], gl[sl] = u[:, 0, :], l[:, 0, :]
+        self.cell_ent = np.concatenate((self.cell_ent, ent))
+        self.cell_e = np.concatenate((self.cell_e, edges))
+        self.cell_up = np.concatenate((self.cell_up, gu))
+        self.cell_lo = np.concatenate((self.cell_lo, gl))
+        self._sorted = False
+
+    def _entry_totals(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(log upper, log lower)`` of ``K - 1`` per entry and order."""
+        if self.bernoulli:
+            return self.ent_up, self.ent_lo
+        self._sort_cells()
+        starts = np.flatnonzero(np.diff(self.cell_ent, prepend=-1))
+        count = np.diff(np.append(starts, self.cell_ent.size))
+        # rounding of the sum over cells (at least 16 terms charged)
+        margin = 4.0 * np.maximum(count, 16) * _U
+        up = _segment_logsumexp(self.cell_up, starts) + np.log1p(margin)[:, None]
+        lo = _segment_logsumexp(self.cell_lo, starts) + np.log1p(-margin)[:, None]
+        self._starts, self._count = starts, count
+        return up, lo
+
+    # -- blocks -----------------------------------------------------------------------
     def _log_block_mass(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         mass, err = self.dir.block_mass(lo, hi)
         up = _safe_log(mass + err)
@@ -405,54 +563,103 @@ class RenyiDirection:
             low[tiny] = -np.inf
         return up, low
 
-    def bounds(self, alpha: np.ndarray, rtol: float, max_rounds: int = 60) -> tuple[np.ndarray, np.ndarray, bool, int, int]:
+    def _add_blocks(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        lw_up, lw_lo = self._log_block_mass(lo, hi)
+        # Corners (monotone ends): upper at the smallest c with the largest lam, lower at the
+        # opposite corner. With p0 = 0 (lam = 1) the lower corner of a wider block is taken
+        # at t = hi + 1, the next block's upper corner (K is non-increasing in c, so this is
+        # a valid, slightly looser lower bound) and each edge costs one entry.
+        c_up = np.maximum(lo, 1.0) - 1.0
+        lam_up = self.dir.lam(hi)
+        if self.pair.p0 == 0.0:
+            c_lo = np.where(hi > lo, hi, np.maximum(hi, 1.0) - 1.0)
+            lam_lo = np.ones(lo.shape)
+        else:
+            c_lo = np.maximum(hi, 1.0) - 1.0
+            lam_lo = self.dir.lam(np.maximum(lo, 1.0))
+        ids = self._entry_ids(np.concatenate((c_up, c_lo)), np.concatenate((lam_up, lam_lo)))
+        nb = lo.size
+        self.lo = np.concatenate((self.lo, lo))
+        self.hi = np.concatenate((self.hi, hi))
+        self.lw_up = np.concatenate((self.lw_up, lw_up))
+        self.lw_lo = np.concatenate((self.lw_lo, lw_lo))
+        self.iu = np.concatenate((self.iu, ids[:nb]))
+        self.il = np.concatenate((self.il, ids[nb:]))
+
+    # -- evaluation -------------------------------------------------------------------
+    def bounds(self, alpha: np.ndarray, rtol: float, max_rounds: int = 200) -> tuple[np.ndarray, np.ndarray, bool, int, int]:
         """``(log upper, log lower)`` of ``S_alpha - 1`` per order; refined until the relative
         gap of ``S_alpha - 1`` is at most ``rtol`` for every order (or nothing is left to
-        refine)."""
+        refine, or a work limit is reached)."""
+        self.alpha = np.asarray(alpha, dtype=float)
+        na = self.alpha.size
+        self.ent_keys = np.zeros(0, dtype=complex)
+        self.ent_ids = np.zeros(0, dtype=np.int64)
+        self.ent_c = self.ent_u = self.ent_v = np.zeros(0)
+        self.ent_up = self.ent_lo = np.zeros((0, na))
+        self.cell_ent = np.zeros(0, dtype=np.int64)
+        self.cell_e = np.zeros((0, 2))
+        self.cell_up = self.cell_lo = np.zeros((0, na))
+        self._sorted = True
+        self.lo = self.hi = self.lw_up = self.lw_lo = np.zeros(0)
+        self.iu = self.il = np.zeros(0, dtype=np.int64)
+        edges = self.dir._initial_edges()
+        self._add_blocks(edges[:-1], edges[1:] - 1.0)
+        tot_up = tot_lo = np.zeros(na)
         for _ in range(max_rounds):
-            edges = self.edges
-            lo, hi = edges[:-1], edges[1:] - 1.0
-            lw_up, lw_lo = self._log_block_mass(lo, hi)
-            counted = hi >= 1.0  # block {t = 0}: nothing counted, identical laws
-            c_up = np.maximum(lo, 1.0) - 1.0
-            c_lo = np.maximum(hi, 1.0) - 1.0
-            lam_up = self.dir.lam(hi)
-            lam_lo = self.dir.lam(np.maximum(lo, 1.0))
-            keys = np.concatenate((np.stack((c_up, lam_up), 1), np.stack((c_lo, lam_lo), 1)))
-            uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-            inv = inv.ravel()
-            e_up, e_lo, groups = self._inner(uniq[:, 0], uniq[:, 1], alpha)
+            e_up, e_lo = self._entry_totals()
+            lo, hi, lw_up, lw_lo, iu, il = self.lo, self.hi, self.lw_up, self.lw_lo, self.iu, self.il
+            counted = (hi >= 1.0)[:, None]  # block {t = 0}: nothing counted, identical laws
             nb = lo.size
-            iu, il = inv[:nb], inv[nb:]
-            t_up = np.where(counted[:, None], lw_up[:, None] + e_up[iu], -np.inf)
-            t_lo = np.where(counted[:, None], lw_lo[:, None] + e_lo[il], -np.inf)
+            t_up = np.where(counted, lw_up[:, None] + e_up[iu], -np.inf)
+            t_lo = np.where(counted, lw_lo[:, None] + e_lo[il], -np.inf)
             tot_up = _logsumexp(t_up, axis=0) + math.log1p(4 * nb * _U)
             tot_lo = _logsumexp(t_lo, axis=0) + math.log1p(-4 * nb * _U)
             with np.errstate(invalid="ignore", over="ignore"):
                 rel_gap = np.where(np.isneginf(tot_up), 0.0, -np.expm1(tot_lo - tot_up))
             if np.all(rel_gap <= rtol):
-                return tot_up, tot_lo, True, nb, self.z.size - 1
-            ref = np.where(np.isneginf(tot_up), 0.0, tot_up)[None, :]
+                return tot_up, tot_lo, True, nb, self._max_cells()
+            live = rel_gap > rtol  # orders still to tighten
+            # Gaps are scored relative to the lower bound (what the final bracket must be
+            # tight against), so one round splits every cell and block whose gap matters,
+            # not only the few beside a crude bound that dominates the upper one.
+            ref = np.where(np.isneginf(tot_lo), np.where(np.isneginf(tot_up), 0.0, tot_up), tot_lo)[None, live]
             with np.errstate(invalid="ignore", over="ignore"):
                 # outer part: block mass x (inner estimate at the low end - at the high end)
-                outer = np.exp(lw_up[:, None] + e_up[iu] - ref) - np.exp(lw_up[:, None] + e_up[il] - ref)
-            outer = np.where(counted[:, None] & np.isfinite(outer), np.maximum(outer, 0.0), 0.0)
+                # (lower bounds of the inner sums: a crude inner upper bound is the inner
+                # part's gap, and must not make the blocks look wide)
+                outer = np.exp(lw_up[:, None] + e_lo[iu][:, live] - ref) - np.exp(lw_up[:, None] + e_lo[il][:, live] - ref)
+            outer = np.where(counted & np.isfinite(outer), np.maximum(outer, 0.0), 0.0)
             outer_total = outer.sum(axis=0)
-            inner_total = np.maximum(rel_gap - outer_total, 0.0)
+            with np.errstate(invalid="ignore", over="ignore"):
+                gap_ref = np.exp(tot_up[live] - ref[0]) - np.exp(tot_lo[live] - ref[0])
+            inner_total = np.maximum(np.nan_to_num(gap_ref, nan=np.inf) - outer_total, 0.0)
             if _DEBUG:
-                print("round", nb, self.z.size - 1, rel_gap.max(), outer_total.max(), inner_total.max())
+                print("round", nb, self.cell_ent.size, rel_gap.max(), outer_total.max(), inner_total.max())
             refined = False
-            if groups is not None and np.max(inner_total) > 0.4 * rtol:
-                refined |= self._refine_inner(groups, uniq, inv, nb, lw_up, counted, ref, rtol)
+            if not self.bernoulli and np.max(inner_total) > 0.4 * rtol:
+                refined |= self._refine_inner(live, ref, rtol)
             splittable = hi > lo
             if np.max(outer_total) > 0.4 * rtol and np.any(splittable):
                 score = np.max(np.where(splittable[:, None], outer, 0.0), axis=1)
-                refined |= self._refine_outer(score, lo, hi, 0.3 * rtol)
+                refined |= self._refine_outer(score, 0.3 * rtol)
+            if not refined and np.any(splittable):  # last resort: split by the upper bounds
+                with np.errstate(invalid="ignore", over="ignore"):
+                    outer = np.exp(lw_up[:, None] + e_up[iu][:, live] - ref) - np.exp(lw_up[:, None] + e_up[il][:, live] - ref)
+                outer = np.where(counted & np.isfinite(outer), np.maximum(outer, 0.0), 0.0)
+                score = np.max(np.where(splittable[:, None], outer, 0.0), axis=1)
+                refined = self._refine_outer(score, 0.3 * rtol)
             if not refined:
-                return tot_up, tot_lo, False, nb, self.z.size - 1
-        return tot_up, tot_lo, False, self.edges.size - 1, self.z.size - 1
+                return tot_up, tot_lo, False, nb, self._max_cells()
+        return tot_up, tot_lo, False, self.lo.size, self._max_cells()
 
-    def _refine_outer(self, score: np.ndarray, lo: np.ndarray, hi: np.ndarray, target: float) -> bool:
+    def _max_cells(self) -> int:
+        if self.bernoulli or self.cell_ent.size == 0:
+            return 0
+        return int(np.max(np.bincount(self.cell_ent)))
+
+    def _refine_outer(self, score: np.ndarray, target: float) -> bool:
+        score = np.minimum(score, 1e300)  # the cumulative sum stays finite
         order = np.argsort(score)[::-1]
         cum = np.cumsum(score[order])
         count = int(np.searchsorted(cum, cum[-1] - target)) + 1
@@ -460,25 +667,34 @@ class RenyiDirection:
         chosen = chosen[score[chosen] > 0]
         if chosen.size == 0:
             return False
-        w = (hi[chosen] - lo[chosen] + 1.0)[:, None]
-        frac = np.arange(1, 4)[None, :] / 4.0
-        new = np.floor(lo[chosen][:, None] + w * frac).ravel()
-        if self.edges.size + new.size > _MAX_BLOCKS:  # stop: the upper bound stays certified
+        if self.lo.size + 3 * chosen.size > _MAX_BLOCKS:  # stop: the upper bound stays certified
             return False
-        self.edges = np.unique(np.concatenate((self.edges, new)))
+        lo, hi = self.lo[chosen], self.hi[chosen]
+        w = (hi - lo + 1.0)[:, None]
+        cuts = np.floor(lo[:, None] + w * (np.arange(5)[None, :] / 4.0))
+        cuts[:, -1] = hi + 1.0
+        c_lo, c_hi = cuts[:, :-1].ravel(), cuts[:, 1:].ravel() - 1.0
+        keep = c_hi >= c_lo
+        rest = np.ones(self.lo.size, dtype=bool)
+        rest[chosen] = False
+        for name in ("lo", "hi", "lw_up", "lw_lo", "iu", "il"):
+            setattr(self, name, getattr(self, name)[rest])
+        self._add_blocks(c_lo[keep], c_hi[keep])
         return True
 
-    def _refine_inner(self, groups, uniq, inv, nb, lw_up, counted, ref, rtol) -> bool:
-        large, gu, gl, splittable = groups
-        # weight of each unique entry: the largest block mass that uses it
-        weight = np.full(uniq.shape[0], -np.inf)
-        lw2 = np.concatenate((np.where(counted, lw_up, -np.inf),) * 2)
-        np.maximum.at(weight, inv, lw2)
-        wl = weight[large][:, None, None]
+    def _refine_inner(self, live: np.ndarray, ref: np.ndarray, rtol: float) -> bool:
+        # weight of each entry: the largest block mass that uses it
+        weight = np.full(self.ent_c.size, -np.inf)
+        counted = self.hi >= 1.0
+        lw = np.where(counted, self.lw_up, -np.inf)
+        np.maximum.at(weight, self.iu, lw)
+        np.maximum.at(weight, self.il, lw)
+        wl = weight[self.cell_ent][:, None]
         with np.errstate(invalid="ignore", over="ignore"):
-            gap = np.exp(wl + gu - ref[None]) - np.exp(wl + gl - ref[None])
+            gap = np.exp(wl + self.cell_up[:, live] - ref) - np.exp(wl + self.cell_lo[:, live] - ref)
         gap = np.where(np.isfinite(gap), np.maximum(gap, 0.0), 0.0)
-        score = np.max(np.sum(np.where(splittable[..., None], gap, 0.0), axis=0), axis=1)  # per z-group
+        e1, e2 = self.cell_e[:, 0], self.cell_e[:, 1]
+        score = np.minimum(np.where(e2 - e1 > 1.0, np.max(gap, axis=1), 0.0), 1e300)
         if not np.any(score > 0):
             return False
         order = np.argsort(score)[::-1]
@@ -486,20 +702,31 @@ class RenyiDirection:
         count = int(np.searchsorted(cum, cum[-1] - 0.3 * rtol)) + 1
         chosen = order[:count]
         chosen = chosen[score[chosen] > 0]
-        new = []
-        for k in chosen:
-            z1, z2 = self.z[k], self.z[k + 1]
-            if np.isneginf(z1):
-                new += [z2 - 2.0, z2 - 4.0, z2 - 8.0]
-            elif np.isposinf(z2):
-                new += [z1 + 2.0, z1 + 4.0, z1 + 8.0]
-            else:
-                new += list(z1 + (z2 - z1) * np.array([0.25, 0.5, 0.75]))
-        if not new:
-            return False
-        if self.z.size + len(new) > _MAX_GROUPS:  # stop: the upper bound stays certified
-            return False
-        self.z = np.unique(np.concatenate((self.z, new)))
+        if chosen.size == 0 or self.cell_ent.size + 3 * chosen.size > _MAX_CELLS:
+            return False  # stop: the upper bound stays certified
+        a, b = e1[chosen], e2[chosen]
+        ent = self.cell_ent[chosen]
+        c = self.ent_c[ent]
+        m1 = c + 1.0
+        mean = m1 * self.s
+        sd = np.sqrt(np.maximum(m1 * self.s * (1.0 - self.s), 1.0))
+        w = b - a
+        quart = a[:, None] + w[:, None] * (np.arange(1, 4)[None, :] / 4.0)
+        steps = np.array([2.0, 4.0, 8.0])[None, :] * sd[:, None]
+        # wide tail cells: geometric cuts from the end nearer the mean (as the z-grid did)
+        cuts = np.where((w > 16.0 * sd)[:, None] & (b <= mean)[:, None], b[:, None] - steps,
+                        np.where((w > 16.0 * sd)[:, None] & (a >= mean)[:, None], a[:, None] + steps, quart))
+        cuts = np.floor(cuts)
+        cuts = np.clip(cuts, a[:, None], b[:, None])
+        pts = np.sort(np.concatenate((a[:, None], cuts, b[:, None]), axis=1), axis=1)
+        lo_e, hi_e = pts[:, :-1].ravel(), pts[:, 1:].ravel()
+        rid = np.repeat(ent, 4)
+        keep = hi_e > lo_e
+        rest = np.ones(self.cell_ent.size, dtype=bool)
+        rest[chosen] = False
+        self.cell_ent, self.cell_e = self.cell_ent[rest], self.cell_e[rest]
+        self.cell_up, self.cell_lo = self.cell_up[rest], self.cell_lo[rest]
+        self._add_cells(rid[keep], np.stack((lo_e[keep], hi_e[keep]), 1))
         return True
 
 
@@ -547,15 +774,8 @@ def renyi_bounds(
     ups, los, conv, nb, ng = [], [], True, 0, 0
     ls = math.log(scale)
     for p in pairs:
-        # Orders are refined in chunks: small orders need resolution near the mean of the
-        # clone count, large ones far in its tail; sharing one layout would cost both.
-        direction = RenyiDirection(p)
-        lu, ll = np.empty(alpha.size), np.empty(alpha.size)
-        for start in range(0, alpha.size, _CHUNK):
-            sl = slice(start, start + _CHUNK)
-            direction.z = _Z0.copy()
-            lu[sl], ll[sl], ok, b, g = direction.bounds(alpha[sl], rtol)
-            conv, nb, ng = conv and ok, max(nb, b), max(ng, g)
+        lu, ll, ok, b, g = RenyiDirection(p).bounds(alpha, rtol)
+        conv, nb, ng = conv and ok, max(nb, b), max(ng, g)
         ups.append(_to_divergence(lu + ls, alpha, True))
         los.append(_to_divergence(ll + ls, alpha, False))
     upper = np.minimum(np.max(ups, axis=0), cap * (1.0 + 4 * _U))
