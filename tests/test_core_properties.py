@@ -155,3 +155,10 @@ def test_tiny_delta_down_to_1e30():
     assert b.kind == "upper" and 0.0 < b.value < 1e-6 and math.isfinite(b.value)
     e = api.epsilon(2.0, 10**4, 1e-30, "clones")
     assert api.delta(2.0, 10**4, e.value, "clones").value <= 1e-30 * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("eps0", [1.4375 * 1.01, 0.3, 5.0])
+def test_one_user_gets_exactly_eps0_never_more(eps0):
+    """n = 1: no amplification; the reported eps must not exceed eps0 even by an ulp
+    (the pair's max log-ratio is computed as log(pa) - log(pb) in floating point)."""
+    assert api.epsilon(eps0, 1, 1e-6, "clones").value <= eps0

@@ -1,0 +1,200 @@
+"""PLD route of ``compose`` and the dp_accounting interop (needs the ``[pld]`` extra)."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import oracle
+from shuffle_accountant import api, interop
+from shuffle_accountant import composition as comp
+from shuffle_accountant import pld as P
+from shuffle_accountant.analyses import ScaledPair, pair_for
+from shuffle_accountant.cli import main
+from shuffle_accountant.numeric.clones import ClonePair
+
+pytest.importorskip("dp_accounting")
+P.import_dp_accounting()  # warm the import once (and through the narrow warning filter)
+
+ORDERS = [1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
+D = P.DEFAULT_DISCRETIZATION
+
+
+@pytest.mark.parametrize(
+    "eps0, n, method, k, delta",
+    [
+        (1.0, 1000, "clones", None, 1e-6),
+        (1.0, 10**6, "clones", None, 1e-6),
+        (3.0, 10**4, "clones", None, 1e-3),
+        (1.0, 50, "stronger-clones", None, 1e-3),
+        (2.0, 500, "krr", 5, 1e-6),
+    ],
+)
+def test_one_round_agrees_with_direct_epsilon(eps0, n, method, k, delta):
+    """T = 1: never below the certified lower end of the direct eps (the PLD dominates
+    the pair), and above the direct upper end by at most one discretization step."""
+    b = P.pld_route([(eps0, n, 1)], delta, method, k)
+    assert b.kind == "upper"
+    lo, up = api.epsilon(eps0, n, delta, method, k).details["bracket"]
+    assert lo <= b.value <= up + D + 1e-9, (b.value, lo, up)
+
+
+@pytest.mark.parametrize("eps0, n", [(1.0, 4), (2.0, 3)])
+@pytest.mark.parametrize("method, params", [("clones", oracle.clones_params), ("stronger-clones", oracle.stronger_clones_params)])
+def test_two_rounds_at_or_above_exact_product(eps0, n, method, params):
+    delta = 1e-3
+    res = comp.compose(eps0=eps0, n=n, T=2, delta=delta, method=method, orders=ORDERS)
+    with mpmath.workdps(50):
+        pair = oracle.clone_pair(n, *params(eps0))
+        exact = oracle.epsilon_exact(oracle.product_pair(pair, pair), delta)
+    pld = next(b for b in res.bounds if b.method == "pld")
+    assert pld.kind == "upper"
+    assert pld.value >= exact
+    assert pld.value <= float(exact) + 2 * D  # and tight: within the discretisation
+    for b in res.bounds:
+        if b.applicable:
+            assert b.value >= exact
+
+
+def _exact_hockey(pair, eps: float) -> float:
+    """``H_{e^eps}(P||Q)`` of an oracle pair, for any real ``eps``."""
+    with mpmath.workdps(50):
+        return float(oracle.hockey_stick(pair[0], pair[1], eps))
+
+
+def test_asymmetric_pair_dominates_in_both_orders_for_every_eps():
+    """An asymmetric pair (r0 != r1) gets pmf_remove = P||Q and pmf_add = Q||P; each
+    dominates the exact hockey-stick curve on negative and positive eps, and touches it
+    (up to the certified bracket) at grid points."""
+    eps0, n = 1.0, 5
+    sp = pair_for("binary-rr-lower", eps0, n)
+    assert not sp.pair.symmetric
+    r = P.pair_pld(sp)
+    with mpmath.workdps(50):
+        pq = oracle.clone_pair(n, *oracle.binary_rr_params(eps0))
+    qp = (pq[1], pq[0])
+    remove, add = r.pld._pmf_remove, r.pld._pmf_add  # noqa: SLF001 - checking the two orders
+    for eps in [-0.9, -0.3, -0.01, 0.0, 0.00005, 0.0123, 0.2, 0.55, 0.99, 1.5]:
+        for pmf, pair in ((remove, pq), (add, qp)):
+            got, exact = float(pmf.get_delta_for_epsilon(eps)), _exact_hockey(pair, eps)
+            assert got >= exact - 1e-15, (eps, got, exact)
+            if abs(eps / D - round(eps / D)) < 1e-9:  # a grid point: tight
+                assert got <= exact * (1 + 1e-3) + 1e-12, (eps, got, exact)
+
+
+def test_scaled_pair_and_interpolation_at_grid_points():
+    """krr carries scale = 1 - p0; at grid points the PLD's delta equals the certified
+    upper bound, which brackets the exact (scaled) value."""
+    sp = pair_for("krr", 2.0, 6, 4)
+    assert sp.scale < 1.0
+    r = P.pair_pld(sp)
+    with mpmath.workdps(50):  # the krr upper pair: r = 1/(e^eps0 + k - 1), first user as clones
+        u = mpmath.exp(-2)
+        r0 = u / (1 + 3 * u)
+        pair = oracle.clone_pair(6, r0, r0, 1 / (1 + u), u / (1 + u), 0)
+    for i in (-3000, -7, 0, 1, 250, 12345):
+        eps = i * D
+        exact = sp.scale * _exact_hockey(pair, eps) + (1 - sp.scale) * max(-math.expm1(eps), 0.0)
+        got = float(r.pld.get_delta_for_epsilon(eps))
+        assert exact - 1e-15 <= got <= exact * (1 + 1e-3) + 1e-12
+
+
+def test_fft_composition_not_below_exact_convolution():
+    """The floating-point budget: dp_accounting's FFT self-composition against a direct
+    (non-negative, well-conditioned) convolution of the same pmf."""
+    r = P.round_pld(1.0, 1000)
+    pm = r.pld._pmf_remove.to_dense_pmf()  # noqa: SLF001
+    p, lo, inf = pm._probs, pm._lower_loss, pm._infinity_mass  # noqa: SLF001
+    q, lq, iq = p.copy(), lo, inf
+    for _ in range(3):
+        q, lq, iq = np.convolve(q, p), lq + lo, 1 - (1 - iq) * (1 - inf)
+    losses = (np.arange(q.size) + lq) * D
+    composed = r.pld.self_compose(4)
+    for eps in np.linspace(0.0, 2.0, 21):
+        m = losses > eps
+        direct = iq + float(np.dot(-np.expm1(eps - losses[m]), q[m]))
+        fft = float(composed.get_delta_for_epsilon(eps))
+        assert fft >= direct - (P.FLOAT_MARGIN_REL * direct + P.FLOAT_MARGIN_ABS)
+
+
+def test_rounds_grouped_and_monotone():
+    a = P.pld_route([(1.0, 1000, 2), (1.0, 1000, 3)], 1e-6, "clones", None)
+    b = P.pld_route([(1.0, 1000, 5)], 1e-6, "clones", None)
+    assert a.value == b.value
+    het = P.pld_route([(1.0, 1000, 5), (0.5, 2000, 5)], 1e-6, "clones", None)
+    assert het.value > b.value
+    assert het.details["grid_points"] and len(het.details["grid_points"]) == 2
+
+
+def test_pld_tighter_than_rdp_for_many_rounds():
+    res = comp.compose(eps0=1.0, n=10**5, T=100, delta=1e-6, orders=ORDERS)
+    by = {b.method: b for b in res.bounds}
+    assert by["pld"].kind == "upper" and by["pld"].value < by["rdp"].value
+    assert res.best == "pld"
+
+
+def test_not_applicable_cases():
+    assert P.pld_route([(1.0, 100, 2)], 1e-13, "clones", None).kind == "not applicable"
+    b = P.pld_route([(1.0, 100, 2)], 1e-6, "binary-rr-lower", None)
+    assert b.kind == "not applicable" and "upper-bound" in b.validity
+
+
+def test_missing_extra_gives_install_line(monkeypatch):
+    real_import = builtins.__import__
+
+    def fake_import(name, *args, **kwargs):
+        if name.startswith("dp_accounting"):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+    b = P.pld_route([(1.0, 1000, 3)], 1e-6, "clones", None)
+    assert b.kind == "not applicable" and b.value is None
+    assert "pip install 'shuffle-accountant[pld]'" in b.validity
+    with pytest.raises(interop.PldUnavailable, match=r"shuffle-accountant\[pld\]"):
+        interop.shuffled_round_pld(1.0, 1000)
+    r = CliRunner().invoke(main, ["compose", "--eps0", "1", "--n", "1000", "--T", "3", "--orders", "2,4,8"])
+    assert r.exit_code == 0, r.output
+    assert "pip install 'shuffle-accountant[pld]'" in r.output
+
+
+def test_cli_pld_row_and_json():
+    r = CliRunner().invoke(main, ["compose", "--eps0", "1", "--n", "1e4", "--T", "10", "--orders", "2,4,8,16,32",
+                                  "--discretization", "2e-4", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    row = next(x for x in doc["results"] if x["method"] == "pld")
+    assert row["kind"] == "upper" and row["value"] > 0
+    assert row["details"]["discretization"] == 2e-4
+
+
+def test_interop_compose_with_gaussian():
+    """The documented example: a shuffled round composed with a Gaussian mechanism."""
+    from dp_accounting.pld import privacy_loss_distribution as plm
+
+    shuffled = interop.shuffled_round_pld(eps0=1.0, n=100_000)
+    gauss = plm.from_gaussian_mechanism(50.0, value_discretization_interval=1e-4)
+    both = shuffled.self_compose(10).compose(gauss.self_compose(10))
+    e_both = both.get_epsilon_for_delta(1e-6)
+    assert e_both >= shuffled.self_compose(10).get_epsilon_for_delta(1e-6)
+    assert e_both >= gauss.self_compose(10).get_epsilon_for_delta(1e-6)
+    with pytest.raises(Exception):
+        interop.shuffled_round_pld(1.0, 1000, method="binary-rr-lower")
+    orders, rdp = interop.shuffled_round_rdp(1.0, 1000, orders=[2, 8])
+    assert orders == [2.0, 8.0] and all(0 < x <= 1.0 for x in rdp)
+
+
+def test_mirrored_pair_helper_consistent():
+    """ClonePair.mirrored swaps the orders: the add pmf of a pair is the remove pmf of
+    its mirror (same grid, same numbers)."""
+    sp = ScaledPair(ClonePair(7, 0.1, 0.3, 0.6, 0.4, 0.0))
+    a = P.pair_pld(sp).pld
+    b = P.pair_pld(ScaledPair(sp.pair.mirrored())).pld
+    for eps in (-0.2, 0.0, 0.1, 0.3):
+        assert a._pmf_add.get_delta_for_epsilon(eps) == pytest.approx(b._pmf_remove.get_delta_for_epsilon(eps), rel=1e-9, abs=1e-15)  # noqa: SLF001
