@@ -27,15 +27,33 @@ from .results import Bound
 from .validation import MAX_N, check_int, check_positive, check_probability_open, check_real
 
 
-def _feasible(eps0: float, n: int, eps: float, delta: float, method: str, k: int | None, delta0: float) -> tuple[bool, float]:
-    """Whether ``method`` certifies ``(eps, delta)`` at ``(eps0, n)``, and the certified delta."""
+#: Order grid used when a solver composes rounds (coarser than ``renyi``'s default, for speed;
+#: every RDP value is still a certified upper bound).
+#: The detail key of the re-checked value: delta at eps (one round) or eps at delta (rounds).
+_CERTIFIED = {False: "certified_delta", True: "certified_eps"}
+
+SOLVER_ORDERS = (1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0, 128.0, 256.0)
+
+
+def _feasible(eps0: float, n: int, eps: float, delta: float, method: str, k: int | None, delta0: float,
+              rounds: int = 1) -> tuple[bool, float]:
+    """Whether ``method`` certifies ``(eps, delta)`` at ``(eps0, n)``; returns the certified
+    delta at ``eps`` (one round) or the certified eps at ``delta`` (``rounds`` > 1, the
+    tightest certified route of :func:`.composition.compose`)."""
+    if rounds > 1:
+        from .composition import compose
+
+        c = compose(eps0=eps0, n=n, T=rounds, delta=delta, method=method, k=k, orders=SOLVER_ORDERS)
+        best = next(b for b in c.bounds if b.method == c.best)
+        return best.value is not None and best.value <= eps, (best.value if best.value is not None else math.inf)
     b = api.delta(eps0, n, eps, method, k, delta0, rtol=1e-9)
     if b.value is None:
         return False, math.inf
     return b.value <= delta, b.value
 
 
-def _target(eps: float, delta: float, method: str, k: int | None, delta0: float, **given: float) -> dict:
+def _target(eps: float, delta: float, method: str, k: int | None, delta0: float, rounds: int,
+            **given: float) -> dict:
     """Validate the common solver inputs; return the inputs record (``given`` is the
     fixed parameter, already validated)."""
     m = get_method(method)
@@ -46,7 +64,11 @@ def _target(eps: float, delta: float, method: str, k: int | None, delta0: float,
     if k is not None:
         inputs["k"] = k
     if delta0:
+        if rounds > 1:
+            raise InvalidParameter("--delta0 is not supported together with --rounds")
         inputs["delta0"] = delta0
+    if rounds > 1:
+        inputs["rounds"] = rounds
     return inputs
 
 
@@ -58,16 +80,18 @@ def solve_eps0(
     k: int | None = None,
     delta0: float = 0.0,
     rtol: float = 1e-6,
+    rounds: int = 1,
 ) -> Bound:
     """The largest local eps0 whose shuffled guarantee is at most ``(eps, delta)`` by
     ``method`` (to relative resolution ``rtol``), certified by the forward computation."""
     n = check_int("n", n)
     rtol = check_real("rtol", rtol, low=1e-10, high=1e-2)
-    inputs = _target(eps, delta, method, k, delta0, n=n)
+    rounds = check_int("rounds", rounds, high=10**9)
+    inputs = _target(eps, delta, method, k, delta0, rounds, n=n)
     eps, delta = inputs["eps"], inputs["delta"]
 
     def ok(e0: float) -> bool:
-        return _feasible(e0, n, eps, delta, method, k, delta0)[0]
+        return _feasible(e0, n, eps, delta, method, k, delta0, rounds)[0]
 
     # A bracket [lo feasible, hi infeasible] on a log scale.
     lo = min(eps, api.MAX_EPS0)
@@ -94,11 +118,11 @@ def solve_eps0(
                 lo = mid
             else:
                 hi = mid
-    feasible, certified_delta = _feasible(lo, n, eps, delta, method, k, delta0)
+    feasible, certified = _feasible(lo, n, eps, delta, method, k, delta0, rounds)
     if not feasible:  # pragma: no cover - the loop keeps lo feasible
         raise CertificationError("solver output failed its re-check")
     beyond = lo * (1.0 + rtol)
-    _, beyond_delta = _feasible(min(beyond, api.MAX_EPS0), n, eps, delta, method, k, delta0) if math.isfinite(hi) else (True, certified_delta)
+    _, beyond_value = _feasible(min(beyond, api.MAX_EPS0), n, eps, delta, method, k, delta0, rounds) if math.isfinite(hi) else (True, certified)
     m = get_method(method)
     return Bound(
         "eps0",
@@ -109,7 +133,7 @@ def solve_eps0(
         inputs,
         "largest eps0 certified by the forward computation (the true optimum of this analysis is >= this)",
         tuple(warnings),
-        {"certified_delta": certified_delta, "next_eps0": beyond, "next_delta": beyond_delta, "rtol": rtol},
+        {_CERTIFIED[rounds > 1]: certified, "next_eps0": beyond, "next_value": beyond_value, "rtol": rtol},
     )
 
 
@@ -120,15 +144,17 @@ def solve_n(
     method: str = "clones",
     k: int | None = None,
     delta0: float = 0.0,
+    rounds: int = 1,
 ) -> Bound:
     """The smallest number of users for which ``method`` certifies ``(eps, delta)`` with an
     ``eps0``-DP local randomizer (exact integer search, re-checked)."""
     eps0 = check_real("eps0", eps0, low=0.0, high=api.MAX_EPS0, low_open=True)
-    inputs = _target(eps, delta, method, k, delta0, eps0=eps0)
+    rounds = check_int("rounds", rounds, high=10**9)
+    inputs = _target(eps, delta, method, k, delta0, rounds, eps0=eps0)
     eps, delta = inputs["eps"], inputs["delta"]
 
     def ok(n: int) -> bool:
-        return _feasible(eps0, n, eps, delta, method, k, delta0)[0]
+        return _feasible(eps0, n, eps, delta, method, k, delta0, rounds)[0]
 
     hi = 1
     while not ok(hi):
@@ -144,8 +170,8 @@ def solve_n(
             hi = mid
         else:
             lo = mid
-    _, certified_delta = _feasible(eps0, hi, eps, delta, method, k, delta0)
-    prev_delta = _feasible(eps0, hi - 1, eps, delta, method, k, delta0)[1] if hi > 1 else math.nan
+    _, certified = _feasible(eps0, hi, eps, delta, method, k, delta0, rounds)
+    prev_value = _feasible(eps0, hi - 1, eps, delta, method, k, delta0, rounds)[1] if hi > 1 else math.nan
     m = get_method(method)
     return Bound(
         "n",
@@ -156,5 +182,5 @@ def solve_n(
         inputs,
         "smallest n certified by the forward computation (the true optimum of this analysis is <= this)",
         (),
-        {"certified_delta": certified_delta, "previous_n": hi - 1, "previous_delta": prev_delta},
+        {_CERTIFIED[rounds > 1]: certified, "previous_n": hi - 1, "previous_value": prev_value},
     )

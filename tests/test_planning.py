@@ -70,3 +70,24 @@ def test_solve_cli_family_consistent_records():
     assert outs["eps"]["value"] == api.epsilon(2, 10**5, 1e-6).value
     r = runner.invoke(main, ["solve", "n", "--eps", "0.1", "--delta", "2", "--eps0", "2"])
     assert r.exit_code == 2 and "--delta" in r.output
+
+
+def test_solve_n_with_rounds_rechecks_by_composition():
+    """--rounds: the answer meets the target after T composed rounds (tightest certified
+    route of compose) and one user fewer does not."""
+    from shuffle_accountant.composition import compose
+
+    b = planning.solve_n(1.5, 1e-6, 1.0, "clones", rounds=3)
+    n = b.value
+    assert b.inputs["rounds"] == 3 and b.details["certified_eps"] <= 1.5
+
+    def best(n_):
+        c = compose(eps0=1.0, n=n_, T=3, delta=1e-6, method="clones", orders=planning.SOLVER_ORDERS)
+        return next(x for x in c.bounds if x.method == c.best).value
+
+    assert best(n) <= 1.5 < best(n - 1)
+
+
+def test_rounds_and_delta0_together_refused():
+    with pytest.raises(ValueError, match="rounds"):
+        planning.solve_n(1.0, 1e-6, 1.0, "clones", delta0=1e-12, rounds=2)

@@ -27,6 +27,22 @@ def _opt_method(func: Any) -> Any:
                         help="Upper-bound analysis to plan with (see 'shuffle-acct methods').")(func)
 
 
+def _rounds_option(func: Any) -> Any:
+    return click.option("--rounds", "-T", type=IntLike(1, 10**9), default=1, show_default=True,
+                        help="Number of adaptive rounds composed (RDP, PLD and advanced routes; the tightest "
+                        "certified one is used).")(func)
+
+
+def _quantity(rounds: int) -> str:
+    return "delta" if rounds == 1 else "composed eps"
+
+
+def _recheck_line(where: str, d: dict, eps: float, delta: float, rounds: int) -> tuple[str, str]:
+    if rounds == 1:
+        return (f"certified delta at {where}", f"{d['certified_delta']:.6g} <= {delta:g}")
+    return (f"certified eps after {rounds} rounds at {where}", f"{d['certified_eps']:.6g} <= {eps:g}")
+
+
 def _emit(command: str, bound: Bound, fmt: str, extra_rows: list[tuple[str, Any]]) -> None:
     rows = [{"quantity": bound.quantity, "value": bound.value, "kind": bound.kind, "method": bound.method}]
     report = Report(
@@ -63,15 +79,17 @@ def solve_group() -> None:
 @_opt_method
 @click.option("--rtol", type=FiniteFloat(1e-10, 1e-2), default=1e-6, show_default=True,
               help="Relative resolution of the answer.")
+@_rounds_option
 @format_option
 def solve_eps0_cmd(eps: float, delta: float, n: int, method: str, k: int | None, delta0: float,
-                   rtol: float, fmt: str) -> None:
-    """Largest local eps0 whose shuffled guarantee is at most (eps, delta)."""
-    b = planning.solve_eps0(eps, delta, n, method, k, delta0, rtol)
+                   rtol: float, rounds: int, fmt: str) -> None:
+    """Largest local eps0 whose shuffled guarantee is at most (eps, delta)
+    (after --rounds adaptive rounds, composed as in 'shuffle-acct compose')."""
+    b = planning.solve_eps0(eps, delta, n, method, k, delta0, rtol, rounds)
     d = b.details
     _emit("eps0", b, fmt, [
-        ("certified delta at this eps0", f"{d['certified_delta']:.6g} <= {delta:g}"),
-        ("one step further", f"eps0 = {d['next_eps0']:.9g} gives delta = {d['next_delta']:.6g}"),
+        _recheck_line("this eps0", d, eps, delta, rounds),
+        ("one step further", f"eps0 = {d['next_eps0']:.9g} gives {_quantity(rounds)} = {d['next_value']:.6g}"),
     ])
 
 
@@ -80,14 +98,17 @@ def solve_eps0_cmd(eps: float, delta: float, n: int, method: str, k: int | None,
 @click.option("--delta", type=PROBABILITY, required=True, help="Target delta, in (0, 1).")
 @click.option("--eps0", type=POSITIVE, required=True, help="Local randomizer's epsilon.")
 @_opt_method
+@_rounds_option
 @format_option
-def solve_n_cmd(eps: float, delta: float, eps0: float, method: str, k: int | None, delta0: float, fmt: str) -> None:
-    """Smallest number of users for which the target (eps, delta) is certified."""
-    b = planning.solve_n(eps, delta, eps0, method, k, delta0)
+def solve_n_cmd(eps: float, delta: float, eps0: float, method: str, k: int | None, delta0: float,
+                rounds: int, fmt: str) -> None:
+    """Smallest number of users for which the target (eps, delta) is certified
+    (after --rounds adaptive rounds, composed as in 'shuffle-acct compose')."""
+    b = planning.solve_n(eps, delta, eps0, method, k, delta0, rounds)
     d = b.details
     _emit("n", b, fmt, [
-        ("certified delta at this n", f"{d['certified_delta']:.6g} <= {delta:g}"),
-        ("one user fewer", f"n = {d['previous_n']} gives delta = {d['previous_delta']:.6g}"),
+        _recheck_line("this n", d, eps, delta, rounds),
+        ("one user fewer", f"n = {d['previous_n']} gives {_quantity(rounds)} = {d['previous_value']:.6g}"),
     ])
 
 
