@@ -305,7 +305,8 @@ class _Direction:
         return kernel_hockey_stick(np.maximum(t - 1.0, 0.0), u, v, self.s, eps, self.rel)
 
     def corners(self, lo: np.ndarray, hi: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Kernel bounds for blocks ``lo..hi``: ``(upper, its error, lower)``.
+        """Kernel bounds for blocks ``lo..hi``: ``(upper, its error, certified lower)``
+        (the lower value already has its floating-point error bound subtracted).
 
         Upper: smallest c (t = lo) with the largest lam (t = hi); lower: the opposite
         corner. When lam is constant (p0 = 0) the lower corner of a wider block is taken
@@ -317,12 +318,14 @@ class _Direction:
             ts, inv = np.unique(np.concatenate((np.maximum(lo, 1.0), hi + 1.0)), return_inverse=True)
             val, err = self.h(ts, np.ones(ts.shape), eps)
             m = len(lo)
-            up = val[inv[:m]]
-            return up, err[inv[:m]], np.where(lo == hi, up, val[inv[m:]])
+            up, up_err = val[inv[:m]], err[inv[:m]]
+            certain = np.maximum(val - err, 0.0)  # the kernel's own rounding, taken off the lower corner
+            return up, up_err, np.where(lo == hi, certain[inv[:m]], certain[inv[m:]])
         up, up_err = self.h(np.maximum(lo, 1.0), self.lam(hi), eps)
-        low, _ = self.h(np.maximum(hi, 1.0), self.lam(lo), eps)
+        low, low_err = self.h(np.maximum(hi, 1.0), self.lam(lo), eps)
         zero = hi < 1.0  # block {t = 0}: nothing counted, identical laws
-        return np.where(zero, 0.0, up), np.where(zero, 0.0, up_err), np.where(zero, 0.0, low)
+        return (np.where(zero, 0.0, up), np.where(zero, 0.0, up_err),
+                np.where(zero, 0.0, np.maximum(low - low_err, 0.0)))
 
     # -- evaluation -----------------------------------------------------------------
     def bounds(self, eps: float, rtol: float, max_rounds: int = 200) -> DeltaBounds:
