@@ -234,7 +234,7 @@ def delta(
     bound (lower for lower-bound methods); ``details`` holds the certified bracket."""
     eps0, n, k, delta0 = _common(eps0, n, k, delta0)
     eps = check_real("eps", eps, low=0.0)
-    rtol = _rtol(rtol) if rtol >= 1e-12 else rtol
+    rtol = _rtol(rtol)
     m = get_method(method)
     inputs = _inputs(eps0, n, k, delta0, eps=eps)
     if m.needs_k and k is None:

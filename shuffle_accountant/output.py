@@ -102,6 +102,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     records: list[dict[str, Any]] | None = None  # full records for JSON (default: rows)
     extra: dict[str, Any] = field(default_factory=dict)  # extra top-level JSON fields
+    csv_columns: Sequence[Column] | None = None  # wider column set for CSV (default: columns)
 
 
 def _text_table(columns: Sequence[Column], rows: list[dict[str, Any]]) -> list[str]:
@@ -140,7 +141,7 @@ def render(report: Report, fmt: str) -> str:
         return json.dumps(jsonable(doc), indent=2, allow_nan=False) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
-        keys = [c.key for c in report.columns]
+        keys = [c.key for c in (report.csv_columns or report.columns)]
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(keys)
         for row in report.rows:

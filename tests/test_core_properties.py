@@ -162,3 +162,9 @@ def test_one_user_gets_exactly_eps0_never_more(eps0):
     """n = 1: no amplification; the reported eps must not exceed eps0 even by an ulp
     (the pair's max log-ratio is computed as log(pa) - log(pb) in floating point)."""
     assert api.epsilon(eps0, 1, 1e-6, "clones").value <= eps0
+
+
+@pytest.mark.parametrize("rtol", [0.0, -1e-9, 1e-13, 0.5])
+def test_delta_rejects_rtol_out_of_range(rtol):
+    with pytest.raises(ValueError, match="rtol"):
+        api.delta(1.0, 100, 0.1, rtol=rtol)

@@ -74,9 +74,6 @@ def _report(command: str, quantity: str, comparison: api.Comparison, inputs: dic
         )
     notes.append("upper = certified upper bound; lower = attained by a concrete mechanism (rounded down); "
                  "'shuffle-acct methods' lists assumptions and citations.")
-    csv_columns = columns + [
-        Column(k, k) for k in ("bracket_lower", "bracket_upper", *inputs.keys(), "citation")
-    ]
     report = Report(
         command=command,
         title=f"shuffle-acct {command}",
@@ -91,14 +88,14 @@ def _report(command: str, quantity: str, comparison: api.Comparison, inputs: dic
             "best_lower": low.method if low else None,
             "gap_ratio": comparison.gap_ratio,
         },
+        csv_columns=columns + [
+            Column(k, k) for k in ("bracket_lower", "bracket_upper", *inputs.keys(), "citation")
+        ],
     )
-    report.csv_columns = csv_columns  # type: ignore[attr-defined]
     return report
 
 
 def _emit(report: Report, fmt: str) -> None:
-    if fmt == "csv":
-        report.columns = report.csv_columns  # type: ignore[attr-defined]
     click.echo(render(report, fmt), nl=False)
 
 
