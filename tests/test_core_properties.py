@@ -168,3 +168,25 @@ def test_one_user_gets_exactly_eps0_never_more(eps0):
 def test_delta_rejects_rtol_out_of_range(rtol):
     with pytest.raises(ValueError, match="rtol"):
         api.delta(1.0, 100, 0.1, rtol=rtol)
+
+
+def test_narrow_block_masses_match_mpmath_on_both_sides_of_the_mode():
+    """Narrow blocks are summed by the pmf ratio recurrence walking away from the block's
+    largest term; far below the mode an upward walk would overflow (regression:
+    hypothesis found eps0 = 4.25, n = 167, delta = 1e-3)."""
+    import mpmath
+
+    mpmath.mp.dps = 40
+    for n, p, blocks in ((166, 0.0071, [(1, 60), (100, 160)]), (1000, 0.5, [(0, 63), (470, 530), (900, 960)])):
+        lo = np.array([a for a, _ in blocks], float)
+        hi = np.array([b for _, b in blocks], float)
+        mass, err = bn.interval_mass(lo, hi, n, p)
+        for (a, b), m, e in zip(blocks, mass, err):
+            ref = mpmath.fsum(mpmath.binomial(n, k) * mpmath.mpf(p) ** k * (1 - mpmath.mpf(p)) ** (n - k)
+                              for k in range(a, b + 1))
+            assert abs(m - float(ref)) <= e, (n, a, b, m, ref, e)
+
+
+def test_regression_small_n_large_eps0_bounds_ordered():
+    lower = eps(4.25, 167, 1e-3, "binary-rr-lower")
+    assert eps(4.25, 167, 1e-3, "clones") >= lower and eps(4.25, 167, 1e-3, "stronger-clones") >= lower

@@ -97,10 +97,18 @@ def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float) -> tuple[np.
         # sum the pmf by the exact ratio recurrence: error relative to the block's own mass,
         # where a difference of two cdf values would carry an error relative to the cdf
         a, b = lo[narrow], hi[narrow]
-        j = a[:, None] + np.arange(NARROW - 1)[None, :]  # j = a .. a + NARROW - 2
-        ratio = np.where(j < b[:, None], (n - j) / (j + 1.0) * (p / (1.0 - p)), 0.0)
+        steps = np.arange(NARROW - 1)[None, :]
+        below = (b <= np.floor((n + 1) * p))[:, None]  # pmf increasing across the whole block
+        # Walk away from the block's largest term so every ratio is <= 1 (no overflow): below
+        # the mode downward from b with B(j-1)/B(j) = j(1-p)/((n-j+1)p), otherwise upward from
+        # a with B(j+1)/B(j) = (n-j)/(j+1) p/(1-p).
+        j = np.where(below, b[:, None] - steps, a[:, None] + steps)
+        inside = np.where(below, j > a[:, None], j < b[:, None])
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # masked-out entries only
+            step = np.where(below, j * (1.0 - p) / ((n - j + 1.0) * p), (n - j) / (j + 1.0) * (p / (1.0 - p)))
+        ratio = np.where(inside, step, 0.0)
         terms = np.concatenate((np.ones((len(a), 1)), np.cumprod(ratio, axis=1)), axis=1)
-        v = pmf(a, n, p) * terms.sum(axis=1)
+        v = pmf(np.where(below[:, 0], b, a), n, p) * terms.sum(axis=1)
         mass[narrow] = v
         # (+1e-300: a block whose first pmf underflowed is charged its possible tiny mass)
         err[narrow] = (rel + NARROW * 4e-16) * v + np.where(v == 0.0, 1e-300, 0.0)
