@@ -48,12 +48,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from ..errors import CertificationError, InvalidParameter
 from ..validation import MAX_N
 from . import binomial as bn
+from .profile import DeltaBounds
+from .search import EpsilonBracket, epsilon_for_delta
 
 #: Largest number of width-one blocks evaluated for a pair without block monotonicity.
 MAX_EXACT_TERMS = 4_000_000
@@ -220,17 +223,6 @@ def _kernel_upper_tail(
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DeltaBounds:
-    """Certified bracket on one direction (or the max of both) of ``delta(eps)``."""
-
-    eps: float
-    lower: float
-    upper: float
-    blocks: int
-    converged: bool
-
-
 class _Direction:
     """Certified block sums for one direction of one pair.
 
@@ -391,7 +383,8 @@ class _Direction:
 
 
 class HockeyStick:
-    """Certified ``delta(eps)`` of a clone pair: the max over both directions.
+    """Certified ``delta(eps)`` of a clone pair: the max over both directions. A
+    :class:`~.profile.PrivacyProfile`.
 
     Keeps refined block partitions between calls, so that a search over ``eps``
     reuses the work done at nearby values.
@@ -400,6 +393,16 @@ class HockeyStick:
     def __init__(self, pair: ClonePair) -> None:
         self.pair = pair
         self.directions = [_Direction(pair)] if pair.symmetric else [_Direction(pair), _Direction(pair.mirrored())]
+
+    @property
+    def max_log_ratio(self) -> float:
+        """``delta(eps) = 0`` for ``eps`` at or beyond this (see :attr:`ClonePair.max_log_ratio`)."""
+        return self.pair.max_log_ratio
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray:
+        """A cheap estimate of ``delta`` on an array of ``eps`` (the kernel at the mean
+        clone count; used only to start a search, never reported)."""
+        return np.max([d.surrogate(eps) for d in self.directions], axis=0)
 
     def bounds(self, eps: float, rtol: float = 1e-10) -> DeltaBounds:
         """Certified ``lower <= delta(eps) <= upper`` with ``upper - lower <= rtol * lower``
@@ -418,175 +421,9 @@ class HockeyStick:
         )
 
 
-# ---------------------------------------------------------------------------------------
-# eps(delta): certified search.
-# ---------------------------------------------------------------------------------------
-
-
-def _surrogate_root(hs: "HockeyStick", delta: float, lo: float, hi: float) -> float | None:
-    """Where the cheap surrogate (kernel at the mean clone count) crosses ``delta``: a
-    starting point for the certified search, never a reported value."""
-    if not math.isfinite(hi) or hi <= 0.0:
-        return None
-    grid = hi * np.logspace(-8.0, 0.0, 81)[:-1]
-    est = np.max([d.surrogate(grid) for d in hs.directions], axis=0)
-    below = np.nonzero(est <= delta)[0]
-    if below.size == 0 or below[0] == 0:
-        return None
-    i = below[0]
-    a, b = grid[i - 1], grid[i]
-    fine = np.linspace(a, b, 41)
-    est = np.max([d.surrogate(fine) for d in hs.directions], axis=0)
-    j = int(np.argmax(est <= delta))
-    x = float(fine[j])
-    return x if lo < x < hi else None
-
-
-@dataclass(frozen=True)
-class EpsilonBracket:
-    """Certified bracket on the exact ``eps(delta)`` of a pair: ``lower <= eps* <= upper``.
-
-    ``upper`` satisfies ``delta_upper(upper) <= delta`` (so the pair is (upper, delta)-DP);
-    ``lower`` satisfies ``delta_lower(lower) > delta`` or is 0.
-    """
-
-    delta: float
-    lower: float
-    upper: float
-    evaluations: int
-
-
-def epsilon_bracket(pair: ClonePair, delta: float, rtol: float = 1e-7, extra=None) -> EpsilonBracket:
-    """The smallest ``eps`` with ``delta(eps) <= delta``, certified from above and below.
-
-    ``extra`` (optional) is a non-decreasing function ``eps -> additional delta`` (used for
-    FMT21 Theorem 3.8, approximate-DP local randomizers); the condition becomes
-    ``delta(eps) + extra(eps) <= delta``. ``delta(eps)`` is convex in ``e^eps`` and
-    ``extra`` must be affine in ``e^eps``, so the feasible set is an interval and the search
-    below finds its left end.
-
-    Method: Illinois regula falsi on ``log delta_estimate(eps) - log delta`` inside a
-    bracket that is kept certified (the low end has ``delta_lower > delta``, the high end
-    ``delta_upper <= delta``), with per-evaluation refinement chosen so each evaluation is
-    decisive; stops when ``upper - lower <= rtol * upper``.
-    """
-    if not 0.0 < delta < 1.0:
-        raise InvalidParameter(f"delta must be in (0, 1), got {delta!r}")
-    if not 0.0 < rtol < 1.0:
-        raise InvalidParameter(f"rtol must be in (0, 1), got {rtol!r}")
-    hs = HockeyStick(pair)
-    add = extra if extra is not None else (lambda e: 0.0)
-    evaluations = 0
-
-    def evaluate(eps: float, tol: float) -> tuple[float, float]:
-        nonlocal evaluations
-        evaluations += 1
-        b = hs.bounds(eps, tol)
-        x = add(eps)
-        return b.lower + x, b.upper + x * (1.0 + 1e-15)
-
-    def gap(lb: float, ub: float) -> float:
-        """log(estimate) - log(delta); positive means eps is too small."""
-        return math.log(max(0.5 * (lb + ub), 1e-300)) - math.log(delta)
-
-    lo, hi = 0.0, pair.max_log_ratio
-    if math.isinf(hi):  # supports differ: find a finite feasible point first
-        hi = 1.0
-        while evaluate(hi, 1e-3)[1] > delta:
-            if hi > 745.0:
-                raise CertificationError("no finite eps reaches this delta (the pair has disjoint parts)")
-            hi *= 2.0
-    elif add(hi) > delta:
-        raise CertificationError(
-            f"the added delta term (e.g. FMT21 Theorem 3.8's n*delta0 term) exceeds delta = {delta:.3g} "
-            f"even at eps = {hi:.6g}; no eps is certified"
-        )
-    t0 = 1e-2
-    l0, u0 = evaluate(0.0, t0)
-    while l0 <= delta < u0 and t0 > 1e-9:  # decide whether the total variation is <= delta
-        t0 *= 1e-2
-        l0, u0 = evaluate(0.0, t0)
-    if u0 <= delta:
-        return EpsilonBracket(delta, 0.0, 0.0, evaluations)
-    x0 = _surrogate_root(hs, delta, lo, hi)
-    f_lo, f_hi = gap(l0, u0), -math.inf
-    lo_certified = l0 > delta
-    side, tol = 0, 1e-2
-
-    def needed_tol(x: float) -> float:
-        """Relative delta resolution that resolves eps to ~rtol/3 at x (from the
-        secant slope of log delta), within [1e-12, 1e-2]."""
-        if not math.isfinite(f_hi) or hi <= lo:
-            return 1e-2
-        slope = abs(f_lo - f_hi) / (hi - lo)
-        return min(1e-2, max(1e-12, 0.3 * rtol * x * slope))
-
-    for _ in range(500):
-        if lo_certified and hi - lo <= rtol * hi:
-            return EpsilonBracket(delta, lo, hi, evaluations)
-        width = hi - lo
-        if math.isfinite(f_hi):
-            x = hi - f_hi * width / (f_hi - f_lo)
-        elif x0 is not None and lo < x0 < hi:
-            x = x0  # start at the surrogate's root; step up from it while infeasible
-            x0 = min(2.0 * x0, 0.5 * (x0 + hi))
-        else:
-            x = 0.5 * (lo + hi)
-        x = min(max(x, lo + 1e-4 * width), hi - 1e-4 * width)
-        floor = needed_tol(x)
-        tol = max(min(tol, 1e-2), floor)
-        lb, ub = evaluate(x, tol)
-        # undecided: tighten the blocks, unless the estimate already sits at delta to within
-        # the resolution that matters (then the probes below certify a bracket around x)
-        while lb <= delta < ub and tol > floor and abs(gap(lb, ub)) > 0.25 * floor:
-            tol = max(tol * 0.1, floor)
-            lb, ub = evaluate(x, tol)
-        if ub <= delta:
-            hi, f_hi = x, gap(lb, ub)
-            if side == 1:
-                f_lo *= 0.5  # Illinois step: keep the stale end from stalling the secant
-            side = 1
-        elif lb > delta:
-            lo, f_lo, lo_certified = x, gap(lb, ub), True
-            if side == -1 and math.isfinite(f_hi):
-                f_hi *= 0.5
-            side = -1
-        else:
-            # delta is inside [lb, ub] at the resolution that matters (or at the
-            # floating-point floor): x is the root to about that resolution. Certify the
-            # ends of a bracket around it, widening until both ends are decisive.
-            step = 0.45 * rtol * x
-
-            def decide(candidate: float) -> tuple[float, float]:
-                """Bounds at ``candidate``, tightened until decisive or at the float floor."""
-                t = floor
-                while True:
-                    cl, cu = evaluate(candidate, t)
-                    if cu <= delta or cl > delta or t <= 1e-12:
-                        return cl, cu
-                    t = max(t * 0.1, 1e-12)
-
-            for _widen in range(60):
-                if x + step < hi and decide(x + step)[1] <= delta:
-                    hi = x + step
-                if x - step > lo and decide(x - step)[0] > delta:
-                    lo, lo_certified = x - step, True
-                if hi <= x + step and (lo >= x - step or x - step <= 0.0):
-                    break
-                step *= 1.3
-            else:
-                raise CertificationError(f"could not separate delta = {delta!r} near eps = {x!r}")
-            # eps* >= 0 always, so lo = 0 is a valid lower end when nothing better is known
-            lo = lo if lo_certified else 0.0
-            while hi - lo > rtol * hi:  # close the bracket by decisive bisection
-                mid = 0.5 * (lo + hi)
-                cl, cu = decide(mid)
-                if cu <= delta:
-                    hi = mid
-                elif cl > delta:
-                    lo = mid
-                else:
-                    break  # floating point cannot separate further; the caller warns
-            return EpsilonBracket(delta, lo, hi, evaluations)
-        tol = min(1e-2, max(floor, 0.2 * abs(gap(lb, ub))))
-    raise CertificationError("the epsilon search did not converge")
+def epsilon_bracket(
+    pair: ClonePair, delta: float, rtol: float = 1e-7, extra: Callable[[float], float] | None = None
+) -> EpsilonBracket:
+    """Certified ``eps(delta)`` of a clone pair: :func:`.search.epsilon_for_delta` on its
+    :class:`HockeyStick` profile."""
+    return epsilon_for_delta(HockeyStick(pair), delta, rtol, extra)

@@ -1,0 +1,76 @@
+"""Public seams of the numeric core: certified privacy profiles and their brackets.
+
+A *privacy profile* is ``eps -> delta(eps)`` of a pair of distributions (Balle, Barthe,
+Gaboardi, "Privacy amplification by subsampling", NeurIPS 2018: the hockey-stick divergence
+``D_{e^eps}``). Every analysis in this package exposes it through one small interface,
+:class:`PrivacyProfile`: a certified bracket at one ``eps``, and the ``eps`` beyond which
+``delta`` is exactly 0. The clone pairs (:class:`.clones.HockeyStick`), the privacy-blanket
+bounds and any scaled or shifted profile implement it, and everything above the core (the
+``eps(delta)`` search of :mod:`.search`, the PLD route, the planners) consumes only this
+interface, never the internals of one implementation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ..errors import CertificationError
+
+
+@dataclass(frozen=True)
+class DeltaBounds:
+    """Certified bracket ``lower <= delta(eps) <= upper`` at one ``eps``.
+
+    ``blocks`` counts the pieces the computation used (a work measure) and ``converged``
+    says whether the requested relative width was reached (floating point may prevent it;
+    the bracket is certified either way).
+    """
+
+    eps: float
+    lower: float
+    upper: float
+    blocks: int
+    converged: bool
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.lower <= self.upper:  # also refuses NaN
+            raise CertificationError(
+                f"inconsistent delta bracket [{self.lower!r}, {self.upper!r}] at eps = {self.eps!r}"
+            )
+
+    def scaled(self, factor: float, shift: float = 0.0) -> "DeltaBounds":
+        """``factor * delta + shift`` (``factor >= 0``), the upper end rounded up."""
+        return DeltaBounds(
+            self.eps,
+            factor * self.lower + shift,
+            (factor * self.upper + shift) * (1.0 + 2e-16) if self.upper else shift,
+            self.blocks,
+            self.converged,
+        )
+
+
+@runtime_checkable
+class PrivacyProfile(Protocol):
+    """What the search and the composition routes need from an analysis.
+
+    ``bounds(eps, rtol)`` returns a certified :class:`DeltaBounds` whose relative width is at
+    most ``rtol`` when floating point allows it; ``max_log_ratio`` is an ``eps`` at and beyond
+    which ``delta(eps) = 0`` (``math.inf`` when there is none). Implementations may keep
+    refined state between calls (a search evaluates nearby ``eps`` values).
+    """
+
+    @property
+    def max_log_ratio(self) -> float: ...
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds: ...
+
+
+@runtime_checkable
+class SurrogateProfile(PrivacyProfile, Protocol):
+    """A profile that also offers a cheap *estimate* of ``delta`` on an array of ``eps``
+    (only used to start a search; never reported)."""
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray: ...
