@@ -9,7 +9,7 @@ Take the clone pair ``(P, Q)`` of an upper-bound analysis (:func:`.analyses.pair
 ``d_i >= delta_{P||Q}(eps_i)``:
 
 * ``i >= 0``: the block upper bound of :mod:`.numeric.clones` on one fixed refined
-  partition of totals, evaluated for the whole grid at once (:func:`profile_upper`);
+  partition of totals, evaluated for the whole grid at once (:meth:`.clones.Direction.upper_on_grid`);
 * ``i < 0``: the identity ``H_{e^eps}(P||Q) = 1 - e^eps + e^eps H_{e^-eps}(Q||P)``
   (``H_g(P||Q) = sum (P - g Q)_+``; split ``P = (P - gQ)_+ - (gQ - P)_+ + gQ``), with the
   certified upper bound of the reverse direction.
@@ -64,7 +64,7 @@ import numpy as np
 
 from .analyses import ScaledPair, get_method, pair_for
 from .errors import CertificationError, InvalidParameter, ShuffleAccountantError
-from .numeric.clones import HockeyStick, _Direction
+from .numeric.clones import Direction, HockeyStick
 from .results import Bound
 from .validation import check_int, check_positive
 
@@ -116,33 +116,7 @@ def import_dp_accounting() -> ModuleType:
 # ---------------------------------------------------------------------------------------
 
 
-def profile_upper(direction: _Direction, eps: np.ndarray, chunk: int = 4096) -> np.ndarray:
-    """Certified upper bounds on ``delta(eps)`` of one direction of a clone pair, for a
-    vector of ``eps >= 0``, on the direction's *current* block partition (no refinement).
-
-    Same bound as ``_Direction.bounds`` (FMT21 Lemma F.2 monotonicity, see the
-    :mod:`.numeric.clones` docstring): each block of totals ``lo..hi`` contributes
-    ``(W + err_W) * h(lo - 1, lam(hi)) + W * err_h``, and the sum of ``nb`` non-negative
-    terms is rounded up by ``4e-16 * nb``. Any partition gives a valid upper bound; a
-    partition refined near the grid's values of interest gives a tight one.
-    """
-    eps = np.asarray(eps, dtype=float)
-    lo, hi, mass, mass_err = direction.lo, direction.hi, direction.mass, direction.mass_err
-    t = np.maximum(lo, 1.0)[:, None]
-    lam = direction.lam(hi)[:, None]
-    zero = (hi < 1.0)[:, None]  # block {t = 0}: nothing counted, identical laws
-    w_up = (mass + mass_err)[:, None]
-    out = np.empty(eps.shape)
-    for start in range(0, eps.size, chunk):
-        sl = slice(start, start + chunk)
-        h, herr = direction.h(t, lam, eps[None, sl])
-        h = np.where(zero, 0.0, h)
-        herr = np.where(zero, 0.0, herr)
-        out[sl] = np.sum(w_up * h + mass[:, None] * herr, axis=0)
-    return out * (1.0 + 4e-16 * (lo.size + 2))
-
-
-def _tail_index(direction: _Direction, scale: float, step: float, tail: float, top: int) -> int:
+def _tail_index(direction: Direction, scale: float, step: float, tail: float, top: int) -> int:
     """Smallest grid index ``i <= top`` with certified ``scale * delta(i * step) <= tail``
     (or ``top``, where ``delta = 0``), by doubling then bisection on coarse bounds."""
 
@@ -186,18 +160,18 @@ def direction_profile(
     L = p.max_log_ratio
     top = math.ceil(L / discretization) if math.isfinite(L) else MAX_GRID
     top = min(top, MAX_GRID)
-    finder = HockeyStick(p).directions[0]
+    finder = HockeyStick(p).direction()
     n_pts = _tail_index(finder, pair.scale, discretization, tail, top) + 1
     # Refine one partition at a few points of the grid, where delta is not negligible.
-    d = HockeyStick(p).directions[0]
+    d = HockeyStick(p).direction()
     span = (n_pts - 1) * discretization
     for x in np.linspace(0.0, span, 6)[:-1]:
         if x < L:
             d.bounds(float(x), rtol)
     grid = np.arange(n_pts) * discretization
-    up = profile_upper(d, grid) * pair.scale * (1.0 + 1e-15)
+    up = d.upper_on_grid(grid) * pair.scale * (1.0 + 1e-15)
     up[grid >= L] = 0.0  # every likelihood ratio is within e^{+-L}
-    return DirectionProfile(discretization, np.minimum(up, 1.0), int(d.lo.size))
+    return DirectionProfile(discretization, np.minimum(up, 1.0), d.partition.size)
 
 
 def pessimistic_deltas(forward: DirectionProfile, reverse: DirectionProfile) -> tuple[int, np.ndarray]:

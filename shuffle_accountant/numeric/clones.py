@@ -223,12 +223,11 @@ def _kernel_upper_tail(
 # ---------------------------------------------------------------------------------------
 
 
-class _Direction:
-    """Certified block sums for one direction of one pair.
-
-    Blocks of totals ``t`` are kept between calls: their masses do not depend on
-    ``eps`` and are computed once; the kernels are recomputed when ``eps`` changes, and
-    within one ``eps`` only for blocks created by refinement.
+class TotalsGeometry:
+    """The decomposition of a clone pair over totals ``t = a + b`` (module docstring):
+    block masses ``Pr[lo <= T <= hi]``, mixing weights ``lam_t`` and the kernel at
+    ``(t, lam)``, as pure functions of the pair (no state). Shared by the hockey-stick
+    (:class:`Direction`), the Renyi divergences (:mod:`.renyi`) and the PLD route.
     """
 
     def __init__(self, pair: ClonePair) -> None:
@@ -239,14 +238,8 @@ class _Direction:
         self.rel = bn.relative_error_budget(max(self.N, 1))
         total = pair.pa + pair.pb
         self.pa1, self.pb1 = pair.pa / total, pair.pb / total
-        edges = self._initial_edges()
-        self.lo, self.hi = edges[:-1], edges[1:] - 1.0
-        self.mass, self.mass_err = self.block_mass(self.lo, self.hi)
-        self._eps: float | None = None
-        self._h_up = self._h_up_err = self._h_lo = np.zeros(0)
 
-    # -- geometry -------------------------------------------------------------------
-    def _initial_edges(self) -> np.ndarray:
+    def initial_edges(self) -> np.ndarray:
         """Block edges over totals t in [0, n]: block i is ``edges[i] .. edges[i+1]-1``."""
         n = self.pair.n
         if not self.pair.block_monotone:
@@ -318,6 +311,72 @@ class _Direction:
         zero = hi < 1.0  # block {t = 0}: nothing counted, identical laws
         return (np.where(zero, 0.0, up), np.where(zero, 0.0, up_err),
                 np.where(zero, 0.0, np.maximum(low - low_err, 0.0)))
+
+
+
+@dataclass(frozen=True)
+class BlockPartition:
+    """A snapshot of a certified partition of the totals ``0..n`` into blocks
+    ``lo[i]..hi[i]`` with masses ``mass[i]`` (error bound ``mass_err[i]``). Any partition
+    gives valid bounds; one refined near the ``eps`` of interest gives tight ones."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    mass: np.ndarray
+    mass_err: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name in ("lo", "hi", "mass", "mass_err"):
+            a = np.array(getattr(self, name), dtype=float)
+            a.setflags(write=False)
+            object.__setattr__(self, name, a)
+
+    @property
+    def size(self) -> int:
+        return int(self.lo.size)
+
+
+class Direction(TotalsGeometry):
+    """Certified block sums for one direction (``P || Q``) of one pair.
+
+    Blocks of totals ``t`` are kept between calls: their masses do not depend on
+    ``eps`` and are computed once; the kernels are recomputed when ``eps`` changes, and
+    within one ``eps`` only for blocks created by refinement.
+    """
+
+    def __init__(self, pair: ClonePair) -> None:
+        super().__init__(pair)
+        edges = self.initial_edges()
+        self.lo, self.hi = edges[:-1], edges[1:] - 1.0
+        self.mass, self.mass_err = self.block_mass(self.lo, self.hi)
+        self._eps: float | None = None
+        self._h_up = self._h_up_err = self._h_lo = np.zeros(0)
+
+    @property
+    def partition(self) -> BlockPartition:
+        """The current (refined) partition, as a frozen snapshot."""
+        return BlockPartition(self.lo, self.hi, self.mass, self.mass_err)
+
+    def upper_on_grid(self, eps: np.ndarray, chunk: int = 4096) -> np.ndarray:
+        """Certified upper bounds on ``delta(eps)`` for a vector of ``eps >= 0``, on the
+        *current* partition (no refinement): each block ``lo..hi`` contributes
+        ``(W + err_W) * h(lo - 1, lam(hi)) + W * err_h`` (monotonicity 1 and 2 of the module
+        docstring; FMT21 Lemma F.2), and the sum of ``nb`` non-negative terms is rounded up
+        by ``4e-16 * nb``."""
+        eps = np.asarray(eps, dtype=float)
+        part = self.partition
+        t = np.maximum(part.lo, 1.0)[:, None]
+        lam = self.lam(part.hi)[:, None]
+        zero = (part.hi < 1.0)[:, None]  # block {t = 0}: nothing counted, identical laws
+        w_up = (part.mass + part.mass_err)[:, None]
+        out = np.empty(eps.shape)
+        for start in range(0, eps.size, chunk):
+            sl = slice(start, start + chunk)
+            h, herr = self.h(t, lam, eps[None, sl])
+            h = np.where(zero, 0.0, h)
+            herr = np.where(zero, 0.0, herr)
+            out[sl] = np.sum(w_up * h + part.mass[:, None] * herr, axis=0)
+        return out * (1.0 + 4e-16 * (part.size + 2))
 
     # -- evaluation -----------------------------------------------------------------
     def bounds(self, eps: float, rtol: float, max_rounds: int = 200) -> DeltaBounds:
@@ -392,7 +451,12 @@ class HockeyStick:
 
     def __init__(self, pair: ClonePair) -> None:
         self.pair = pair
-        self.directions = [_Direction(pair)] if pair.symmetric else [_Direction(pair), _Direction(pair.mirrored())]
+        self.directions = [Direction(pair)] if pair.symmetric else [Direction(pair), Direction(pair.mirrored())]
+
+    def direction(self, reverse: bool = False) -> Direction:
+        """The :class:`Direction` ``P || Q`` (or ``Q || P`` when ``reverse``; the same object
+        for symmetric pairs, whose directions are equal)."""
+        return self.directions[1 if reverse and len(self.directions) > 1 else 0]
 
     @property
     def max_log_ratio(self) -> float:

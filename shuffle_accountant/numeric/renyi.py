@@ -61,7 +61,7 @@ from scipy.special import gammaln, xlog1py, xlogy
 
 from ..errors import InvalidParameter
 from . import binomial as bn
-from .clones import ClonePair, _Direction
+from .clones import ClonePair, TotalsGeometry
 
 #: Default order grid: dense enough for RDP -> (eps, delta) conversion (40 orders).
 DEFAULT_ORDERS: tuple[float, ...] = (
@@ -395,7 +395,7 @@ class RenyiDirection:
 
     def __init__(self, pair: ClonePair) -> None:
         self.pair = pair
-        self.dir = _Direction(pair)  # lam, block_mass, initial block edges
+        self.dir = TotalsGeometry(pair)  # lam, block_mass, initial block edges
         self.pa1, self.pb1 = pair.pa / (pair.pa + pair.pb), pair.pb / (pair.pa + pair.pb)
         self.s = pair.split
         self.p = pair.clone_probability
@@ -603,7 +603,7 @@ class RenyiDirection:
         self._sorted = True
         self.lo = self.hi = self.lw_up = self.lw_lo = np.zeros(0)
         self.iu = self.il = np.zeros(0, dtype=np.int64)
-        edges = self.dir._initial_edges()
+        edges = self.dir.initial_edges()
         self._add_blocks(edges[:-1], edges[1:] - 1.0)
         tot_up = tot_lo = np.zeros(na)
         for _ in range(max_rounds):
