@@ -22,13 +22,14 @@ from . import comparators as _comparators
 from .analyses import DEFAULT_METHODS, METHODS, Method, ScaledPair, get_method, pair_for
 from .errors import InvalidParameter
 from .numeric.clones import HockeyStick, epsilon_bracket
+from .numeric.profile import UNDERFLOW_FLOOR
 from .results import Bound
 from .validation import check_int, check_positive, check_probability_open, check_real
 
 #: Largest eps0 accepted from users (e^eps0 stays finite in double precision).
 MAX_EPS0 = 700.0
 #: Smallest delta reported; a certified upper bound below it is reported as this value.
-TINY_DELTA = 1e-300
+TINY_DELTA = UNDERFLOW_FLOOR
 
 
 # ---------------------------------------------------------------------------------------
@@ -261,13 +262,16 @@ def delta(
     if not b.converged:
         warnings.append(f"floating point limits the bracket to relative width {(b.upper - b.lower) / max(b.lower, 1e-300):.2g}")
     value = min(upper + extra, 1.0) if m.kind == "upper" else lower
-    if m.kind == "upper" and 0.0 < value < TINY_DELTA:
+    if m.kind == "upper" and 0.0 < value <= TINY_DELTA * (1.0 + 1e-12):
         value = TINY_DELTA
-        warnings.append("delta is below 1e-300; reported as the upper bound 1e-300")
+        warnings.append(f"{m.name}: delta is below 1e-300; reported as the upper bound 1e-300")
+    if m.kind == "upper" and value >= 1.0:
+        warnings.append(f"{m.name}: delta >= 1 at this eps: the analysis gives no guarantee")
     warnings += _delta_warnings(n, value) if m.kind == "upper" and value > 0 else []
     return Bound(
         "delta", value, m.kind, m.name, m.citation, inputs, m.assumes, tuple(warnings),  # type: ignore[arg-type]
-        {"bracket": [lower + extra if m.kind == "upper" else lower, upper + extra], "blocks": b.blocks},
+        {"bracket": [min(lower + extra, 1.0) if m.kind == "upper" else lower, min(upper + extra, 1.0)],
+         "blocks": b.blocks},
     )
 
 

@@ -23,6 +23,7 @@ import math
 from . import api
 from .analyses import get_method
 from .errors import CertificationError, InvalidParameter
+from .numeric.search import NoBracket, monotone_boundary
 from .results import Bound
 from .validation import MAX_N, check_int, check_positive, check_probability_open, check_real
 
@@ -93,36 +94,25 @@ def solve_eps0(
     def ok(e0: float) -> bool:
         return _feasible(e0, n, eps, delta, method, k, delta0, rounds)[0]
 
-    # A bracket [lo feasible, hi infeasible] on a log scale.
-    lo = min(eps, api.MAX_EPS0)
-    while not ok(lo):
-        lo *= 0.5
-        if lo < 1e-12:
-            raise CertificationError(
-                f"{method} certifies (eps={eps:g}, delta={delta:g}) at n={n} for no eps0 >= 1e-12"
-            )
-    hi = min(max(2.0 * lo, 1e-12), api.MAX_EPS0)
-    while ok(hi):
-        lo = hi
-        if hi >= api.MAX_EPS0:
-            break
-        hi = min(2.0 * hi, api.MAX_EPS0)
+    try:
+        found = monotone_boundary(ok, min(eps, api.MAX_EPS0), feasible_side="low", low=1e-12,
+                                  high=api.MAX_EPS0, rtol=rtol)
+    except NoBracket:
+        raise NoBracket(
+            f"{method} certifies (eps={eps:g}, delta={delta:g}) at n={n} for no eps0 >= 1e-12"
+        ) from None
+    lo = found.feasible
     warnings: list[str] = []
-    if lo >= api.MAX_EPS0:
+    if found.infeasible is None:
         warnings.append(f"every eps0 up to the supported maximum {api.MAX_EPS0:g} meets the target")
-        hi = math.inf
-    else:
-        while hi - lo > rtol * lo:
-            mid = math.sqrt(lo * hi) if hi / lo > 2.0 else 0.5 * (lo + hi)
-            if ok(mid):
-                lo = mid
-            else:
-                hi = mid
     feasible, certified = _feasible(lo, n, eps, delta, method, k, delta0, rounds)
-    if not feasible:  # pragma: no cover - the loop keeps lo feasible
+    if not feasible:  # pragma: no cover - monotone_boundary only returns evaluated feasible points
         raise CertificationError("solver output failed its re-check")
-    beyond = lo * (1.0 + rtol)
-    _, beyond_value = _feasible(min(beyond, api.MAX_EPS0), n, eps, delta, method, k, delta0, rounds) if math.isfinite(hi) else (True, certified)
+    if found.infeasible is None:
+        beyond, beyond_value = math.inf, certified
+    else:
+        beyond = found.infeasible
+        beyond_value = _feasible(beyond, n, eps, delta, method, k, delta0, rounds)[1]
     m = get_method(method)
     return Bound(
         "eps0",
@@ -153,25 +143,20 @@ def solve_n(
     inputs = _target(eps, delta, method, k, delta0, rounds, eps0=eps0)
     eps, delta = inputs["eps"], inputs["delta"]
 
-    def ok(n: int) -> bool:
-        return _feasible(eps0, n, eps, delta, method, k, delta0, rounds)[0]
+    def ok(n: float) -> bool:
+        return _feasible(eps0, int(n), eps, delta, method, k, delta0, rounds)[0]
 
-    hi = 1
-    while not ok(hi):
-        if hi >= MAX_N:
-            raise CertificationError(
-                f"{method} does not certify (eps={eps:g}, delta={delta:g}) with eps0={eps0:g} for any n <= {MAX_N:g}"
-            )
-        hi = min(hi * 2, MAX_N)
-    lo = hi // 2  # infeasible (or 0)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
+    try:
+        found = monotone_boundary(ok, 1, feasible_side="high", low=1, high=MAX_N, integer=True)
+    except NoBracket:
+        raise NoBracket(
+            f"{method} does not certify (eps={eps:g}, delta={delta:g}) with eps0={eps0:g} for any n <= {MAX_N:g}"
+        ) from None
+    hi = int(found.feasible)
     _, certified = _feasible(eps0, hi, eps, delta, method, k, delta0, rounds)
-    prev_value = _feasible(eps0, hi - 1, eps, delta, method, k, delta0, rounds)[1] if hi > 1 else math.nan
+    details: dict = {_CERTIFIED[rounds > 1]: certified}
+    if hi > 1:  # the neighbour one user fewer, which the forward computation does not certify
+        details.update(previous_n=hi - 1, previous_value=_feasible(eps0, hi - 1, eps, delta, method, k, delta0, rounds)[1])
     m = get_method(method)
     return Bound(
         "n",
@@ -182,5 +167,5 @@ def solve_n(
         inputs,
         "smallest n certified by the forward computation (the true optimum of this analysis is <= this)",
         (),
-        {_CERTIFIED[rounds > 1]: certified, "previous_n": hi - 1, "previous_value": prev_value},
+        details,
     )

@@ -12,6 +12,7 @@ for ``k >= n``; ``cdf(k)`` is 0 for ``k < 0`` and 1 for ``k >= n``.
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 
 try:  # the ufuncs scipy.stats.binom itself calls (Boost.Math)
@@ -47,8 +48,27 @@ def _masked(fn, k, n, p: float, *, below: float, above: float, n_inclusive: bool
     out = np.where(k < 0, below, above)
     inside = (k >= 0) & ((k <= n) if n_inclusive else (k < n))
     if np.any(inside):
-        out[inside] = fn(k[inside], n[inside], p)
+        try:
+            out[inside] = fn(k[inside], n[inside], p)
+        except OverflowError:  # Boost overflows internally at extreme p (e.g. p ~ 1e-304)
+            out[inside] = [_mp_value(fn, kk, nn, p) for kk, nn in zip(k[inside], n[inside])]
     return out
+
+
+def _mp_value(fn, k: float, n: float, p: float) -> float:
+    """One binomial pmf / sf / cdf value in 40-digit mpmath, for the rare arguments where
+    Boost overflows. Accurate to far better than :func:`relative_error_budget`."""
+    with mpmath.workdps(40):
+        k_, n_, p_ = mpmath.mpf(k), mpmath.mpf(n), mpmath.mpf(p)
+        if fn is _binom_pmf:
+            v = mpmath.binomial(n_, k_) * p_**k_ * (1 - p_) ** (n_ - k_)
+        else:
+            # P[Bin(n, p) <= k] = I_{1-p}(n - k, k + 1), P[Bin(n, p) > k] = I_p(k + 1, n - k)
+            if fn is _binom_cdf:
+                v = mpmath.betainc(n_ - k_, k_ + 1, 0, 1 - p_, regularized=True)
+            else:
+                v = mpmath.betainc(k_ + 1, n_ - k_, 0, p_, regularized=True)
+        return float(v)
 
 
 def pmf(k: np.ndarray, n: np.ndarray | float, p: float) -> np.ndarray:

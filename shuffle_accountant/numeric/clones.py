@@ -55,7 +55,7 @@ import numpy as np
 from ..errors import CertificationError, InvalidParameter
 from ..validation import MAX_N
 from . import binomial as bn
-from .profile import DeltaBounds
+from .profile import UNDERFLOW_FLOOR, DeltaBounds
 from .search import EpsilonBracket, epsilon_for_delta
 
 #: Largest number of width-one blocks evaluated for a pair without block monotonicity.
@@ -479,7 +479,7 @@ class HockeyStick:
         return DeltaBounds(
             eps,
             max(r.lower for r in results),
-            max(r.upper for r in results),
+            max(max(r.upper for r in results), UNDERFLOW_FLOOR),  # eps < max_log_ratio: delta > 0
             sum(r.blocks for r in results),
             all(r.converged for r in results),
         )

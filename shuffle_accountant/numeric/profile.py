@@ -12,12 +12,20 @@ interface, never the internals of one implementation.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ..errors import CertificationError
+
+
+#: Smallest positive delta the package reports. A computed upper bound below it (possibly 0
+#: after floating-point underflow of every term, although the exact value is positive) is
+#: reported as this value: every term that underflows is below ~2.3e-308 and there are at
+#: most a few million terms, so the exact value is below 1e-301.
+UNDERFLOW_FLOOR = math.nextafter(1e-300, 0.0)  # prints as 1e-300 when rounded up
 
 
 @dataclass(frozen=True)

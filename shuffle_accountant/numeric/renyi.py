@@ -611,10 +611,15 @@ class RenyiDirection:
             lo, hi, lw_up, lw_lo, iu, il = self.lo, self.hi, self.lw_up, self.lw_lo, self.iu, self.il
             counted = (hi >= 1.0)[:, None]  # block {t = 0}: nothing counted, identical laws
             nb = lo.size
-            t_up = np.where(counted, lw_up[:, None] + e_up[iu], -np.inf)
-            t_lo = np.where(counted, lw_lo[:, None] + e_lo[il], -np.inf)
-            tot_up = _logsumexp(t_up, axis=0) + math.log1p(4 * nb * _U)
-            tot_lo = _logsumexp(t_lo, axis=0) + math.log1p(-4 * nb * _U)
+            with np.errstate(invalid="ignore"):  # -inf + inf where log S overflowed: caught below
+                t_up = np.where(counted, lw_up[:, None] + e_up[iu], -np.inf)
+                t_lo = np.where(counted, lw_lo[:, None] + e_lo[il], -np.inf)
+                tot_up = _logsumexp(t_up, axis=0) + math.log1p(4 * nb * _U)
+                tot_lo = _logsumexp(t_lo, axis=0) + math.log1p(-4 * nb * _U)
+            if np.any(np.isposinf(tot_up) | np.isnan(tot_up)):
+                # log S overflowed (astronomical likelihood ratios, e.g. eps0 ~ 700 at large
+                # orders): no certified finite value; the caller caps at eps0, lower end 0
+                return np.full(na, np.inf), np.full(na, -np.inf), False, nb, self._max_cells()
             with np.errstate(invalid="ignore", over="ignore"):
                 rel_gap = np.where(np.isneginf(tot_up), 0.0, -np.expm1(tot_lo - tot_up))
             if np.all(rel_gap <= rtol):
@@ -732,7 +737,7 @@ class RenyiDirection:
 
 def _to_divergence(log_excess: np.ndarray, alpha: np.ndarray, up: bool) -> np.ndarray:
     """``log(1 + exp(log_excess)) / (alpha - 1)``, rounded outwards."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # the unselected branch may be nan
         ls = np.where(log_excess > 30.0, log_excess + np.log1p(np.exp(-np.minimum(log_excess, 700.0))),
                       np.log1p(np.exp(np.minimum(log_excess, 30.0))))
     d = ls / (alpha - 1.0)

@@ -1,0 +1,124 @@
+"""The certified search helpers (numeric/search.py) and the core's public seams.
+
+The searches are checked against problems with closed-form answers that share no code with
+the package: a monotone predicate with a known threshold, and the privacy profile of one
+randomized-response report, ``delta(eps) = (p - e^eps q)_+``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shuffle_accountant import api, planning
+from shuffle_accountant.numeric import binomial as bn
+from shuffle_accountant.numeric.clones import ClonePair, HockeyStick
+from shuffle_accountant.numeric.profile import UNDERFLOW_FLOOR, DeltaBounds, PrivacyProfile
+from shuffle_accountant.numeric.renyi import renyi_bounds
+from shuffle_accountant.numeric.search import NoBracket, epsilon_for_delta, monotone_boundary
+
+
+class RandomizedResponse:
+    """One binary randomized-response report: ``delta(eps) = (p - e^eps q)_+`` exactly."""
+
+    def __init__(self, eps0: float) -> None:
+        self.p = 1.0 / (1.0 + math.exp(-eps0))
+        self.q = 1.0 - self.p
+        self.max_log_ratio = eps0
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds:
+        v = max(self.p - math.exp(eps) * self.q, 0.0)
+        return DeltaBounds(eps, max(v * (1 - 1e-14) - 1e-17, 0.0), v * (1 + 1e-14) + 1e-17, 1, True)
+
+
+@given(st.floats(0.05, 8.0), st.floats(1e-9, 0.3), st.sampled_from([1e-3, 1e-6, 1e-9]))
+@settings(max_examples=60, deadline=None)
+def test_epsilon_for_delta_brackets_the_closed_form(eps0: float, frac: float, rtol: float) -> None:
+    rr = RandomizedResponse(eps0)
+    assert isinstance(rr, PrivacyProfile)
+    delta = frac * (rr.p - rr.q)  # 0 < delta < TV distance, so eps* > 0
+    exact = math.log((rr.p - delta) / rr.q)
+    br = epsilon_for_delta(rr, delta, rtol)
+    assert br.lower <= exact * (1 + 1e-12) + 1e-15
+    assert br.upper >= exact * (1 - 1e-12)
+    assert br.upper - br.lower <= rtol * br.upper * 1.0001 + 1e-15
+    assert rr.bounds(br.upper, rtol).upper <= delta * (1 + 1e-12)
+
+
+@given(st.floats(1e-6, 1e6), st.floats(1e-3, 1e3), st.sampled_from(["low", "high"]))
+@settings(max_examples=80, deadline=None)
+def test_monotone_boundary_real(threshold: float, start_factor: float, side: str) -> None:
+    def ok(x: float) -> bool:
+        return x <= threshold if side == "low" else x >= threshold
+
+    start = min(max(threshold * start_factor, 1e-9), 1e9)
+    b = monotone_boundary(ok, start, feasible_side=side, low=1e-9, high=1e9, rtol=1e-8)  # type: ignore[arg-type]
+    assert ok(b.feasible) and b.infeasible is not None and not ok(b.infeasible)
+    assert abs(b.feasible - b.infeasible) <= 1e-8 * b.feasible * 1.0001
+
+
+@given(st.integers(1, 10**12), st.integers(1, 10**6))
+@settings(max_examples=80, deadline=None)
+def test_monotone_boundary_integer(threshold: int, start: int) -> None:
+    b = monotone_boundary(lambda n: n >= threshold, start, feasible_side="high", low=1, high=10**12, integer=True)
+    assert b.feasible == threshold
+    assert (b.infeasible == threshold - 1) if threshold > 1 else (b.infeasible is None)
+
+
+def test_monotone_boundary_no_bracket_and_open_end() -> None:
+    with pytest.raises(NoBracket):
+        monotone_boundary(lambda n: False, 5, feasible_side="high", low=1, high=1000, integer=True)
+    with pytest.raises(NoBracket):
+        monotone_boundary(lambda x: False, 1.0, feasible_side="low", low=1e-6, high=10.0)
+    b = monotone_boundary(lambda x: True, 1.0, feasible_side="low", low=1e-6, high=10.0)
+    assert b.feasible == 10.0 and b.infeasible is None
+
+
+# --- regressions found by hostile inputs (issue 11) -----------------------------------
+
+
+def test_binomial_values_where_boost_overflows_match_mpmath() -> None:
+    """Boost's ibeta_derivative overflows at p ~ 1e-304 (solve n --eps0 700 crashed)."""
+    p = 9.85967654375977e-305
+    got = bn.pmf(np.array([0.0, 1.0, 9.0]), 524287.0, p)
+    with mpmath.workdps(50):
+        for k, g in zip((0, 1, 9), got):
+            exact = mpmath.binomial(524287, k) * mpmath.mpf(p) ** k * (1 - mpmath.mpf(p)) ** (524287 - k)
+            assert abs(g - float(exact)) <= 1e-13 * float(exact) + 1e-320
+
+
+def test_solve_n_with_eps0_700_is_a_clear_refusal() -> None:
+    with pytest.raises(NoBracket, match="for any n"):
+        planning.solve_n(0.1, 1e-6, 700.0)
+
+
+def test_solve_n_when_one_user_suffices_has_no_previous_value() -> None:
+    b = planning.solve_n(700.0, 1e-6, 1.0)
+    assert b.value == 1 and "previous_n" not in b.details
+
+
+def test_delta_upper_bound_is_never_zero_below_eps0() -> None:
+    """At n = 1e12 every term underflows; an upper bound of 0 would claim perfect privacy."""
+    b = api.delta(3.0, 10**12, 0.5, "clones")
+    assert b.value is not None and b.value >= UNDERFLOW_FLOOR
+    assert HockeyStick(ClonePair(10**12, 0.5 * math.exp(-3), 0.5 * math.exp(-3), 0.9, 0.1)).bounds(0.5).upper > 0
+
+
+def test_delta_above_one_is_capped_and_flagged() -> None:
+    b = api.delta(3.0, 10_000, 0.5, "clones", delta0=0.5)
+    assert b.value == 1.0 and b.details["bracket"][1] <= 1.0
+    assert any("no guarantee" in w for w in b.warnings)
+
+
+def test_renyi_at_eps0_700_is_capped_not_nan() -> None:
+    eps0 = 700.0
+    r = 0.5 * math.exp(-eps0)
+    pair = ClonePair(100_000, r, r, 1.0 / (1.0 + math.exp(-eps0)), 1.0 / (math.exp(eps0) + 1.0))
+    rb = renyi_bounds(pair, [2.0, 8.0])
+    assert all(math.isfinite(u) and u <= eps0 * (1 + 1e-12) for u in rb.upper)
+    assert all(0.0 <= lo <= u for lo, u in zip(rb.lower, rb.upper))
