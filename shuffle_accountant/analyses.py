@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from .comparators import BLANKET19, ERLINGSSON19
 from .errors import InvalidParameter
-from .numeric.clones import ClonePair
+from .numeric.clones import ClonePair, HockeyStick
+from .numeric.profile import PrivacyProfile, ScaledProfile
 
 FMT21 = "Feldman, McMillan, Talwar, FOCS 2021 (arXiv 2012.12803)"
 FMT23 = "Feldman, McMillan, Talwar, SODA 2023 (arXiv 2208.04591)"
@@ -188,3 +189,11 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
     # third value; tests/oracle.py shows it is exceeded by other datasets.)
     p0 = (k - 2.0) / denom if math.isfinite(denom) else 0.0
     return ScaledPair(ClonePair(n, r, r, pa, pb, 0.0), scale=1.0 - p0)
+
+
+def profile_for(method: str, eps0: float, n: int, k: int | None = None) -> PrivacyProfile:
+    """The certified privacy profile ``eps -> delta(eps)`` of a numerical analysis: what
+    the ``eps(delta)`` search, ``delta`` and the planners evaluate."""
+    sp = pair_for(method, eps0, n, k)
+    hs = HockeyStick(sp.pair)
+    return hs if sp.scale == 1.0 else ScaledProfile(hs, sp.scale)

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from . import comparators as _comparators
-from .analyses import DEFAULT_METHODS, METHODS, Method, ScaledPair, get_method, pair_for
+from .analyses import DEFAULT_METHODS, METHODS, Method, get_method, profile_for
 from .errors import InvalidParameter
-from .numeric.clones import HockeyStick, epsilon_bracket
+from .numeric.search import epsilon_for_delta
 from .numeric.profile import UNDERFLOW_FLOOR
 from .results import Bound
 from .validation import check_int, check_positive, check_probability_open, check_real
@@ -151,16 +151,10 @@ def epsilon(
         return _comparator_bound(m, "epsilon", out, inputs, warnings)
     if not m.numerical:
         return _closed_form_epsilon_bound(m, eps0, n, delta, delta0, inputs, warnings)
-    sp = pair_for(m.name, eps0, n, k)
+    profile = profile_for(m.name, eps0, n, k)
     extra = delta0_penalty(eps0, n, delta0) if (delta0 and m.kind == "upper") else None
-    target = delta / sp.scale
-    if target >= 1.0:
-        value_lo = value_hi = 0.0
-        evaluations = 0
-    else:
-        scaled_extra = (lambda e: extra(e) / sp.scale) if extra else None
-        br = epsilon_bracket(sp.pair, target, rtol, scaled_extra)
-        value_lo, value_hi, evaluations = br.lower, br.upper, br.evaluations
+    br = epsilon_for_delta(profile, delta, rtol, extra)
+    value_lo, value_hi, evaluations = br.lower, br.upper, br.evaluations
     width = (value_hi - value_lo) / value_hi if value_hi > 0 else 0.0
     if width > rtol:
         warnings.append(
@@ -256,9 +250,8 @@ def delta(
             return _not_applicable(m, "delta", inputs, "Theorem 3.1 reaches this eps with no delta < 1 inside its regime")
         value = min(d + extra, 1.0)
         return Bound("delta", value, "upper", m.name, m.citation, inputs, m.assumes, tuple(warnings))
-    sp = pair_for(m.name, eps0, n, k)
-    b = HockeyStick(sp.pair).bounds(eps, rtol)
-    lower, upper = sp.scale * b.lower, sp.scale * b.upper * (1.0 + 1e-15)
+    b = profile_for(m.name, eps0, n, k).bounds(eps, rtol)
+    lower, upper = b.lower, b.upper
     if not b.converged:
         warnings.append(f"floating point limits the bracket to relative width {(b.upper - b.lower) / max(b.lower, 1e-300):.2g}")
     value = min(upper + extra, 1.0) if m.kind == "upper" else lower

@@ -82,3 +82,29 @@ class SurrogateProfile(PrivacyProfile, Protocol):
     (only used to start a search; never reported)."""
 
     def surrogate(self, eps: np.ndarray) -> np.ndarray: ...
+
+
+class ScaledProfile:
+    """``scale * delta(eps)`` of another profile (``0 < scale <= 1``): the profile of a pair
+    mixed with an identical branch of weight ``1 - scale`` (the hockey-stick divergence of
+    such a mixture is exactly ``scale`` times that of the pair, for ``eps >= 0``)."""
+
+    def __init__(self, inner: PrivacyProfile, scale: float) -> None:
+        if not 0.0 < scale <= 1.0:
+            raise ValueError(f"scale must be in (0, 1], got {scale!r}")
+        self.inner = inner
+        self.scale = scale
+
+    @property
+    def max_log_ratio(self) -> float:
+        return self.inner.max_log_ratio
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds:
+        b = self.inner.bounds(eps, rtol)
+        return b if self.scale == 1.0 else b.scaled(self.scale)
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray:
+        inner = getattr(self.inner, "surrogate", None)
+        if inner is None:  # no estimate: NaN never crosses delta, the search starts plainly
+            return np.full(np.shape(eps), np.nan)
+        return self.scale * inner(eps)
