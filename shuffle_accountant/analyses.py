@@ -1,16 +1,32 @@
-"""The analyses the accountant offers, each mapped onto the clone pair family.
+"""The analyses the accountant offers, as small objects that carry their own computation.
 
-Spec: ``shared/spec/amplification.md`` §1 (table) and §3. Every numerical analysis is
-a :class:`~shuffle_accountant.numeric.clones.ClonePair` plus a multiplier on its
-divergence (``scale``, for the k-RR bound that reveals the clone count).
+A :class:`Method` declares what it produces (an ``upper`` or ``lower`` bound), what it
+assumes and what it needs (``k``, a randomizer, support for (eps0, delta0)-DP local
+randomizers), and *how* it computes: either a certified privacy profile
+(:attr:`Method.profile`, a :class:`~.numeric.profile.PrivacyProfile` that the certified
+``eps(delta)`` search, ``delta``, the planners and the tables evaluate) or a closed form
+(:attr:`Method.closed_epsilon` / :attr:`Method.closed_delta`). The API dispatches on these
+capabilities only, never on method names.
+
+Clone-pair analyses map onto the family of Feldman, McMillan, Talwar (FOCS 2021, arXiv
+2012.12803) with a multiplier on the divergence (``scale``, for the k-RR bound that
+reveals the clone count); see ``docs/math/amplification.md`` §1.
+
+Plug-ins add methods through the entry-point group ``shuffle_accountant.methods`` (each
+entry point a :class:`Method`, or a callable returning one or several) or by calling
+:func:`register_method`; registered methods appear in ``methods``, ``epsilon``, ``delta``,
+``table`` and ``check``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, Callable
 
-from .comparators import BLANKET19, ERLINGSSON19
+from . import closed_forms
+from .comparators import BLANKET19, COMPARATOR_METHODS, ERLINGSSON19, Outcome, comparator_delta, comparator_epsilon
 from .errors import InvalidParameter
 from .numeric.clones import ClonePair, HockeyStick
 from .numeric.profile import PrivacyProfile, ScaledProfile
@@ -28,8 +44,24 @@ RANDOMIZER_SHORT = {"generic": "any randomizers", "krr": "k-RR only", "laplace":
 
 
 @dataclass(frozen=True)
+class Query:
+    """The validated inputs a method computes from."""
+
+    eps0: float
+    n: int
+    k: int | None = None
+    delta0: float = 0.0
+    randomizer: Any = None  # a shuffle_accountant.randomizers object, for mechanism-aware methods
+
+
+ProfileFactory = Callable[[Query], PrivacyProfile]
+ClosedEpsilon = Callable[[Query, float, float], Outcome]  # (query, delta, rtol)
+ClosedDelta = Callable[[Query, float], Outcome]  # (query, eps)
+
+
+@dataclass(frozen=True)
 class Method:
-    """An analysis: what it computes, what it assumes, where it comes from."""
+    """An analysis: what it computes, what it assumes, where it comes from, and how."""
 
     name: str
     kind: str  # kind of the eps it produces: "upper" or "lower"
@@ -38,8 +70,42 @@ class Method:
     assumes: str
     short: str = ""  # a few words for the text table
     needs_k: bool = False
+    needs_randomizer: bool = False
     supports_delta0: bool = False
-    numerical: bool = True
+    profile: ProfileFactory | None = field(default=None, repr=False, compare=False)
+    closed_epsilon: ClosedEpsilon | None = field(default=None, repr=False, compare=False)
+    closed_delta: ClosedDelta | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("upper", "lower"):
+            raise ValueError(f"method kind must be 'upper' or 'lower', got {self.kind!r}")
+        if (self.profile is None) == (self.closed_epsilon is None or self.closed_delta is None):
+            raise ValueError(f"method {self.name!r} needs either a profile or both closed forms")
+
+    @property
+    def numerical(self) -> bool:
+        """Computed from a certified privacy profile (so usable by RDP/PLD composition and
+        the planners), as opposed to a closed form."""
+        return self.profile is not None
+
+
+def _clone_profile(name: str) -> ProfileFactory:
+    return lambda q: profile_for(name, q.eps0, q.n, q.k)
+
+
+def _fmt21_epsilon(q: Query, delta: float, rtol: float) -> Outcome:
+    return closed_forms.theorem_epsilon(q.eps0, q.n, delta, q.delta0)
+
+
+def _fmt21_delta(q: Query, eps: float) -> Outcome:
+    return closed_forms.theorem_delta(q.eps0, q.n, eps, q.delta0)
+
+
+def _comparator(name: str) -> dict[str, Any]:
+    return {
+        "closed_epsilon": lambda q, delta, rtol: comparator_epsilon(name, q.eps0, q.n, delta, q.k, rtol),
+        "closed_delta": lambda q, eps: comparator_delta(name, q.eps0, q.n, eps, q.k),
+    }
 
 
 METHODS: dict[str, Method] = {
@@ -53,6 +119,7 @@ METHODS: dict[str, Method] = {
             "any eps0-DP local randomizers, also chosen adaptively; the default",
             short="any randomizers, adaptive ok",
             supports_delta0=True,
+            profile=_clone_profile("clones"),
         ),
         Method(
             "stronger-clones",
@@ -61,6 +128,7 @@ METHODS: dict[str, Method] = {
             f"{FMT23}; proved for non-adaptive randomizers in {WANG24}, Lemma 4.4",
             "non-adaptive eps0-DP local randomizers only (the FMT23 errata restricts the general claim)",
             short="non-adaptive randomizers only",
+            profile=_clone_profile("stronger-clones"),
         ),
         Method(
             "krr",
@@ -70,6 +138,7 @@ METHODS: dict[str, Method] = {
             "k-ary randomized response (k >= 2) only, every dataset",
             short="k-RR only",
             needs_k=True,
+            profile=_clone_profile("krr"),
         ),
         Method(
             "krr-lower",
@@ -79,6 +148,7 @@ METHODS: dict[str, Method] = {
             "k-ary randomized response: attained by a concrete dataset, so a lower bound on shuffled k-RR",
             short="attained by k-RR",
             needs_k=True,
+            profile=_clone_profile("krr-lower"),
         ),
         Method(
             "binary-rr-lower",
@@ -87,6 +157,7 @@ METHODS: dict[str, Method] = {
             f"{FMT21}, Appendix G: shuffled binary randomized response, other users all holding the same value",
             "attained by binary RR on a concrete dataset: a lower bound for every generic eps0 analysis",
             short="attained by binary RR",
+            profile=_clone_profile("binary-rr-lower"),
         ),
         Method(
             "closed-form",
@@ -96,7 +167,8 @@ METHODS: dict[str, Method] = {
             "any eps0-DP local randomizers (adaptive); only when eps0 <= log(n / (16 log(2/delta)))",
             short="regime: eps0 <= log(n/(16 log(2/delta)))",
             supports_delta0=True,
-            numerical=False,
+            closed_epsilon=_fmt21_epsilon,
+            closed_delta=_fmt21_delta,
         ),
         # Published comparators (looser analyses; spec §3). Math in comparators.py.
         Method(
@@ -106,7 +178,7 @@ METHODS: dict[str, Method] = {
             ERLINGSSON19,
             "published comparator (looser): any eps0-DP randomizers, only for eps0 <= 1/2, n >= 1000, delta <= 1/100",
             short="published, looser; eps0 <= 1/2 only",
-            numerical=False,
+            **_comparator("erlingsson"),
         ),
         *(
             Method(
@@ -117,7 +189,7 @@ METHODS: dict[str, Method] = {
                 f"published comparator (looser): {RANDOMIZER_LABELS[rand]}",
                 short=f"published, looser; {RANDOMIZER_SHORT[rand]}",
                 needs_k=rand == "krr",
-                numerical=False,
+                **_comparator(f"blanket-{ineq}{'' if rand == 'generic' else '-' + rand}"),
             )
             for rand in ("generic", "krr", "laplace")
             for ineq in ("hoeffding", "bennett")
@@ -129,11 +201,55 @@ METHODS: dict[str, Method] = {
 DEFAULT_METHODS: tuple[str, ...] = ("clones", "stronger-clones", "closed-form", "binary-rr-lower")
 
 
+assert set(COMPARATOR_METHODS) <= set(METHODS)
+
+#: Entry-point group through which plug-ins register analyses.
+METHOD_GROUP = "shuffle_accountant.methods"
+_plugins_loaded = False
+
+
+def register_method(method: Method) -> None:
+    """Add an analysis (a plug-in's) to the registry; refuses a name already taken."""
+    if not isinstance(method, Method):
+        raise TypeError(f"register_method needs a Method, got {type(method).__name__}")
+    if method.name in METHODS:
+        raise InvalidParameter(f"a method named {method.name!r} is already registered")
+    METHODS[method.name] = method
+
+
+def load_plugin_methods() -> None:
+    """Register the methods of every installed plug-in (once). A broken plug-in is
+    reported as a warning and skipped, never allowed to break the tool."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    import warnings
+
+    for ep in entry_points(group=METHOD_GROUP):
+        try:
+            obj = ep.load()
+            found = obj() if callable(obj) and not isinstance(obj, Method) else obj
+            for m in (found if isinstance(found, (list, tuple)) else [found]):
+                if m.name not in METHODS or METHODS[m.name] is not m:
+                    register_method(m)
+        except Exception as exc:  # noqa: BLE001 - a third party's failure must not break the tool
+            warnings.warn(f"plug-in method {ep.name!r} failed to load: {exc}", RuntimeWarning, stacklevel=2)
+
+
+def all_methods() -> dict[str, Method]:
+    """Every registered analysis, plug-ins included."""
+    load_plugin_methods()
+    return METHODS
+
+
 def get_method(name: str) -> Method:
+    """The analysis called ``name``; an unknown name is refused, listing the known ones."""
+    methods = all_methods()
     try:
-        return METHODS[name]
+        return methods[name]
     except KeyError:
-        raise InvalidParameter(f"unknown method {name!r}; choose from {', '.join(METHODS)}") from None
+        raise InvalidParameter(f"unknown method {name!r}; choose from {', '.join(methods)}") from None
 
 
 @dataclass(frozen=True)
@@ -146,14 +262,16 @@ class ScaledPair:
     scale: float = 1.0
 
 
+_CLONE_METHODS = ("clones", "stronger-clones", "krr", "krr-lower", "binary-rr-lower")
+
+
 def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPair:
     """The clone pair of a numerical analysis (spec §1 table).
 
     ``eps0`` may be ``math.inf`` (the family's corner); callers validate user input.
     """
-    m = get_method(method)
-    if not m.numerical:
-        raise InvalidParameter(f"method {method!r} is a closed form, not a clone pair")
+    if method not in _CLONE_METHODS:
+        raise InvalidParameter(f"method {method!r} is not a clone-pair analysis")
     e = math.exp(eps0) if eps0 < 709.0 else math.inf
     # first user (e^eps0, 1) / (e^eps0 + 1), written to stay exact for large eps0
     pa, pb = (1.0 / (1.0 + 1.0 / e), 1.0 / (e + 1.0)) if math.isfinite(e) else (1.0, 0.0)

@@ -14,17 +14,17 @@ mechanism that attains it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
-from . import comparators as _comparators
-from .analyses import DEFAULT_METHODS, METHODS, Method, get_method, profile_for
+from . import closed_forms
+from .analyses import DEFAULT_METHODS, Method, Query, all_methods, get_method
+from .comparators import Outcome
 from .errors import InvalidParameter
 from .numeric.search import epsilon_for_delta
 from .numeric.profile import UNDERFLOW_FLOOR
 from .results import Bound
-from .validation import check_int, check_positive, check_probability_open, check_real
+from .validation import check_int, check_probability_open, check_real
 
 #: Largest eps0 accepted from users (e^eps0 stays finite in double precision).
 MAX_EPS0 = 700.0
@@ -50,53 +50,11 @@ def _rtol(rtol: float) -> float:
     return check_real("rtol", rtol, low=1e-12, high=1e-2)
 
 
-# ---------------------------------------------------------------------------------------
-# FMT21 Theorem 3.1 (closed form) and Theorem 3.8 (approximate-DP local randomizers)
-# ---------------------------------------------------------------------------------------
-
-
-def closed_form_regime(eps0: float, n: int, delta: float) -> bool:
-    """FMT21 Theorem 3.1 applies when ``eps0 <= log(n / (16 log(2/delta)))``."""
-    return eps0 <= math.log(n / (16.0 * math.log(2.0 / delta)))
-
-
-def closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
-    """FMT21 Theorem 3.1, rounded up:
-    ``log(1 + (e^eps0 - 1)/(e^eps0 + 1) (8 sqrt(e^eps0 log(4/delta) / n) + 8 e^eps0 / n))``.
-    Callers check :func:`closed_form_regime` first."""
-    e = math.exp(eps0)
-    x = (e - 1.0) / (e + 1.0) * (8.0 * math.sqrt(e * math.log(4.0 / delta) / n) + 8.0 * e / n)
-    return math.log1p(x) * (1.0 + 1e-13)
-
-
-def closed_form_delta(eps0: float, n: int, eps: float) -> float | None:
-    """The smallest delta for which FMT21 Theorem 3.1 gives ``eps`` (rounded up), or
-    ``None`` when no delta in (0, 1) reaches ``eps`` inside the theorem's regime.
-
-    The theorem's eps decreases in delta, and its regime ``eps0 <= log(n/(16 log(2/delta)))``
-    is ``delta >= 2 exp(-n e^{-eps0} / 16)``; so the answer is the larger of the delta that
-    solves the formula and the regime's smallest delta.
-    """
-    e = math.exp(eps0)
-    x = math.expm1(eps) * (e + 1.0) / (e - 1.0) - 8.0 * e / n
-    if x <= 0.0:
-        return None
-    log_4_over_delta = n * x * x / (64.0 * e)
-    delta = 4.0 * math.exp(-log_4_over_delta) * (1.0 + 1e-12)
-    regime_floor = 2.0 * math.exp(-n / (16.0 * e)) * (1.0 + 1e-12)
-    # below 1e-300 the value is reported as 1e-300, still an upper bound
-    delta = max(delta, regime_floor, TINY_DELTA)
-    if not 0.0 < delta < 1.0 or not closed_form_regime(eps0, n, delta):
-        return None
-    return delta
-
-
-def delta0_penalty(eps0: float, n: int, delta0: float) -> Callable[[float], float]:
-    """FMT21 Theorem 3.8: with (eps0, delta0)-DP local randomizers the shuffled output is
-    ``(eps, delta + (e^eps + 1)(1 + e^{-eps0}/2) n delta0)``-DP, where (eps, delta) is the
-    pure-eps0 guarantee. Returns ``eps -> extra delta`` (affine in ``e^eps``)."""
-    c = (1.0 + 0.5 * math.exp(-eps0)) * n * delta0 * (1.0 + 1e-15)
-    return lambda eps: (math.exp(eps) + 1.0) * c
+# FMT21 Theorems 3.1 / 3.8 live in closed_forms.py; re-exported here for API users.
+closed_form_regime = closed_forms.closed_form_regime
+closed_form_epsilon = closed_forms.closed_form_epsilon
+closed_form_delta = closed_forms.closed_form_delta
+delta0_penalty = closed_forms.delta0_penalty
 
 
 # ---------------------------------------------------------------------------------------
@@ -118,6 +76,28 @@ def _not_applicable(m: Method, quantity: str, inputs: dict, why: str) -> Bound:
     return Bound(quantity, None, "not applicable", m.name, m.citation, inputs, why)
 
 
+def _query(m: Method, eps0: float, n: int, k: int | None, delta0: float, randomizer: Any) -> Query:
+    """Check that ``m`` has what it needs (k, a randomizer)."""
+    if m.needs_k and k is None and randomizer is None:
+        raise InvalidParameter(f"method {m.name!r} needs k (the alphabet size, an integer >= 2)")
+    if m.needs_randomizer and randomizer is None:
+        raise InvalidParameter(f"method {m.name!r} needs a randomizer (--randomizer NAME or --randomizer-file F)")
+    return Query(eps0, n, k, delta0, randomizer)
+
+
+def _delta0_unsupported(m: Method, delta0: float) -> bool:
+    return bool(delta0) and m.kind == "upper" and not m.supports_delta0
+
+
+def _outcome_bound(m: Method, quantity: str, out: Outcome, inputs: dict, warnings: list[str]) -> Bound:
+    """A closed form's answer as a Bound (an ``upper`` bound of that analysis)."""
+    if out.value is None:
+        return _not_applicable(m, quantity, inputs, out.reason)
+    details = dict(out.details or {})
+    note = details.pop("note", None)
+    return Bound(quantity, out.value, "upper", m.name, m.citation, inputs, note or m.assumes, tuple(warnings), details)
+
+
 def epsilon(
     eps0: float,
     n: int,
@@ -126,39 +106,36 @@ def epsilon(
     k: int | None = None,
     delta0: float = 0.0,
     rtol: float = 1e-6,
+    randomizer: Any = None,
 ) -> Bound:
     """The central eps at ``delta`` of shuffling ``n`` reports of an ``eps0``-DP local
-    randomizer, by ``method`` (see :data:`~shuffle_accountant.analyses.METHODS`).
+    randomizer, by ``method`` (see :func:`~shuffle_accountant.analyses.all_methods`).
 
     Numerical methods return the end of a certified bracket ``[lower, upper]`` on their
-    pair's exact eps (``details``): ``upper`` for upper-bound methods, ``lower`` for
-    lower-bound methods; ``rtol`` is the bracket's target relative width.
+    analysis' exact eps (``details``): ``upper`` for upper-bound methods, ``lower`` for
+    lower-bound methods; ``rtol`` is the bracket's target relative width. ``randomizer``
+    (a :mod:`shuffle_accountant.randomizers` object) is what mechanism-aware methods
+    analyse.
     """
     eps0, n, k, delta0 = _common(eps0, n, k, delta0)
     delta = check_probability_open("delta", delta)
     rtol = _rtol(rtol)
     m = get_method(method)
+    q = _query(m, eps0, n, k, delta0, randomizer)
     inputs = _inputs(eps0, n, k, delta0, delta=delta)
     warnings = _delta_warnings(n, delta)
-    if m.needs_k and k is None:
-        raise InvalidParameter(f"method {method!r} needs k (the alphabet size, an integer >= 2)")
-    if m.name == "krr-lower" and k is not None and k < 2:
-        raise InvalidParameter("k must be >= 2")
-    if delta0 and m.kind == "upper" and not m.supports_delta0:
+    if _delta0_unsupported(m, delta0):
         return _not_applicable(m, "epsilon", inputs, f"{m.name} assumes pure eps0-DP randomizers (delta0 = 0)")
-    if m.name in _comparators.COMPARATOR_METHODS:
-        out = _comparators.comparator_epsilon(m.name, eps0, n, delta, k, rtol)
-        return _comparator_bound(m, "epsilon", out, inputs, warnings)
-    if not m.numerical:
-        return _closed_form_epsilon_bound(m, eps0, n, delta, delta0, inputs, warnings)
-    profile = profile_for(m.name, eps0, n, k)
+    if m.profile is None:
+        assert m.closed_epsilon is not None
+        return _outcome_bound(m, "epsilon", m.closed_epsilon(q, delta, rtol), inputs, warnings)
     extra = delta0_penalty(eps0, n, delta0) if (delta0 and m.kind == "upper") else None
-    br = epsilon_for_delta(profile, delta, rtol, extra)
+    br = epsilon_for_delta(m.profile(q), delta, rtol, extra)
     value_lo, value_hi, evaluations = br.lower, br.upper, br.evaluations
     width = (value_hi - value_lo) / value_hi if value_hi > 0 else 0.0
     if width > rtol:
         warnings.append(
-            f"bracket relative width {width:.2g} exceeds rtol {rtol:g}: floating point limits the resolution here"
+            f"{m.name}: bracket relative width {width:.2g} exceeds rtol {rtol:g}: floating point limits the resolution here"
         )
     value = value_hi if m.kind == "upper" else value_lo
     if m.kind == "upper" and value > eps0:
@@ -178,44 +155,6 @@ def epsilon(
     )
 
 
-def _comparator_bound(m: Method, quantity: str, out: _comparators.Outcome, inputs: dict,
-                      warnings: list[str]) -> Bound:
-    """A published comparator's answer as a Bound (an ``upper`` bound of that analysis)."""
-    if out.value is None:
-        return _not_applicable(m, quantity, inputs, out.reason)
-    return Bound(quantity, out.value, "upper", m.name, m.citation, inputs, m.assumes, tuple(warnings),
-                 out.details or {})
-
-
-def _closed_form_epsilon_bound(
-    m: Method, eps0: float, n: int, delta: float, delta0: float, inputs: dict, warnings: list[str]
-) -> Bound:
-    if not delta0:
-        if not closed_form_regime(eps0, n, delta):
-            return _not_applicable(m, "epsilon", inputs, "outside Theorem 3.1's regime eps0 <= log(n / (16 log(2/delta)))")
-        value = closed_form_epsilon(eps0, n, delta)
-        return Bound("epsilon", value, "upper", m.name, m.citation, inputs, m.assumes, tuple(warnings))
-    # Theorem 3.8: split delta between the pure part and the delta0 penalty (bisection
-    # on the pure part; eps decreases in it while the penalty increases with eps).
-    extra = delta0_penalty(eps0, n, delta0)
-    lo, hi = 0.0, delta
-    best: float | None = None
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if mid <= 0.0 or not closed_form_regime(eps0, n, mid):
-            lo = mid
-            continue
-        eps = closed_form_epsilon(eps0, n, mid)
-        if mid + extra(eps) <= delta:
-            best = eps if best is None else min(best, eps)
-            lo = mid
-        else:
-            hi = mid
-    if best is None:
-        return _not_applicable(m, "epsilon", inputs, "no split of delta satisfies Theorems 3.1 and 3.8 here")
-    return Bound("epsilon", best, "upper", m.name, m.citation + "; Theorem 3.8", inputs, m.assumes, tuple(warnings))
-
-
 def delta(
     eps0: float,
     n: int,
@@ -224,6 +163,7 @@ def delta(
     k: int | None = None,
     delta0: float = 0.0,
     rtol: float = 1e-9,
+    randomizer: Any = None,
 ) -> Bound:
     """The delta at which shuffling is ``(eps, delta)``-DP by ``method``: a certified upper
     bound (lower for lower-bound methods); ``details`` holds the certified bracket."""
@@ -231,29 +171,21 @@ def delta(
     eps = check_real("eps", eps, low=0.0)
     rtol = _rtol(rtol)
     m = get_method(method)
+    q = _query(m, eps0, n, k, delta0, randomizer)
     inputs = _inputs(eps0, n, k, delta0, eps=eps)
-    if m.needs_k and k is None:
-        raise InvalidParameter(f"method {method!r} needs k (the alphabet size, an integer >= 2)")
-    if delta0 and m.kind == "upper" and not m.supports_delta0:
+    if _delta0_unsupported(m, delta0):
         return _not_applicable(m, "delta", inputs, f"{m.name} assumes pure eps0-DP randomizers (delta0 = 0)")
+    if m.profile is None:
+        assert m.closed_delta is not None
+        out = m.closed_delta(q, eps)
+        return _outcome_bound(m, "delta", out, inputs, _delta_warnings(n, out.value) if out.value else [])
     extra = delta0_penalty(eps0, n, delta0)(eps) if (delta0 and m.kind == "upper") else 0.0
     warnings: list[str] = []
-    if m.name in _comparators.COMPARATOR_METHODS:
-        out = _comparators.comparator_delta(m.name, eps0, n, eps, k)
-        return _comparator_bound(m, "delta", out, inputs, _delta_warnings(n, out.value) if out.value else [])
-    if not m.numerical:
-        if eps >= eps0:  # an eps0-DP protocol is (eps, 0)-DP for every eps >= eps0
-            return Bound("delta", 0.0, "upper", m.name, m.citation, inputs,
-                         "eps >= eps0: (eps0, 0)-DP already holds (shuffling is post-processing)")
-        d = closed_form_delta(eps0, n, eps)
-        if d is None:
-            return _not_applicable(m, "delta", inputs, "Theorem 3.1 reaches this eps with no delta < 1 inside its regime")
-        value = min(d + extra, 1.0)
-        return Bound("delta", value, "upper", m.name, m.citation, inputs, m.assumes, tuple(warnings))
-    b = profile_for(m.name, eps0, n, k).bounds(eps, rtol)
+    b = m.profile(q).bounds(eps, rtol)
     lower, upper = b.lower, b.upper
     if not b.converged:
-        warnings.append(f"floating point limits the bracket to relative width {(b.upper - b.lower) / max(b.lower, 1e-300):.2g}")
+        warnings.append(f"{m.name}: floating point limits the bracket to relative width "
+                        f"{(b.upper - b.lower) / max(b.lower, 1e-300):.2g}")
     value = min(upper + extra, 1.0) if m.kind == "upper" else lower
     if m.kind == "upper" and 0.0 < value <= TINY_DELTA * (1.0 + 1e-12):
         value = TINY_DELTA
@@ -308,7 +240,7 @@ class Comparison:
 
 
 def _compare(quantity: str, bounds: Sequence[Bound]) -> Comparison:
-    generic = [b for b in bounds if b.value is not None and METHODS[b.method].generic]
+    generic = [b for b in bounds if b.value is not None and get_method(b.method).generic]
     uppers = [b for b in generic if b.kind == "upper"]
     lowers = [b for b in generic if b.kind == "lower"]
     best_upper = min(uppers, key=lambda b: b.value) if uppers else None  # type: ignore[arg-type, return-value]
@@ -362,4 +294,4 @@ def compare_delta(
 
 def methods() -> tuple[Method, ...]:
     """Every analysis, with what it assumes and its citation."""
-    return tuple(METHODS.values())
+    return tuple(all_methods().values())

@@ -1,0 +1,63 @@
+"""The method registry (analyses.py): capabilities, dispatch, plug-in registration."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from shuffle_accountant import analyses, api
+from shuffle_accountant.comparators import Outcome
+from shuffle_accountant.errors import InvalidParameter
+
+
+def test_every_method_declares_how_it_computes() -> None:
+    for m in analyses.all_methods().values():
+        assert m.numerical == (m.profile is not None)
+        assert m.numerical or (m.closed_epsilon is not None and m.closed_delta is not None)
+
+
+def test_invalid_method_objects_are_refused() -> None:
+    with pytest.raises(ValueError):
+        analyses.Method("x", "upper", True, "c", "a")  # neither a profile nor closed forms
+    with pytest.raises(ValueError):
+        analyses.Method("x", "sideways", True, "c", "a", closed_epsilon=lambda q, d, r: Outcome(1.0),
+                        closed_delta=lambda q, e: Outcome(1.0))
+
+
+def test_registered_method_is_used_by_the_api(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(analyses, "METHODS", dict(analyses.METHODS))
+    toy = analyses.Method(
+        "toy-trivial", "upper", True, "the trivial bound: shuffling is post-processing", "any eps0-DP randomizer",
+        closed_epsilon=lambda q, delta, rtol: Outcome(q.eps0),
+        closed_delta=lambda q, eps: Outcome(0.0 if eps >= q.eps0 else 1.0),
+    )
+    analyses.register_method(toy)
+    assert api.epsilon(2.0, 100, 1e-6, "toy-trivial").value == 2.0
+    assert api.delta(2.0, 100, 1.0, "toy-trivial").value == 1.0
+    assert "toy-trivial" in [m.name for m in api.methods()]
+    with pytest.raises(InvalidParameter, match="already registered"):
+        analyses.register_method(toy)
+
+
+def test_unknown_method_is_refused_with_the_choices() -> None:
+    with pytest.raises(InvalidParameter, match="unknown method 'cloness'.*clones"):
+        api.epsilon(1.0, 100, 1e-6, "cloness")
+
+
+def test_theorem_3_8_delta_beyond_eps0_is_delta0_not_zero() -> None:
+    """Regression: with (eps0, delta0)-DP randomizers, (eps >= eps0, 0) was claimed."""
+    b = api.delta(1.0, 10**5, 1.5, "closed-form", delta0=1e-9)
+    assert b.value == pytest.approx(1e-9)
+    assert api.delta(1.0, 10**5, 1.5, "closed-form").value == 0.0
+
+
+def test_theorem_3_8_split_is_feasible() -> None:
+    eps0, n, delta, delta0 = 1.0, 10**5, 1e-6, 1e-12
+    b = api.epsilon(eps0, n, delta, "closed-form", delta0=delta0)
+    d_pure = b.details["delta_pure"]
+    assert api.closed_form_regime(eps0, n, d_pure)
+    assert d_pure + api.delta0_penalty(eps0, n, delta0)(b.value) <= delta
+    assert b.value == pytest.approx(api.closed_form_epsilon(eps0, n, d_pure))
+    assert b.value > api.epsilon(eps0, n, delta, "closed-form").value
+    assert math.isfinite(b.value)
