@@ -35,6 +35,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from .numeric.search import monotone_boundary
+
 #: Relative floating-point slack added to every delta (pessimistic direction).
 SLACK = 1e-10
 #: Smallest delta reported (an upper bound for anything smaller).
@@ -199,10 +201,10 @@ def blanket_epsilon(
 ) -> Search:
     """Smallest eps (up to ``rtol``) at which the published blanket bound gives ``delta``.
 
-    Bisection on ``(0, eps0)``: the invariant is ``delta(hi) <= delta`` (checked with the
-    pessimistic slack) and the returned value is ``hi``, so it is a valid guarantee even
-    where ``delta(eps)`` is not monotone. Returns ``value=None`` when no ``eps < eps0``
-    satisfies the bound (the trivial guarantee is then ``eps0`` itself).
+    :func:`.numeric.search.monotone_boundary` on ``(0, eps0)``: the returned value is an
+    end at which ``delta(eps) <= delta`` was checked (with the pessimistic slack), so it is
+    a valid guarantee even where ``delta(eps)`` is not monotone. Returns ``value=None`` when
+    no ``eps < eps0`` satisfies the bound (the trivial guarantee is then ``eps0`` itself).
     """
     f = BOUNDS[inequality]
     log_target = math.log(delta)
@@ -210,18 +212,12 @@ def blanket_epsilon(
     def ok(e: float) -> bool:
         return f(randomizer, eps0, n, e, k) + SLACK <= log_target
 
-    lo, hi = 0.0, eps0 * (1.0 - 1e-15)
-    evaluations = 1
-    if not ok(hi):
-        return Search(None, lo, eps0, evaluations)
-    while hi - lo > rtol * hi:
-        mid = 0.5 * (lo + hi)
-        evaluations += 1
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return Search(hi, lo, hi, evaluations)
+    top = eps0 * (1.0 - 1e-15)
+    if not ok(top):
+        return Search(None, 0.0, eps0, 1)
+    found = monotone_boundary(ok, top, feasible_side="high", low=top * 1e-12, high=top, rtol=rtol)
+    lower = 0.0 if found.infeasible is None else found.infeasible
+    return Search(found.feasible, lower, found.feasible, found.evaluations + 1)
 
 
 # ---------------------------------------------------------------------------------------
