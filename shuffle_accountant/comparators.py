@@ -2,7 +2,7 @@
 
 These are *published* upper bounds of older, looser analyses, offered next to the tight
 clone-pair numbers so users can see how much the newer analyses buy. Spec:
-``shared/spec/amplification.md`` §3 (formulas) and §4 (reference points).
+``docs/math/amplification.md`` §3 (formulas) and §4 (reference points).
 
 * **Erlingsson et al., SODA 2019** (arXiv 1811.12469): for ``eps0 <= 1/2`` the shuffled
   output is ``(eps, delta)``-DP with ``eps = 12 eps0 sqrt(log(1/delta) / n)``; the

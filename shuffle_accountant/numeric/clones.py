@@ -1,7 +1,7 @@
 """The clone pair family and its certified hockey-stick divergence.
 
-Spec: ``shared/spec/amplification.md`` §1-§2. Sources: Feldman, McMillan, Talwar,
-"Hiding Among the Clones" (FOCS 2021, arXiv 2012.12803; seed 003), Theorem 3.2 and
+Spec: ``docs/math/amplification.md`` §1-§2. Sources: Feldman, McMillan, Talwar,
+"Hiding Among the Clones" (FOCS 2021, arXiv 2012.12803), Theorem 3.2 and
 Appendix F; Wang et al., VLDB 2024 (arXiv 2304.05007), Eq. 13 and Prop. I.1.
 
 The pair
