@@ -243,9 +243,27 @@ def all_methods() -> dict[str, Method]:
     return METHODS
 
 
+#: Published analyses deliberately *not* offered, with the reason (shown by ``methods`` and
+#: given when one is asked for by name).
+NOT_OFFERED: dict[str, str] = {
+    "variation-ratio": (
+        f"{WANG24}, variation-ratio bound: NOT an upper bound where the first user can report a "
+        "third value (pi0 > 0, e.g. k-RR with k >= 3). For k-RR its parameters give exactly the "
+        "third-value pair projected on two counts, which concrete datasets exceed: n = 100, eps0 = 3, "
+        "k = 3, delta = 1e-6: the bound says eps = 2.7028, but the dataset where all other users hold "
+        "x1 has eps = 2.9867; n = 10, eps0 = 1, k = 3: 0.9412 vs 0.9998. The gap is in the step that "
+        "restores the first user's leftover symbol (their appendix C, Lemma 4.5): its probability is "
+        "taken given a + b, but depends on a and on the dataset. Use 'blanket' (mechanism-aware upper "
+        "bound) or 'stronger-clones' instead."
+    ),
+}
+
+
 def get_method(name: str) -> Method:
     """The analysis called ``name``; an unknown name is refused, listing the known ones."""
     methods = all_methods()
+    if name in NOT_OFFERED:
+        raise InvalidParameter(f"method {name!r} is not offered: {NOT_OFFERED[name]}")
     try:
         return methods[name]
     except KeyError:

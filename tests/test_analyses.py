@@ -61,3 +61,8 @@ def test_theorem_3_8_split_is_feasible() -> None:
     assert b.value == pytest.approx(api.closed_form_epsilon(eps0, n, d_pure))
     assert b.value > api.epsilon(eps0, n, delta, "closed-form").value
     assert math.isfinite(b.value)
+
+
+def test_variation_ratio_is_refused_with_the_counterexample() -> None:
+    with pytest.raises(InvalidParameter, match=r"not offered.*2\.9867"):
+        api.epsilon(3.0, 100, 1e-6, "variation-ratio", k=3)
