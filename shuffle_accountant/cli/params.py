@@ -1,24 +1,49 @@
-"""click parameter types and shared options.
+"""click parameter types: thin adapters over the ranges of :mod:`..validation`.
 
-click's own ``FloatRange`` accepts ``nan``, ``inf`` and ``1e400``; these types reject
-non-finite values and name the accepted range in their one-line error.
+A parameter's range and its wording exist once, in :mod:`..validation`; a click type only
+turns the refusal into click's one-line usage error, which names the flag::
+
+    Error: Invalid value for '--eps0': 800 is out of range (accepted: 0 < eps0 <= 700)
+
+click's own ``FloatRange`` accepts ``nan``, ``inf`` and ``1e400``; these types do not.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
+from .. import validation as v
 from ..output import FORMATS
-from ..validation import MAX_N
 
 
-class FiniteFloat(click.ParamType):
+def _flag_name(param: click.Parameter | None, default: str) -> str:
+    """The name a range is described with: the option's own name (``eps0``, ``delta``)."""
+    return (param.name if param is not None and param.name else default)
+
+
+class RangeType(click.ParamType):
+    """A click type checking a value against a :class:`~..validation.RealRange` or
+    :class:`~..validation.IntRange`."""
+
+    def __init__(self, spec: v.RealRange | v.IntRange) -> None:
+        self.spec = spec
+        self.name = "integer" if isinstance(spec, v.IntRange) else "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        x, why = self.spec.problem(value)
+        if why is not None:
+            shown = value if isinstance(value, str) else repr(value)
+            if len(shown) > 40:
+                shown = f"{shown[:20]}...({len(shown)} characters)"
+            self.fail(f"{shown} is {why} (accepted: {self.spec.describe(_flag_name(param, 'x'))})", param, ctx)
+        return x
+
+
+class FiniteFloat(RangeType):
     """A finite float inside an (optionally open) interval."""
-
-    name = "float"
 
     def __init__(
         self,
@@ -28,64 +53,39 @@ class FiniteFloat(click.ParamType):
         low_open: bool = False,
         high_open: bool = False,
     ) -> None:
-        self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
-
-    def _range(self) -> str:
-        lo = "" if self.low is None else f"{self.low:g} {'<' if self.low_open else '<='} "
-        hi = "" if self.high is None else f" {'<' if self.high_open else '<='} {self.high:g}"
-        return f"{lo}x{hi}" if (lo or hi) else "a finite number"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, float) and math.isfinite(value):
-            x = value
-        else:
-            try:
-                x = float(value)
-            except (TypeError, ValueError):
-                self.fail(f"{value!r} is not a number (accepted: {self._range()})", param, ctx)
-        if not math.isfinite(x):
-            self.fail(f"{value!r} is not finite (accepted: {self._range()})", param, ctx)
-        if self.low is not None and (x < self.low or (self.low_open and x == self.low)):
-            self.fail(f"{value} is out of range (accepted: {self._range()})", param, ctx)
-        if self.high is not None and (x > self.high or (self.high_open and x == self.high)):
-            self.fail(f"{value} is out of range (accepted: {self._range()})", param, ctx)
-        return x
+        super().__init__(v.RealRange("x", low, high, low_open, high_open))
 
 
-class IntLike(click.ParamType):
-    """An integer in ``[low, high]``; accepts ``100000``, ``1e5`` and ``10**5``-free forms like ``1_000``."""
+class IntLike(RangeType):
+    """An integer in ``[low, high]``; accepts ``100000``, ``1e5`` and ``1_000``."""
 
-    name = "integer"
-
-    def __init__(self, low: int = 1, high: int = MAX_N) -> None:
-        self.low, self.high = low, high
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            k = value
-        else:
-            text = str(value).strip().replace("_", "")
-            try:
-                k = int(text)
-            except ValueError:
-                try:
-                    x = float(text)
-                except ValueError:
-                    self.fail(f"{value!r} is not an integer (accepted: {self.low} <= x <= {self.high:g})", param, ctx)
-                if not (math.isfinite(x) and x.is_integer()):
-                    self.fail(f"{value!r} is not an integer (accepted: {self.low} <= x <= {self.high:g})", param, ctx)
-                k = int(x)
-        if not self.low <= k <= self.high:
-            self.fail(f"{value} is out of range (accepted: {self.low} <= x <= {self.high:g})", param, ctx)
-        return k
+    def __init__(self, low: int = 1, high: int = v.MAX_N) -> None:
+        super().__init__(v.IntRange("x", low, high))
 
 
-#: ε, ε0, σ...: finite and strictly positive.
-POSITIVE = FiniteFloat(0.0, low_open=True)
-#: δ and other probabilities in the open interval (0, 1).
-PROBABILITY = FiniteFloat(0.0, 1.0, low_open=True, high_open=True)
+#: eps0: 0 < eps0 <= 700.
+EPS0 = RangeType(v.EPS0)
+#: A target epsilon of a delta question: 0 <= eps <= 700.
+EPS = RangeType(v.EPS)
+#: A target epsilon of a planning question: 0 < eps <= 700.
+EPS_POSITIVE = RangeType(v.EPS_POSITIVE)
+#: delta: 1e-300 <= delta < 1.
+DELTA = RangeType(v.DELTA)
+#: delta0: 0 <= delta0 < 1.
+DELTA0 = RangeType(v.DELTA0)
 #: Number of users, 1 ... 10^12.
-USERS = IntLike(1, MAX_N)
+USERS = RangeType(v.N)
+#: Alphabet size, 2 ... 10^9.
+ALPHABET = RangeType(v.K)
+#: Number of composed rounds, 1 ... 10^9.
+ROUNDS = RangeType(v.ROUNDS)
+#: Worker processes.
+JOBS = RangeType(v.JOBS)
+
+#: Any finite, strictly positive number (plug-ins: sigma, eps, ...).
+POSITIVE = FiniteFloat(0.0, low_open=True)
+#: A probability such as delta: 1e-300 <= p < 1 (the delta floor applies to every probability).
+PROBABILITY = FiniteFloat(v.MIN_DELTA, 1.0, high_open=True)
 
 
 def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -96,5 +96,6 @@ def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
         type=click.Choice(FORMATS),
         default="text",
         show_default=True,
-        help="Output format. JSON records carry method, citation, kind, inputs, warnings and version.",
+        help="Output format. JSON is the shuffle-acct envelope (tool, version, schema_version, command, "
+             "inputs, results, warnings, notes), validated by the schema shipped in shuffle_accountant/schema.",
     )(func)
