@@ -1,7 +1,13 @@
 """Rendering of result tables as text, JSON, CSV or Markdown.
 
 Every command that prints numbers builds a :class:`Report` and calls :func:`render`.
-JSON never contains ``NaN``/``Infinity`` (which are not JSON): infinities are written
+Every JSON document any command prints is one envelope (:func:`envelope`)::
+
+    {"tool": "shuffle-acct", "version": ..., "schema_version": ..., "command": ...,
+     "inputs": {...}, "results": [...], "warnings": [...], "notes": [...],
+     "summary": {...}}          # summary: optional, command-specific
+
+validated by the JSON schema shipped in :mod:`shuffle_accountant.schema`. JSON never contains ``NaN``/``Infinity`` (which are not JSON): infinities are written
 as the strings ``"inf"``/``"-inf"``. Numbers in text and Markdown are rounded in the
 safe direction for their kind (upper bounds up, lower bounds down); JSON and CSV carry
 the full double, which is itself the certified value.
@@ -13,13 +19,21 @@ import csv
 import io
 import json
 import math
+import os
+import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
-from typing import Any, Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 from ._version import __version__
+from .errors import InvalidParameter
+from .schema import SCHEMA_VERSION
 
 FORMATS = ("text", "json", "csv", "markdown")
+#: The ``tool`` field of every JSON document.
+TOOL = "shuffle-acct"
 
 
 def round_directed(value: float, kind: str, digits: int = 6) -> str:
@@ -68,6 +82,45 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
+def format_ratio(value: float | None) -> str:
+    """A ratio of two bounds (an estimate of a gap, no certified direction) to three
+    significant digits: ``1.34``, ``2.6e+14``."""
+    if value is None:
+        return "n/a"
+    if math.isinf(value):
+        return "inf"
+    return f"{value:.3g}"
+
+
+def envelope(
+    command: str,
+    inputs: dict[str, Any],
+    results: list[Any],
+    warnings: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    summary: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The one JSON document shape of every command (see the module docstring)."""
+    doc: dict[str, Any] = {
+        "tool": TOOL,
+        "version": __version__,
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "inputs": dict(inputs),
+        "results": list(results),
+        "warnings": [str(w) for w in warnings],
+        "notes": [str(n) for n in notes],
+    }
+    if summary:
+        doc["summary"] = dict(summary)
+    return jsonable(doc)
+
+
+def dump_json(doc: dict[str, Any], indent: int = 2) -> str:
+    """``doc`` as strict JSON (infinities as strings, no NaN), ending with a newline."""
+    return json.dumps(jsonable(doc), indent=indent, allow_nan=False) + "\n"
+
+
 @dataclass(frozen=True)
 class Column:
     """A column of a report: dictionary key, header, and how to show a cell in text."""
@@ -101,7 +154,7 @@ class Report:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     records: list[dict[str, Any]] | None = None  # full records for JSON (default: rows)
-    extra: dict[str, Any] = field(default_factory=dict)  # extra top-level JSON fields
+    extra: dict[str, Any] = field(default_factory=dict)  # command-specific JSON fields, under "summary"
     csv_columns: Sequence[Column] | None = None  # wider column set for CSV (default: columns)
 
 
@@ -128,17 +181,9 @@ def _format_inputs(inputs: dict[str, Any]) -> str:
 def render(report: Report, fmt: str) -> str:
     """Render ``report`` in ``fmt`` (one of :data:`FORMATS`); the result ends with a newline."""
     if fmt == "json":
-        doc = {
-            "tool": "shuffle-accountant",
-            "version": __version__,
-            "command": report.command,
-            "inputs": report.inputs,
-            "results": report.records if report.records is not None else report.rows,
-            "warnings": report.warnings,
-            "notes": report.notes,
-            **report.extra,
-        }
-        return json.dumps(jsonable(doc), indent=2, allow_nan=False) + "\n"
+        results = report.records if report.records is not None else report.rows
+        return dump_json(envelope(report.command, report.inputs, results, report.warnings, report.notes,
+                                  report.extra))
     if fmt == "csv":
         buf = io.StringIO()
         keys = [c.key for c in (report.csv_columns or report.columns)]
@@ -175,3 +220,57 @@ def _csv_cell(value: Any) -> str:
             return "inf" if value > 0 else "-inf"
         return repr(value)
     return str(value)
+
+
+# ---------------------------------------------------------------------------------------
+# output files: checked before any work, written atomically
+# ---------------------------------------------------------------------------------------
+
+
+def check_output_path(path: str | Path) -> Path:
+    """Refuse, before anything is computed, an output path that cannot be written: a
+    missing or non-directory parent, an existing directory, an unwritable location."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise InvalidParameter(f"cannot write {str(p)!r}: it is a directory")
+    if not parent.is_dir():
+        raise InvalidParameter(f"cannot write {str(p)!r}: the directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise InvalidParameter(f"cannot write {str(p)!r}: permission denied")
+    return p
+
+
+def replace_atomically(path: str | Path, write: Callable[[str], Any]) -> None:
+    """Call ``write(temporary path)`` in the target's directory, then rename the result
+    onto ``path``: a failure (or an interrupt) leaves no partial file behind."""
+    p = check_output_path(path)
+    fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.chmod(tmp, p.stat().st_mode & 0o777 if p.exists() else 0o666 & ~_umask())
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_text_atomically(path: str | Path, text: str) -> None:
+    """:func:`replace_atomically` for a text file (UTF-8)."""
+
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+    try:
+        replace_atomically(path, write)
+    except OSError as exc:
+        raise InvalidParameter(f"cannot write {str(path)!r}: {exc.strerror or exc}") from None
