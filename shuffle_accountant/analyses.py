@@ -144,9 +144,11 @@ METHODS: dict[str, Method] = {
             "krr-lower",
             "lower",
             False,
-            f"{FMT21}, Section 4.1; {WANG24}, Eq. 13: exact shuffled k-RR when all other users hold a third value",
-            "k-ary randomized response: attained by a concrete dataset, so a lower bound on shuffled k-RR",
-            short="attained by k-RR",
+            f"{FMT21}, Section 4.1; {WANG24}, Eq. 13: shuffled k-RR when all other users hold one third value, "
+            "seen through the counts of the two differing values",
+            "k-ary randomized response: a post-processing of a concrete dataset's output (exact for k <= 3, "
+            "below that dataset's value for k >= 4), so a lower bound on shuffled k-RR; 'dataset-lower' is tighter",
+            short="k-RR, one dataset (projected)",
             needs_k=True,
             profile=_clone_profile("krr-lower"),
         ),

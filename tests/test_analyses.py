@@ -66,3 +66,20 @@ def test_theorem_3_8_split_is_feasible() -> None:
 def test_variation_ratio_is_refused_with_the_counterexample() -> None:
     with pytest.raises(InvalidParameter, match=r"not offered.*2\.9867"):
         api.epsilon(3.0, 100, 1e-6, "variation-ratio", k=3)
+
+
+def test_variation_ratio_counterexample_holds_in_the_oracle() -> None:
+    """The refusal's numbers, recomputed by the independent oracle: the third-value pair
+    (what the VLDB'24 bound reduces to for k-RR) is exceeded by the dataset where all other
+    users hold x1 (n = 100, eps0 = 3, k = 3, delta = 1e-6)."""
+    import mpmath
+
+    from oracle_blanket import epsilon_from, krr_family_delta
+
+    n, k, eps0, delta = 100, 3, 3.0, 1e-6
+    all_x1 = epsilon_from(lambda e: krr_family_delta(n, k, eps0, e, n - 1), delta, 0.0, eps0)
+    third = api.epsilon(eps0, n, delta, "krr-lower", k=k)
+    assert float(all_x1) == pytest.approx(2.98665, abs=1e-4)
+    assert third.details["bracket"][1] == pytest.approx(2.70276, abs=1e-4)
+    assert float(all_x1) > third.details["bracket"][1] + 0.25
+    assert mpmath.mpf(all_x1) <= eps0
