@@ -19,26 +19,40 @@ clone pair of the chosen analysis.
 from __future__ import annotations
 
 import csv
-import json
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import gammaln
 
+from . import validation as v
 from .analyses import get_method, pair_for
 from .errors import InvalidParameter
 from .numeric.renyi import DEFAULT_ORDERS, check_orders, renyi_bounds
-from .pld import pld_route
+from .pld import DEFAULT_DISCRETIZATION, MAX_GRID, pld_route
 from .results import Bound
-from .validation import check_int, check_positive, check_probability_open
 
 MIRONOV = "Mironov, CSF 2017 (Renyi DP), Proposition 1 (additive composition)"
 CKS = "Canonne, Kamath, Steinke, NeurIPS 2020 (arXiv 2004.00010), Proposition 12"
 KOV = "Kairouz, Oh, Viswanath, ICML 2015"
 CONVERSION = "CKS20 improved RDP->(eps,delta) conversion"
+
+#: Most distinct rounds in one composition (each is analysed separately).
+MAX_DISTINCT_ROUNDS = 1000
+#: Largest rounds file read (bytes).
+MAX_FILE_BYTES = 16 * 2**20
+#: The PLD route is skipped, with the reason, when one round's grid of certified
+#: delta(eps) values would exceed this many points (about 20 s of work) ...
+PLD_MAX_ROUND_POINTS = 200_000
+#: ... or when the composed privacy-loss grid dp_accounting allocates for its FFT would
+#: (about 80 MB per array; dp_accounting holds several).
+PLD_MAX_COMPOSED_POINTS = 10_000_000
+#: Beyond this many rounds KOV15 Theorem 3.3 (a sum over every number of flips, O(T))
+#: gives way to the closed-form advanced composition of Theorem 3.5.
+OPTIMAL_MAX_T = 100_000
 
 
 # ---------------------------------------------------------------------------------------
@@ -80,12 +94,15 @@ def rdp_curve(
     lower-bound methods (``binary-rr-lower``, ``krr-lower``) the value is a certified lower
     bound on the RDP of the attaining mechanism (``kind = "lower"``).
     """
-    eps0 = check_positive("eps0", eps0)
-    n = check_int("n", n)
+    eps0 = v.check_eps0(eps0)
+    n = v.check_n(n)
+    if k is not None:
+        k = v.K.check(k)
+    rtol = v.RENYI_RTOL.check(rtol)
     m = get_method(method)
     if not m.numerical:
         raise InvalidParameter(f"method {method!r} is a closed form for (eps, delta); RDP needs a clone-pair method")
-    alpha = check_orders(DEFAULT_ORDERS if orders is None else orders)
+    alpha = check_orders(DEFAULT_ORDERS if orders is None else v.check_orders(orders))
     sp = pair_for(method, eps0, n, k)
     rb = renyi_bounds(sp.pair, alpha, rtol=rtol, scale=sp.scale)
     inputs = {"eps0": eps0, "n": n, "k": k}
@@ -115,7 +132,8 @@ def rdp_curve(
 # ---------------------------------------------------------------------------------------
 
 
-def cks_epsilon(orders: Sequence[float], rdp: Sequence[float], delta: float) -> tuple[float, float]:
+def cks_epsilon(orders: Sequence[float] | np.ndarray, rdp: Sequence[float] | np.ndarray,
+                delta: float) -> tuple[float, float]:
     """CKS20 Proposition 12: ``min_alpha rho(alpha) + log1p(-1/alpha) - (log delta + log
     alpha)/(alpha - 1)``, clipped at 0. Returns ``(eps, best order)``; the result is rounded
     up by a few ulps."""
@@ -165,17 +183,20 @@ def optimal_composition_epsilon(eps: float, delta_round: float, k: int, delta: f
     return hi
 
 
-def advanced_composition_epsilon(eps: Sequence[float], delta_slack: float) -> float:
+def advanced_composition_epsilon(eps: Sequence[float], delta_slack: float,
+                                 counts: Sequence[int] | None = None) -> float:
     """KOV15 Theorem 3.5 (heterogeneous): with ``d' = delta_slack`` the composition is
     (eps_g, 1 - (1-d') prod(1 - delta_t))-DP with ``eps_g`` the minimum of ``sum eps_t``
     and ``sum (e^eps_t - 1) eps_t / (e^eps_t + 1) + sqrt(2 sum eps_t^2 log(e + sqrt(sum
-    eps_t^2)/d'))`` and the same with ``log(1/d')``."""
+    eps_t^2)/d'))`` and the same with ``log(1/d')``. ``counts[i]`` repeats ``eps[i]``
+    (default: once each); the sums are weighted, never expanded."""
     e = np.asarray(eps, dtype=float)
-    s2 = float(np.sum(e * e))
-    drift = float(np.sum(np.expm1(e) * e / (np.exp(e) + 1.0)))
+    c = np.ones_like(e) if counts is None else np.asarray(counts, dtype=float)
+    s2 = float(np.sum(c * e * e))
+    drift = float(np.sum(c * np.expm1(e) * e / (np.exp(e) + 1.0)))
     a = math.sqrt(2 * s2 * math.log(math.e + math.sqrt(s2) / delta_slack))
     b = math.sqrt(2 * s2 * math.log(1.0 / delta_slack))
-    return min(float(np.sum(e)), drift + a, drift + b) * (1.0 + 1e-12)
+    return min(float(np.sum(c * e)), drift + a, drift + b) * (1.0 + 1e-12)
 
 
 # ---------------------------------------------------------------------------------------
@@ -192,41 +213,84 @@ class Round:
     count: int = 1
 
 
+ROUND_FIELDS = ("eps0", "n", "count")
+
+
+def _read_text(p: Path, what: str) -> str:
+    """A small text file, or :class:`InvalidParameter` naming it."""
+    try:
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InvalidParameter(f"{what} {str(p)!r} is {size} bytes (accepted: at most {MAX_FILE_BYTES})")
+        return p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidParameter(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InvalidParameter(f"{what} {str(p)!r} is not UTF-8 text") from None
+
+
 def read_rounds(path: str | Path) -> list[Round]:
     """Rounds from a JSON list of objects ``{"eps0":…, "n":…, "count":…}`` (``count``
-    optional) or a CSV file with header ``eps0,n[,count]``."""
+    optional; a top-level object ``{"rounds": [...]}`` is accepted too) or a CSV file with
+    header ``eps0,n[,count]``. Any other column or key is refused (a typo such as ``cnt``
+    for ``count`` would otherwise compose one round where many were meant)."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise InvalidParameter(f"cannot read rounds file {str(p)!r}: {exc.strerror}") from None
-    rows: list[dict[str, Any]]
+    where = f"rounds file {str(p)!r}"
+    text = _read_text(p, "rounds file")
+    rows: list[Any]
     if p.suffix.lower() == ".json" or text.lstrip().startswith(("[", "{")):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidParameter(f"rounds file {str(p)!r} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
+        data = v.load_json(text, where)
         if isinstance(data, dict):
+            unknown = sorted(set(data) - {"rounds"})
+            if unknown:
+                raise InvalidParameter(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} "
+                                       "(accepted: a list of rounds, or {\"rounds\": [...]})")
             data = data.get("rounds")
         if not isinstance(data, list):
-            raise InvalidParameter("a JSON rounds file must be a list of {\"eps0\": ..., \"n\": ...} objects")
+            raise InvalidParameter(f"{where} must be a list of {{\"eps0\": ..., \"n\": ..., \"count\": ...}} objects")
         rows = data
     else:
-        rows = list(csv.DictReader(text.splitlines()))
+        reader = csv.reader(text.splitlines())
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise InvalidParameter(f"{where} is empty (accepted: a CSV header eps0,n[,count] and one row per round)") from None
+        except csv.Error as exc:
+            raise InvalidParameter(f"{where} is not valid CSV: {exc}") from None
+        unknown = [h for h in header if h not in ROUND_FIELDS]
+        if unknown:
+            raise InvalidParameter(f"{where}: unknown column(s) {', '.join(map(repr, unknown))} "
+                                   f"(accepted: {', '.join(ROUND_FIELDS)})")
+        if len(set(header)) != len(header):
+            raise InvalidParameter(f"{where}: a column appears twice in the header {','.join(header)}")
+        rows = []
+        try:
+            for line_no, cells in enumerate(reader, 2):
+                if not any(c.strip() for c in cells):
+                    continue
+                if len(cells) != len(header):
+                    raise InvalidParameter(f"{where}, line {line_no}: {len(cells)} cells for {len(header)} columns")
+                rows.append(dict(zip(header, cells)))
+        except csv.Error as exc:
+            raise InvalidParameter(f"{where} is not valid CSV: {exc}") from None
+    if len(rows) > 10 * MAX_DISTINCT_ROUNDS:
+        raise InvalidParameter(f"{where} has {len(rows)} rows (accepted: at most {10 * MAX_DISTINCT_ROUNDS})")
     out = []
     for i, row in enumerate(rows, 1):
-        if not isinstance(row, dict) or "eps0" not in row or "n" not in row:
-            raise InvalidParameter(f"round {i} of {str(p)!r} needs fields eps0 and n")
-        try:
-            eps0 = float(row["eps0"])
-            n = float(row["n"])
-            count = float(row.get("count") or 1)
-        except (TypeError, ValueError):
-            raise InvalidParameter(f"round {i} of {str(p)!r}: eps0, n, count must be numbers") from None
-        out.append(Round(check_positive(f"round {i} eps0", eps0), check_int(f"round {i} n", n),
-                         check_int(f"round {i} count", count, low=1, high=10**9)))
+        if not isinstance(row, dict):
+            raise InvalidParameter(f"{where}: round {i} is not an object with eps0, n and count")
+        unknown = sorted(str(key) for key in row if key not in ROUND_FIELDS)
+        if unknown:
+            raise InvalidParameter(f"{where}: round {i} has unknown key(s) {', '.join(map(repr, unknown))} "
+                                   f"(accepted: {', '.join(ROUND_FIELDS)})")
+        missing = [key for key in ("eps0", "n") if row.get(key) in (None, "")]
+        if missing:
+            raise InvalidParameter(f"{where}: round {i} needs {' and '.join(missing)}")
+        count = row.get("count")
+        out.append(Round(v.EPS0.check(row["eps0"], f"round {i} eps0"), v.N.check(row["n"], f"round {i} n"),
+                         v.ROUNDS.check(1 if count in (None, "") else count, f"round {i} count")))
     if not out:
-        raise InvalidParameter(f"rounds file {str(p)!r} has no rounds")
+        raise InvalidParameter(f"{where} has no rounds")
     return out
 
 
@@ -268,16 +332,29 @@ def compose(
     if rounds is None:
         if eps0 is None or n is None or T is None:
             raise InvalidParameter("give either rounds or all of eps0, n and T")
-        rounds = [Round(check_positive("eps0", eps0), check_int("n", n), check_int("T", T, high=10**9))]
-    rounds = tuple(rounds)
+        rounds = [Round(v.check_eps0(eps0), v.check_n(n), v.ROUNDS.check(T))]
+    rounds = tuple(Round(v.check_eps0(r.eps0), v.check_n(r.n), v.ROUNDS.check(r.count, "count")) for r in rounds)
     if not rounds:
         raise InvalidParameter("at least one round is needed")
-    delta = check_probability_open("delta", delta)
+    merged: dict[tuple[float, int], int] = {}
+    for r in rounds:  # identical rounds are analysed once
+        merged[(r.eps0, r.n)] = merged.get((r.eps0, r.n), 0) + r.count
+    if len(merged) > MAX_DISTINCT_ROUNDS:
+        raise InvalidParameter(f"{len(merged)} distinct rounds (accepted: at most {MAX_DISTINCT_ROUNDS}; "
+                               "rounds with the same eps0 and n count once)")
+    rounds = tuple(Round(e0, nn, c) for (e0, nn), c in merged.items())
+    delta = v.check_delta(delta)
+    if k is not None:
+        k = v.K.check(k)
+    if discretization is not None:
+        discretization = v.DISCRETIZATION.check(discretization)
     m = get_method(method)
     if m.kind != "upper" or not m.numerical:
         raise InvalidParameter(f"compose needs a numerical upper-bound method (clones, stronger-clones, krr), got {method!r}")
-    alpha = check_orders(DEFAULT_ORDERS if orders is None else orders)
+    alpha = check_orders(DEFAULT_ORDERS if orders is None else v.check_orders(orders))
     total_T = sum(r.count for r in rounds)
+    if total_T > v.MAX_ROUNDS:
+        raise InvalidParameter(f"T: {total_T} rounds in all is out of range (accepted: at most {v.MAX_ROUNDS:g})")
     inputs: dict[str, Any] = {"delta": delta, "T": total_T, "method": method, "k": k}
     if len(rounds) == 1:
         inputs.update(eps0=rounds[0].eps0, n=rounds[0].n)
@@ -305,32 +382,79 @@ def compose(
         {"conversion": CONVERSION, "best_order": best_order, "orders": alpha.tolist(), "rdp": total.tolist()},
     )
 
-    # (2) PLD route: pessimistic PLD per distinct round, composed by dp_accounting.
-    pld_bound = pld_route([(r.eps0, r.n, r.count) for r in rounds], delta, method, k, discretization, inputs)
+    # (2) PLD route: pessimistic PLD per distinct round, composed by dp_accounting
+    #     (skipped with the reason when its grids would be too large to finish).
+    too_large = _pld_size_problem(rounds, method, k, discretization)
+    if too_large is not None:
+        pld_bound = Bound("epsilon", None, "not applicable", "pld", "Google dp_accounting",
+                          dict(inputs, discretization=discretization), f"PLD route: {too_large}")
+    else:
+        pld_bound = pld_route([(r.eps0, r.n, r.count) for r in rounds], delta, method, k, discretization, inputs)
 
     # (3) Per-round (eps, delta) + optimal (homogeneous) or advanced (heterogeneous) composition.
-    from . import api  # lazy: api pulls in the hockey-stick machinery
-
-    best_adv, best_detail = math.inf, {}
-    for frac in (0.1, 0.3, 0.5, 0.7, 0.9):
-        d_round = delta * frac / total_T
-        eps_r = [api.epsilon(r.eps0, r.n, d_round, method, k).value for r in rounds]
-        if len(rounds) == 1:
-            e = optimal_composition_epsilon(float(eps_r[0]), d_round, total_T, delta)
-            how = f"{KOV}, Theorem 3.3 (optimal composition)"
-        else:
-            slack = 1.0 - (1.0 - delta) / (1.0 - d_round) ** total_T
-            per = np.repeat(np.asarray(eps_r, dtype=float), [r.count for r in rounds])
-            e = advanced_composition_epsilon(per, slack) if slack > 0 else math.inf
-            how = f"{KOV}, Theorem 3.5 (advanced composition)"
-        if e < best_adv:
-            best_adv, best_detail = e, {"delta_per_round": d_round, "eps_per_round": eps_r, "theorem": how}
-    adv_bound = Bound(
-        "epsilon", best_adv, "upper", "advanced", best_detail.get("theorem", KOV), inputs,
-        "per-round (eps, delta) of the shuffled round, composed as generic (eps, delta)-DP mechanisms",
-        (), best_detail,
-    )
+    adv_bound = _advanced_route(rounds, delta, method, k, inputs)
     bounds = (rdp_bound, pld_bound, adv_bound)
     applicable = [b for b in bounds if b.applicable and b.value is not None]
     best = min(applicable, key=lambda b: b.value).method  # type: ignore[arg-type, return-value]
     return Composition(delta, rounds, bounds, best, tuple(warnings))
+
+
+def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int | None,
+                    inputs: dict[str, Any]) -> Bound:
+    """Each round's (eps, delta_round) composed as a generic (eps, delta)-DP mechanism: KOV15
+    Theorem 3.3 (optimal, homogeneous, up to :data:`OPTIMAL_MAX_T` rounds), else Theorem
+    3.5 (advanced); the best of five splits of ``delta`` between the rounds and the slack."""
+    from . import api  # lazy: api pulls in the hockey-stick machinery
+
+    total_T = sum(r.count for r in rounds)
+    validity = "per-round (eps, delta) of the shuffled round, composed as generic (eps, delta)-DP mechanisms"
+    best_adv, best_detail = math.inf, dict[str, Any]()
+    for frac in (0.1, 0.3, 0.5, 0.7, 0.9):
+        d_round = delta * frac / total_T
+        if d_round < v.MIN_DELTA:
+            continue
+        eps_r = [float(api.epsilon(r.eps0, r.n, d_round, method, k).value) for r in rounds]  # type: ignore[arg-type]
+        if len(rounds) == 1 and total_T <= OPTIMAL_MAX_T:
+            e = optimal_composition_epsilon(eps_r[0], d_round, total_T, delta)
+            how = f"{KOV}, Theorem 3.3 (optimal composition)"
+        else:
+            slack = 1.0 - (1.0 - delta) / (1.0 - d_round) ** total_T
+            e = advanced_composition_epsilon(eps_r, slack, [r.count for r in rounds]) if slack > 0 else math.inf
+            how = f"{KOV}, Theorem 3.5 (advanced composition)"
+        if e < best_adv:
+            best_adv, best_detail = e, {"delta_per_round": d_round, "eps_per_round": eps_r, "theorem": how}
+    if not best_detail:
+        return Bound("epsilon", None, "not applicable", "advanced", KOV, inputs,
+                     f"delta / T = {delta / total_T:.3g} per round is below {v.MIN_DELTA:g}")
+    return Bound("epsilon", best_adv, "upper", "advanced", best_detail["theorem"], inputs, validity, (), best_detail)
+
+
+def _pld_size_problem(rounds: Sequence[Round], method: str, k: int | None, discretization: float | None) -> str | None:
+    """Why the PLD route would not finish in reasonable time or memory, or ``None``.
+
+    An estimate, made before any grid is allocated: one round's grid has about ``2
+    eps_tail / D`` points (``eps_tail`` = the certified eps at delta 1e-18, where the
+    route's grid stops); ``T`` composed rounds about ``T * 3 KL / D + 20 sqrt(2 T KL) / D``
+    more (mean and spread of the composed privacy loss, with ``KL <= D_1.25``, the RDP
+    at order 1.25, and a factor 3 for the pessimistic discretisation; measured against
+    dp_accounting's own truncation bounds)."""
+    from . import api
+
+    step = DEFAULT_DISCRETIZATION if discretization is None else discretization
+    per_round, composed = 0.0, 0.0
+    for r in rounds:
+        tail = api.epsilon(r.eps0, r.n, 1e-18, method, k, rtol=1e-2).value
+        points = 2.0 * min(float(tail if tail is not None else r.eps0), r.eps0) / step
+        if discretization is not None and points > PLD_MAX_ROUND_POINTS:
+            finest = 2.0 * float(tail or r.eps0) / PLD_MAX_ROUND_POINTS
+            return (f"--discretization {step:g} needs about {points:.3g} grid points for the round eps0={r.eps0:g}, "
+                    f"n={r.n} (limit {PLD_MAX_ROUND_POINTS}); use --discretization {finest:.2g} or coarser")
+        per_round = max(per_round, min(points, 2.0 * MAX_GRID))  # the route caps each direction
+        if r.count > 1:
+            kl = rdp_curve(r.eps0, r.n, method, k, [1.25], rtol=0.5).upper[0]
+            composed += r.count * 3.0 * kl / step + 20.0 * math.sqrt(2.0 * r.count * kl) / step
+    composed += per_round * len(rounds)
+    if composed > PLD_MAX_COMPOSED_POINTS:
+        return (f"composing {sum(r.count for r in rounds)} rounds needs a privacy-loss grid of about {composed:.2g} "
+                f"points (limit {PLD_MAX_COMPOSED_POINTS:g}, memory); the RDP route covers any T")
+    return None

@@ -24,16 +24,20 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from . import api
+from . import validation as v
 from ._version import __version__
-from .analyses import METHODS, get_method
+from .analyses import all_methods as registered_methods
+from .analyses import get_method
 from .errors import CertificationError, InvalidParameter
-from .output import Column, _text_table, jsonable, round_directed
+from .output import Column, _text_table, dump_json, envelope, jsonable, round_directed
+from .results import KINDS, NO_VALUE_KINDS
 
 QUANTITIES = {"epsilon": "delta", "delta": "eps"}  # tabulated quantity -> its target axis
 TABLE_FORMATS = ("text", "csv", "json", "markdown")
@@ -46,25 +50,33 @@ DEFAULT_CHECK_RTOL = 1e-5
 # grids
 # ---------------------------------------------------------------------------------------
 
+#: Most cells in one table (refused before anything is allocated).
+MAX_CELLS = 100_000
+#: Most values on one axis.
+MAX_AXIS = 10_000
+#: Largest grid or table file read (bytes).
+MAX_FILE_BYTES = 64 * 2**20
+#: The range of each axis value, by axis name.
+AXIS_RANGES: dict[str, v.RealRange | v.IntRange] = {"n": v.N, "eps0": v.EPS0, "delta": v.DELTA, "eps": v.EPS}
+GRID_KEYS = ("quantity", "n", "eps0", "delta", "eps", "methods", "k", "rtol")
+
 
 def _clean(x: float) -> float:
     return float(f"{x:.12g}")
 
 
 def _number(name: str, text: Any) -> float:
-    try:
-        x = float(str(text).strip().replace("_", ""))
-    except ValueError:
-        raise InvalidParameter(f"{name}: {text!r} is not a number") from None
-    if not math.isfinite(x):
-        raise InvalidParameter(f"{name}: {text!r} is not finite")
-    return x
+    """A finite number from a grid entry (text or number), or a one-line refusal."""
+    x, why = v.RealRange(name).problem(text)
+    if why is not None:
+        raise InvalidParameter(v.message(name, text, why, f"a finite {name}"))
+    return x  # type: ignore[return-value]
 
 
 def axis_range(name: str, start: float, stop: float, num: int, scale: str = "lin") -> tuple[float, ...]:
     """``num`` values from ``start`` to ``stop`` (inclusive), linearly or logarithmically spaced."""
-    if isinstance(num, bool) or not isinstance(num, int) or not 1 <= num <= 10_000:
-        raise InvalidParameter(f"{name}: the number of values must be an integer in [1, 10000], got {num!r}")
+    if isinstance(num, bool) or not isinstance(num, int) or not 1 <= num <= MAX_AXIS:
+        raise InvalidParameter(f"{name}: the number of values must be an integer in [1, {MAX_AXIS}], got {num!r}")
     if scale not in ("lin", "log"):
         raise InvalidParameter(f"{name}: scale must be 'lin' or 'log', got {scale!r}")
     if num == 1:
@@ -77,44 +89,100 @@ def axis_range(name: str, start: float, stop: float, num: int, scale: str = "lin
     return tuple(_clean(start + (stop - start) * i / (num - 1)) for i in range(num))
 
 
-def parse_axis(name: str, spec: Any) -> tuple[float, ...]:
+def _whole(name: str, values: Sequence[float], spec: str, rounded: bool) -> list[float]:
+    """An integer axis (``n``): every value a whole number. A logarithmic range is rounded
+    to whole numbers (``rounded``) but may not collapse two values into one; any other
+    non-integer is refused."""
+    out: list[float] = []
+    for x in values:
+        if float(x).is_integer():
+            out.append(float(x))
+        elif rounded:
+            out.append(float(round(x)))
+        else:
+            where = f" (from the range {spec!r})" if ":" in spec or spec.startswith("{") else ""
+            raise InvalidParameter(f"{name}: {x:g}{where} is not a whole number (accepted: integers; a linear "
+                                   "range start:stop:num must land on integers, e.g. 1:3:3)")
+    if rounded and len(set(out)) != len(out):
+        raise InvalidParameter(f"{name}: the logarithmic range {spec!r} rounds two values to the same whole "
+                               "number; use fewer values or a wider range")
+    return out
+
+
+def parse_axis(name: str, spec: Any, integer: bool = False) -> tuple[float, ...]:
     """An axis from a range string ``start:stop:num[:lin|log]``, a comma list ``a,b,c``,
-    a number, a list, or a mapping ``{start, stop, num, scale}`` (grid files)."""
+    a number, a list of numbers, or a mapping ``{start, stop, num, scale}`` (grid files).
+
+    ``integer``: every value must be a whole number (the ``n`` axis); logarithmic ranges
+    are rounded to whole numbers, anything else that is not whole is refused."""
+    log_range = False
     if isinstance(spec, dict):
         unknown = set(spec) - {"start", "stop", "num", "scale"}
         if unknown or not {"start", "stop", "num"} <= set(spec):
             raise InvalidParameter(f"{name}: a range needs keys start, stop, num (and optionally scale)")
-        return axis_range(name, _number(name, spec["start"]), _number(name, spec["stop"]),
-                          _int(name, spec["num"]), str(spec.get("scale", "lin")))
-    if isinstance(spec, (list, tuple)):
-        values = [v for s in spec for v in parse_axis(name, s)]
+        scale = str(spec.get("scale", "lin"))
+        values = list(axis_range(name, _number(name, spec["start"]), _number(name, spec["stop"]),
+                                 _int(name, spec["num"]), scale))
+        log_range = scale == "log"
+    elif isinstance(spec, (list, tuple)):
+        if len(spec) > MAX_AXIS:
+            raise InvalidParameter(f"{name}: {len(spec)} values (accepted: at most {MAX_AXIS})")
+        values = []
+        for item in spec:
+            if isinstance(item, (list, tuple, dict)):
+                raise InvalidParameter(f"{name}: a list of axis values holds numbers, not {type(item).__name__}s")
+            values += parse_axis(name, item, integer)
     elif isinstance(spec, str) and ":" in spec:
         parts = spec.split(":")
         if len(parts) not in (3, 4):
             raise InvalidParameter(f"{name}: a range is start:stop:num[:lin|log], got {spec!r}")
-        values = list(axis_range(name, _number(name, parts[0]), _number(name, parts[1]),
-                                 _int(name, parts[2]), parts[3].strip() if len(parts) == 4 else "lin"))
+        scale = parts[3].strip() if len(parts) == 4 else "lin"
+        values = list(axis_range(name, _number(name, parts[0]), _number(name, parts[1]), _int(name, parts[2]), scale))
+        log_range = scale == "log"
     elif isinstance(spec, str):
-        values = [_clean(_number(name, s)) for s in spec.split(",") if s.strip()]
+        items = [s for s in spec.split(",") if s.strip()]
+        if len(items) > MAX_AXIS:
+            raise InvalidParameter(f"{name}: {len(items)} values (accepted: at most {MAX_AXIS})")
+        values = [_clean(_number(name, s)) for s in items]
     elif isinstance(spec, (int, float)) and not isinstance(spec, bool):
         values = [_clean(_number(name, spec))]
     else:
         raise InvalidParameter(f"{name}: cannot read an axis from {spec!r}")
     if not values:
         raise InvalidParameter(f"{name}: the axis is empty")
+    if integer:
+        values = _whole(name, values, spec if isinstance(spec, str) else json.dumps(spec), log_range)
     return tuple(dict.fromkeys(values))
 
 
-def _int(name: str, v: Any) -> int:
-    x = _number(name, v)
-    if not x.is_integer():
-        raise InvalidParameter(f"{name}: {v!r} is not an integer")
-    return int(x)
+def _int(name: str, value: Any) -> int:
+    k, why = v.IntRange(name, 1, MAX_AXIS).problem(value)
+    if why is not None:
+        raise InvalidParameter(v.message(f"{name} (number of values)", value, why, f"integer 1 <= num <= {MAX_AXIS}"))
+    return k  # type: ignore[return-value]
+
+
+def _method_names(names: Iterable[Any], with_k: bool) -> tuple[str, ...]:
+    """Method names, with ``all`` expanded; every other name must be a registered method."""
+    out: list[str] = []
+    for name in names:
+        if not isinstance(name, str):
+            raise InvalidParameter(f"methods: {name!r} is not a method name (see 'shuffle-acct methods')")
+        if name == "all":
+            out += all_methods(with_k)
+        else:
+            get_method(name)
+            out.append(name)
+    return tuple(dict.fromkeys(out))
 
 
 @dataclass(frozen=True)
 class Grid:
-    """What a table evaluates: every method at every point of ``n x eps0 x target``."""
+    """What a table evaluates: every method at every point of ``n x eps0 x target``.
+
+    Every axis value is checked against the range of its parameter (``n`` a whole number
+    in [1, 1e12], ``0 < eps0 <= 700``, ``1e-300 <= delta < 1``, ``0 <= eps <= 700``) and
+    the number of cells is at most :data:`MAX_CELLS`, on construction."""
 
     n: tuple[float, ...]
     eps0: tuple[float, ...]
@@ -128,21 +196,38 @@ class Grid:
     def __post_init__(self) -> None:
         if self.quantity not in QUANTITIES:
             raise InvalidParameter(f"quantity must be one of {', '.join(QUANTITIES)}, got {self.quantity!r}")
-        ns = tuple(dict.fromkeys(int(round(x)) for x in self.n))
-        for x in ns:
-            if not 1 <= x <= 10**12:
-                raise InvalidParameter(f"n out of range: need 1 <= n <= 1e12, got {x}")
-        object.__setattr__(self, "n", ns)
+        for axis in ("n", "eps0", self.target_axis):
+            try:
+                values = tuple(dict.fromkeys(AXIS_RANGES[axis].check(x) for x in getattr(self, axis)))
+            except InvalidParameter as exc:
+                raise InvalidParameter(f"grid {exc}") from None
+            if len(values) > MAX_AXIS:
+                raise InvalidParameter(f"grid {axis}: {len(values)} values (accepted: at most {MAX_AXIS})")
+            object.__setattr__(self, axis, values)
         if not self.n or not self.eps0 or not self.target_values:
             raise InvalidParameter(f"the grid needs values of n, eps0 and {self.target_axis}")
-        methods = tuple(dict.fromkeys(self.methods))
+        if self.k is not None:
+            object.__setattr__(self, "k", v.K.check(self.k))
+        if self.rtol is not None:
+            object.__setattr__(self, "rtol", v.RTOL.check(self.rtol))
+        methods = _method_names(self.methods, self.k is not None)
         if not methods:
             raise InvalidParameter("the grid needs at least one method")
         for m in methods:
-            get_method(m)
-            if METHODS[m].needs_k and self.k is None:
+            if get_method(m).needs_k and self.k is None:
                 raise InvalidParameter(f"method {m!r} needs k (the alphabet size, k >= 2)")
         object.__setattr__(self, "methods", methods)
+        cells = len(self.n) * len(self.eps0) * len(self.target_values) * len(methods)
+        if cells > MAX_CELLS:
+            raise InvalidParameter(
+                f"the grid has {cells:,} cells ({len(self.n)} n x {len(self.eps0)} eps0 x {len(self.target_values)} "
+                f"{self.target_axis} x {len(methods)} methods; accepted: at most {MAX_CELLS:,}); split it into "
+                "several tables")
+
+    @property
+    def cells(self) -> int:
+        """The number of cells (points x methods)."""
+        return len(self.n) * len(self.eps0) * len(self.target_values) * len(self.methods)
 
     @property
     def target_axis(self) -> str:
@@ -160,8 +245,8 @@ class Grid:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        d = {"quantity": self.quantity, "n": list(self.n), "eps0": list(self.eps0),
-             self.target_axis: list(self.target_values), "methods": list(self.methods)}
+        d: dict[str, Any] = {"quantity": self.quantity, "n": list(self.n), "eps0": list(self.eps0),
+                             self.target_axis: list(self.target_values), "methods": list(self.methods)}
         if self.k is not None:
             d["k"] = self.k
         if self.rtol is not None:
@@ -170,11 +255,13 @@ class Grid:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Grid:
-        """A grid from a mapping (a grid file, or the ``grid`` header of a saved table)."""
-        known = {"quantity", "n", "eps0", "delta", "eps", "methods", "k", "rtol"}
-        unknown = set(d) - known
+        """A grid from a mapping (a grid file, or the grid of a saved table)."""
+        if not isinstance(d, dict):
+            raise InvalidParameter("a grid is a table/object of axes (n, eps0, delta or eps, methods, k, rtol)")
+        unknown = set(d) - set(GRID_KEYS)
         if unknown:
-            raise InvalidParameter(f"unknown grid key(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+            raise InvalidParameter(f"unknown grid key(s) {', '.join(sorted(map(str, unknown)))}; "
+                                   f"known: {', '.join(sorted(GRID_KEYS))}")
         quantity = str(d.get("quantity", "epsilon"))
         if quantity not in QUANTITIES:
             raise InvalidParameter(f"quantity must be one of {', '.join(QUANTITIES)}, got {quantity!r}")
@@ -182,56 +269,81 @@ class Grid:
         for key in ("n", "eps0", target):
             if key not in d:
                 raise InvalidParameter(f"the grid needs {key!r}")
+        other = QUANTITIES["delta" if quantity == "epsilon" else "epsilon"]
+        if other in d:
+            raise InvalidParameter(f"a grid of {quantity} has a {target!r} axis, not {other!r}")
         methods = d.get("methods", ["clones"])
-        if methods == "all":
-            methods = all_methods(d.get("k") is not None)
         if isinstance(methods, str):
             methods = [methods]
+        if not isinstance(methods, list):
+            raise InvalidParameter("methods: a method name or a list of names (see 'shuffle-acct methods')")
+        k = v.K.check(d["k"]) if d.get("k") is not None else None
         return cls(
-            n=parse_axis("n", d["n"]),
+            n=parse_axis("n", d["n"], integer=True),
             eps0=parse_axis("eps0", d["eps0"]),
             delta=parse_axis("delta", d["delta"]) if quantity == "epsilon" else (),
             eps=parse_axis("eps", d["eps"]) if quantity == "delta" else (),
-            methods=tuple(methods),
+            methods=_method_names(methods, k is not None),
             quantity=quantity,
-            k=_int("k", d["k"]) if d.get("k") is not None else None,
-            rtol=_number("rtol", d["rtol"]) if d.get("rtol") is not None else None,
+            k=k,
+            rtol=v.RTOL.check(d["rtol"]) if d.get("rtol") is not None else None,
         )
 
 
 def all_methods(with_k: bool) -> tuple[str, ...]:
     """Every registered method (those needing ``k`` only when ``k`` is given)."""
-    return tuple(m.name for m in METHODS.values() if with_k or not m.needs_k)
+    return tuple(m.name for m in registered_methods().values() if (with_k or not m.needs_k) and not m.needs_randomizer)
+
+
+def _read_file(path: str | Path, what: str) -> tuple[Path, bytes]:
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise InvalidParameter(f"{what} {str(p)!r} is {size} bytes (accepted: at most {MAX_FILE_BYTES})")
+        return p, p.read_bytes()
+    except OSError as exc:
+        raise InvalidParameter(f"cannot read {what} {str(p)!r}: {exc.strerror or exc}") from None
+
+
+def _load_toml(raw: bytes, where: str) -> Any:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[import-not-found, no-redef]
+        except ModuleNotFoundError:
+            raise InvalidParameter("TOML grid files need Python >= 3.11 or 'pip install tomli'; "
+                                   "or write the grid as JSON") from None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise InvalidParameter(f"{where} is nested too deeply") from None
+    except UnicodeDecodeError:
+        raise InvalidParameter(f"{where} is not UTF-8 text") from None
+    except ValueError as exc:  # TOMLDecodeError, and Python's int-string limit
+        raise InvalidParameter(f"{where} is not valid TOML: {' '.join(str(exc).split())[:200]}") from None
+
+
+def _load_json(raw: bytes, where: str) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidParameter(f"{where} is not UTF-8 text") from None
+    return v.load_json(text, where)
 
 
 def load_grid(path: str | Path) -> Grid:
     """A grid file: JSON (``.json``) or TOML (``.toml``; Python >= 3.11, or ``tomli``)."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InvalidParameter(f"cannot read grid file {str(p)!r}: {exc.strerror}") from None
-    if p.suffix.lower() == ".toml":
-        try:
-            import tomllib  # type: ignore[import-not-found]
-        except ModuleNotFoundError:  # Python 3.10
-            try:
-                import tomli as tomllib  # type: ignore[import-not-found, no-redef]
-            except ModuleNotFoundError:
-                raise InvalidParameter("TOML grid files need Python >= 3.11 or 'pip install tomli'; "
-                                       "or write the grid as JSON") from None
-        try:
-            data = tomllib.loads(raw.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidParameter(f"grid file {str(p)!r} is not valid TOML: {exc}") from None
-    else:
-        try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidParameter(f"grid file {str(p)!r} is not valid JSON: {exc}") from None
+    p, raw = _read_file(path, "grid file")
+    where = f"grid file {str(p)!r}"
+    data = _load_toml(raw, where) if p.suffix.lower() == ".toml" else _load_json(raw, where)
     if not isinstance(data, dict):
-        raise InvalidParameter(f"grid file {str(p)!r} must hold a table/object of axes")
-    return Grid.from_dict(data)
+        raise InvalidParameter(f"{where} must hold a table/object of axes")
+    try:
+        return Grid.from_dict(data)
+    except InvalidParameter as exc:
+        raise InvalidParameter(f"{where}: {exc}") from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -256,7 +368,7 @@ def evaluate_cell(grid_quantity: str, point: dict[str, Any], k: int | None, rtol
     except CertificationError as exc:
         cell.update(value=None, kind="not certified", note=str(exc))
         return cell
-    cell.update(value=b.value, kind=b.kind, note="" if b.applicable else b.validity)
+    cell.update(value=b.value, kind=b.kind, note="" if b.value is not None else b.validity)
     if b.warnings:
         cell["note"] = "; ".join(b.warnings)
     return cell
@@ -323,18 +435,17 @@ def header_lines(table: Table) -> list[str]:
     ]
 
 
+TABLE_NOTE = ("upper = certified upper bound (published comparators: upper bounds of their looser analyses); "
+              "lower = attained by a concrete mechanism, rounded down.")
+
+
 def to_json(table: Table) -> str:
-    doc = {
-        "tool": "shuffle-accountant",
-        "version": table.version,
-        "command": "table",
-        "quantity": table.grid.quantity,
-        "grid": table.grid.to_dict(),
-        "cells": table.cells,
-        "citations": {m: METHODS[m].citation for m in table.grid.methods},
-        **table.extra,
-    }
-    return json.dumps(jsonable(doc), indent=1, allow_nan=False) + "\n"
+    """The table as the shuffle-acct JSON envelope: ``inputs`` is the grid, ``results``
+    the cells, ``summary`` the citations (what ``check`` reads back)."""
+    doc = envelope("table", table.grid.to_dict(), table.cells, notes=[TABLE_NOTE],
+                   summary={"citations": {m: get_method(m).citation for m in table.grid.methods}, **table.extra})
+    doc["version"] = table.version
+    return dump_json(doc, indent=1)
 
 
 def _csv_value(v: Any) -> str:
@@ -378,8 +489,7 @@ def to_markdown(table: Table) -> str:
     lines.append("|" + "|".join("---" for _ in cols) + "|")
     for r in _rows(table):
         lines.append("| " + " | ".join(x.replace("|", "\\|") for x in r) + " |")
-    lines += ["", "upper = certified upper bound (published comparators: upper bounds of their looser analyses); "
-              "lower = attained by a concrete mechanism, rounded down."]
+    lines += ["", TABLE_NOTE]
     return "\n".join(lines) + "\n"
 
 
@@ -400,49 +510,96 @@ def render_table(table: Table, fmt: str) -> str:
     return renderers[fmt](table)
 
 
-def _cell_from_csv(row: dict[str, str]) -> dict[str, Any]:
-    c: dict[str, Any] = {}
-    for k, v in row.items():
-        if k in ("n", "k"):
-            c[k] = int(v) if v else None
-        elif k in ("eps0", "delta", "eps", "value"):
-            c[k] = float(v) if v else None
-        else:
-            c[k] = v
-    return c
+def _cell(raw: Any, grid: Grid, where: str) -> dict[str, Any]:
+    """One cell of a saved table, checked: its keys, its inputs in range, a known kind, and
+    a value exactly when the kind has one (JSON values or CSV text)."""
+    if not isinstance(raw, dict):
+        raise InvalidParameter(f"{where} is not an object with n, eps0, {grid.target_axis}, method, value, kind")
+    target = grid.target_axis
+    allowed = {"n", "eps0", target, "k", "method", "value", "kind", "note"}
+    unknown = sorted(str(key) for key in raw if key not in allowed)
+    if unknown:
+        raise InvalidParameter(f"{where} has unknown key(s) {', '.join(map(repr, unknown))} "
+                               f"(accepted: {', '.join(sorted(allowed))})")
+    missing = [key for key in ("n", "eps0", target, "method", "kind") if raw.get(key) in (None, "")]
+    if missing:
+        raise InvalidParameter(f"{where} lacks {', '.join(missing)}")
+    kind = raw["kind"]
+    if kind not in KINDS:
+        raise InvalidParameter(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
+    if not isinstance(raw["method"], str):
+        raise InvalidParameter(f"{where}: method {raw['method']!r} is not a method name")
+    cell: dict[str, Any] = {"n": v.N.check(raw["n"], f"{where} n"), "eps0": v.EPS0.check(raw["eps0"], f"{where} eps0"),
+                            target: AXIS_RANGES[target].check(raw[target], f"{where} {target}")}
+    if raw.get("k") not in (None, ""):
+        cell["k"] = v.K.check(raw["k"], f"{where} k")
+    cell["method"] = raw["method"]
+    value = raw.get("value")
+    if value in (None, ""):
+        value = None
+    elif value in ("inf", "-inf"):
+        value = float(value)
+    else:
+        value = v.RealRange("value").check(value, f"{where} value")
+    if (value is None) != (kind in NO_VALUE_KINDS):
+        raise InvalidParameter(f"{where}: a cell of kind {kind!r} {'needs' if value is None else 'has no'} value")
+    cell.update(value=value, kind=kind, note=str(raw.get("note") or ""))
+    return cell
+
+
+def _cells(raw: Any, grid: Grid, where: str) -> list[dict[str, Any]]:
+    if not isinstance(raw, list):
+        raise InvalidParameter(f"{where}: the cells are not a list")
+    if len(raw) > MAX_CELLS:
+        raise InvalidParameter(f"{where}: {len(raw)} cells (accepted: at most {MAX_CELLS})")
+    return [_cell(c, grid, f"{where}: cell {i}") for i, c in enumerate(raw, 1)]
 
 
 def load_table(path: str | Path) -> Table:
-    """Read a table written by :func:`render_table` as JSON or CSV."""
-    p = Path(path)
+    """Read a table written by :func:`render_table` as JSON (the envelope, or the
+    0.1.0 layout with top-level ``grid`` and ``cells``) or CSV. Every cell is checked."""
+    p, raw = _read_file(path, "table")
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidParameter(f"cannot read table {str(p)!r}: {exc}") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidParameter(f"table {str(p)!r} is not UTF-8 text") from None
     stripped = text.lstrip()
     if stripped.startswith("{"):
+        where = f"{str(p)!r}"
+        doc = v.load_json(text, where)
+        if isinstance(doc, dict) and doc.get("command") == "table" and isinstance(doc.get("inputs"), dict) \
+                and "results" in doc:
+            grid_raw, cells_raw = doc["inputs"], doc["results"]
+        elif isinstance(doc, dict) and "grid" in doc and "cells" in doc:
+            grid_raw, cells_raw = doc["grid"], doc["cells"]
+        else:
+            raise InvalidParameter(f"{where} is not a shuffle-acct JSON table (no grid and cells; write one with "
+                                   "'shuffle-acct table --format json')")
         try:
-            doc = json.loads(text)
-            grid = Grid.from_dict(doc["grid"])
-            cells = [dict(c) for c in doc["cells"]]
-            for c in cells:
-                if isinstance(c.get("value"), str):  # infinities are written as strings
-                    c["value"] = float(c["value"])
-            return Table(grid, cells, str(doc.get("version", "?")))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise InvalidParameter(f"{str(p)!r} is not a shuffle-acct JSON table: {exc}") from None
+            grid = Grid.from_dict(grid_raw)
+        except InvalidParameter as exc:
+            raise InvalidParameter(f"{where} is not a shuffle-acct JSON table: its grid: {exc}") from None
+        return Table(grid, _cells(cells_raw, grid, where), str(doc.get("version", "?")))
     if stripped.startswith("# shuffle-accountant"):
+        where = f"{str(p)!r}"
         lines = text.splitlines()
         head = [ln[2:] for ln in lines if ln.startswith("# ")]
         body = [ln for ln in lines if not ln.startswith("#")]
+        parts = head[0].split() if head else []
+        grid_line = next((h for h in head if h.startswith("grid: ")), None)
+        if len(parts) < 2 or grid_line is None:
+            raise InvalidParameter(f"{where} is not a shuffle-acct CSV table (no '# grid:' header line)")
         try:
-            version = head[0].split()[1]
-            grid_line = next(h for h in head if h.startswith("grid: "))
-            grid = Grid.from_dict(json.loads(grid_line[len("grid: "):]))
-            cells = [_cell_from_csv(r) for r in csv.DictReader(body)]
-        except (StopIteration, IndexError, json.JSONDecodeError, ValueError) as exc:
-            raise InvalidParameter(f"{str(p)!r} is not a shuffle-acct CSV table: {exc}") from None
-        return Table(grid, cells, version)
+            grid = Grid.from_dict(v.load_json(grid_line[len("grid: "):], "its grid line"))
+            rows = list(csv.DictReader(body))
+        except csv.Error as exc:
+            raise InvalidParameter(f"{where} is not a shuffle-acct CSV table: {exc}") from None
+        except InvalidParameter as exc:
+            raise InvalidParameter(f"{where} is not a shuffle-acct CSV table: {exc}") from None
+        for i, row in enumerate(rows, 1):
+            if None in row or None in row.values():
+                raise InvalidParameter(f"{where}: row {i} has a different number of cells than the header")
+        return Table(grid, _cells(rows, grid, where), parts[1])
     raise InvalidParameter(f"{str(p)!r} is not a table written by 'shuffle-acct table --format json|csv'")
 
 
@@ -463,7 +620,11 @@ class Difference:
     relative: float | None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """A JSON record; the cell's kind (or ``old -> new``) is ``cell_kind``."""
+        d = asdict(self)
+        d["key"] = list(self.key)
+        d["cell_kind"] = d.pop("kind")
+        return d
 
 
 @dataclass(frozen=True)
@@ -492,13 +653,13 @@ def compare_tables(golden: Table, current: Table, rtol: float = DEFAULT_CHECK_RT
     for key, g in gold.items():
         c = cur.get(key)
         if c is None:
-            diffs.append(Difference(key, g.get("kind", ""), g.get("value"), None, "missing", None))
+            diffs.append(Difference(key, str(g.get("kind", "")), g.get("value"), None, "missing", None))
             continue
         gv, cv, gk, ck = g.get("value"), c.get("value"), g.get("kind"), c.get("kind")
         if gk != ck or (gv is None) != (cv is None):
             diffs.append(Difference(key, f"{gk} -> {ck}", gv, cv, "kind changed", None))
             continue
-        if gv is None or gv == cv:
+        if gv is None or cv is None or gv == cv:
             continue
         scale = max(abs(gv), abs(cv))
         rel = abs(cv - gv) / scale if math.isfinite(scale) and scale > 0 else math.inf
@@ -506,7 +667,7 @@ def compare_tables(golden: Table, current: Table, rtol: float = DEFAULT_CHECK_RT
             continue
         went_up = cv > gv
         looser = went_up if gk == "upper" else not went_up
-        d = Difference(key, gk, gv, cv, "looser" if looser else "tighter", rel)
+        d = Difference(key, str(gk), gv, cv, "looser" if looser else "tighter", rel)
         (accepted if (not looser and accept_tighter) else diffs).append(d)
     for key, c in cur.items():
         if key not in gold:
@@ -532,67 +693,3 @@ def check(golden_path: str | Path, rtol: float = DEFAULT_CHECK_RTOL, accept_tigh
     golden = load_table(golden_path)
     current = evaluate(golden.grid, jobs=jobs, progress=progress)
     return golden, compare_tables(golden, current, rtol, accept_tighter)
-
-
-# ---------------------------------------------------------------------------------------
-# plots (matplotlib is an optional extra)
-# ---------------------------------------------------------------------------------------
-
-PLOT_FORMATS = ("png", "svg", "pdf")
-PLOT_INSTALL_HINT = "plotting needs matplotlib: pip install 'shuffle-accountant[plot]' (or pip install matplotlib)"
-
-
-def plot_epsilon(grid: Grid, path: str | Path, fmt: str | None = None, jobs: int = 1,
-                 progress: Callable[[int], None] | None = None) -> Path:
-    """Draw eps against ``n`` (or against ``eps0``, whichever axis has several values) for
-    the grid's upper-bound methods, with its lower-bound methods as a shaded floor, one
-    figure per delta value on shared axes. Writes PNG, SVG or PDF (from ``fmt`` or the
-    file suffix) and returns the path."""
-    if grid.quantity != "epsilon":
-        raise InvalidParameter("plot draws epsilon; give --delta values, not --eps")
-    p = Path(path)
-    fmt = (fmt or p.suffix.lstrip(".") or "png").lower()
-    if fmt not in PLOT_FORMATS:
-        raise InvalidParameter(f"plot format must be one of {', '.join(PLOT_FORMATS)}, got {fmt!r}")
-    if len(grid.n) > 1 and len(grid.eps0) > 1:
-        raise InvalidParameter("plot: give several values for n or for eps0, not both")
-    x_axis = "eps0" if len(grid.eps0) > 1 else "n"
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError:
-        raise InvalidParameter(PLOT_INSTALL_HINT) from None
-    table = evaluate(grid, jobs=jobs, progress=progress)
-    xs = list(grid.eps0 if x_axis == "eps0" else grid.n)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=110)
-    styles = ["-", "--", "-.", ":"]
-    for j, d in enumerate(grid.delta):
-        for i, m in enumerate(grid.methods):
-            ys = [next((c["value"] for c in table.cells if c["method"] == m and c["delta"] == d
-                        and c[x_axis] == x), None) for x in xs]
-            pts = [(x, y) for x, y in zip(xs, ys) if y is not None and y > 0]
-            if not pts:
-                continue
-            label = f"{m} ({METHODS[m].kind})" + (f", δ={d:g}" if len(grid.delta) > 1 else "")
-            px, py = zip(*pts)
-            if METHODS[m].kind == "lower":
-                ax.fill_between(px, [min(py) / 10] * len(py), py, color="0.85", zorder=0,
-                                label=f"below {m}: unattainable" + (f", δ={d:g}" if len(grid.delta) > 1 else ""))
-                ax.plot(px, py, color="0.3", lw=1.2, ls=styles[j % 4])
-            else:
-                ax.plot(px, py, marker="o", ms=3, ls=styles[j % 4], label=label, color=f"C{i}")
-    ax.set_xscale("log" if x_axis == "n" else "linear")
-    ax.set_yscale("log")
-    ax.set_xlabel("number of users n" if x_axis == "n" else "local privacy ε0 (nats)")
-    ax.set_ylabel("central ε (nats)")
-    fixed = f"ε0 = {grid.eps0[0]:g}" if x_axis == "n" else f"n = {grid.n[0]:g}"
-    deltas = ", ".join(f"{d:g}" for d in grid.delta)
-    ax.set_title(f"Shuffled ε0-DP reports: {fixed}, δ = {deltas}" + (f", k = {grid.k}" if grid.k else ""), fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, title=f"method (δ = {deltas})", title_fontsize=8)
-    fig.tight_layout()
-    fig.savefig(p, format=fmt, metadata={"Software": f"shuffle-accountant {__version__}"} if fmt == "png" else None)
-    plt.close(fig)
-    return p

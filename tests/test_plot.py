@@ -27,7 +27,7 @@ def test_plot_against_eps0_with_explicit_format(tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "fig.img"
     r = CliRunner().invoke(main, ["plot", "--n", "1e4", "--eps0", "0.5:4:4", "--k", "4", "-m", "krr",
-                                  "-o", str(out), "--format", "svg", "--no-progress"])
+                                  "-o", str(out), "--image-format", "svg", "--no-progress"])
     assert r.exit_code == 0, r.output
     text = out.read_text()
     assert "krr" in text and "local privacy" in text

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import io
 import json
 
 import pytest
@@ -45,10 +44,11 @@ def test_axis_ranges():
 
 def test_every_cell_has_kind_and_header_records_version_and_grid(golden):
     doc = json.loads(golden["json"].read_text())
-    assert doc["version"] == __version__ and doc["grid"]["n"] == [1000, 10000, 100000]
-    assert len(doc["cells"]) == 3 * 2 * 4
-    kinds = {c["method"]: set() for c in doc["cells"]}
-    for c in doc["cells"]:
+    assert doc["version"] == __version__ and doc["inputs"]["n"] == [1000, 10000, 100000]
+    assert doc["tool"] == "shuffle-acct" and doc["command"] == "table"
+    assert len(doc["results"]) == 3 * 2 * 4
+    kinds = {c["method"]: set() for c in doc["results"]}
+    for c in doc["results"]:
         kinds[c["method"]].add(c["kind"])
     assert kinds["clones"] == {"upper"} and kinds["binary-rr-lower"] == {"lower"}
     assert kinds["erlingsson"] == {"upper", "not applicable"}
@@ -67,7 +67,7 @@ def test_generated_table_checks_clean(golden, fmt):
 
 def _perturb(path, out, method, n, factor):
     doc = json.loads(path.read_text())
-    for c in doc["cells"]:
+    for c in doc["results"]:
         if c["method"] == method and c["n"] == n and c["eps0"] == 1.0:
             c["value"] *= factor
     out.write_text(json.dumps(doc))
@@ -106,36 +106,36 @@ def test_accept_tighter_and_rtol(golden, tmp_path):
 def test_perturbed_csv_cell_and_kind_change(golden, tmp_path):
     lines = golden["csv"].read_text().splitlines()
     i = next(j for j, line in enumerate(lines) if ",erlingsson," in line and "not applicable" in line)
-    cells = lines[i].split(",")
-    cells[5], cells[6] = "0.5", "upper"
-    lines[i] = ",".join(cells[:7]) + ","
+    cells = lines[i].split(",")  # n, eps0, delta, method, value, kind, note
+    cells[4], cells[5], cells[6] = "0.5", "upper", ""
+    lines[i] = ",".join(cells)
     p = tmp_path / "g.csv"
     p.write_text("\n".join(lines) + "\n")
     r = run("check", str(p), "--no-progress", "--format", "json")
     assert r.exit_code == 3
-    diffs = json.loads(r.output)["differences"]
+    diffs = [d for d in json.loads(r.output)["results"] if not d["accepted"]]
     assert len(diffs) == 1 and diffs[0]["verdict"] == "kind changed" and diffs[0]["key"][3] == "erlingsson"
 
 
 @pytest.mark.parametrize("suffix,text", [
     ("json", json.dumps({"n": {"start": 1e3, "stop": 1e5, "num": 3, "scale": "log"}, "eps0": [0.4, 1],
                          "delta": 1e-6, "methods": ["clones", "blanket-hoeffding", "erlingsson", "binary-rr-lower"]})),
-    ("toml", 'eps0 = [0.4, 1]\ndelta = "1e-6"\nmethods = ["clones", "blanket-hoeffding", "erlingsson", "binary-rr-lower"]\n'
-             'n = "1e3:1e5:3:log"\n'),
+    ("toml", ('eps0 = [0.4, 1]\ndelta = "1e-6"\nmethods = ["clones", "blanket-hoeffding", "erlingsson", "binary-rr-lower"]\n'
+              'n = "1e3:1e5:3:log"\n')),
 ])
 def test_grid_file_and_ranges_give_the_same_table(golden, tmp_path, suffix, text):
     g = tmp_path / f"grid.{suffix}"
     g.write_text(text)
     r = run("table", "--grid", str(g), "--format", "json", "--no-progress")
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["cells"] == json.loads(golden["json"].read_text())["cells"]
-    assert json.loads(r.output)["grid"] == json.loads(golden["json"].read_text())["grid"]
+    assert json.loads(r.output)["results"] == json.loads(golden["json"].read_text())["results"]
+    assert json.loads(r.output)["inputs"] == json.loads(golden["json"].read_text())["inputs"]
 
 
 def test_jobs_gives_the_same_table(golden):
     r = run("table", *AXES, *METHODS, "--format", "json", "--jobs", "2", "--no-progress")
     assert r.exit_code == 0
-    assert json.loads(r.output)["cells"] == json.loads(golden["json"].read_text())["cells"]
+    assert json.loads(r.output)["results"] == json.loads(golden["json"].read_text())["results"]
 
 
 def test_markdown_and_text_formats():

@@ -7,17 +7,18 @@ from typing import Any
 import click
 
 from .. import api
+from .. import validation as v
 from ..analyses import METHODS
-from ..output import Column, Report, render
-from ..results import Bound
-from .params import POSITIVE, PROBABILITY, USERS, FiniteFloat, IntLike, format_option
+from ..output import Column, Report, format_ratio, render
+from ..results import Bound, warnings_by_method
+from .params import ALPHABET, DELTA, DELTA0, EPS, EPS0, USERS, RangeType, format_option
 
 METHOD_CHOICE = click.Choice(list(METHODS))
 
 
 def _shared_options(func: Any) -> Any:
     options = [
-        click.option("--eps0", type=POSITIVE, required=True, help="Local randomizer's epsilon (> 0, finite)."),
+        click.option("--eps0", type=EPS0, required=True, help="Local randomizer's epsilon (0 < eps0 <= 700)."),
         click.option("--n", "n", type=USERS, required=True, help="Number of users (1 to 1e12; '1e6' is accepted)."),
         click.option(
             "--method",
@@ -28,10 +29,10 @@ def _shared_options(func: Any) -> Any:
             help="Analysis to run (repeatable). Default: clones, stronger-clones, closed-form, "
             "binary-rr-lower, plus krr and krr-lower when --k is given. See 'shuffle-acct methods'.",
         ),
-        click.option("--k", type=IntLike(2, 10**9), default=None, help="Alphabet size for the k-RR methods (k >= 2)."),
+        click.option("--k", type=ALPHABET, default=None, help="Alphabet size for the k-RR methods (2 <= k <= 1e9)."),
         click.option(
             "--delta0",
-            type=FiniteFloat(0.0, 1.0, high_open=True),
+            type=DELTA0,
             default=0.0,
             show_default=True,
             help="The local randomizer is (eps0, delta0)-DP (FMT21 Theorem 3.8; clones and closed-form only).",
@@ -70,7 +71,7 @@ def _report(command: str, quantity: str, comparison: api.Comparison, inputs: dic
     if up is not None and low is not None and low.value:
         notes.append(
             f"gap: best generic upper bound ({up.method}) / generic lower bound ({low.method}) = "
-            f"{up.value / low.value:.3f}"  # type: ignore[operator]
+            f"{format_ratio(comparison.gap_ratio)}"
         )
     notes.append("upper = certified upper bound; lower = attained by a concrete mechanism (rounded down); "
                  "'shuffle-acct methods' lists assumptions and citations.")
@@ -81,7 +82,7 @@ def _report(command: str, quantity: str, comparison: api.Comparison, inputs: dic
         rows=rows,
         inputs={k: v for k, v in inputs.items() if v is not None},
         notes=notes,
-        warnings=list(comparison.warnings),
+        warnings=warnings_by_method(comparison.bounds),
         records=[b.to_dict() for b in comparison.bounds],
         extra={
             "best_upper": up.method if up else None,
@@ -101,10 +102,10 @@ def _emit(report: Report, fmt: str) -> None:
 
 @click.command("epsilon")
 @_shared_options
-@click.option("--delta", type=PROBABILITY, default=1e-6, show_default=True, help="Target delta, in (0, 1).")
+@click.option("--delta", type=DELTA, default=1e-6, show_default=True, help="Target delta (1e-300 <= delta < 1).")
 @click.option(
     "--rtol",
-    type=FiniteFloat(1e-12, 1e-2),
+    type=RangeType(v.RTOL),
     default=1e-6,
     show_default=True,
     help="Relative width of the certified bracket around each numerical eps.",
@@ -128,10 +129,10 @@ def epsilon_cmd(eps0: float, n: int, methods: tuple[str, ...], k: int | None, de
 
 @click.command("delta")
 @_shared_options
-@click.option("--eps", type=FiniteFloat(0.0), required=True, help="Target central epsilon (>= 0).")
+@click.option("--eps", type=EPS, required=True, help="Target central epsilon (0 <= eps <= 700).")
 @click.option(
     "--rtol",
-    type=FiniteFloat(1e-12, 1e-2),
+    type=RangeType(v.RTOL),
     default=1e-9,
     show_default=True,
     help="Relative width of the certified bracket around each numerical delta.",

@@ -2,42 +2,52 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
 
 from .. import composition as comp
+from .. import validation as v
 from ..analyses import METHODS
 from ..errors import InvalidParameter
-from ..output import Column, Report, render
-from .params import POSITIVE, PROBABILITY, USERS, IntLike, format_option
+from ..output import Column, Report, render, round_directed
+from ..results import warnings_by_method
+from .params import ALPHABET, DELTA, EPS0, ROUNDS, USERS, RangeType, format_option
 
 NUMERICAL = click.Choice([m.name for m in METHODS.values() if m.numerical])
 UPPER = click.Choice([m.name for m in METHODS.values() if m.numerical and m.kind == "upper"])
 
 
-def _orders(text: str | None) -> list[float] | None:
-    if text is None:
-        return None
-    try:
-        return [float(x) for x in text.replace(",", " ").split()]
-    except ValueError:
-        raise InvalidParameter(f"--orders must be a comma-separated list of numbers > 1, got {text!r}") from None
+class OrdersType(click.ParamType):
+    """``--orders 2,8,32``: a comma-separated list of Renyi orders (:func:`..validation.check_orders`)."""
+
+    name = "orders"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[float, ...]:
+        if isinstance(value, tuple):
+            return value
+        try:
+            return v.check_orders(str(value), "orders")
+        except InvalidParameter as exc:
+            self.fail(str(exc).removeprefix("orders: "), param, ctx)
 
 
-ORDERS_HELP = "Renyi orders, comma-separated (real, > 1). Default: 40 orders from 1.25 to 1024."
+ORDERS_HELP = (f"Renyi orders, comma-separated (1 < alpha <= 1e6, at most {v.MAX_ORDERS}). "
+               "Default: 40 orders from 1.25 to 1024.")
 
 
 @click.command("renyi")
-@click.option("--eps0", type=POSITIVE, required=True, help="Local randomizer's epsilon (> 0, finite).")
+@click.option("--eps0", type=EPS0, required=True, help="Local randomizer's epsilon (0 < eps0 <= 700).")
 @click.option("--n", "n", type=USERS, required=True, help="Number of users (1 to 1e12).")
 @click.option("--method", "-m", type=NUMERICAL, default="clones", show_default=True, help="Clone-pair analysis.")
-@click.option("--k", type=IntLike(2, 10**9), default=None, help="Alphabet size for the k-RR methods.")
-@click.option("--orders", default=None, help=ORDERS_HELP)
-@click.option("--rtol", type=click.FloatRange(1e-9, 0.5), default=1e-3, show_default=True,
-              help="Target relative width of each certified bracket.")
+@click.option("--k", type=ALPHABET, default=None, help="Alphabet size for the k-RR methods (2 <= k <= 1e9).")
+@click.option("--orders", type=OrdersType(), default=None, help=ORDERS_HELP)
+@click.option("--rtol", type=RangeType(v.RENYI_RTOL), default=1e-3, show_default=True,
+              help="Target relative width of each certified bracket (1e-9 <= rtol <= 0.5).")
 @format_option
-def renyi_cmd(eps0: float, n: int, method: str, k: int | None, orders: str | None, rtol: float, fmt: str) -> None:
+def renyi_cmd(eps0: float, n: int, method: str, k: int | None, orders: tuple[float, ...] | None, rtol: float,
+              fmt: str) -> None:
     """RDP curve alpha -> D_alpha of one shuffled round (max of both directions).
 
     \b
@@ -45,7 +55,7 @@ def renyi_cmd(eps0: float, n: int, method: str, k: int | None, orders: str | Non
       shuffle-acct renyi --eps0 1 --n 1e6
       shuffle-acct renyi --eps0 2 --n 1e4 --orders 2,4,8,16 --format json
     """
-    curve = comp.rdp_curve(eps0, n, method, k, _orders(orders), rtol)
+    curve = comp.rdp_curve(eps0, n, method, k, orders, rtol)
     rows = [
         {"alpha": b.inputs["alpha"], "rdp": b.value, "kind": b.kind, "bracket_lower": lo, "bracket_upper": up}
         for b, lo, up in zip(curve.bounds, curve.lower, curve.upper)
@@ -54,8 +64,8 @@ def renyi_cmd(eps0: float, n: int, method: str, k: int | None, orders: str | Non
         Column("alpha", "alpha"),
         Column("rdp", "D_alpha", kind_key="kind"),
         Column("kind", "kind"),
-        Column("bracket_lower", "bracket lower", formatter=lambda v: comp_fmt(v, "lower")),
-        Column("bracket_upper", "bracket upper", formatter=lambda v: comp_fmt(v, "upper")),
+        Column("bracket_lower", "bracket lower", formatter=lambda x: _directed(x, "lower")),
+        Column("bracket_upper", "bracket upper", formatter=lambda x: _directed(x, "upper")),
     ]
     m = METHODS[method]
     report = Report(
@@ -72,9 +82,7 @@ def renyi_cmd(eps0: float, n: int, method: str, k: int | None, orders: str | Non
     click.echo(render(report, fmt), nl=False)
 
 
-def comp_fmt(value: Any, kind: str) -> str:
-    from ..output import round_directed
-
+def _directed(value: Any, kind: str) -> str:
     return "" if value is None else round_directed(value, kind)
 
 
@@ -85,38 +93,59 @@ def _pld_how(b: Any) -> str:
     return f"pessimistic Connect-the-Dots PLD (DGKKM22) + dp_accounting, discretization {b.details['discretization']:g}"
 
 
+def _rounds_file(rounds_file: str | None, deprecated: str | None) -> str | None:
+    """``--rounds-file``, or the deprecated ``--rounds FILE`` (a count everywhere else)."""
+    if deprecated is None:
+        return rounds_file
+    if rounds_file is not None:
+        raise click.UsageError("give --rounds-file only (--rounds is its deprecated name in compose)")
+    if not os.path.exists(deprecated) and v.IntRange("rounds").problem(deprecated)[1] is None:
+        raise click.BadParameter(f"in compose, --rounds names a rounds file (deprecated: use --rounds-file FILE); "
+                                 f"for {deprecated} identical rounds give --eps0, --n and --T {deprecated}",
+                                 param_hint="'--rounds'")
+    click.echo("warning: compose --rounds FILE is deprecated; use --rounds-file FILE", err=True)
+    return deprecated
+
+
 @click.command("compose")
-@click.option("--eps0", type=POSITIVE, default=None, help="Local epsilon of every round (homogeneous).")
-@click.option("--n", "n", type=USERS, default=None, help="Users per round (homogeneous).")
-@click.option("--T", "T", type=IntLike(1, 10**9), default=None, help="Number of rounds (homogeneous).")
-@click.option("--rounds", "rounds_file", type=click.Path(dir_okay=False), default=None,
-              help="JSON list of {eps0, n, count} or CSV with header eps0,n[,count] (heterogeneous).")
-@click.option("--delta", type=PROBABILITY, default=1e-6, show_default=True, help="Target total delta.")
+@click.option("--eps0", type=EPS0, default=None, help="Local epsilon of every round (homogeneous; 0 < eps0 <= 700).")
+@click.option("--n", "n", type=USERS, default=None, help="Users per round (homogeneous; 1 to 1e12).")
+@click.option("--T", "T", type=ROUNDS, default=None, help="Number of rounds (homogeneous; 1 to 1e9).")
+@click.option("--rounds-file", "rounds_file", type=click.Path(dir_okay=False), default=None,
+              help="Heterogeneous rounds: a JSON list of {eps0, n, count} objects or a CSV file with header "
+                   "eps0,n[,count]; other columns or keys are refused.")
+@click.option("--rounds", "deprecated_rounds", default=None, hidden=True)
+@click.option("--delta", type=DELTA, default=1e-6, show_default=True, help="Target total delta (1e-300 <= delta < 1).")
 @click.option("--method", "-m", type=UPPER, default="clones", show_default=True, help="Clone-pair analysis of each round.")
-@click.option("--k", type=IntLike(2, 10**9), default=None, help="Alphabet size for --method krr.")
-@click.option("--orders", default=None, help=ORDERS_HELP)
-@click.option("--discretization", type=click.FloatRange(1e-7, 0.1), default=None,
-              help="Privacy-loss grid of the PLD route (smaller: tighter and slower). "
-                   "Default: 1e-4, finer when a round's losses span fewer than 64 steps.")
+@click.option("--k", type=ALPHABET, default=None, help="Alphabet size for --method krr (2 <= k <= 1e9).")
+@click.option("--orders", type=OrdersType(), default=None, help=ORDERS_HELP)
+@click.option("--discretization", type=RangeType(v.DISCRETIZATION), default=None,
+              help="Privacy-loss grid of the PLD route, 1e-7 to 0.1 (smaller: tighter and slower; the PLD row says "
+                   "when a grid is too fine to finish). Default: 1e-4, finer when a round's losses span fewer than "
+                   "64 steps.")
 @format_option
-def compose_cmd(eps0: float | None, n: int | None, T: int | None, rounds_file: str | None, delta: float,
-                method: str, k: int | None, orders: str | None, discretization: float | None, fmt: str) -> None:
+def compose_cmd(eps0: float | None, n: int | None, T: int | None, rounds_file: str | None,
+                deprecated_rounds: str | None, delta: float, method: str, k: int | None,
+                orders: tuple[float, ...] | None, discretization: float | None, fmt: str) -> None:
     """(eps, delta) after T adaptive shuffled rounds, by every route, tightest marked.
 
     \b
     Examples:
       shuffle-acct compose --eps0 1 --n 1e5 --T 1000
-      shuffle-acct compose --rounds rounds.csv --delta 1e-8 --format markdown
+      shuffle-acct compose --rounds-file rounds.csv --delta 1e-8 --format markdown
     """
+    rounds_file = _rounds_file(rounds_file, deprecated_rounds)
     if rounds_file is not None:
         if eps0 is not None or n is not None or T is not None:
-            raise InvalidParameter("give either --rounds FILE or --eps0/--n/--T, not both")
-        result = comp.compose(comp.read_rounds(rounds_file), delta=delta, method=method, k=k, orders=_orders(orders),
+            raise click.UsageError("give either --rounds-file FILE or --eps0/--n/--T, not both")
+        result = comp.compose(comp.read_rounds(rounds_file), delta=delta, method=method, k=k, orders=orders,
                               discretization=discretization)
     else:
-        if eps0 is None or n is None or T is None:
-            raise InvalidParameter("give --eps0, --n and --T (homogeneous rounds) or --rounds FILE")
-        result = comp.compose(eps0=eps0, n=n, T=T, delta=delta, method=method, k=k, orders=_orders(orders),
+        missing = [flag for flag, val in (("--eps0", eps0), ("--n", n), ("--T", T)) if val is None]
+        if missing:
+            raise click.UsageError(f"missing {', '.join(missing)}: give --eps0, --n and --T (homogeneous rounds) "
+                                   "or --rounds-file FILE")
+        result = comp.compose(eps0=eps0, n=n, T=T, delta=delta, method=method, k=k, orders=orders,
                               discretization=discretization)
     rows = []
     for b in result.bounds:
@@ -136,7 +165,7 @@ def compose_cmd(eps0: float | None, n: int | None, T: int | None, rounds_file: s
         rows,
         inputs={k_: v for k_, v in result.bounds[0].inputs.items() if v is not None},
         notes=[f"method: {METHODS[method].citation}", "* = tightest certified upper bound"],
-        warnings=[w for b in result.bounds for w in b.warnings] + list(result.warnings),
+        warnings=warnings_by_method(result.bounds) + list(result.warnings),
         records=[b.to_dict() for b in result.bounds],
         extra={"best": result.best},
     )

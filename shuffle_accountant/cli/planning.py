@@ -6,41 +6,60 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import click
 
 from .. import api, planning
-from ..analyses import METHODS
-from ..output import Column, Report, render
-from ..results import Bound
-from .params import POSITIVE, PROBABILITY, USERS, FiniteFloat, IntLike, format_option
+from .. import validation as v
+from ..analyses import all_methods
+from ..output import Column, Report, render, round_directed
+from ..results import Bound, warnings_by_method
+from .params import ALPHABET, DELTA, DELTA0, EPS, EPS0, EPS_POSITIVE, ROUNDS, USERS, RangeType, format_option
 
-UPPER_METHODS = [name for name, m in METHODS.items() if m.kind == "upper"]
+UPPER_METHODS = [name for name, m in all_methods().items() if m.kind == "upper" and not m.needs_randomizer]
 
 
 def _opt_method(func: Any) -> Any:
-    func = click.option("--delta0", type=FiniteFloat(0.0, 1.0, high_open=True), default=0.0, show_default=True,
-                        help="The local randomizer is (eps0, delta0)-DP (FMT21 Theorem 3.8).")(func)
-    func = click.option("--k", type=IntLike(2, 10**9), default=None, help="Alphabet size for the k-RR methods.")(func)
+    func = click.option("--delta0", type=DELTA0, default=0.0, show_default=True,
+                        help="The local randomizer is (eps0, delta0)-DP, 0 <= delta0 < 1 (FMT21 Theorem 3.8).")(func)
+    func = click.option("--k", type=ALPHABET, default=None,
+                        help="Alphabet size for the k-RR methods (2 <= k <= 1e9).")(func)
     return click.option("--method", "-m", type=click.Choice(UPPER_METHODS), default="clones", show_default=True,
                         help="Upper-bound analysis to plan with (see 'shuffle-acct methods').")(func)
 
 
 def _rounds_option(func: Any) -> Any:
-    return click.option("--rounds", "-T", type=IntLike(1, 10**9), default=1, show_default=True,
-                        help="Number of adaptive rounds composed (RDP, PLD and advanced routes; the tightest "
-                        "certified one is used).")(func)
+    return click.option("--rounds", "-T", type=ROUNDS, default=1, show_default=True,
+                        help="Number of adaptive rounds composed, 1 to 1e9 (RDP, PLD and advanced routes; the "
+                        "tightest certified one is used; each step of the search then runs a composition).")(func)
+
+
+def _announce(rounds: int) -> None:
+    """A composed plan takes many compositions: say so on stderr rather than stay silent."""
+    if rounds > 1:
+        click.echo(f"solving for {rounds} composed rounds: every step of the search runs 'compose' "
+                   "(seconds each)...", err=True)
 
 
 def _quantity(rounds: int) -> str:
     return "delta" if rounds == 1 else "composed eps"
 
 
-def _recheck_line(where: str, d: dict, eps: float, delta: float, rounds: int) -> tuple[str, str]:
+def _recheck_line(where: str, d: Mapping[str, Any], eps: float, delta: float, rounds: int) -> tuple[str, str]:
     if rounds == 1:
         return (f"certified delta at {where}", f"{d['certified_delta']:.6g} <= {delta:g}")
     return (f"certified eps after {rounds} rounds at {where}", f"{d['certified_eps']:.6g} <= {eps:g}")
+
+
+def _bracket_note(b: Bound) -> list[tuple[str, Any]]:
+    """The certified bracket on the exact value, rounded outwards, as a note line."""
+    if b.bracket is None:
+        return []
+    lo, up = b.bracket
+    return [("certified bracket on the exact value", f"[{round_directed(lo, 'lower')}, {round_directed(up, 'upper')}]")]
 
 
 def _emit(command: str, bound: Bound, fmt: str, extra_rows: list[tuple[str, Any]]) -> None:
@@ -51,9 +70,9 @@ def _emit(command: str, bound: Bound, fmt: str, extra_rows: list[tuple[str, Any]
         columns=[Column("quantity", "answer"), Column("value", "value", kind_key="kind"),
                  Column("kind", "kind"), Column("method", "method")],
         rows=rows,
-        inputs={k: v for k, v in bound.inputs.items() if k != "method"},
+        inputs={key: val for key, val in bound.inputs.items() if key != "method"},
         notes=[f"{label}: {value}" for label, value in extra_rows] + [bound.validity],
-        warnings=list(bound.warnings),
+        warnings=warnings_by_method([bound]),
         records=[bound.to_dict()],
     )
     click.echo(render(report, fmt), nl=False)
@@ -73,64 +92,88 @@ def solve_group() -> None:
 
 
 @solve_group.command("eps0")
-@click.option("--eps", type=POSITIVE, required=True, help="Target central epsilon.")
-@click.option("--delta", type=PROBABILITY, required=True, help="Target delta, in (0, 1).")
-@click.option("--n", "n", type=USERS, required=True, help="Number of users.")
+@click.option("--eps", type=EPS_POSITIVE, required=True, help="Target central epsilon (0 < eps <= 700).")
+@click.option("--delta", type=DELTA, required=True, help="Target delta (1e-300 <= delta < 1).")
+@click.option("--n", "n", type=USERS, required=True, help="Number of users (1 to 1e12).")
 @_opt_method
-@click.option("--rtol", type=FiniteFloat(1e-10, 1e-2), default=1e-6, show_default=True,
-              help="Relative resolution of the answer.")
+@click.option("--rtol", type=RangeType(v.SOLVER_RTOL), default=1e-6, show_default=True,
+              help="Relative resolution of the answer (1e-10 to 0.01).")
 @_rounds_option
 @format_option
 def solve_eps0_cmd(eps: float, delta: float, n: int, method: str, k: int | None, delta0: float,
                    rtol: float, rounds: int, fmt: str) -> None:
     """Largest local eps0 whose shuffled guarantee is at most (eps, delta)
-    (after --rounds adaptive rounds, composed as in 'shuffle-acct compose')."""
+    (after --rounds adaptive rounds, composed as in 'shuffle-acct compose').
+
+    \b
+    Example:
+      shuffle-acct solve eps0 --eps 1 --delta 1e-6 --n 100000
+    """
+    _announce(rounds)
     b = planning.solve_eps0(eps, delta, n, method, k, delta0, rtol, rounds)
     d = b.details
-    _emit("eps0", b, fmt, [
-        _recheck_line("this eps0", d, eps, delta, rounds),
-        ("one step further", f"eps0 = {d['next_eps0']:.9g} gives {_quantity(rounds)} = {d['next_value']:.6g}"),
-    ])
+    if math.isfinite(d["next_eps0"]):
+        further = f"eps0 = {d['next_eps0']:.9g} gives {_quantity(rounds)} = {d['next_value']:.6g}"
+    else:
+        further = f"none: every eps0 up to {v.MAX_EPS0:g} meets the target"
+    _emit("eps0", b, fmt, [_recheck_line("this eps0", d, eps, delta, rounds), ("one step further", further)])
 
 
 @solve_group.command("n")
-@click.option("--eps", type=POSITIVE, required=True, help="Target central epsilon.")
-@click.option("--delta", type=PROBABILITY, required=True, help="Target delta, in (0, 1).")
-@click.option("--eps0", type=POSITIVE, required=True, help="Local randomizer's epsilon.")
+@click.option("--eps", type=EPS_POSITIVE, required=True, help="Target central epsilon (0 < eps <= 700).")
+@click.option("--delta", type=DELTA, required=True, help="Target delta (1e-300 <= delta < 1).")
+@click.option("--eps0", type=EPS0, required=True, help="Local randomizer's epsilon (0 < eps0 <= 700).")
 @_opt_method
 @_rounds_option
 @format_option
 def solve_n_cmd(eps: float, delta: float, eps0: float, method: str, k: int | None, delta0: float,
                 rounds: int, fmt: str) -> None:
     """Smallest number of users for which the target (eps, delta) is certified
-    (after --rounds adaptive rounds, composed as in 'shuffle-acct compose')."""
+    (after --rounds adaptive rounds, composed as in 'shuffle-acct compose').
+
+    \b
+    Example:
+      shuffle-acct solve n --eps 0.1 --delta 1e-6 --eps0 2
+    """
+    _announce(rounds)
     b = planning.solve_n(eps, delta, eps0, method, k, delta0, rounds)
     d = b.details
-    _emit("n", b, fmt, [
-        _recheck_line("this n", d, eps, delta, rounds),
-        ("one user fewer", f"n = {d['previous_n']} gives {_quantity(rounds)} = {d['previous_value']:.6g}"),
-    ])
+    if d.get("previous_n"):
+        fewer = f"n = {d['previous_n']} gives {_quantity(rounds)} = {d['previous_value']:.6g}"
+    else:
+        fewer = "none: n = 1 is the smallest number of users"
+    _emit("n", b, fmt, [_recheck_line("this n", d, eps, delta, rounds), ("one user fewer", fewer)])
 
 
 @solve_group.command("eps")
-@click.option("--delta", type=PROBABILITY, required=True, help="Target delta, in (0, 1).")
-@click.option("--eps0", type=POSITIVE, required=True, help="Local randomizer's epsilon.")
-@click.option("--n", "n", type=USERS, required=True, help="Number of users.")
+@click.option("--delta", type=DELTA, required=True, help="Target delta (1e-300 <= delta < 1).")
+@click.option("--eps0", type=EPS0, required=True, help="Local randomizer's epsilon (0 < eps0 <= 700).")
+@click.option("--n", "n", type=USERS, required=True, help="Number of users (1 to 1e12).")
 @_opt_method
 @format_option
 def solve_eps_cmd(delta: float, eps0: float, n: int, method: str, k: int | None, delta0: float, fmt: str) -> None:
-    """Central eps at delta (the forward question, as 'shuffle-acct epsilon')."""
+    """Central eps at delta (the forward question, as 'shuffle-acct epsilon').
+
+    \b
+    Example:
+      shuffle-acct solve eps --delta 1e-6 --eps0 3 --n 10000
+    """
     b = api.epsilon(eps0, n, delta, method, k, delta0)
-    _emit("eps", b, fmt, [("certified bracket on the exact value", b.details.get("bracket"))] if b.details else [])
+    _emit("eps", b, fmt, _bracket_note(b))
 
 
 @solve_group.command("delta")
-@click.option("--eps", type=FiniteFloat(0.0), required=True, help="Target central epsilon (>= 0).")
-@click.option("--eps0", type=POSITIVE, required=True, help="Local randomizer's epsilon.")
-@click.option("--n", "n", type=USERS, required=True, help="Number of users.")
+@click.option("--eps", type=EPS, required=True, help="Target central epsilon (0 <= eps <= 700).")
+@click.option("--eps0", type=EPS0, required=True, help="Local randomizer's epsilon (0 < eps0 <= 700).")
+@click.option("--n", "n", type=USERS, required=True, help="Number of users (1 to 1e12).")
 @_opt_method
 @format_option
 def solve_delta_cmd(eps: float, eps0: float, n: int, method: str, k: int | None, delta0: float, fmt: str) -> None:
-    """Delta at eps (the forward question, as 'shuffle-acct delta')."""
+    """Delta at eps (the forward question, as 'shuffle-acct delta').
+
+    \b
+    Example:
+      shuffle-acct solve delta --eps 0.5 --eps0 3 --n 10000
+    """
     b = api.delta(eps0, n, eps, method, k, delta0)
-    _emit("delta", b, fmt, [("certified bracket on the exact value", b.details.get("bracket"))] if b.details else [])
+    _emit("delta", b, fmt, _bracket_note(b))
