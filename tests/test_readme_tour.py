@@ -26,7 +26,7 @@ def console_examples(text: str) -> list[tuple[str, str]]:
     """``(command line, shown output)`` for every ``$ shuffle-acct`` line of every
     ``console`` block; the output runs to the next ``$`` line or the end of the block."""
     examples: list[tuple[str, str]] = []
-    for block in re.findall(r"```console\n(.*?)```", text, flags=re.S):
+    for block in re.findall(r"```console\n(.*?)```", text, flags=re.DOTALL):
         command, output = None, []
         for line in block.splitlines():
             if line.startswith("$ "):
