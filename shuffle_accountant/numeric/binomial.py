@@ -15,6 +15,8 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
+from . import fp as _fp
+
 try:  # the ufuncs scipy.stats.binom itself calls (Boost.Math)
     from scipy.special._ufuncs import _binom_cdf, _binom_pmf, _binom_sf
 except ImportError:  # pragma: no cover - older/newer scipy layouts
@@ -37,7 +39,7 @@ def relative_error_budget(n: float) -> float:
     about 6e-14 at n = 1e4, 1e-12 at 1e6, 2e-11 at 1e9 and 2e-10 at 1e12, i.e.
     roughly ``1e-15 * sqrt(n)``. The budget is 10-50x that.
     """
-    return 1e-12 + 1e-14 * float(np.sqrt(max(float(n), 1.0)))
+    return _fp.binomial_budget(n)  # measured budget, shared with the plug-ins (numeric/fp.py)
 
 
 def _masked(fn, k, n, p: float, *, below: float, above: float, n_inclusive: bool) -> np.ndarray:
