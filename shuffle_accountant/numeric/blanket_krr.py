@@ -1,0 +1,861 @@
+"""Certified privacy-blanket bound for shuffled k-ary randomized response, and attained
+lower bounds from concrete neighbouring datasets.
+
+Spec: ``shared/spec/blanket.md`` (§2, §3, §6) and ``shared/spec/amplification.md`` (§1, §2).
+
+Sources
+-------
+* Balle, Bell, Gascón, Nissim, "The Privacy Blanket of the Shuffle Model", CRYPTO 2019
+  (arXiv 1903.02837), Section 3 (the blanket decomposition ``R(x) = γ ω + (1-γ) ν_x``).
+* Feldman, McMillan, Talwar, "Hiding Among the Clones", FOCS 2021 (arXiv 2012.12803),
+  Section 4.1 and Appendix F (the clone pair; the kernel's tail structure; Lemma F.2).
+* Su, Cheng, Wang, arXiv 2504.07414 (2025): the blanket is the best clone-type
+  decomposition (context only; nothing here relies on it).
+
+1. The blanket divergence of k-RR (*derived*; checked against brute force in the tests)
+---------------------------------------------------------------------------------------
+k-RR with ``k >= 2`` values reports its input with probability ``p = e^ε0 q`` and each other
+value with probability ``q = 1/(e^ε0 + k - 1)``. Every report is, independently, a uniform
+value with probability ``γ = k q`` (the blanket) and otherwise the user's own value. Take
+neighbouring datasets that differ in the first user (``x1`` vs ``x1'``). Reveal to the
+adversary which of the other ``n - 1`` users were *not* blanket and what they reported (a
+post-processing in the reverse direction: the shuffled histogram is a function of what is
+revealed plus the rest, so its divergence is at most that of the revealed view, and the
+revealed part has the same law under both datasets). What remains is the histogram of the
+first user's report plus ``N ~ Bin(n-1, γ)`` uniform reports. Its likelihood ratio depends on
+the counts ``(a, b)`` of ``x1, x1'`` and on ``N`` only (a uniform multinomial has
+``U_N(h - e_y) ∝ h_y``), so
+
+    δ_blanket(ε) = Σ_N Bin(n-1, γ)(N) · h_N(ε),   h_N = hockey-stick of the clone pair
+                   ClonePair(N + 1, 1/k, 1/k, p, q, (k-2) q)        (spec blanket.md §6)
+
+and, using ``U_{N+1}(h) k h_y / (N+1) = U_N(h - e_y)`` and
+``Bin(n-1, γ)(N)/(N+1) = Bin(n, γ)(N+1)/(n γ)``, this equals spec §3's trinomial form
+``(1/n) E[((e^ε0 - e^ε) A - (e^{ε0+ε} - 1) B - (e^ε - 1) O)_+]``,
+``(A, B, O) ~ Mult(n; q, q, (k-2) q)``. It holds for *every* pair of neighbouring datasets
+(the other users' data never entered). Both directions of the hockey-stick divergence are
+equal (swap the names ``x1``, ``x1'``). For ``ε >= ε0`` it is 0 (every likelihood ratio is a
+ratio of mixtures with weights ``p, q``).
+
+For ``k = 2`` nothing is third, ``γ = 2q`` and the pair is exactly the stronger-clone pair
+``ClonePair(n, q, q, p, q, 0)`` (spec blanket.md §6: for k = 2 the blanket coincides with it);
+:class:`KrrBlanket` then delegates to :class:`~.clones.HockeyStick`.
+
+2. The (t, j) decomposition used for computation (*derived*)
+------------------------------------------------------------
+Let ``C ~ Bin(n-1, 2q)`` count the other users whose report is blanket *and* lands on
+``{x1, x1'}``, and given ``C = c`` let ``J' ~ Bin(n-1-c, ρ)``, ``ρ = (k-2)q/(1-2q)``, count those
+whose blanket report is a third value. The first user is *counted* (reports ``x1`` or
+``x1'``) with probability ``1 - p0 = (e^ε0 + 1) q`` and *silent* (reports a third value) with
+``p0 = (k-2) q``, under both datasets. With ``T = C + [counted]`` and ``J = J' + [silent]`` the
+pair ``(T, J)`` has the same law under both datasets, and given ``(T, J) = (t, j)`` the count
+of ``x1`` is the core's kernel pair (:func:`~.clones.kernel_hockey_stick` with ``c = t - 1``
+fair clones) with the first user mixed as ``u = 1/2 + λ d``, ``v = 1/2 - λ d``,
+``d = (e^ε0 - 1) / (2 (e^ε0 + 1))``, where ``λ = Pr[counted | t, j]``. The multinomial
+probabilities give ``Pr[silent, t, j] / Pr[counted, t, j] = κ j / t`` with ``κ = 2/(e^ε0+1)``:
+
+    λ(t, j) = t / (t + κ j),          δ_blanket(ε) = Σ_{t >= 1, j} Pr[T=t, J=j] · h(t-1, λ(t, j)).
+
+Properties of ``h(c, λ)`` (the kernel with ``c`` fair clones), each proved here:
+
+(P1) non-increasing in ``c``: the pair at ``c + 1`` is the pair at ``c`` plus one independent
+     clone under both hypotheses (data processing; FMT21 Lemma F.2).
+(P2) convex in ``λ`` on ``[0, 1]``: ``(P_λ, Q_λ)`` is affine in ``λ`` and
+     ``(P, Q) -> Σ (P - e^ε Q)_+`` is convex (a sum of positive parts of linear maps).
+(P3) ``h(c, 0) = 0`` (``u = v``) and ``h >= 0``, so by (P2) ``h(c, λ)/λ`` is non-decreasing:
+     ``h`` is non-decreasing in ``λ``.
+(P4) for every threshold ``κ'`` (cut), ``h(c, λ) >= A_κ' + λ B_κ'``, the value of the fixed set
+     ``{a >= κ'}``: ``A = -(e^ε - 1)(B_c(κ'-1)/2 + S_c(κ'))``, ``B = d (1 + e^ε) B_c(κ'-1) >= 0``
+     (``B_c`` = Bin(c, 1/2) pmf, ``S_c`` its tail ``P[Bin >= κ']``); the optimal cut gives equality.
+(P5) ``λ(t, j)`` is non-decreasing in ``t`` and convex non-increasing in ``j`` (``t / (t + κ j)``).
+     Hence ``G(j) = h(c, λ(t, j))`` is convex and non-increasing in ``j`` (a convex
+     non-decreasing function of a convex function).
+(P6) given ``C = c``, ``J'`` is ``Bin(n-1-c, ρ)``: stochastically non-increasing in ``c``.
+
+3. Certified sums over blocks of totals (*derived*)
+---------------------------------------------------
+For a block ``t1 <= t <= t2`` (all ``j``), by (P1, P3, P5):
+
+    h(t2 - 1, λ(t1, j)) <= h(t - 1, λ(t, j)) <= h(t1 - 1, λ(t2, j)) =: G_up(j).
+
+*Upper bound.* ``G_up`` is convex and non-increasing in ``j``; at integer breakpoints
+``y_1 < ... < y_m`` its piecewise-linear interpolant (flat after ``y_m``) majorises it at every
+integer ``j >= y_1``, and for ``j < y_1`` we bound ``G_up <= 2d`` (the kernel is at most the first
+user's total variation ``u - v <= 2d``). Writing the interpolant as an anchor line plus hinges,
+
+    Σ_{t in B, j} Pr[t, j] PL(j) = M g_k + b_k E[(J - y_k); B] + Σ_i Δb_i E[(J - y_i)_+ or (y_i - J)_+; B],
+
+which needs only the block mass ``M``, the exact first moment ``E[J; T in B]`` (closed form:
+``E[(n-1-C) 1{C in I}] = (n-1)(1-2q) P[Bin(n-2, 2q) in I]``), and hinge expectations. Each hinge
+``E[f(J) 1{T in B}]`` with ``f`` monotone is bracketed by (P6): it equals
+``Σ_branch weight · Σ_{c} P[C=c] E[f(J) | c]`` and ``E[f(J) | c]`` is monotone in ``c``, so it lies
+between the values at the ends of the block's ``c`` range (closed forms:
+``E[(X - x)_+] = (mρ - x) P[Bin(m-1) >= x] + x (1-ρ) P[Bin(m-1) = x]`` for ``X ~ Bin(m, ρ)``).
+Each term takes the end of its bracket that makes the total larger.
+
+*Lower bound.* By (P4) and (P5), for any tangent point ``ŷ`` and cut ``κ'``,
+``h(t2-1, λ(t1, j)) >= A + B (λ(t1, ŷ) + λ'(t1, ŷ)(j - ŷ))`` (a line in ``j``, since ``B >= 0`` and
+the tangent of the convex ``λ`` lies below it). Any assignment of such lines to pieces of the
+``j`` axis is a minorant; expanding at the piece boundaries gives the same hinge and tail
+functionals, each taken at the end of its bracket that makes the total smaller. The lines come
+from the lam-space cut structure, never from differences of computed kernel values.
+
+For a block of one total (``t1 = t2``) the brackets on the functionals collapse, and with
+breakpoints at consecutive integers the interpolant and the lines are exact at the integers.
+
+4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
+-----------------------------------------------------------------------
+*blanket <= krr.* The ``krr`` method is ``(1 - p0) · HS(ClonePair(n, q, q, pa', pb', 0))`` =
+``(1 - p0) Σ_c Pr[C = c] h(c, 1)``. By (P2)-(P3), ``h(c, λ) <= λ h(c, 1)``, and
+``λ(t, j) Pr[t, j] = Pr[counted, t, j]``; summing over ``j`` and ``t``,
+``δ_blanket <= Σ_t (1 - p0) Pr[C = t-1] h(t-1, 1) = δ_krr``.
+
+*blanket <= stronger clones.* Let ``r = 1/(e^ε0+1) >= q`` and ``θ = q/r = 1 - p0``. Start from the
+stronger-clone pair (first user ``(pa', pb')``, each other user a clone of either kind with
+probability ``r``; observation ``(a, b)``). Post-process: keep each counted report
+independently with probability ``θ``; let ``T'`` be the kept total and ``D`` the dropped one; draw
+``E ~ Bin(n - T' - D, ψ)`` and output ``(a', b', J = D + E)``. The first user is kept with
+probability ``θ = 1 - p0``; each other user is a kept clone with probability ``2rθ = 2q`` and a
+dropped one with probability ``2r - 2q``; exactly one of "first kept" / "first dropped" holds, so
+``n - T' - D = n - 1 - C - (dropped others)`` (``C`` = kept clones). Given ``C = c``, the dropped
+others are ``Bin(n-1-c, φ)``, ``φ = (2r-2q)/(1-2q)``, and with ``ψ = (ρ - φ)/(1 - φ)``
+(``0 <= φ = κ ρ <= ρ``) the dropped others plus ``E`` are ``Bin(n-1-c, ρ)``: the output has
+exactly the law of the blanket observation ``(a, b, J)`` under each hypothesis. A Markov kernel
+applied to both hypotheses cannot increase the hockey-stick divergence, so
+``δ_blanket <= δ_stronger-clones``. For ``k = 2`` (``θ = 1``) they are equal.
+
+5. Attained lower bounds (``dataset-lower``; *derived*)
+-------------------------------------------------------
+See :class:`KrrDatasetLower`: exact hockey-stick divergences of concrete neighbouring datasets
+(the full output histogram), certified from below.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import CertificationError, InvalidParameter
+from ..validation import MAX_N
+from . import binomial as bn
+from .clones import ClonePair, HockeyStick
+from .profile import DeltaBounds
+
+#: Refinement stops with a CertificationError beyond this many (block, breakpoint) cells.
+MAX_CELLS = 4_000_000
+#: Largest refinement level of the breakpoints within a block (see :func:`_zgrid`).
+MAX_LEVEL = 12
+_U = 1.2e-16  # unit roundoff with a little slack
+
+
+def _bulk_spacing(level: int) -> float:
+    """Spacing of :func:`_zgrid` in the bulk, in standard deviations."""
+    return 24.0 if level <= 0 else (8.0 if level == 1 else 6.0 / 2.0 ** (level - 1))
+
+
+def _zgrid(level: int) -> np.ndarray:
+    """Breakpoint positions in units of the block's standard deviation of ``J``.
+
+    Level 0 is one chord over ``±12 sd``; each further level halves the spacing in the bulk
+    (``|z| <= 6``), keeping coarse points in the tails.
+    """
+    if level <= 0:
+        return np.array([-12.0, 12.0])
+    if level == 1:
+        return np.array([-12.0, -4.0, 4.0, 12.0])
+    h = 6.0 / 2.0 ** (level - 1)
+    inner = np.arange(-6.0, 6.0 + 0.5 * h, h)
+    return np.concatenate(([-12.0, -9.0], inner, [9.0, 12.0]))
+
+
+# ---------------------------------------------------------------------------------------
+# The kernel with fair clones: values (upper) and supporting lines in lambda (lower).
+# ---------------------------------------------------------------------------------------
+
+
+def _kernel_lines(
+    c: np.ndarray, lam: np.ndarray, d: float, eps: float, rel: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``h(c, λ)`` of the fair-clone kernel (first user ``u = 1/2 + λ d`` vs ``v = 1/2 - λ d``)
+    and, for the cut that attains it, the line ``A + λ' B`` (property P4 of the module
+    docstring: valid for every ``λ'`` in ``[0, 1]``, ``B >= 0``).
+
+    Returns ``(value, value_err, A, A_err, B, B_err)``. The cut is FMT21's closed-form
+    threshold, then the best of it and its two neighbours (as in
+    :func:`~.clones.kernel_hockey_stick`, whose correction step this reproduces): floating
+    point moves the threshold by less than one, so the optimum is among the three and
+    ``value + value_err`` is an upper bound on ``h``. Any cut gives a valid line, so the
+    lower bounds built from ``(A, B)`` do not depend on that argument at all.
+    """
+    c = np.asarray(c, dtype=float)
+    lam = np.asarray(lam, dtype=float)
+    g = math.exp(eps)
+    gm1 = math.expm1(eps)
+    u = 0.5 + lam * d
+    v = 0.5 - lam * d
+    du = 2.0 * lam * d
+    coef_b = du - gm1 * v  # u - g v
+    shape = c.shape
+    value = np.zeros(shape)
+    verr = np.zeros(shape)
+    A = np.zeros(shape)
+    Aerr = np.zeros(shape)
+    B = np.zeros(shape)
+    Berr = np.zeros(shape)
+    live = coef_b > 0.0
+    if not np.any(live):
+        return value, verr, A, Aerr, B, Berr
+    cl, ul, vl, dul, cb = c[live], u[live], v[live], du[live], coef_b[live]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        rho = (dul + gm1 * (1.0 - vl)) / cb
+        astar = rho * (cl + 1.0) / (1.0 + rho)
+    astar = np.where(np.isfinite(astar), astar, cl + 1.0)
+    k = np.clip(np.floor(astar) + 1.0, 0.0, cl + 1.0)
+    # pmf at k-2, k-1, k and the tail S(k) = P[Bin(c, 1/2) >= k]; neighbours by the ratio
+    # B(a)/B(a-1) = (c - a + 1)/a (exact up to rounding for the symmetric binomial)
+    b1 = bn.pmf(k - 1.0, cl, 0.5)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        j = k - 1.0
+        b0 = np.where((j >= 1.0) & (j <= cl), b1 * (j / (cl - j + 1.0)), 0.0)  # B(k-2)
+        b2 = np.where((k >= 1.0) & (k <= cl), b1 * ((cl - k + 1.0) / k), 0.0)  # B(k)
+    first = k < 1.0
+    if np.any(first):
+        b2[first] = bn.pmf(k[first], cl[first], 0.5)
+    s1 = bn.sf(k - 1.0, cl, 0.5)  # S(k)
+    # candidate cuts k-1, k, k+1: (B(cut-1), S(cut))
+    cand_b = np.stack((b0, b1, b2))
+    cand_s = np.stack((s1 + b1, s1, np.maximum(s1 - b2, 0.0)))
+    cand_v = cb[None, :] * cand_b - gm1 * cand_s
+    best = np.argmax(cand_v, axis=0)
+    idx = np.arange(cl.size)
+    bb, ss, vv = cand_b[best, idx], cand_s[best, idx], cand_v[best, idx]
+    # Error budget: Boost's relative error on the anchor pmf/tail, the ratio steps, the few
+    # operations here, and the rounding of u, v, du (perturbs P and Q by ~1e-16 per point).
+    scale = cb * bb + gm1 * ss
+    e_val = (rel + 16.0 * _U) * scale + 2.0 * rel * gm1 * b1 + 4.0 * _U * (ul + g * vl) * (b0 + b1 + b2)
+    value[live] = np.maximum(vv, 0.0)
+    verr[live] = e_val
+    A_l = -gm1 * (0.5 * bb + ss)
+    B_l = d * (1.0 + g) * bb
+    A[live] = A_l
+    Aerr[live] = (rel + 16.0 * _U) * gm1 * (0.5 * bb + ss) + 2.0 * rel * gm1 * b1
+    B[live] = B_l
+    Berr[live] = (rel + 16.0 * _U) * B_l
+    return value, verr, A, Aerr, B, Berr
+
+
+# ---------------------------------------------------------------------------------------
+# Binomial hinge functionals.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Hinge:
+    """For ``X ~ Bin(m, ρ)`` at integer ``x`` (arrays): ``E[(X-x)_+]``, ``E[(x-X)_+]``,
+    ``P[X >= x]``, ``P[X < x]``, ``P[X <= x]``, ``P[X > x]``, each with an absolute error bound
+    (``e_*``; relative to the value itself on the side where Boost computes it directly)."""
+
+    fp: np.ndarray
+    fm: np.ndarray
+    ge: np.ndarray
+    lt: np.ndarray
+    le: np.ndarray
+    gt: np.ndarray
+    e_fp: np.ndarray
+    e_fm: np.ndarray
+    e_ge: np.ndarray
+    e_lt: np.ndarray
+    e_le: np.ndarray
+    e_gt: np.ndarray
+
+
+def _hinges(m: np.ndarray, x: np.ndarray, rho: float) -> _Hinge:
+    """Closed forms (``X' ~ Bin(m-1, ρ)``):
+
+    ``E[(X - x)_+] = (mρ - x) P[X' >= x] + x (1-ρ) P[X' = x]`` (from ``E[X 1{X > x}] =
+    mρ P[X' >= x]`` and ``P[X >= x+1] = P[X' >= x] - (1-ρ) P[X' = x]``), likewise
+    ``E[(x - X)_+] = (x - mρ) P[X' < x] + x (1-ρ) P[X' = x]``; ``P[X >= x] = P[X' >= x] +
+    ρ P[X' = x-1]`` and ``P[X = x] = (1-ρ) P[X' = x] + ρ P[X' = x-1]``. The small one of
+    ``P[X' >= x]``, ``P[X' < x]`` comes from Boost (``sf`` or ``cdf``), the other as its
+    complement (absolute error ``~1e-16``); every error bound is charged on its own side.
+    """
+    m = np.asarray(m, dtype=float)
+    x = np.asarray(x, dtype=float)
+    m, x = np.broadcast_arrays(m, x)
+    shape = m.shape
+    names = ("fp", "fm", "ge", "lt", "le", "gt", "e_fp", "e_fm", "e_ge", "e_lt", "e_le", "e_gt")
+    out = {name: np.zeros(shape) for name in names}
+    zero = m <= 0.0
+    if np.any(zero):  # X = 0 exactly
+        xz = x[zero]
+        out["fp"][zero] = np.maximum(-xz, 0.0)
+        out["fm"][zero] = np.maximum(xz, 0.0)
+        out["ge"][zero] = (xz <= 0.0).astype(float)
+        out["lt"][zero] = (xz > 0.0).astype(float)
+        out["le"][zero] = (xz >= 0.0).astype(float)
+        out["gt"][zero] = (xz < 0.0).astype(float)
+    pos = ~zero
+    if np.any(pos):
+        mm = m[pos] - 1.0
+        xx = x[pos]
+        rel = bn.relative_error_budget(float(np.max(m[pos])))
+        below = (xx - 1.0) < mm * rho
+        small = np.where(below, bn.cdf(xx - 1.0, mm, rho), bn.sf(xx - 1.0, mm, rho))
+        p_ge = np.where(below, 1.0 - small, small)
+        p_lt = np.where(below, small, 1.0 - small)
+        e_small = rel * small
+        e_ge0 = np.where(below, e_small + _U, e_small)
+        e_lt0 = np.where(below, e_small, e_small + _U)
+        pm = bn.pmf(xx, mm, rho)
+        pm1 = bn.pmf(xx - 1.0, mm, rho)
+        mean = m[pos] * rho
+        bterm = xx * (1.0 - rho) * pm
+        a_fp = (mean - xx) * p_ge
+        a_fm = (xx - mean) * p_lt
+        e_b = rel * np.abs(bterm) + 4.0 * _U * np.abs(bterm)
+        out["fp"][pos] = np.maximum(a_fp + bterm, 0.0)
+        out["fm"][pos] = np.maximum(a_fm + bterm, 0.0)
+        out["e_fp"][pos] = (np.abs(mean - xx) * e_ge0 + e_b + 2.0 * _U * mean * p_ge
+                            + 8.0 * _U * (np.abs(a_fp) + np.abs(bterm)))
+        out["e_fm"][pos] = (np.abs(xx - mean) * e_lt0 + e_b + 2.0 * _U * mean * p_lt
+                            + 8.0 * _U * (np.abs(a_fm) + np.abs(bterm)))
+        t1 = rho * pm1
+        t0 = (1.0 - rho) * pm
+        e_t = rel * (t0 + t1) + 4.0 * _U * (t0 + t1)
+        ge = p_ge + t1
+        lt = p_lt - t1
+        out["ge"][pos] = np.clip(ge, 0.0, 1.0)
+        out["lt"][pos] = np.clip(lt, 0.0, 1.0)
+        out["le"][pos] = np.clip(lt + t0 + t1, 0.0, 1.0)
+        out["gt"][pos] = np.clip(ge - t0 - t1, 0.0, 1.0)
+        out["e_ge"][pos] = e_ge0 + e_t + 4.0 * _U * ge
+        out["e_lt"][pos] = e_lt0 + e_t + 4.0 * _U * p_lt
+        out["e_le"][pos] = e_lt0 + 2.0 * e_t + 4.0 * _U * (p_lt + t0 + t1)
+        out["e_gt"][pos] = e_ge0 + 2.0 * e_t + 4.0 * _U * ge
+        for name in names[6:]:  # values below ~1e-300 lose relative accuracy (subnormals)
+            out[name][pos] += 1e-300
+    return _Hinge(**out)
+
+
+# ---------------------------------------------------------------------------------------
+# The engine: sum over (t, z) of Pr[t, z] h(t - 1, λ(t, z)) with certified blocks.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Model:
+    """A mixture of the form of module docstring §2, general enough for the blanket and for
+    the "all other users hold one third value" dataset.
+
+    ``C ~ Bin(n-1, q2)`` other users on ``{x1, x1'}`` (fair clones). Given ``C = c``,
+    ``Z' ~ Bin(n-1-c, rho)``. The first user takes branch ``b`` with probability
+    ``weight_b`` (the same under both hypotheses); then ``T = C + off_b`` (``off_b = 1``:
+    counted) and ``Z = Z' + shift_b``. ``λ(t, z) = t / (t + kappa (w0 + wt t + wz z))`` and the
+    term is ``h(t - 1, λ)`` with first-user bias ``d``. ``orient`` (±1) is chosen so that
+    ``λ`` is non-increasing in ``v = orient · z`` (the engine works in ``v``).
+    """
+
+    n: int
+    q2: float
+    rho: float
+    branches: tuple[tuple[float, int, int], ...]
+    orient: int
+    kappa: float
+    w0: float
+    wt: float
+    wz: float
+    d: float
+
+    def lam(self, t: np.ndarray, v: np.ndarray) -> np.ndarray:
+        z = self.orient * np.asarray(v, dtype=float)
+        w = self.w0 + self.wt * t + self.wz * z
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = t / (t + self.kappa * np.maximum(w, 0.0))
+        return np.clip(np.where(np.isfinite(lam), lam, 1.0), 0.0, 1.0)
+
+    def dlam_dv(self, t: np.ndarray, v: np.ndarray) -> np.ndarray:
+        z = self.orient * np.asarray(v, dtype=float)
+        w = self.w0 + self.wt * t + self.wz * z
+        den = t + self.kappa * np.maximum(w, 0.0)
+        return -t * self.kappa * self.wz * self.orient / (den * den)
+
+    @property
+    def v_support(self) -> tuple[float, float]:
+        top = float(self.n - 1 + max(s for _, _, s in self.branches))
+        return (0.0, top) if self.orient > 0 else (-top, 0.0)
+
+
+@dataclass
+class _Blocks:
+    """Block-level data (eps-independent) and the breakpoints (cells) of every block."""
+
+    t1: np.ndarray
+    t2: np.ndarray
+    level: np.ndarray
+    M: np.ndarray
+    M_err: np.ndarray
+    EV: np.ndarray
+    EV_err: np.ndarray
+    sd: np.ndarray
+    # cells (breakpoints), grouped by block in increasing y
+    start: np.ndarray  # first cell of each block
+    count: np.ndarray  # number of cells of each block (>= 2)
+    y: np.ndarray
+    anchor: np.ndarray  # global cell index of the anchor piece (contains the mean of v)
+    # block totals of the functionals at each breakpoint: (upper nominal, lower nominal, error)
+    F: dict = field(default_factory=dict)
+
+
+_FUNCTIONALS = ("fp", "fm", "ge", "lt")  # E[(v-y)+], E[(y-v)+], P[v >= y], P[v < y]
+_INCREASING = {"fp": True, "ge": True, "fm": False, "lt": False}
+
+
+class _Engine:
+    """Certified ``Σ_{t, z} Pr[t, z] h(t - 1, λ(t, z))`` for a :class:`_Model`, refined until the
+    bracket is as narrow as requested. Blocks and their functionals persist between calls."""
+
+    def __init__(self, model: _Model) -> None:
+        self.m = model
+        self.N = model.n - 1
+        self.rel = bn.relative_error_budget(max(model.n, 2))
+        self.tv = 2.0 * model.d  # h <= u - v <= 2d
+        self.vmin, self.vmax = model.v_support
+        counted = sum(w for w, off, _ in model.branches if off == 1)
+        mu = self.N * model.q2 + counted
+        sd = math.sqrt(max(self.N * model.q2 * (1.0 - model.q2), 1.0))
+        inner = np.round(mu + sd * np.linspace(-12.0, 12.0, 49))
+        edges = np.unique(np.clip(np.concatenate(([1.0, model.n + 1.0], inner)), 1.0, model.n + 1.0))
+        t1, t2 = edges[:-1], edges[1:] - 1.0
+        self.b = self._make_blocks(t1, t2, np.zeros(t1.shape, dtype=int))
+        self._eps: float | None = None
+        self._kern: dict = {}
+
+    # -- eps-independent data --------------------------------------------------------
+    def _branch_ranges(self, t1: np.ndarray, t2: np.ndarray, off: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lo = np.maximum(t1 - off, 0.0)
+        hi = np.minimum(t2 - off, float(self.N))
+        return lo, hi, hi >= lo
+
+    def _make_blocks(self, t1: np.ndarray, t2: np.ndarray, level: np.ndarray) -> _Blocks:
+        m, N = self.m, self.N
+        nb = t1.size
+        M = np.zeros(nb)
+        M_err = np.zeros(nb)
+        EV = np.zeros(nb)
+        EV_err = np.zeros(nb)
+        for w, off, sh in m.branches:
+            lo, hi, ok = self._branch_ranges(t1, t2, off)
+            mass, merr = np.zeros(nb), np.zeros(nb)
+            if np.any(ok):
+                mass[ok], merr[ok] = bn.interval_mass(lo[ok], hi[ok], N, m.q2)
+            # E[Z'; C in I] = rho E[(N - C) 1{C in I}] = rho N (1 - q2) P[Bin(N-1, q2) in I]
+            ez, ez_err = np.zeros(nb), np.zeros(nb)
+            if N >= 1 and np.any(ok):
+                lo2, hi2 = lo[ok], np.minimum(hi[ok], float(N - 1))
+                good = hi2 >= lo2
+                mm, me = np.zeros(lo2.shape), np.zeros(lo2.shape)
+                if np.any(good):
+                    mm[good], me[good] = bn.interval_mass(lo2[good], hi2[good], N - 1, m.q2)
+                scale = m.rho * N * (1.0 - m.q2)
+                ez[ok] = scale * mm
+                ez_err[ok] = scale * me + 4.0 * _U * scale * mm
+            M += w * mass
+            M_err += w * merr + 4.0 * _U * w * mass
+            EV += m.orient * w * (ez + sh * mass)
+            EV_err += w * (ez_err + sh * merr) + 4.0 * _U * w * (ez + sh * mass)
+        tmid = 0.5 * (t1 + t2)
+        msize = np.maximum(N - tmid + 0.5, 0.0)
+        sd = np.sqrt(np.maximum(msize * m.rho * (1.0 - m.rho), 0.25))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.where(M > 0.0, EV / M, 0.0)
+        ys, counts = [], []
+        for i in range(nb):
+            if _bulk_spacing(int(level[i])) * sd[i] < 1.0:  # unit resolution: every integer
+                pts = np.arange(math.ceil(mean[i] - 12.0 * sd[i]), math.floor(mean[i] + 12.0 * sd[i]) + 1.0)
+            else:
+                pts = np.round(mean[i] + sd[i] * _zgrid(int(level[i])))
+            y = np.unique(np.clip(pts, self.vmin, self.vmax))
+            if y.size < 2:
+                y = np.array([y[0], y[0] + 1.0]) if y[0] + 1.0 <= self.vmax else np.array([y[0] - 1.0, y[0]])
+            ys.append(y)
+            counts.append(y.size)
+        count = np.array(counts, dtype=int)
+        start = np.concatenate(([0], np.cumsum(count)[:-1])).astype(int)
+        y = np.concatenate(ys) if ys else np.zeros(0)
+        cb = np.repeat(np.arange(nb), count)
+        left_of_mean = (y <= np.repeat(mean, count)) & (np.arange(y.size) < np.repeat(start + count - 1, count))
+        last_left = np.maximum.reduceat(np.where(left_of_mean, np.arange(y.size), -1), start) if nb else np.zeros(0)
+        anchor = np.where(last_left >= start, last_left, start).astype(int)
+        del cb
+        blocks = _Blocks(t1, t2, level.astype(int), M, M_err, EV, EV_err, sd, start, count, y, anchor)
+        blocks.F = self._functionals(t1, t2, count, y)
+        return blocks
+
+    def _functionals(self, t1: np.ndarray, t2: np.ndarray, count: np.ndarray, y: np.ndarray) -> dict:
+        """Block totals of the four functionals at every breakpoint, bracketed by (P6)."""
+        m, N = self.m, self.N
+        cb = np.repeat(np.arange(t1.size), count)
+        c1, c2 = t1[cb], t2[cb]
+        out = {f: [np.zeros(y.size), np.zeros(y.size), np.zeros(y.size)] for f in _FUNCTIONALS}
+        for w, off, sh in m.branches:
+            lo, hi, ok = self._branch_ranges(c1, c2, off)
+            if not np.any(ok):
+                continue
+            mass, merr = np.zeros(y.size), np.zeros(y.size)
+            mass[ok], merr[ok] = bn.interval_mass(lo[ok], hi[ok], N, m.q2)
+            x = (y - sh) if m.orient > 0 else (-y - sh)
+            m_big = N - lo  # m = n - 1 - c at the smallest c
+            m_small = N - hi
+            hb = _hinges(np.where(ok, m_big, 0.0), x, m.rho)
+            hs = _hinges(np.where(ok, m_small, 0.0), x, m.rho)
+            # conditional functionals of v in terms of Z' (orient -1 mirrors them)
+            names = {"fp": "fp", "fm": "fm", "ge": "ge", "lt": "lt"} if m.orient > 0 else {
+                "fp": "fm", "fm": "fp", "ge": "le", "lt": "gt"}
+            errs = {f: "e_" + g for f, g in names.items()}
+            for f in _FUNCTIONALS:
+                vb, vs = getattr(hb, names[f]), getattr(hs, names[f])
+                eb, es = getattr(hb, errs[f]), getattr(hs, errs[f])
+                # increasing functionals of v are largest where v is largest: the small c
+                # (large m) if orient > 0, the large c (small m) if orient < 0
+                big_is_upper = _INCREASING[f] == (m.orient > 0)
+                up, low = (vb, vs) if big_is_upper else (vs, vb)
+                cond_err = np.maximum(eb, es)
+                wm = np.where(ok, w * mass, 0.0)
+                out[f][0] += wm * up
+                out[f][1] += wm * low
+                out[f][2] += np.where(ok, w * merr * np.maximum(up, low) + wm * cond_err
+                                      + 4.0 * _U * wm * np.maximum(up, low), 0.0)
+        return out
+
+    # -- per-eps kernels ---------------------------------------------------------------
+    def _kernels(self, b: _Blocks, eps: float) -> dict:
+        m = self.m
+        cb = np.repeat(np.arange(b.t1.size), b.count)
+        t1, t2 = b.t1[cb], b.t2[cb]
+        lam_up = np.minimum(m.lam(t2, b.y) * (1.0 + 4.0 * _U), 1.0)
+        val, verr, *_ = _kernel_lines(t1 - 1.0, lam_up, m.d, eps, self.rel)
+        # tangent points: one per piece (cell i, i < count-1), at the integer below the midpoint
+        last = np.zeros(b.y.size, dtype=bool)
+        last[b.start + b.count - 1] = True
+        piece = ~last
+        yn = np.roll(b.y, -1)
+        yhat = np.where(piece, np.floor(0.5 * (b.y + yn)), b.y)
+        lam_lo = m.lam(t1, yhat) * (1.0 - 4.0 * _U)
+        slope_lam = m.dlam_dv(t1, yhat)
+        _, _, A, Aerr, B, Berr = _kernel_lines(np.where(piece, t2 - 1.0, 0.0), np.where(piece, lam_lo, 0.0),
+                                               m.d, eps, self.rel)
+        # the t-probe: upper corner at the anchor's tangent point (tells t-gaps from z-gaps)
+        probe = np.zeros(b.t1.size)
+        wide = b.t2 > b.t1
+        if np.any(wide):
+            a = b.anchor[wide]
+            lp = np.minimum(m.lam(b.t2[wide], yhat[a]) * (1.0 + 4.0 * _U), 1.0)
+            probe[wide] = _kernel_lines(b.t1[wide] - 1.0, lp, m.d, eps, self.rel)[0]
+        return dict(val=val, verr=verr, yhat=yhat, lam=lam_lo, dlam=slope_lam, A=A, Aerr=Aerr, B=B, Berr=Berr,
+                    piece=piece, probe=probe)
+
+    # -- assembly --------------------------------------------------------------------
+    def _assemble(self, b: _Blocks, K: dict) -> dict:
+        """Per-block certified upper/lower bounds (module docstring §3), their nominal
+        (error-free) versions, and the part of the gap due to the width in ``t``."""
+        nb = b.t1.size
+        ncell = b.y.size
+        idx = np.arange(ncell)
+        cb = np.repeat(np.arange(nb), b.count)
+        first = idx == b.start[cb]
+        last = idx == (b.start + b.count - 1)[cb]
+        y = b.y
+        F = b.F
+
+        def pick(f: str, coef: np.ndarray, upper: bool) -> tuple[np.ndarray, np.ndarray]:
+            """(nominal, certified) value of coef * functional f, bounded from above or below."""
+            hi, lo, err = F[f]
+            use_hi = (coef >= 0.0) == upper
+            nom = coef * np.where(use_hi, hi, lo)
+            cert = coef * np.where(use_hi, hi + err, np.maximum(lo - err, 0.0))
+            return nom, cert
+
+        def seg(x: np.ndarray) -> np.ndarray:
+            return np.bincount(cb, weights=x, minlength=nb)
+
+        M_hi, M_lo = b.M + b.M_err, np.maximum(b.M - b.M_err, 0.0)
+        a = b.anchor
+        at_anchor = np.zeros(ncell, dtype=bool)
+        at_anchor[a] = True
+
+        def moment(coef: np.ndarray, upper: bool) -> tuple[np.ndarray, np.ndarray]:
+            """``coef * E[v - y_a; B] = coef * (E[(v-y_a)+] - E[(y_a-v)+])`` per block, from the
+            hinge functionals at the anchor (no cancellation against the mass)."""
+            cc = np.zeros(ncell)
+            cc[a] = coef
+            p_nom, p_cert = pick("fp", cc, upper)
+            m_nom, m_cert = pick("fm", -cc, upper)
+            return p_nom[a] + m_nom[a], p_cert[a] + m_cert[a]
+
+        # ---- upper: interpolant of G_up through (y_i, g_i) ----
+        out = {}
+        right = idx > a[cb]
+        for mode in ("cert", "nom"):
+            c = mode == "cert"
+            g = K["val"] + (K["verr"] if c else 0.0)
+            gn = np.roll(g, -1)
+            yn = np.roll(y, -1)
+            slope = np.where(last, 0.0, (gn - g) / np.where(last, 1.0, yn - y))
+            dslope = np.where(first, 0.0, slope - np.roll(slope, 1))
+            f_fp = pick("fp", dslope, True)[c]
+            f_fm = pick("fm", dslope, True)[c]
+            kink = np.where(first, 0.0, np.where(right, f_fp, f_fm))
+            ga, sa = g[a], slope[a]
+            mom = moment(sa, True)[c]
+            anchor = ga * (M_hi if c else b.M) + mom
+            s0 = slope[b.start]
+            tail_coef = self.tv + np.maximum(s0, 0.0) * (y[b.start] - self.vmin)
+            lt_hi, _, lt_err = F["lt"]
+            tail = tail_coef * (lt_hi[b.start] + (lt_err[b.start] if c else 0.0))
+            terms = seg(kink) + anchor + tail
+            if c:
+                absum = seg(np.abs(kink)) + np.abs(ga * M_hi) + np.abs(mom) + tail
+                terms = terms + 8.0 * _U * (b.count + 4.0) * absum
+            out["U_" + mode] = terms
+        # ---- lower: tangent lines (lam-space cuts) switched at the breakpoints ----
+        piece = K["piece"]
+        V = K["A"] + K["B"] * K["lam"]
+        s = K["B"] * K["dlam"]
+        yh = K["yhat"]
+        Vp, sp, yhp = np.roll(V, 1), np.roll(s, 1), np.roll(yh, 1)
+        switch = ~first & ~last  # interior breakpoints
+        dsl = np.where(switch, s - sp, 0.0)
+        dd = np.where(switch, (V + s * (y - yh)) - (Vp + sp * (y - yhp)), 0.0)
+        La = V[a] + s[a] * (y[a] - yh[a])  # anchor line at the anchor breakpoint
+        sa = s[a]
+        for mode in ("cert", "nom"):
+            c = mode == "cert"
+            r_fp, r_ge = pick("fp", dsl, False)[c], pick("ge", dd, False)[c]
+            l_fm, l_lt = pick("fm", dsl, False)[c], pick("lt", -dd, False)[c]
+            kink = np.where(switch, np.where(right, r_fp + r_ge, l_fm + l_lt), 0.0)
+            mass = np.where(La >= 0.0, M_lo, M_hi) if c else b.M
+            mom = moment(sa, False)[c]
+            val = seg(kink) + La * mass + mom
+            if c:
+                fp_hi, _, fp_e = F["fp"]
+                fm_hi, _, fm_e = F["fm"]
+                spread = (fp_hi + fp_e + fm_hi + fm_e)[a]  # >= E|v - y_a| on the block
+                dist = spread[cb] + np.abs(y[a][cb] - yh) * M_hi[cb]
+                line_err = np.where(piece, K["Aerr"] * M_hi[cb] + (K["Berr"] + 4.0 * _U * K["B"])
+                                    * (K["lam"] * M_hi[cb] + np.abs(K["dlam"]) * dist), 0.0)
+                absum = seg(np.abs(kink)) + np.abs(La * mass) + np.abs(mom)
+                val = val - seg(line_err) - 8.0 * _U * (b.count + 4.0) * absum
+            out["L_" + mode] = val
+        out["L_cert"] = np.maximum(out["L_cert"], 0.0)
+        a = b.anchor
+        out["tgap"] = np.where(b.t2 > b.t1, b.M * np.maximum(K["probe"] - V[a], 0.0), 0.0)
+        return out
+
+    # -- refinement --------------------------------------------------------------------
+    def _can_level_up(self, b: _Blocks) -> np.ndarray:
+        """A finer breakpoint grid still changes something: bulk spacing >= 1 in v units."""
+        spacing = np.array([_bulk_spacing(int(lv)) for lv in b.level]) * b.sd
+        return (spacing >= 1.0) & (b.level < MAX_LEVEL)
+
+    @staticmethod
+    def _merge(b: _Blocks, K: dict, keep: np.ndarray, nb: _Blocks, nK: dict) -> tuple[_Blocks, dict]:
+        cb = np.repeat(np.arange(b.t1.size), b.count)
+        keep_cell = keep[cb]
+        count = np.concatenate((b.count[keep], nb.count))
+        start = np.concatenate(([0], np.cumsum(count)[:-1])).astype(int)
+        old_anchor_off = (b.anchor - b.start)[keep]
+        anchor = start + np.concatenate((old_anchor_off, nb.anchor - nb.start))
+        F = {f: [np.concatenate((b.F[f][i][keep_cell], nb.F[f][i])) for i in range(3)] for f in _FUNCTIONALS}
+        out = _Blocks(
+            np.concatenate((b.t1[keep], nb.t1)), np.concatenate((b.t2[keep], nb.t2)),
+            np.concatenate((b.level[keep], nb.level)), np.concatenate((b.M[keep], nb.M)),
+            np.concatenate((b.M_err[keep], nb.M_err)), np.concatenate((b.EV[keep], nb.EV)),
+            np.concatenate((b.EV_err[keep], nb.EV_err)), np.concatenate((b.sd[keep], nb.sd)),
+            start, count, np.concatenate((b.y[keep_cell], nb.y)), anchor, F)
+        K2 = {}
+        for key, arr in K.items():
+            if key == "probe":
+                K2[key] = np.concatenate((arr[keep], nK[key]))
+            else:
+                K2[key] = np.concatenate((arr[keep_cell], nK[key]))
+        return out, K2
+
+    def bounds(self, eps: float, rtol: float, max_rounds: int = 200) -> DeltaBounds:
+        """Refine until ``upper - lower <= rtol * lower`` (or floating point stops it)."""
+        if self._eps != eps:
+            self._K = self._kernels(self.b, eps)
+            self._eps = eps
+        for _ in range(max_rounds):
+            b, K = self.b, self._K
+            R = self._assemble(b, K)
+            nblk = b.t1.size
+            upper = float(np.sum(R["U_cert"])) * (1.0 + 4.0 * _U * nblk)
+            lower = float(np.sum(R["L_cert"])) * (1.0 - 4.0 * _U * nblk)
+            lower = max(lower, 0.0)
+            ncell = int(b.y.size)
+            target = rtol * lower
+            if upper - lower <= target or upper <= 1e-300:
+                return DeltaBounds(eps, lower, max(upper, lower), ncell, True)
+            red = np.maximum(R["U_nom"] - R["L_nom"], 0.0)
+            floor = float(np.sum(np.maximum(R["U_cert"] - R["U_nom"], 0.0) + np.maximum(R["L_nom"] - R["L_cert"], 0.0)))
+            total_red = float(np.sum(red))
+            if floor >= 0.5 * target and total_red <= floor:
+                return DeltaBounds(eps, lower, max(upper, lower), ncell, False)
+            width = b.t2 - b.t1 + 1.0
+            can_up = self._can_level_up(b)
+            refinable = (width > 1.0) | can_up
+            red = np.where(refinable, red, 0.0)
+            order = np.argsort(red)[::-1]
+            cum = np.cumsum(red[order])
+            excess = float(np.sum(red)) - max(0.5 * target - floor, 0.25 * float(np.sum(red)))
+            count = int(np.searchsorted(cum, excess)) + 1
+            chosen = order[:count]
+            chosen = chosen[red[chosen] > 0.0]
+            if chosen.size == 0:
+                return DeltaBounds(eps, lower, max(upper, lower), ncell, False)
+            split = (width[chosen] > 1.0) & ((R["tgap"][chosen] >= 0.5 * red[chosen]) | ~can_up[chosen])
+            t_sp, lv_ch = chosen[split], chosen[~split]
+            c_lo, c_hi, c_lv = [b.t1[lv_ch]], [b.t2[lv_ch]], [b.level[lv_ch] + 1]
+            if t_sp.size:
+                w = width[t_sp]
+                cuts = np.floor(b.t1[t_sp][:, None] + w[:, None] * (np.arange(9)[None, :] / 8.0))
+                cuts[:, -1] = b.t2[t_sp] + 1.0
+                lo_, hi_ = cuts[:, :-1].ravel(), cuts[:, 1:].ravel() - 1.0
+                lv_ = np.repeat(b.level[t_sp], 8)
+                ok = hi_ >= lo_
+                c_lo.append(lo_[ok])
+                c_hi.append(hi_[ok])
+                c_lv.append(lv_[ok])
+            n_lo, n_hi, n_lv = np.concatenate(c_lo), np.concatenate(c_hi), np.concatenate(c_lv)
+            if ncell + 16 * n_lo.size * 8 > MAX_CELLS:
+                raise CertificationError(
+                    f"blanket refinement exceeded {MAX_CELLS} cells at eps = {eps!r}; loosen the tolerance")
+            nb = self._make_blocks(n_lo, n_hi, n_lv)
+            nK = self._kernels(nb, eps)
+            keep = np.ones(nblk, dtype=bool)
+            keep[chosen] = False
+            self.b, self._K = self._merge(b, K, keep, nb, nK)
+        raise CertificationError(f"blanket refinement did not settle at eps = {eps!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# k-RR parameters and the public profiles.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KrrConstants:
+    """Derived constants of k-RR (module docstring §1-§2), computed without overflow for
+    ``eps0 <= 700``: ``q = 1/(e^ε0 + k - 1)``, ``p = e^ε0 q``, ``p0 = (k-2) q``,
+    ``ρ = (k-2)/(e^ε0 + k - 3)``, ``κ = 2/(e^ε0 + 1)``, ``d = (e^ε0 - 1)/(2(e^ε0 + 1))``,
+    ``pa' = e^ε0/(e^ε0 + 1)``, ``pb' = 1/(e^ε0 + 1)``."""
+
+    n: int
+    k: int
+    eps0: float
+
+    @property
+    def e0(self) -> float:
+        return math.exp(self.eps0)
+
+    @property
+    def q(self) -> float:
+        return 1.0 / (self.e0 + self.k - 1.0)
+
+    @property
+    def p(self) -> float:
+        return 1.0 / (1.0 + (self.k - 1.0) / self.e0)
+
+    @property
+    def p0(self) -> float:
+        return (self.k - 2.0) * self.q
+
+    @property
+    def rho(self) -> float:
+        return (self.k - 2.0) / (self.e0 + self.k - 3.0)
+
+    @property
+    def kappa(self) -> float:
+        return 2.0 / (self.e0 + 1.0)
+
+    @property
+    def d(self) -> float:
+        return 0.5 * math.tanh(0.5 * self.eps0)  # (e^ε0 - 1) / (2 (e^ε0 + 1))
+
+    @property
+    def pa(self) -> float:
+        return 1.0 / (1.0 + 1.0 / self.e0)
+
+    @property
+    def pb(self) -> float:
+        return 1.0 / (self.e0 + 1.0)
+
+
+def _validate(n: int, k: int, eps0: float) -> tuple[int, int, float]:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_N:
+        raise InvalidParameter(f"n must be an integer in [1, {MAX_N:g}], got {n!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= 10**9:
+        raise InvalidParameter(f"k must be an integer in [2, 1e9], got {k!r}")
+    if not (isinstance(eps0, (int, float, np.floating)) and math.isfinite(eps0) and 0.0 < eps0 <= 700.0):
+        raise InvalidParameter(f"eps0 must be in (0, 700], got {eps0!r}")
+    return int(n), int(k), float(eps0)
+
+
+def blanket_model(n: int, k: int, eps0: float) -> _Model:
+    """The blanket mixture of module docstring §2 (``k >= 3``)."""
+    c = KrrConstants(n, k, eps0)
+    p0 = c.p0
+    return _Model(n=n, q2=2.0 * c.q, rho=c.rho, branches=((1.0 - p0, 1, 0), (p0, 0, 1)), orient=1,
+                  kappa=c.kappa, w0=0.0, wt=0.0, wz=1.0, d=c.d)
+
+
+class KrrBlanket:
+    """Certified blanket divergence of shuffled k-RR (module docstring §1-§3): an upper bound
+    on ``δ(ε)`` of the shuffled k-RR output for *every* pair of neighbouring datasets. A
+    :class:`~.profile.PrivacyProfile` (``bounds``, ``max_log_ratio``, ``surrogate``).
+
+    ``k = 2`` delegates to the stronger-clone pair (equal to the blanket there).
+    """
+
+    def __init__(self, n: int, k: int, eps0: float) -> None:
+        self.n, self.k, self.eps0 = _validate(n, k, eps0)
+        self.const = KrrConstants(self.n, self.k, self.eps0)
+        c = self.const
+        self._pair: HockeyStick | None = None
+        self._engine: _Engine | None = None
+        if self.k == 2:
+            self._pair = HockeyStick(ClonePair(self.n, c.pb, c.pb, c.pa, c.pb, 0.0))
+        else:
+            self._engine = _Engine(blanket_model(self.n, self.k, self.eps0))
+
+    @property
+    def max_log_ratio(self) -> float:
+        """``δ(ε) = 0`` for ``ε >= ε0``: every report's likelihood ratio is within ``e^{±ε0}``."""
+        return self.eps0
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray:
+        """Cheap estimate (kernel at the mean total and mean λ); never reported."""
+        if self._pair is not None:
+            return self._pair.surrogate(eps)
+        c = self.const
+        N = self.n - 1
+        t = round(N * 2.0 * c.q + (1.0 - c.p0))
+        t = max(t, 1)
+        j = N * c.p0 + c.p0
+        lam = t / (t + c.kappa * j)
+        e = np.asarray(eps, dtype=float)
+        return np.array([_kernel_lines(np.array([t - 1.0]), np.array([lam]), c.d, float(x), 1e-12)[0][0] for x in e.ravel()]).reshape(e.shape)
+
+    def bounds(self, eps: float, rtol: float = 1e-10) -> DeltaBounds:
+        """Certified ``lower <= δ_blanket(ε) <= upper``, ``upper - lower <= rtol * lower`` when
+        floating point allows (``converged``)."""
+        if not (math.isfinite(eps) and eps >= 0.0):
+            raise InvalidParameter(f"eps must be finite and >= 0, got {eps!r}")
+        if eps >= self.eps0:
+            return DeltaBounds(eps, 0.0, 0.0, 0, True)
+        if self._pair is not None:
+            return self._pair.bounds(eps, rtol)
+        assert self._engine is not None
+        return self._engine.bounds(eps, rtol)
