@@ -154,7 +154,13 @@ def delta_cmd(eps0: float, n: int, methods: tuple[str, ...], k: int | None, delt
 @click.command("methods")
 @format_option
 def methods_cmd(fmt: str) -> None:
-    """List the analyses, what each assumes, and its citation."""
+    """List the analyses, what each assumes, and its citation.
+
+    \b
+    Examples:
+      shuffle-acct methods
+      shuffle-acct methods --format json
+    """
     rows = [
         {"method": m.name, "kind": m.kind, "generic": "yes" if m.generic else "no", "assumes": m.assumes,
          "delta0": "yes" if m.supports_delta0 else "no", "citation": m.citation}

@@ -44,7 +44,8 @@ ORDERS_HELP = (f"Renyi orders, comma-separated (1 < alpha <= 1e6, at most {v.MAX
 @click.option("--k", type=ALPHABET, default=None, help="Alphabet size for the k-RR methods (2 <= k <= 1e9).")
 @click.option("--orders", type=OrdersType(), default=None, help=ORDERS_HELP)
 @click.option("--rtol", type=RangeType(v.RENYI_RTOL), default=1e-3, show_default=True,
-              help="Target relative width of each certified bracket (1e-9 <= rtol <= 0.5).")
+              help="Target relative width of each certified bracket (1e-4 <= rtol <= 0.5; the upper "
+                   "bound is certified whatever the width).")
 @format_option
 def renyi_cmd(eps0: float, n: int, method: str, k: int | None, orders: tuple[float, ...] | None, rtol: float,
               fmt: str) -> None:
