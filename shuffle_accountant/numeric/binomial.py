@@ -42,6 +42,34 @@ def relative_error_budget(n: float) -> float:
     return _fp.binomial_budget(n)  # measured budget, shared with the plug-ins (numeric/fp.py)
 
 
+def pmf_error_budget(n: float) -> float:
+    """Relative error charged to one Boost binomial pmf value at size ``n`` (measured,
+    :func:`.fp.binomial_pmf_budget`)."""
+    return _fp.binomial_pmf_budget(n)
+
+
+#: Boost's cdf/sf take a series path with ``y = 1 - p`` rounded to a double when
+#: ``min(k + 1, n - k)`` is below this and ``n < 2^31`` (see :mod:`.fp`).
+_SERIES_PATH_TERMS = 40
+
+
+def tail_error_budget(k: np.ndarray, n: np.ndarray | float, p: float) -> np.ndarray:
+    """Relative error charged to each Boost binomial cdf / sf value ``(k, n, p)``,
+    elementwise: the pmf budget, plus :func:`.fp.binomial_tail_budget`'s ``2 n u`` only
+    where Boost can take its ``y = 1 - p`` series path (``min(k + 1, n - k) < 40``,
+    ``n < 2^32``, and ``1 - p`` not exact in double precision: when it is exact, e.g. the
+    fair split ``p = 1/2`` of the symmetric clone pairs, ``y`` carries no rounding error)."""
+    k = np.asarray(k, dtype=float)
+    n_arr = np.broadcast_to(np.asarray(n, dtype=float), k.shape)
+    # the pmf budget grows with n: charging every element the budget of the largest n is safe
+    base = _fp.binomial_pmf_budget(float(np.max(n_arr))) if n_arr.size else 0.0
+    exact_complement = (1.0 - p) + p == 1.0 and (1.0 - (1.0 - p)) == p
+    if exact_complement:
+        return np.full(k.shape, base)
+    on_path = (np.minimum(k + 1.0, n_arr - k) < _SERIES_PATH_TERMS) & (n_arr < 2.0**32)
+    return np.where(on_path, base + 2.0 * n_arr * _fp.UNIT_ROUNDOFF, base)
+
+
 def _masked(fn, k, n, p: float, *, below: float, above: float, n_inclusive: bool) -> np.ndarray:
     """Apply a Boost ufunc where ``k`` is inside the support and the exact edge values
     (``below`` for ``k < 0``, ``above`` past the support) elsewhere."""
@@ -102,7 +130,7 @@ def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float) -> tuple[np.
     """
     lo = np.asarray(lo, dtype=float)
     hi = np.asarray(hi, dtype=float)
-    rel = relative_error_budget(n)
+    rel = pmf_error_budget(n)
     median = n * p
     mass = np.zeros(lo.shape)
     err = np.zeros(lo.shape)
@@ -135,15 +163,18 @@ def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float) -> tuple[np.
         # (+1e-300: a block whose first pmf underflowed is charged its possible tiny mass)
         err[narrow] = (rel + NARROW * 4e-16) * v + np.where(v == 0.0, 1e-300, 0.0)
     if np.any(low_side):
-        a, b = cdf(hi[low_side], n, p), cdf(lo[low_side] - 1, n, p)
+        ka, kb = hi[low_side], lo[low_side] - 1
+        a, b = cdf(ka, n, p), cdf(kb, n, p)
         mass[low_side] = a - b
-        err[low_side] = rel * (a + b) + 4e-16 * a
+        err[low_side] = tail_error_budget(ka, n, p) * a + tail_error_budget(kb, n, p) * b + 4e-16 * a
     if np.any(high_side):
-        a, b = sf(lo[high_side] - 1, n, p), sf(hi[high_side], n, p)
+        ka, kb = lo[high_side] - 1, hi[high_side]
+        a, b = sf(ka, n, p), sf(kb, n, p)
         mass[high_side] = a - b
-        err[high_side] = rel * (a + b) + 4e-16 * a
+        err[high_side] = tail_error_budget(ka, n, p) * a + tail_error_budget(kb, n, p) * b + 4e-16 * a
     if np.any(middle):
-        a, b = cdf(lo[middle] - 1, n, p), sf(hi[middle], n, p)
+        ka, kb = lo[middle] - 1, hi[middle]
+        a, b = cdf(ka, n, p), sf(kb, n, p)
         mass[middle] = 1.0 - a - b
-        err[middle] = rel * (a + b) + 4e-16
+        err[middle] = tail_error_budget(ka, n, p) * a + tail_error_budget(kb, n, p) * b + 4e-16
     return np.maximum(mass, 0.0), err

@@ -203,6 +203,7 @@ def _kernel_upper_tail(
     else:
         b_km2, b_k = bn.pmf(k - 2.0, c, s), bn.pmf(k, c, s)
     tail_k = bn.sf(k - 1.0, c, s)  # P[Bin(c, s) >= k]
+    rel_tail = np.maximum(bn.tail_error_budget(k - 1.0, c, s), rel)
     coef_a = -du - gm1 * (1.0 - v)  # (1-u) - g (1-v)
     value = coef_b * b_km1 - gm1 * tail_k
     # Exact local correction: the term at a = k-1 (if positive it belongs to the set)
@@ -211,8 +212,9 @@ def _kernel_upper_tail(
     term_k = coef_b * b_km1 + coef_a * b_k
     value = value + np.maximum(0.0, np.maximum(term_km1, -term_k))
     scale = coef_b * b_km1 + gm1 * tail_k + np.abs(term_km1) + np.abs(term_k)
-    # Boost's relative error, rounding of the few operations here, and of du = u - v.
-    e = rel * scale + 8e-16 * scale + 4e-16 * (u + v) * (b_km1 + b_km2 + b_k)
+    # Boost's relative error (pmf values: rel; the tail: its own, possibly larger, budget),
+    # rounding of the few operations here, and of du = u - v.
+    e = rel * scale + (rel_tail - rel) * gm1 * tail_k + 8e-16 * scale + 4e-16 * (u + v) * (b_km1 + b_km2 + b_k)
     out[live] = np.maximum(value, 0.0)
     err[live] = e
     return out, err
@@ -235,7 +237,7 @@ class TotalsGeometry:
         self.N = pair.n - 1
         self.p = pair.clone_probability
         self.s = pair.split
-        self.rel = bn.relative_error_budget(max(self.N, 1))
+        self.rel = bn.pmf_error_budget(max(self.N, 1))  # pmf values; tails charge their own
         total = pair.pa + pair.pb
         self.pa1, self.pb1 = pair.pa / total, pair.pb / total
 
