@@ -62,3 +62,56 @@ def test_blanket_upper_bounds_every_dataset_sweep(k: int, eps0: float) -> None:
             up = prof.bounds(eps, 1e-6).upper
             with mpmath.workdps(50):
                 assert worst <= up, (n, k, eps0, eps, worst, up)
+
+
+# ---------------------------------------------------------------------------------------
+# attained lower bounds
+# ---------------------------------------------------------------------------------------
+
+from shuffle_accountant.numeric.blanket_krr import (  # noqa: E402
+    ALL_X1_MAX_N,
+    FAMILY_SCAN_MAX_N,
+    KrrDatasetLower,
+    _Engine,
+    dataset_model,
+    krr_dataset_lower,
+)
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [(10, 4, 1.0, 0.3), (12, 5, 2.0, 0.6), (16, 4, 1.0, 0.2)])
+def test_third_value_dataset_engine_matches_oracle(n: int, k: int, eps0: float, eps: float) -> None:
+    """The engine on the "all others hold a third value" dataset (k >= 4) brackets the exact
+    full-histogram value of that dataset."""
+    b = _Engine(dataset_model(n, k, eps0)).bounds(eps, 1e-7)
+    exact = ob.krr_family_delta(n, k, eps0, eps, 0)
+    with mpmath.workdps(50):
+        assert b.lower <= exact <= b.upper
+        assert b.upper - b.lower <= 2e-7 * exact
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [(5, 2, 1.0, 0.3), (6, 3, 1.0, 0.3), (8, 4, 1.0, 0.2),
+                                              (7, 3, 3.0, 2.5), (9, 2, 0.5, 0.05)])
+def test_dataset_lower_is_attained_and_below_worst_case(n: int, k: int, eps0: float, eps: float) -> None:
+    r = krr_dataset_lower(n, k, eps0, eps)
+    worst = ob.krr_worst_delta(n, k, eps0, eps)
+    with mpmath.workdps(50):
+        assert r.lower <= worst
+        assert r.lower >= worst * (1 - 1e-9) or r.lower > 0  # attained (equal here) and positive
+    # the reported value is the exact value of the dataset it names
+    if k == 2:
+        m = int(r.dataset.split(";")[1].split()[0])
+        exact = ob.binary_rr_family_delta(n, eps0, eps, m)
+    else:
+        a = int(r.dataset.split()[2])
+        exact = ob.krr_family_delta(n, k, eps0, eps, a)
+    with mpmath.workdps(50):
+        assert r.lower <= exact <= r.upper
+
+
+def test_binary_scan_beats_all_same_value_dataset() -> None:
+    """Issue 10: n = 1e3, eps0 = 1, delta = 1e-8: m = 1 gives 0.1629468 (eps) vs 0.1628442 for
+    the all-same-value dataset (m = 0)."""
+    from shuffle_accountant.numeric.search import epsilon_for_delta
+
+    br = epsilon_for_delta(KrrDatasetLower(1000, 2, 1.0), 1e-8, 1e-7)
+    assert br.lower == pytest.approx(0.1629468, abs=2e-7)

@@ -470,15 +470,19 @@ class _Engine:
         sd = np.sqrt(np.maximum(msize * m.rho * (1.0 - m.rho), 0.25))
         with np.errstate(divide="ignore", invalid="ignore"):
             mean = np.where(M > 0.0, EV / M, 0.0)
+        # λ(t2, ·) is a convex function of v only where w(t2, z) >= 0 (there λ <= 1); breakpoints
+        # stay in that region (beyond it the crude tail bound 2d of the interpolant applies)
+        slope_w = m.wz * m.orient  # > 0: w increases with v
+        vlow = np.maximum(self.vmin, np.ceil(-(m.w0 + m.wt * t2) / slope_w))
         ys, counts = [], []
         for i in range(nb):
             if _bulk_spacing(int(level[i])) * sd[i] < 1.0:  # unit resolution: every integer
                 pts = np.arange(math.ceil(mean[i] - 12.0 * sd[i]), math.floor(mean[i] + 12.0 * sd[i]) + 1.0)
             else:
                 pts = np.round(mean[i] + sd[i] * _zgrid(int(level[i])))
-            y = np.unique(np.clip(pts, self.vmin, self.vmax))
+            y = np.unique(np.clip(pts, vlow[i], self.vmax))
             if y.size < 2:
-                y = np.array([y[0], y[0] + 1.0]) if y[0] + 1.0 <= self.vmax else np.array([y[0] - 1.0, y[0]])
+                y = np.array([y[0], y[0] + 1.0])
             ys.append(y)
             counts.append(y.size)
         count = np.array(counts, dtype=int)
@@ -536,12 +540,13 @@ class _Engine:
         t1, t2 = b.t1[cb], b.t2[cb]
         lam_up = np.minimum(m.lam(t2, b.y) * (1.0 + 4.0 * _U), 1.0)
         val, verr, *_ = _kernel_lines(t1 - 1.0, lam_up, m.d, eps, self.rel)
-        # tangent points: one per piece (cell i, i < count-1), at the integer below the midpoint
+        # tangent points: one per piece (cell i covers [y_i, y_{i+1})), at the integer below
+        # the midpoint; the last cell's line covers [y_last, inf) and touches at y_last
         last = np.zeros(b.y.size, dtype=bool)
         last[b.start + b.count - 1] = True
-        piece = ~last
+        piece = np.ones(b.y.size, dtype=bool)
         yn = np.roll(b.y, -1)
-        yhat = np.where(piece, np.floor(0.5 * (b.y + yn)), b.y)
+        yhat = np.where(~last, np.floor(0.5 * (b.y + yn)), b.y)
         lam_lo = m.lam(t1, yhat) * (1.0 - 4.0 * _U)
         slope_lam = m.dlam_dv(t1, yhat)
         _, _, A, Aerr, B, Berr = _kernel_lines(np.where(piece, t2 - 1.0, 0.0), np.where(piece, lam_lo, 0.0),
@@ -625,7 +630,7 @@ class _Engine:
         s = K["B"] * K["dlam"]
         yh = K["yhat"]
         Vp, sp, yhp = np.roll(V, 1), np.roll(s, 1), np.roll(yh, 1)
-        switch = ~first & ~last  # interior breakpoints
+        switch = ~first  # every breakpoint but the first switches lines
         dsl = np.where(switch, s - sp, 0.0)
         dd = np.where(switch, (V + s * (y - yh)) - (Vp + sp * (y - yhp)), 0.0)
         La = V[a] + s[a] * (y[a] - yh[a])  # anchor line at the anchor breakpoint
@@ -696,13 +701,16 @@ class _Engine:
             lower = max(lower, 0.0)
             ncell = int(b.y.size)
             target = rtol * lower
+            if upper < lower:
+                raise CertificationError(
+                    f"inconsistent blanket bracket [{lower!r}, {upper!r}] at eps = {eps!r} (please report)")
             if upper - lower <= target or upper <= 1e-300:
-                return DeltaBounds(eps, lower, max(upper, lower), ncell, True)
+                return DeltaBounds(eps, lower, upper, ncell, True)
             red = np.maximum(R["U_nom"] - R["L_nom"], 0.0)
             floor = float(np.sum(np.maximum(R["U_cert"] - R["U_nom"], 0.0) + np.maximum(R["L_nom"] - R["L_cert"], 0.0)))
             total_red = float(np.sum(red))
             if floor >= 0.5 * target and total_red <= floor:
-                return DeltaBounds(eps, lower, max(upper, lower), ncell, False)
+                return DeltaBounds(eps, lower, upper, ncell, False)
             width = b.t2 - b.t1 + 1.0
             can_up = self._can_level_up(b)
             refinable = (width > 1.0) | can_up
@@ -714,7 +722,7 @@ class _Engine:
             chosen = order[:count]
             chosen = chosen[red[chosen] > 0.0]
             if chosen.size == 0:
-                return DeltaBounds(eps, lower, max(upper, lower), ncell, False)
+                return DeltaBounds(eps, lower, upper, ncell, False)
             split = (width[chosen] > 1.0) & ((R["tgap"][chosen] >= 0.5 * red[chosen]) | ~can_up[chosen])
             t_sp, lv_ch = chosen[split], chosen[~split]
             c_lo, c_hi, c_lv = [b.t1[lv_ch]], [b.t2[lv_ch]], [b.level[lv_ch] + 1]
@@ -859,3 +867,301 @@ class KrrBlanket:
             return self._pair.bounds(eps, rtol)
         assert self._engine is not None
         return self._engine.bounds(eps, rtol)
+
+
+# ---------------------------------------------------------------------------------------
+# Attained lower bounds: exact divergences of concrete neighbouring datasets.
+# ---------------------------------------------------------------------------------------
+
+#: The whole family "a other users hold x1, the rest one third value" is scanned exactly
+#: (full histograms, dynamic programming over users) up to these n (k = 3, k >= 4).
+FAMILY_SCAN_MAX_N = {3: 40, 4: 14}
+#: "All other users hold x1" is evaluated by the core's exact per-total sums up to this n.
+ALL_X1_MAX_N = 20_000
+#: Binary RR: how many m (others holding the first user's value) are tried past the best.
+BINARY_PATIENCE = 2
+#: ... and at most this many from each end.
+BINARY_MAX_M = 64
+
+
+def dataset_model(n: int, k: int, eps0: float) -> _Model:
+    """The dataset "first user x1 vs x1', all other users hold a third value x3" on the full
+    histogram, ``k >= 4`` (module docstring §2 applies with three first-user branches).
+
+    The other users report ``x1`` or ``x1'`` with probability ``q`` each (fair clones,
+    ``C ~ Bin(n-1, 2q)``), ``x3`` with ``p`` and one of the ``k-3`` remaining values with ``q``
+    each; so given ``C = c`` the count ``Z'`` of ``x3`` reports is ``Bin(n-1-c, p/(1-2q))``. The
+    first user is counted (``x1``/``x1'``, probability ``p+q``), reports ``x3`` (``q``: ``z`` gains
+    one) or a remaining value (``(k-3) q``). The remaining values are exchangeable and have the
+    same law for every user under both datasets, so ``(h_x1, h_x1', h_x3)`` is sufficient and
+    ``(T, Z)`` has the same law under both datasets. The multinomial probabilities give
+    ``Pr[silent, t, z] / Pr[counted, t, z] = κ (q z / p + n - t - z) / t``, i.e.
+    ``λ(t, z) = t / (t + κ (n - t - (1 - e^-ε0) z))``: non-decreasing in ``t`` and in ``z``
+    (so the engine works in ``v = -z``), convex in ``z``.
+    """
+    c = KrrConstants(n, k, eps0)
+    q, p = c.q, c.p
+    rho = p / (p + (k - 2.0) * q - q)  # p / (1 - 2q)
+    return _Model(n=n, q2=2.0 * q, rho=rho,
+                  branches=((p + q, 1, 0), (q, 0, 1), ((k - 3.0) * q, 0, 0)), orient=-1,
+                  kappa=c.kappa, w0=float(n), wt=-1.0, wz=math.expm1(-eps0), d=c.d)
+
+
+def _family_laws(n: int, k: int, eps0: float, a: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """Exact laws (up to rounding) of the sufficient statistic ``(h_x1, h_x1', h_x3)`` of the
+    shuffled k-RR histogram for ``x1`` vs ``x1'`` when ``a`` other users hold ``x1`` and the
+    other ``n-1-a`` hold ``x3`` (``k >= 3``), by adding users one at a time. Returns ``(P, Q,
+    eta)``: every entry of ``P``, ``Q`` is within relative ``eta`` of the exact value (sums and
+    products of non-negative numbers), plus ``1e-300`` absolute for underflow.
+    """
+    c = KrrConstants(n, k, eps0)
+    p, q = c.p, c.q
+    rest = (k - 3.0) * q
+    size = n + 1
+    third = k >= 4
+    shape = (size, size, size) if third else (size, size)
+
+    def add(law: np.ndarray, probs: tuple[float, float, float, float]) -> np.ndarray:
+        """One more user reporting (x1, x1', x3, a remaining value) with ``probs``."""
+        out = probs[3] * law if third else probs[2] * law
+        out = out.copy()
+        out[1:, ...] += probs[0] * law[:-1, ...]
+        out[:, 1:, ...] += probs[1] * law[:, :-1, ...]
+        if third:
+            out[:, :, 1:] += probs[2] * law[:, :, :-1]
+        return out
+
+    law = np.zeros(shape)
+    law[(0,) * len(shape)] = 1.0
+    for _ in range(a):
+        law = add(law, (p, q, q, rest))
+    for _ in range(n - 1 - a):
+        law = add(law, (q, q, p, rest))
+    P = add(law, (p, q, q, rest))
+    Q = add(law, (q, p, q, rest))
+    eta = 16.0 * (n + 2) * _U
+    return P, Q, eta
+
+
+def _hockey_bracket(P: np.ndarray, Q: np.ndarray, eta: float, eps: float) -> tuple[float, float]:
+    """Certified ``[lower, upper]`` on ``max(Σ (P - e^ε Q)_+, Σ (Q - e^ε P)_+)`` from arrays
+    known to relative ``eta`` (see :func:`_family_laws`)."""
+    g = math.exp(eps)
+    lo, hi = 0.0, 0.0
+    cells = float(P.size)
+    for A, B in ((P, Q), (Q, P)):
+        sel = A > g * B
+        a_s, b_s = float(np.sum(A[sel])), float(np.sum(B[sel]))
+        lower = a_s * (1.0 - eta - cells * _U) - g * b_s * (1.0 + eta + cells * _U) * (1.0 + 4.0 * _U)
+        upper = float(np.sum(np.maximum(A * (1.0 + eta) - g * (1.0 - eta) * B, 0.0)))
+        upper = upper * (1.0 + cells * _U) + cells * 1e-300
+        lo, hi = max(lo, lower), max(hi, upper)
+    return max(lo, 0.0), max(hi, lo)
+
+
+class _BinaryFamily:
+    """Shuffled binary RR, first user ``x1`` vs ``x1'``, ``m`` other users holding ``x1`` and
+    ``n-1-m`` holding ``x1'`` (FMT21 Appendix G is ``m = 0``).
+
+    The output is the number ``h`` of ``x1`` reports; the others contribute
+    ``Z = Bin(m, p) + Bin(n-1-m, 1-p)``, which is log-concave, so the optimal set of the
+    direction ``P || Q`` is a tail ``{h >= s}`` with value
+    ``(p - e^ε q) P[Z = s-1] - (e^ε - 1) P[Z >= s]`` (``p + q = 1``). The direction ``Q || P``
+    of ``m`` is the direction ``P || Q`` of ``n-1-m`` (swap the labels).
+    """
+
+    def __init__(self, n: int, eps0: float) -> None:
+        self.n = n
+        c = KrrConstants(n, 2, eps0)
+        self.p, self.q = c.pa, c.pb
+        self.rel = bn.relative_error_budget(max(n, 2))
+
+    def _parts(self, m: int) -> tuple[int, float, int, float]:
+        """(size, prob) of the enumerated small group and of the big one."""
+        n1, n2 = m, self.n - 1 - m
+        if n1 <= n2:
+            return n1, self.p, n2, self.q
+        return n2, self.q, n1, self.p
+
+    def _pmf_z(self, m: int, h: np.ndarray) -> np.ndarray:
+        s_n, s_p, b_n, b_p = self._parts(m)
+        i = np.arange(s_n + 1.0)
+        w = bn.pmf(i, float(s_n), s_p)
+        return np.sum(w[:, None] * bn.pmf(h[None, :] - i[:, None], float(b_n), b_p), axis=0)
+
+    def _tail_z(self, m: int, s: np.ndarray) -> np.ndarray:
+        """``P[Z >= s]``."""
+        s_n, s_p, b_n, b_p = self._parts(m)
+        i = np.arange(s_n + 1.0)
+        w = bn.pmf(i, float(s_n), s_p)
+        return np.sum(w[:, None] * bn.sf(s[None, :] - i[:, None] - 1.0, float(b_n), b_p), axis=0)
+
+    def cut(self, m: int, eps: float) -> int | None:
+        """Smallest ``s`` with ``(p - g q) P[Z = s-1] > (g p - q) P[Z = s]`` (the optimal tail),
+        found by a local search around the ``m = 0`` closed form; ``None`` if the set is empty."""
+        g = math.exp(eps)
+        p, q, n = self.p, self.q, self.n
+        if p - g * q <= 0.0:
+            return None
+        R = (g * p - q) / (p - g * q)
+        h0 = R * q * n / ((1.0 - q) + R * q) + m * (p - q)
+        width = 8 + int(4.0 * math.sqrt(m + 1.0))
+        while True:
+            lo = max(int(h0) - width, 0)
+            hi = min(int(h0) + width, n)
+            h = np.arange(lo, hi + 2.0)
+            S = self._pmf_z(m, h - 1.0)
+            term = (p - g * q) * S[:-1] - (g * p - q) * S[1:]  # at h = lo .. hi+1 ... (index of S(h-1))
+            pos = term > 0.0
+            # the sign is <= 0 then > 0 (log-concavity); locate the change inside the window
+            if pos.all() and lo > 0:
+                width *= 2
+                h0 = lo
+                continue
+            if not pos.any() and hi < n:
+                width *= 2
+                h0 = hi
+                continue
+            return int(h[np.argmax(pos)]) if pos.any() else None
+
+    def bracket(self, m: int, eps: float) -> tuple[float, float]:
+        """Certified ``[lower, upper]`` on the exact ``δ_{P||Q}(ε)`` of this dataset."""
+        s = self.cut(m, eps)
+        if s is None:
+            return 0.0, 0.0
+        g = math.exp(eps)
+        gm1 = math.expm1(eps)
+        cand = np.array([s - 1.0, float(s), s + 1.0])
+        S = self._pmf_z(m, cand - 1.0)
+        T = self._tail_z(m, cand)
+        small = self._parts(m)[0]
+        eta = 2.0 * self.rel + (small + 8.0) * _U
+        a = self.p - g * self.q
+        low = a * S * (1.0 - eta) - gm1 * T * (1.0 + eta)
+        up = a * S * (1.0 + eta) - gm1 * T * (1.0 - eta) + 1e-300
+        return max(float(np.max(low)), 0.0), max(float(np.max(up)), 0.0)
+
+
+@dataclass(frozen=True)
+class DatasetLower:
+    """The best attained value found at one ``eps``: ``lower`` is a certified lower bound on
+    the exact ``δ(ε)`` of the shuffled output for the neighbouring datasets ``dataset``
+    (hence on the worst case of shuffled k-RR); ``upper`` is the upper end of the bracket on
+    that same exact value."""
+
+    eps: float
+    lower: float
+    upper: float
+    dataset: str
+
+
+class KrrDatasetLower:
+    """Attained lower bounds for shuffled k-RR (issue 10, ``dataset-lower``): the exact
+    hockey-stick divergence, on the *full* output histogram, of concrete neighbouring
+    datasets, maximised over a family; certified from below. A
+    :class:`~.profile.PrivacyProfile` whose lower bracket end is the certified one.
+
+    Family (spec ``blanket.md`` §3; both directions, the other users' data fixed):
+
+    * ``k >= 3``: the first user holds ``x1`` vs ``x1'``, ``a`` other users hold ``x1`` (or,
+      equivalently by relabelling, ``x1'``) and the other ``n-1-a`` hold one third value.
+      Up to :data:`FAMILY_SCAN_MAX_N` every ``a`` is evaluated exactly; beyond, ``a = 0``
+      (for ``k = 3`` the core's pair ``ClonePair(n, q, q, p, q, q)``, the full histogram being
+      a function of the two counts; for ``k >= 4`` the engine on :func:`dataset_model`) and,
+      up to :data:`ALL_X1_MAX_N`, ``a = n - 1`` (the core's exact pair
+      ``ClonePair(n, p, q, p, q, (k-2) q)``: the other values are exchangeable with the same
+      law for everyone, so the two counts are sufficient).
+    * ``k = 2`` (binary RR; also the generic floor): ``m`` other users hold the first user's
+      value and ``n-1-m`` the other one, ``m`` scanned from both ends (FMT21 Appendix G is
+      ``m = 0``; e.g. ``n = 1000, ε0 = 1``: ``m = 1`` is larger at ``δ = 1e-8``).
+    """
+
+    def __init__(self, n: int, k: int, eps0: float) -> None:
+        self.n, self.k, self.eps0 = _validate(n, k, eps0)
+        c = KrrConstants(self.n, self.k, self.eps0)
+        n, k = self.n, self.k
+        self._binary: _BinaryFamily | None = None
+        self._laws: dict[int, tuple[np.ndarray, np.ndarray, float]] = {}
+        self._profiles: list[tuple[str, object]] = []
+        self._scan_all = False
+        if k == 2:
+            self._binary = _BinaryFamily(n, self.eps0)
+            return
+        if n <= FAMILY_SCAN_MAX_N[min(k, 4)]:
+            self._scan_all = True
+            return
+        if k == 3:
+            zero = HockeyStick(ClonePair(n, c.q, c.q, c.p, c.q, c.q))
+        else:
+            zero = _Engine(dataset_model(n, k, self.eps0))
+        self._profiles.append(("a = 0: all other users hold one third value", zero))
+        if n <= ALL_X1_MAX_N:
+            self._profiles.append((f"a = n-1 = {n - 1}: all other users hold x1",
+                                   HockeyStick(ClonePair(n, c.p, c.q, c.p, c.q, c.p0))))
+
+    @property
+    def max_log_ratio(self) -> float:
+        return self.eps0
+
+    def _family(self, a: int, eps: float) -> tuple[float, float]:
+        if a not in self._laws:
+            self._laws[a] = _family_laws(self.n, self.k, self.eps0, a)
+        P, Q, eta = self._laws[a]
+        return _hockey_bracket(P, Q, eta, eps)
+
+    def evaluate(self, eps: float, rtol: float = 1e-9) -> DatasetLower:
+        """The best dataset of the family at ``eps`` (largest certified lower bound)."""
+        if not (math.isfinite(eps) and eps >= 0.0):
+            raise InvalidParameter(f"eps must be finite and >= 0, got {eps!r}")
+        if eps >= self.eps0:
+            return DatasetLower(eps, 0.0, 0.0, "eps >= eps0: every dataset has delta = 0")
+        best = DatasetLower(eps, 0.0, 0.0, "none")
+        hi_all = 0.0
+
+        def consider(lo: float, hi: float, label: str) -> None:
+            nonlocal best, hi_all
+            hi_all = max(hi_all, hi)
+            if lo > best.lower or best.dataset == "none":
+                best = DatasetLower(eps, lo, hi, label)
+
+        if self._binary is not None:
+            fam = self._binary
+            n = self.n
+            # m from both ends: P || Q of m others holding x1; Q || P of the same dataset is
+            # P || Q of n-1-m (relabel x1 <-> x1')
+            for ms in (range(min(BINARY_MAX_M, n)), range(n - 1, max(n - 1 - BINARY_MAX_M, -1), -1)):
+                best_here, misses = -1.0, 0
+                for m in ms:
+                    lo, hi = fam.bracket(m, eps)
+                    consider(lo, hi, f"first user x1 vs x1'; {m} other users hold x1, {n - 1 - m} hold x1'")
+                    if lo > best_here:
+                        best_here, misses = lo, 0
+                    else:
+                        misses += 1
+                        if misses > BINARY_PATIENCE:
+                            break
+        elif self._scan_all:
+            for a in range(self.n):
+                lo, hi = self._family(a, eps)
+                consider(lo, hi, f"a = {a} other users hold x1, {self.n - 1 - a} hold a third value")
+        else:
+            for label, prof in self._profiles:
+                b = prof.bounds(eps, rtol)  # type: ignore[attr-defined]
+                consider(b.lower, b.upper, label)
+        return DatasetLower(eps, best.lower, max(best.upper, best.lower), best.dataset)
+
+    def bounds(self, eps: float, rtol: float = 1e-9) -> DeltaBounds:
+        """``lower`` certified below the exact ``δ(ε)`` of the best dataset found (so below the
+        worst case of shuffled k-RR); ``upper`` bounds the exact values of the datasets tried."""
+        if not (math.isfinite(eps) and eps >= 0.0):
+            raise InvalidParameter(f"eps must be finite and >= 0, got {eps!r}")
+        if eps >= self.eps0:
+            return DeltaBounds(eps, 0.0, 0.0, 0, True)
+        r = self.evaluate(eps, rtol)
+        return DeltaBounds(eps, r.lower, r.upper, 1, r.upper - r.lower <= rtol * r.lower)
+
+
+def krr_dataset_lower(n: int, k: int, eps0: float, eps: float, rtol: float = 1e-9) -> DatasetLower:
+    """Attained lower bound on the worst-case ``δ(ε)`` of shuffled k-RR (see
+    :class:`KrrDatasetLower`): certified from below, with the dataset that attains it."""
+    return KrrDatasetLower(n, k, eps0).evaluate(eps, rtol)
