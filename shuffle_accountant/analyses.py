@@ -29,18 +29,18 @@ from . import closed_forms
 from .comparators import BLANKET19, COMPARATOR_METHODS, ERLINGSSON19, Outcome, comparator_delta, comparator_epsilon
 from .errors import InvalidParameter
 from .numeric.clones import ClonePair, HockeyStick
-from .numeric.profile import PrivacyProfile, ScaledProfile
+from .numeric.profile import MaxProfile, PrivacyProfile, ScaledProfile
 
 FMT21 = "Feldman, McMillan, Talwar, FOCS 2021 (arXiv 2012.12803)"
 FMT23 = "Feldman, McMillan, Talwar, SODA 2023 (arXiv 2208.04591)"
 WANG24 = "Wang et al., VLDB 2024 (arXiv 2304.05007)"
 
 RANDOMIZER_LABELS = {
-    "generic": "any eps0-DP local randomizers",
+    "generic": "any eps0-DP local randomizer shared by all users (non-adaptive; the blanket theorem's assumption)",
     "krr": "k-ary randomized response only",
     "laplace": "Laplace mechanism on [0, 1] (scale 1/eps0) only",
 }
-RANDOMIZER_SHORT = {"generic": "any randomizers", "krr": "k-RR only", "laplace": "Laplace only"}
+RANDOMIZER_SHORT = {"generic": "non-adaptive randomizers", "krr": "k-RR only", "laplace": "Laplace only"}
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,8 @@ METHODS: dict[str, Method] = {
             "stronger-clones",
             "upper",
             True,
-            f"{FMT23}; proved for non-adaptive randomizers in {WANG24}, Lemma 4.4",
+            f"{FMT23}; proved for non-adaptive randomizers in {WANG24}, Lemma 4.4 (it also follows from the "
+            "privacy-blanket bound of Balle et al. CRYPTO 2019, docs/generic_bounds.md)",
             "non-adaptive eps0-DP local randomizers only (the FMT23 errata restricts the general claim)",
             short="non-adaptive randomizers only",
             profile=_clone_profile("stronger-clones"),
@@ -160,6 +161,18 @@ METHODS: dict[str, Method] = {
             "attained by binary RR on a concrete dataset: a lower bound for every generic eps0 analysis",
             short="attained by binary RR",
             profile=_clone_profile("binary-rr-lower"),
+        ),
+        Method(
+            "generic-lower",
+            "lower",
+            True,
+            f"{FMT21}, Appendix G (binary RR, other users all holding one value) and Section 4.1 (3-ary RR, "
+            "other users all holding a third value): the larger attained value",
+            "attained by a concrete eps0-DP randomizer on a concrete dataset: a lower bound for every generic "
+            "eps0 analysis. 3-ary RR leaks more than binary RR for eps0 > ln 2 at large n (docs/generic_bounds.md)",
+            short="attained (best of binary and 3-ary RR)",
+            profile=lambda q: MaxProfile(profile_for("binary-rr-lower", q.eps0, q.n),
+                                         profile_for("krr-lower", q.eps0, q.n, 3)),
         ),
         Method(
             "closed-form",

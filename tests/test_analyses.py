@@ -83,3 +83,24 @@ def test_variation_ratio_counterexample_holds_in_the_oracle() -> None:
     assert third.details["bracket"][1] == pytest.approx(2.70276, abs=1e-4)
     assert float(all_x1) > third.details["bracket"][1] + 0.25
     assert mpmath.mpf(all_x1) <= eps0
+
+
+@pytest.mark.parametrize(("eps0", "n"), [(0.5, 10**4), (1.0, 10**4), (2.0, 10**4), (4.0, 10**6), (1.0, 30)])
+def test_generic_lower_is_the_best_attained_value_and_below_the_upper_bounds(eps0: float, n: int) -> None:
+    g = api.epsilon(eps0, n, 1e-6, "generic-lower").value
+    parts = [api.epsilon(eps0, n, 1e-6, "binary-rr-lower").value, api.epsilon(eps0, n, 1e-6, "krr-lower", k=3).value]
+    assert g == pytest.approx(max(parts), rel=2e-6)
+    assert g <= api.epsilon(eps0, n, 1e-6, "stronger-clones").value
+
+
+def test_generic_lower_never_exceeds_the_exact_worst_case_of_3rr() -> None:
+    """Against the independent oracle: the attained value is at most shuffled 3-RR's exact
+    worst case over all datasets (and 3-RR is an eps0-DP randomizer)."""
+    from oracle_blanket import krr_worst_delta
+
+    for eps0, n, eps in [(1.0, 8, 0.3), (2.0, 10, 0.5), (3.0, 6, 1.0)]:
+        b = api.delta(eps0, n, eps, "generic-lower")
+        worst3 = float(krr_worst_delta(n, 3, eps0, eps))
+        worst2 = float(krr_worst_delta(n, 2, eps0, eps))
+        assert b.value <= max(worst2, worst3) * (1 + 1e-9)
+        assert b.value > 0.0

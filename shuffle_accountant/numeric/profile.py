@@ -108,3 +108,23 @@ class ScaledProfile:
         if inner is None:  # no estimate: NaN never crosses delta, the search starts plainly
             return np.full(np.shape(eps), np.nan)
         return self.scale * inner(eps)
+
+
+class MaxProfile:
+    """``max_i delta_i(eps)`` of several profiles: e.g. the best of several attained lower
+    bounds. Its bracket is ``[max lower_i, max upper_i]`` (valid because max is monotone in
+    each argument)."""
+
+    def __init__(self, *parts: PrivacyProfile) -> None:
+        if not parts:
+            raise ValueError("MaxProfile needs at least one profile")
+        self.parts = parts
+
+    @property
+    def max_log_ratio(self) -> float:
+        return max(p.max_log_ratio for p in self.parts)
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds:
+        bs = [p.bounds(eps, rtol) for p in self.parts]
+        return DeltaBounds(eps, max(b.lower for b in bs), max(b.upper for b in bs), sum(b.blocks for b in bs),
+                           all(b.converged for b in bs))
