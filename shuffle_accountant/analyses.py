@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from . import closed_forms
 from .comparators import BLANKET19, COMPARATOR_METHODS, ERLINGSSON19, Outcome, comparator_delta, comparator_epsilon
-from .errors import InvalidParameter
+from .errors import InvalidParameter, NotApplicable
 from .numeric.clones import ClonePair, HockeyStick
 from .numeric.profile import MaxProfile, PrivacyProfile, ScaledProfile
 
@@ -173,6 +173,29 @@ METHODS: dict[str, Method] = {
             short="attained (best of binary and 3-ary RR)",
             profile=lambda q: MaxProfile(profile_for("binary-rr-lower", q.eps0, q.n),
                                          profile_for("krr-lower", q.eps0, q.n, 3)),
+        ),
+        Method(
+            "blanket",
+            "upper",
+            False,
+            f"{BLANKET19.split(',')[0]}, {BLANKET19.split(',')[1].strip()}, evaluated exactly (not through "
+            "Hoeffding/Bennett); certified in this package (k-RR: numeric/blanket_krr.py; other randomizers: "
+            "numeric/blanket_matrix.py); optimal among clone-type decompositions (Su, Cheng, Wang, arXiv 2504.07414)",
+            "the given randomizer (--randomizer / --randomizer-file), used by every user (non-adaptive); every dataset",
+            short="this randomizer, every dataset",
+            needs_randomizer=True,
+            profile=lambda q: _blanket_profile(q),
+        ),
+        Method(
+            "dataset-lower",
+            "lower",
+            False,
+            "exact hockey-stick divergence of concrete neighbouring datasets of the given randomizer, the largest "
+            "over a family (k-RR: other users holding x1 or one third value; binary RR: m users holding x1)",
+            "attained by the given randomizer on a concrete dataset: a lower bound on its shuffled eps",
+            short="attained by this randomizer",
+            needs_randomizer=True,
+            profile=lambda q: _dataset_lower_profile(q),
         ),
         Method(
             "closed-form",
@@ -348,3 +371,41 @@ def profile_for(method: str, eps0: float, n: int, k: int | None = None) -> Priva
     sp = pair_for(method, eps0, n, k)
     hs = HockeyStick(sp.pair)
     return hs if sp.scale == 1.0 else ScaledProfile(hs, sp.scale)
+
+
+def _krr_k(q: Query) -> int | None:
+    """The alphabet size when the query's randomizer is k-ary randomized response."""
+    from .randomizers import KRR
+
+    return q.randomizer.k if isinstance(q.randomizer, KRR) else None
+
+
+def _blanket_profile(q: Query) -> PrivacyProfile:
+    """The exact privacy-blanket bound of the query's randomizer: the fast certified k-RR
+    path for k-RR, the general finite-randomizer path otherwise."""
+    from .numeric.blanket_krr import KrrBlanket
+    from .numeric.blanket_matrix import BlanketProfile
+
+    k = _krr_k(q)
+    return KrrBlanket(q.n, k, q.eps0) if k is not None else BlanketProfile(q.randomizer, q.n)
+
+
+def _dataset_lower_profile(q: Query) -> PrivacyProfile:
+    from .numeric.blanket_krr import KrrDatasetLower
+
+    k = _krr_k(q)
+    if k is None:
+        raise NotApplicable(f"attained datasets are implemented for k-RR only, not for {q.randomizer.describe()}")
+    return KrrDatasetLower(q.n, k, q.eps0)
+
+
+def applies_to(m: Method, randomizer: Any) -> bool:
+    """Whether ``m`` answers for this randomizer: generic analyses for every one, k-RR
+    analyses for k-RR only, mechanism-aware ones when a randomizer is given."""
+    if randomizer is None:
+        return not m.needs_randomizer
+    if m.needs_k:
+        from .randomizers import KRR
+
+        return isinstance(randomizer, KRR)
+    return True

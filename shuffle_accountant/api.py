@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from . import closed_forms
-from .analyses import DEFAULT_METHODS, Method, Query, all_methods, get_method
+from .analyses import DEFAULT_METHODS, Method, Query, all_methods, applies_to, get_method
 from .comparators import Outcome
-from .errors import InvalidParameter
+from .errors import InvalidParameter, NotApplicable
 from .numeric.search import epsilon_for_delta
 from .numeric.profile import UNDERFLOW_FLOOR
 from .results import Bound
@@ -62,8 +62,10 @@ delta0_penalty = closed_forms.delta0_penalty
 # ---------------------------------------------------------------------------------------
 
 
-def _inputs(eps0: float, n: int, k: int | None, delta0: float, **more: float) -> dict:
-    d = {"eps0": eps0, "n": n}
+def _inputs(eps0: float, n: int, k: int | None, delta0: float, randomizer: Any = None, **more: float) -> dict:
+    d: dict[str, Any] = {"eps0": eps0, "n": n}
+    if randomizer is not None:
+        d["randomizer"] = randomizer.describe()
     if k is not None:
         d["k"] = k
     if delta0:
@@ -77,8 +79,21 @@ def _not_applicable(m: Method, quantity: str, inputs: dict, why: str) -> Bound:
 
 
 def _query(m: Method, eps0: float, n: int, k: int | None, delta0: float, randomizer: Any) -> Query:
-    """Check that ``m`` has what it needs (k, a randomizer)."""
-    if m.needs_k and k is None and randomizer is None:
+    """Check that ``m`` has what it needs (k, a randomizer) and applies to the randomizer."""
+    if randomizer is not None:
+        from .randomizers import KRR, Randomizer
+
+        if not isinstance(randomizer, Randomizer):
+            raise InvalidParameter(f"randomizer must be a shuffle_accountant.randomizers object, got {randomizer!r}")
+        if abs(randomizer.eps0 - eps0) > 1e-12 * eps0:
+            raise InvalidParameter(f"eps0 = {eps0!r} differs from the randomizer's eps0 = {randomizer.eps0!r}")
+        if isinstance(randomizer, KRR):
+            if k is not None and k != randomizer.k:
+                raise InvalidParameter(f"k = {k} differs from the randomizer's k = {randomizer.k}")
+            k = randomizer.k
+    if randomizer is not None and not applies_to(m, randomizer):
+        raise NotApplicable(f"{m.name} analyses k-ary randomized response only, not {randomizer.describe()}")
+    if m.needs_k and k is None:
         raise InvalidParameter(f"method {m.name!r} needs k (the alphabet size, an integer >= 2)")
     if m.needs_randomizer and randomizer is None:
         raise InvalidParameter(f"method {m.name!r} needs a randomizer (--randomizer NAME or --randomizer-file F)")
@@ -121,16 +136,20 @@ def epsilon(
     delta = check_probability_open("delta", delta)
     rtol = _rtol(rtol)
     m = get_method(method)
-    q = _query(m, eps0, n, k, delta0, randomizer)
-    inputs = _inputs(eps0, n, k, delta0, delta=delta)
+    inputs = _inputs(eps0, n, k, delta0, randomizer, delta=delta)
+    try:
+        q = _query(m, eps0, n, k, delta0, randomizer)
+        profile = m.profile(q) if m.profile is not None else None
+    except NotApplicable as exc:
+        return _not_applicable(m, "epsilon", inputs, str(exc))
     warnings = _delta_warnings(n, delta)
     if _delta0_unsupported(m, delta0):
         return _not_applicable(m, "epsilon", inputs, f"{m.name} assumes pure eps0-DP randomizers (delta0 = 0)")
-    if m.profile is None:
+    if profile is None:
         assert m.closed_epsilon is not None
         return _outcome_bound(m, "epsilon", m.closed_epsilon(q, delta, rtol), inputs, warnings)
     extra = delta0_penalty(eps0, n, delta0) if (delta0 and m.kind == "upper") else None
-    br = epsilon_for_delta(m.profile(q), delta, rtol, extra)
+    br = epsilon_for_delta(profile, delta, rtol, extra)
     value_lo, value_hi, evaluations = br.lower, br.upper, br.evaluations
     width = (value_hi - value_lo) / value_hi if value_hi > 0 else 0.0
     if width > rtol:
@@ -171,17 +190,21 @@ def delta(
     eps = check_real("eps", eps, low=0.0)
     rtol = _rtol(rtol)
     m = get_method(method)
-    q = _query(m, eps0, n, k, delta0, randomizer)
-    inputs = _inputs(eps0, n, k, delta0, eps=eps)
+    inputs = _inputs(eps0, n, k, delta0, randomizer, eps=eps)
+    try:
+        q = _query(m, eps0, n, k, delta0, randomizer)
+        profile = m.profile(q) if m.profile is not None else None
+    except NotApplicable as exc:
+        return _not_applicable(m, "delta", inputs, str(exc))
     if _delta0_unsupported(m, delta0):
         return _not_applicable(m, "delta", inputs, f"{m.name} assumes pure eps0-DP randomizers (delta0 = 0)")
-    if m.profile is None:
+    if profile is None:
         assert m.closed_delta is not None
         out = m.closed_delta(q, eps)
         return _outcome_bound(m, "delta", out, inputs, _delta_warnings(n, out.value) if out.value else [])
     extra = delta0_penalty(eps0, n, delta0)(eps) if (delta0 and m.kind == "upper") else 0.0
     warnings: list[str] = []
-    b = m.profile(q).bounds(eps, rtol)
+    b = profile.bounds(eps, rtol)
     lower, upper = b.lower, b.upper
     if not b.converged:
         warnings.append(f"{m.name}: floating point limits the bracket to relative width "
@@ -239,10 +262,19 @@ class Comparison:
         }
 
 
-def _compare(quantity: str, bounds: Sequence[Bound]) -> Comparison:
-    generic = [b for b in bounds if b.value is not None and get_method(b.method).generic]
-    uppers = [b for b in generic if b.kind == "upper"]
-    lowers = [b for b in generic if b.kind == "lower"]
+def _compare(quantity: str, bounds: Sequence[Bound], randomizer: Any = None) -> Comparison:
+    """Best upper and lower bound among the rows: without a randomizer, the generic ones
+    (valid for every eps0-DP randomizer); with one, every upper bound that applies to it and
+    the lower bounds attained by *that* randomizer (a generic floor such as binary RR's is
+    not a lower bound for another randomizer)."""
+    rows = [b for b in bounds if b.value is not None]
+    if randomizer is None:
+        rows = [b for b in rows if get_method(b.method).generic]
+        uppers = [b for b in rows if b.kind == "upper"]
+        lowers = [b for b in rows if b.kind == "lower"]
+    else:
+        uppers = [b for b in rows if b.kind == "upper"]
+        lowers = [b for b in rows if b.kind == "lower" and not get_method(b.method).generic]
     best_upper = min(uppers, key=lambda b: b.value) if uppers else None  # type: ignore[arg-type, return-value]
     best_lower = max(lowers, key=lambda b: b.value) if lowers else None  # type: ignore[arg-type, return-value]
     warnings: list[str] = []
@@ -253,11 +285,20 @@ def _compare(quantity: str, bounds: Sequence[Bound]) -> Comparison:
     return Comparison(quantity, tuple(bounds), best_upper, best_lower, tuple(warnings))
 
 
-def _method_list(methods: Iterable[str] | None, k: int | None) -> list[str]:
+#: Methods shown with a randomizer when none are requested (k-RR adds krr and krr-lower).
+RANDOMIZER_METHODS: tuple[str, ...] = ("blanket", "dataset-lower", "stronger-clones", "clones")
+
+
+def _method_list(methods: Iterable[str] | None, k: int | None, randomizer: Any = None) -> list[str]:
     if methods:
         names = list(dict.fromkeys(methods))
         for name in names:
             get_method(name)
+        return names
+    if randomizer is not None:
+        names = list(RANDOMIZER_METHODS)
+        if any(applies_to(get_method(m), randomizer) for m in ("krr",)):
+            names += ["krr", "krr-lower"]
         return names
     names = list(DEFAULT_METHODS)
     if k is not None:
@@ -273,10 +314,14 @@ def compare_epsilon(
     k: int | None = None,
     delta0: float = 0.0,
     rtol: float = 1e-6,
+    randomizer: Any = None,
 ) -> Comparison:
     """:func:`epsilon` for several methods (default: clones, stronger-clones, closed-form,
-    binary-rr-lower, plus krr/krr-lower when ``k`` is given)."""
-    return _compare("epsilon", [epsilon(eps0, n, delta, m, k, delta0, rtol) for m in _method_list(methods, k)])
+    the generic attained floor, plus krr/krr-lower when ``k`` is given; with a
+    ``randomizer``: blanket, dataset-lower, stronger-clones, clones, plus krr/krr-lower
+    for k-RR)."""
+    names = _method_list(methods, k, randomizer)
+    return _compare("epsilon", [epsilon(eps0, n, delta, m, k, delta0, rtol, randomizer) for m in names], randomizer)
 
 
 def compare_delta(
@@ -287,9 +332,11 @@ def compare_delta(
     k: int | None = None,
     delta0: float = 0.0,
     rtol: float = 1e-9,
+    randomizer: Any = None,
 ) -> Comparison:
     """:func:`delta` for several methods."""
-    return _compare("delta", [delta(eps0, n, eps, m, k, delta0, rtol) for m in _method_list(methods, k)])
+    names = _method_list(methods, k, randomizer)
+    return _compare("delta", [delta(eps0, n, eps, m, k, delta0, rtol, randomizer) for m in names], randomizer)
 
 
 def methods() -> tuple[Method, ...]:

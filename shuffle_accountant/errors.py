@@ -24,3 +24,8 @@ class CertificationError(ShuffleAccountantError, ArithmeticError):
 
     Raised instead of returning a number that might be wrong.
     """
+
+
+class NotApplicable(ShuffleAccountantError):
+    """A method does not apply to these inputs (e.g. a k-RR-only analysis asked about
+    unary encoding). Reported as a ``not applicable`` row with this message, not as an error."""
