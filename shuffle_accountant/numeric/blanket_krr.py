@@ -102,6 +102,20 @@ from the lam-space cut structure, never from differences of computed kernel valu
 
 For a block of one total (``t1 = t2``) the brackets on the functionals collapse, and with
 breakpoints at consecutive integers the interpolant and the lines are exact at the integers.
+Breakpoints must stay where ``λ(t2, ·)`` is a convex function with values in ``[0, 1]``
+(``w >= 0`` below); a chord reaching past that region is *not* a majorant.
+
+*Computation* (no effect on validity). The breakpoints of all blocks lie on one nested grid
+(level ``l``: multiples of ``H / 2^l`` near the block's mean, :func:`_grid_points`), so blocks
+share them. The binomial quantities behind the functionals are cached per ``(m, x)``; the tails
+``P[Bin(m) <= x]`` / ``P[Bin(m) > x]`` for many ``m`` at one ``x`` come from one Boost value and
+the exact recurrences ``P[Bin(m-1) <= x] = P[Bin(m) <= x] + ρ P[Bin(m-1) = x]``
+(:func:`_tails_by_runs`: Boost's cdf is slow in the bulk at large ``m``), and the branch shifted
+by one (``J = J' + 1``) from the unshifted one by exact identities (:func:`_shifted`). The
+kernels of many ``λ`` at one clone count ``c`` come from one Boost pmf and sf and the exact
+ratio ``B(a)/B(a-1) = (c-a+1)/a`` (:func:`_kernel_table`). A block whose gap is mostly due to
+its width in ``t`` is split 8 ways; one whose gap is mostly due to its breakpoints gets the
+next level.
 
 4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
 -----------------------------------------------------------------------
@@ -140,34 +154,14 @@ import numpy as np
 from ..errors import CertificationError, InvalidParameter
 from ..validation import MAX_N
 from . import binomial as bn
-from .clones import ClonePair, HockeyStick
+from .clones import ClonePair, HockeyStick, kernel_hockey_stick
 from .profile import DeltaBounds
 
 #: Refinement stops with a CertificationError beyond this many (block, breakpoint) cells.
 MAX_CELLS = 4_000_000
-#: Largest refinement level of the breakpoints within a block (see :func:`_zgrid`).
-MAX_LEVEL = 12
+#: Largest refinement level of the breakpoints within a block (see :func:`_grid_points`).
+MAX_LEVEL = 40
 _U = 1.2e-16  # unit roundoff with a little slack
-
-
-def _bulk_spacing(level: int) -> float:
-    """Spacing of :func:`_zgrid` in the bulk, in standard deviations."""
-    return 24.0 if level <= 0 else (8.0 if level == 1 else 6.0 / 2.0 ** (level - 1))
-
-
-def _zgrid(level: int) -> np.ndarray:
-    """Breakpoint positions in units of the block's standard deviation of ``J``.
-
-    Level 0 is one chord over ``±12 sd``; each further level halves the spacing in the bulk
-    (``|z| <= 6``), keeping coarse points in the tails.
-    """
-    if level <= 0:
-        return np.array([-12.0, 12.0])
-    if level == 1:
-        return np.array([-12.0, -4.0, 4.0, 12.0])
-    h = 6.0 / 2.0 ** (level - 1)
-    inner = np.arange(-6.0, 6.0 + 0.5 * h, h)
-    return np.concatenate(([-12.0, -9.0], inner, [9.0, 12.0]))
 
 
 # ---------------------------------------------------------------------------------------
@@ -180,7 +174,8 @@ def _kernel_lines(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``h(c, λ)`` of the fair-clone kernel (first user ``u = 1/2 + λ d`` vs ``v = 1/2 - λ d``)
     and, for the cut that attains it, the line ``A + λ' B`` (property P4 of the module
-    docstring: valid for every ``λ'`` in ``[0, 1]``, ``B >= 0``).
+    docstring: valid for every ``λ'`` in ``[0, 1]``, ``B >= 0``). ``rel`` is the pmf budget;
+    the tail value is charged its own per-value budget (:func:`.binomial.tail_error_budget`).
 
     Returns ``(value, value_err, A, A_err, B, B_err)``. The cut is FMT21's closed-form
     threshold, then the best of it and its two neighbours (as in
@@ -224,6 +219,7 @@ def _kernel_lines(
     if np.any(first):
         b2[first] = bn.pmf(k[first], cl[first], 0.5)
     s1 = bn.sf(k - 1.0, cl, 0.5)  # S(k)
+    rel_s = np.maximum(bn.tail_error_budget(k - 1.0, cl, 0.5), rel)  # per-value tail budget
     # candidate cuts k-1, k, k+1: (B(cut-1), S(cut))
     cand_b = np.stack((b0, b1, b2))
     cand_s = np.stack((s1 + b1, s1, np.maximum(s1 - b2, 0.0)))
@@ -233,14 +229,14 @@ def _kernel_lines(
     bb, ss, vv = cand_b[best, idx], cand_s[best, idx], cand_v[best, idx]
     # Error budget: Boost's relative error on the anchor pmf/tail, the ratio steps, the few
     # operations here, and the rounding of u, v, du (perturbs P and Q by ~1e-16 per point).
-    scale = cb * bb + gm1 * ss
-    e_val = (rel + 16.0 * _U) * scale + 2.0 * rel * gm1 * b1 + 4.0 * _U * (ul + g * vl) * (b0 + b1 + b2)
+    e_val = ((rel + 16.0 * _U) * cb * bb + (rel_s + 16.0 * _U) * gm1 * ss + 2.0 * rel * gm1 * b1
+             + 4.0 * _U * (ul + g * vl) * (b0 + b1 + b2))
     value[live] = np.maximum(vv, 0.0)
     verr[live] = e_val
     A_l = -gm1 * (0.5 * bb + ss)
     B_l = d * (1.0 + g) * bb
     A[live] = A_l
-    Aerr[live] = (rel + 16.0 * _U) * gm1 * (0.5 * bb + ss) + 2.0 * rel * gm1 * b1
+    Aerr[live] = (rel + 16.0 * _U) * gm1 * 0.5 * bb + (rel_s + 16.0 * _U) * gm1 * ss + 2.0 * rel * gm1 * b1
     B[live] = B_l
     Berr[live] = (rel + 16.0 * _U) * B_l
     return value, verr, A, Aerr, B, Berr
@@ -269,9 +265,75 @@ class _Hinge:
     e_lt: np.ndarray
     e_le: np.ndarray
     e_gt: np.ndarray
+    pm1: np.ndarray  # P[Bin(m-1, ρ) = x - 1] (0 where m = 0)
 
 
-def _hinges(m: np.ndarray, x: np.ndarray, rho: float) -> _Hinge:
+def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For ``Y ~ Bin(mm, ρ)`` (arrays, ``mm >= 0``, integer ``k``), the smaller-side tail: where
+    ``k < mm ρ`` (``below``) ``P[Y <= k]``, else ``P[Y > k]``, with an absolute error bound.
+
+    Boost's cdf/sf is slow in the bulk at large sizes (tens of µs at ``1e9``), and the blocks
+    need these tails at many sizes ``mm`` for few ``k``. So the requests sharing ``k`` and a side
+    are served by one run over the sizes ``j`` between the smallest and the largest requested:
+    ``P[Bin(j-1) <= k] = P[Bin(j) <= k] + ρ P[Bin(j-1) = k]`` and ``P[Bin(j+1) > k] =
+    P[Bin(j) > k] + ρ P[Bin(j) = k]``, with one Boost cdf (at the largest ``j``) or sf (at the
+    smallest), one Boost pmf at the run's largest term and the exact ratios
+    ``P[Bin(j) = k] / P[Bin(j-1) = k] = j (1-ρ) / (j - k)`` walked away from it (every factor is
+    at most 1, so nothing overflows). All summands are positive: a value's relative error is at
+    most the larger of the anchor's tail budget and the pmf budget plus ``3 L u`` for a run of
+    ``L`` sizes.
+    """
+    mm = np.asarray(mm, dtype=float)
+    k = np.asarray(k, dtype=float)
+    n = mm.size
+    below = k < mm * rho
+    out = np.zeros(n)
+    err = np.zeros(n)
+    if n == 0:
+        return out, err, below
+    edge = (k < 0.0) | (k >= mm)  # outside the support: exact values
+    out[edge] = np.where(below[edge], (k[edge] >= mm[edge]).astype(float), (k[edge] < 0.0).astype(float))
+    rel_pmf = bn.pmf_error_budget(float(max(mm.max(), 2.0)))
+    live = np.nonzero(~edge)[0]
+    if live.size == 0:
+        return out, err, below
+    order = live[np.lexsort((mm[live], below[live], k[live]))]
+    ko, bo = k[order], below[order]
+    brk = np.nonzero((ko[1:] != ko[:-1]) | (bo[1:] != bo[:-1]))[0] + 1
+    for grp in np.split(order, brk):
+        kk, cdf_side = float(k[grp[0]]), bool(below[grp[0]])
+        js = mm[grp]
+        lo, hi = float(js[0]), float(js[-1])
+        L = int(hi - lo) + 1
+        j0 = min(max(float(np.floor((kk + 1.0) / rho)), lo), hi)  # the run's largest pmf term
+        i0 = int(j0 - lo)
+        j = lo + np.arange(L)
+        P = np.empty(L)
+        P[i0] = float(bn.pmf(np.array([kk]), np.array([j0]), rho)[0])
+        if i0 + 1 < L:  # upward: P(j) = P(j-1) j (1-ρ) / (j - k)
+            jr = j[i0 + 1:]
+            P[i0 + 1:] = P[i0] * np.cumprod(jr * (1.0 - rho) / (jr - kk))
+        if i0 > 0:  # downward: P(j) = P(j+1) (j+1-k) / ((j+1)(1-ρ))
+            jl = j[:i0][::-1] + 1.0
+            P[:i0] = (P[i0] * np.cumprod((jl - kk) / (jl * (1.0 - rho))))[::-1]
+        if cdf_side:
+            anchor = float(bn.cdf(np.array([kk]), np.array([hi]), rho)[0])
+            budget = float(bn.tail_error_budget(np.array([kk]), np.array([hi]), rho)[0])
+            # P[Bin(j) <= k] = anchor + ρ Σ_{i=j}^{hi-1} P(i)
+            suffix = np.concatenate((np.cumsum(P[:-1][::-1])[::-1], [0.0]))
+            vals = anchor + rho * suffix
+        else:
+            anchor = float(bn.sf(np.array([kk]), np.array([lo]), rho)[0])
+            budget = float(bn.tail_error_budget(np.array([kk]), np.array([lo]), rho)[0])
+            # P[Bin(j) > k] = anchor + ρ Σ_{i=lo}^{j-1} P(i)
+            vals = anchor + rho * np.concatenate(([0.0], np.cumsum(P)[:-1]))
+        v = vals[(js - lo).astype(np.int64)]
+        out[grp] = np.minimum(v, 1.0)
+        err[grp] = (max(budget, rel_pmf + 3.0 * L * _U) + 4.0 * _U) * v + 1e-300
+    return out, err, below
+
+
+def _hinges(m: np.ndarray, x: np.ndarray, rho: float, runs: bool = False) -> _Hinge:
     """Closed forms (``X' ~ Bin(m-1, ρ)``):
 
     ``E[(X - x)_+] = (mρ - x) P[X' >= x] + x (1-ρ) P[X' = x]`` (from ``E[X 1{X > x}] =
@@ -280,12 +342,13 @@ def _hinges(m: np.ndarray, x: np.ndarray, rho: float) -> _Hinge:
     ρ P[X' = x-1]`` and ``P[X = x] = (1-ρ) P[X' = x] + ρ P[X' = x-1]``. The small one of
     ``P[X' >= x]``, ``P[X' < x]`` comes from Boost (``sf`` or ``cdf``), the other as its
     complement (absolute error ``~1e-16``); every error bound is charged on its own side.
+    With ``runs`` the tails come from :func:`_tails_by_runs` instead of one Boost call each.
     """
     m = np.asarray(m, dtype=float)
     x = np.asarray(x, dtype=float)
     m, x = np.broadcast_arrays(m, x)
     shape = m.shape
-    names = ("fp", "fm", "ge", "lt", "le", "gt", "e_fp", "e_fm", "e_ge", "e_lt", "e_le", "e_gt")
+    names = ("fp", "fm", "ge", "lt", "le", "gt", "e_fp", "e_fm", "e_ge", "e_lt", "e_le", "e_gt", "pm1")
     out = {name: np.zeros(shape) for name in names}
     zero = m <= 0.0
     if np.any(zero):  # X = 0 exactly
@@ -300,16 +363,28 @@ def _hinges(m: np.ndarray, x: np.ndarray, rho: float) -> _Hinge:
     if np.any(pos):
         mm = m[pos] - 1.0
         xx = x[pos]
-        rel = bn.relative_error_budget(float(np.max(m[pos])))
-        below = (xx - 1.0) < mm * rho
-        small = np.where(below, bn.cdf(xx - 1.0, mm, rho), bn.sf(xx - 1.0, mm, rho))
+        rel = bn.pmf_error_budget(float(np.max(m[pos])))
+        if runs:
+            small, e_small, below = _tails_by_runs(mm, xx - 1.0, rho)
+        else:
+            below = (xx - 1.0) < mm * rho
+            small = np.zeros(xx.shape)
+            if np.any(below):
+                small[below] = bn.cdf(xx[below] - 1.0, mm[below], rho)
+            if not np.all(below):
+                small[~below] = bn.sf(xx[~below] - 1.0, mm[~below], rho)
+            e_small = np.maximum(bn.tail_error_budget(xx - 1.0, mm, rho), rel) * small
         p_ge = np.where(below, 1.0 - small, small)
         p_lt = np.where(below, small, 1.0 - small)
-        e_small = rel * small
         e_ge0 = np.where(below, e_small + _U, e_small)
         e_lt0 = np.where(below, e_small, e_small + _U)
         pm = bn.pmf(xx, mm, rho)
-        pm1 = bn.pmf(xx - 1.0, mm, rho)
+        # P[X' = x-1] from P[X' = x] by the exact ratio x(1-ρ)/((m-x)ρ) where it is safe
+        safe = (xx >= 1.0) & (xx <= mm - 1.0) & (pm > 1e-280)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            pm1 = np.where(safe, pm * (xx * (1.0 - rho)) / ((mm - xx + 1.0) * rho), 0.0)
+        if not np.all(safe):
+            pm1[~safe] = bn.pmf(xx[~safe] - 1.0, mm[~safe], rho)
         mean = m[pos] * rho
         bterm = xx * (1.0 - rho) * pm
         a_fp = (mean - xx) * p_ge
@@ -334,9 +409,230 @@ def _hinges(m: np.ndarray, x: np.ndarray, rho: float) -> _Hinge:
         out["e_lt"][pos] = e_lt0 + e_t + 4.0 * _U * p_lt
         out["e_le"][pos] = e_lt0 + 2.0 * e_t + 4.0 * _U * (p_lt + t0 + t1)
         out["e_gt"][pos] = e_ge0 + 2.0 * e_t + 4.0 * _U * ge
-        for name in names[6:]:  # values below ~1e-300 lose relative accuracy (subnormals)
+        out["pm1"][pos] = pm1
+        for name in names[6:12]:  # values below ~1e-300 lose relative accuracy (subnormals)
             out[name][pos] += 1e-300
     return _Hinge(**out)
+
+
+#: Breakpoints of refinement level ``l`` lie on multiples of ``max(H >> l, 1)`` (a grid shared by
+#: all blocks, so that their binomial functionals are computed once) within this many standard
+#: deviations of the block's mean; beyond the last entry, 4.
+_ZREACH = (12.0, 12.0, 8.0, 6.0, 5.0)
+
+
+def _reach(level: int) -> float:
+    return _ZREACH[level] if level < len(_ZREACH) else 4.0
+
+
+def _ragged(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenation of ``arange(starts[i], starts[i] + counts[i])``: (owner index, value)."""
+    counts = np.maximum(counts, 0).astype(np.int64)
+    owner = np.repeat(np.arange(starts.size), counts)
+    offs = np.arange(owner.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    return owner, np.repeat(starts, counts) + offs
+
+
+def _grid_points(mean: np.ndarray, sd: np.ndarray, level: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                 H: int) -> tuple[np.ndarray, np.ndarray]:
+    """Breakpoints of every block: the union over ``l <= level`` of the multiples of
+    ``max(H >> l, 1)`` within ``±_reach(l)`` standard deviations of the block's mean (past the
+    level of spacing 1, up to 12), clipped to ``[lo, hi]``, at least two per block. Returns
+    ``(count per block, flat sorted y)``."""
+    nb = mean.size
+    # two points that every block has (shared between blocks): the level-0 grid points
+    # enclosing the mean, clipped; where the clipped range is too narrow, its two ends
+    g0 = float(H)
+    a0 = np.clip(np.floor(mean / g0) * g0, lo, hi)
+    b0 = np.clip(a0 + g0, lo, hi)
+    b0 = np.where(b0 > a0, b0, np.where(a0 + 1.0 <= hi, a0 + 1.0, a0 - 1.0))
+    owners, ys = [np.arange(nb), np.arange(nb)], [a0, b0]
+    unit = H.bit_length() - 1  # the level whose spacing is 1
+    for lev in range(int(level.max(initial=0)) + 1):
+        sel = np.nonzero(level >= lev)[0]
+        if sel.size == 0:
+            break
+        h = float(max(H >> lev, 1))
+        # past the unit level, further levels widen the all-integer region (skewed tails)
+        z = _reach(lev) if lev <= unit else min(12.0, _reach(unit) + 2.0 * (lev - unit))
+        # rounded outwards, so the points of every level enclose its window (inside [lo, hi])
+        a = np.maximum(np.floor((mean[sel] - z * sd[sel]) / h), np.ceil(lo[sel] / h))
+        b = np.minimum(np.ceil((mean[sel] + z * sd[sel]) / h), np.floor(hi[sel] / h))
+        own, idx = _ragged(a, (b - a + 1.0))
+        owners.append(sel[own])
+        ys.append(idx * h)
+    owner = np.concatenate(owners)
+    y = np.concatenate(ys)
+    order = np.lexsort((y, owner))
+    owner, y = owner[order], y[order]
+    keep = np.ones(y.size, dtype=bool)
+    keep[1:] = (owner[1:] != owner[:-1]) | (y[1:] != y[:-1])
+    owner, y = owner[keep], y[keep]
+    return np.bincount(owner, minlength=nb), y
+
+
+class _HingeCache:
+    """Binomial hinge quantities (:func:`_hinges`) of ``Bin(m, ρ)`` at integer ``x``, plus
+    ``P[X = x - 1]`` (for the shift identity), cached by ``(m, x)``: blocks share grid points,
+    and adjacent totals share ``m``, so each value is computed once per query."""
+
+    _SHIFT = 22
+
+    def __init__(self, rho: float, origin: float) -> None:
+        self.rho = rho
+        self.origin = float(origin)
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.vals: dict[str, np.ndarray] = {}
+
+    def _key(self, m: np.ndarray, x: np.ndarray) -> np.ndarray | None:
+        off = x - self.origin + 2.0 ** (self._SHIFT - 1)
+        if off.size and (off.min() < 0.0 or off.max() >= 2.0 ** self._SHIFT or m.max() >= 2.0 ** 40):
+            return None
+        return (m.astype(np.int64) << self._SHIFT) | off.astype(np.int64)
+
+    @staticmethod
+    def _compute(m: np.ndarray, x: np.ndarray, rho: float) -> dict[str, np.ndarray]:
+        h = _hinges(m, x, rho, runs=True)
+        out = {f: getattr(h, f) for f in ("fp", "fm", "ge", "lt", "le", "gt", "e_fp", "e_fm", "e_ge", "e_lt",
+                                           "e_le", "e_gt")}
+        # P[Bin(m) = x-1] = P[Bin(m-1) = x-1] m(1-ρ)/(m-x+1) (exact ratio) where safe
+        safe = (m >= 1.0) & (x - 1.0 >= 0.0) & (x - 1.0 <= m - 1.0) & (h.pm1 > 1e-280)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            pmx = np.where(safe, h.pm1 * (m * (1.0 - rho)) / (m - x + 1.0), 0.0)
+        if not np.all(safe):
+            pmx[~safe] = bn.pmf(x[~safe] - 1.0, m[~safe], rho)
+        out["pmx"] = pmx
+        out["e_pmx"] = (bn.pmf_error_budget(float(max(m.max(initial=1.0), 2.0))) + 8.0 * _U) * pmx + 1e-300
+        return out
+
+    def get(self, m: np.ndarray, x: np.ndarray) -> dict[str, np.ndarray]:
+        m = np.asarray(m, dtype=float)
+        x = np.asarray(x, dtype=float)
+        key = self._key(m, x)
+        if key is None:  # outside the key range: no caching
+            return self._compute(m, x, self.rho)
+        uk, inv = np.unique(key, return_inverse=True)
+        pos = np.searchsorted(self.keys, uk)
+        found = np.zeros(uk.size, dtype=bool)
+        inside = pos < self.keys.size
+        found[inside] = self.keys[pos[inside]] == uk[inside]
+        if not found.all():
+            miss = ~found
+            first = np.zeros(uk.size, dtype=np.int64)
+            first[inv[::-1]] = np.arange(key.size)[::-1]  # a request index for every unique key
+            idx = first[miss]
+            new = self._compute(m[idx], x[idx], self.rho)
+            keys = np.concatenate((self.keys, uk[miss]))
+            order = np.argsort(keys, kind="stable")
+            self.keys = keys[order]
+            self.vals = {f: np.concatenate((self.vals.get(f, np.zeros(0)), new[f]))[order] for f in new}
+            pos = np.searchsorted(self.keys, uk)
+        sel = pos[inv]
+        return {f: v[sel] for f, v in self.vals.items()}
+
+
+def _shifted(h: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Hinge quantities at ``x - 1`` from those at ``x`` (same ``m``):
+    ``E[(X-x+1)+] = E[(X-x)+] + P[X>=x]``, ``E[(x-1-X)+] = E[(x-X)+] - P[X<x]``,
+    ``P[X>=x-1] = P[X>=x] + P[X=x-1]``, ``P[X<x-1] = P[X<x] - P[X=x-1]``, ``P[X<=x-1] = P[X<x]``,
+    ``P[X>x-1] = P[X>=x]``."""
+    px, e = h["pmx"], h["e_pmx"]
+    return {
+        "fp": h["fp"] + h["ge"], "e_fp": h["e_fp"] + h["e_ge"] + 2.0 * _U * (h["fp"] + h["ge"]),
+        "fm": np.maximum(h["fm"] - h["lt"], 0.0), "e_fm": h["e_fm"] + h["e_lt"] + 2.0 * _U * h["fm"],
+        "ge": np.minimum(h["ge"] + px, 1.0), "e_ge": h["e_ge"] + e + 2.0 * _U,
+        "lt": np.maximum(h["lt"] - px, 0.0), "e_lt": h["e_lt"] + e + 2.0 * _U * h["lt"],
+        "le": h["lt"], "e_le": h["e_lt"], "gt": h["ge"], "e_gt": h["e_ge"],
+    }
+
+
+#: Largest window of cuts tabulated per clone count by :func:`_kernel_table`.
+_TABLE_WIDTH = 96
+
+
+def _kernel_table(
+    c: np.ndarray, lam: np.ndarray, d: float, eps: float, rel: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_kernel_lines` for many ``λ`` per clone count ``c``: one Boost pmf and one sf per
+    distinct ``c`` (at the ends of the window of cuts it needs), the rest by the exact ratio
+    ``B(a)/B(a-1) = (c-a+1)/a`` and tail sums ``S(a) = S(a+1) + B(a)`` (all terms positive).
+    Requests whose ``c`` needs more than :data:`_TABLE_WIDTH` cuts go to :func:`_kernel_lines`.
+    Same return values and error model (plus ``3 W u`` relative for ``W`` recurrence steps)."""
+    c = np.asarray(c, dtype=float)
+    lam = np.asarray(lam, dtype=float)
+    g = math.exp(eps)
+    gm1 = math.expm1(eps)
+    u = 0.5 + lam * d
+    v = 0.5 - lam * d
+    coef_b = 2.0 * lam * d - gm1 * v
+    shape = c.shape
+    out = [np.zeros(shape) for _ in range(6)]
+    live = np.nonzero(coef_b > 0.0)[0]
+    if live.size == 0:
+        return tuple(out)  # type: ignore[return-value]
+    cl, cb, vl, ul = c[live], coef_b[live], v[live], u[live]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        rho = (2.0 * lam[live] * d + gm1 * (1.0 - vl)) / cb
+        astar = rho * (cl + 1.0) / (1.0 + rho)
+    astar = np.where(np.isfinite(astar), astar, cl + 1.0)
+    k = np.clip(np.floor(astar) + 1.0, 0.0, cl + 1.0)
+    uc, inv = np.unique(cl, return_inverse=True)
+    kmin = np.full(uc.size, np.inf)
+    kmax = np.full(uc.size, -np.inf)
+    np.minimum.at(kmin, inv, k)
+    np.maximum.at(kmax, inv, k)
+    lo = np.maximum(kmin - 2.0, 0.0)  # B needed at k-2 .. k, S at k-1 .. k+1
+    hi = kmax + 1.0
+    width = (hi - lo + 1.0).astype(np.int64)
+    tab = width <= _TABLE_WIDTH
+    direct = ~tab[inv] | (k < 2.0)  # tiny cuts (c of a few units) go the direct way
+    if np.any(direct):
+        res = _kernel_lines(cl[direct], lam[live][direct], d, eps, rel)
+        for o, r in zip(out, res):
+            o[live[direct]] = r
+    if not np.any(tab):
+        return tuple(out)  # type: ignore[return-value]
+    ct, lot, hit = uc[tab], lo[tab], hi[tab]
+    W = int(width[tab].max())
+    a = lot[:, None] + np.arange(W)[None, :]
+    inside = a <= hit[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where((np.arange(W)[None, :] >= 1) & inside & (a <= ct[:, None]),
+                         (ct[:, None] - a + 1.0) / a, 0.0)
+    ratio[:, 0] = 1.0
+    Btab = bn.pmf(lot, ct, 0.5)[:, None] * np.cumprod(ratio, axis=1)
+    Btab = np.where(inside, Btab, 0.0)
+    s_top = bn.sf(hit, ct, 0.5)  # S(hi + 1) = P[Bin >= hi + 1]
+    rel_top = np.maximum(bn.tail_error_budget(hit, ct, 0.5), rel)
+    Stab = s_top[:, None] + np.cumsum(Btab[:, ::-1], axis=1)[:, ::-1]  # S(a) = P[Bin >= a]
+    # requests served by the table
+    row_of_c = np.cumsum(tab) - 1
+    rq = np.nonzero(~direct)[0]
+    r = row_of_c[inv[rq]]
+    kk = k[rq]
+    j = kk - lot[r]  # column of cut k in the table
+    cb_r = cb[rq]
+    cand_b = np.stack([Btab[r, (j + o - 1.0).astype(np.int64)] for o in (-1, 0, 1)])  # B(cut - 1)
+    cand_s = np.stack([Stab[r, (j + o).astype(np.int64)] for o in (-1, 0, 1)])  # S(cut)
+    valid = np.stack([(j + o - 1.0 >= 0.0) for o in (-1, 0, 1)])
+    cand_b = np.where(valid, cand_b, 0.0)  # cut - 1 < 0: B = 0
+    cand_v = cb_r[None, :] * cand_b - gm1 * cand_s
+    best = np.argmax(cand_v, axis=0)
+    idx = np.arange(rq.size)
+    bb, ss, vv = cand_b[best, idx], cand_s[best, idx], cand_v[best, idx]
+    erel = rel + 3.0 * W * _U  # pmf values: anchor budget plus the ratio steps
+    srel = np.maximum(rel_top[r], erel)  # tails: sf at the top plus positive pmf sums
+    b1 = cand_b[1]
+    e_val = ((erel + 16.0 * _U) * cb_r * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * b1
+             + 4.0 * _U * (ul[rq] + g * vl[rq]) * cand_b.sum(axis=0))
+    tgt = live[rq]
+    out[0][tgt] = np.maximum(vv, 0.0)
+    out[1][tgt] = e_val
+    out[2][tgt] = -gm1 * (0.5 * bb + ss)
+    out[3][tgt] = (erel + 16.0 * _U) * gm1 * 0.5 * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * b1
+    out[4][tgt] = d * (1.0 + g) * bb
+    out[5][tgt] = (erel + 16.0 * _U) * d * (1.0 + g) * bb
+    return tuple(out)  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------------------------
@@ -396,8 +692,7 @@ class _Blocks:
     level: np.ndarray
     M: np.ndarray
     M_err: np.ndarray
-    EV: np.ndarray
-    EV_err: np.ndarray
+    mean: np.ndarray  # estimate of E[v | block] (places the breakpoints; never used in a bound)
     sd: np.ndarray
     # cells (breakpoints), grouped by block in increasing y
     start: np.ndarray  # first cell of each block
@@ -410,6 +705,8 @@ class _Blocks:
 
 _FUNCTIONALS = ("fp", "fm", "ge", "lt")  # E[(v-y)+], E[(y-v)+], P[v >= y], P[v < y]
 _INCREASING = {"fp": True, "ge": True, "fm": False, "lt": False}
+#: For orient = -1 (v = -z) the functionals of v are these functionals of z at x = -y.
+_MIRROR = {"fp": "fm", "fm": "fp", "ge": "le", "lt": "gt"}
 
 
 class _Engine:
@@ -419,18 +716,24 @@ class _Engine:
     def __init__(self, model: _Model) -> None:
         self.m = model
         self.N = model.n - 1
-        self.rel = bn.relative_error_budget(max(model.n, 2))
+        self.rel = bn.pmf_error_budget(max(model.n, 2))  # pmf values; tails charge their own
         self.tv = 2.0 * model.d  # h <= u - v <= 2d
         self.vmin, self.vmax = model.v_support
         counted = sum(w for w, off, _ in model.branches if off == 1)
         mu = self.N * model.q2 + counted
         sd = math.sqrt(max(self.N * model.q2 * (1.0 - model.q2), 1.0))
+        # the shared breakpoint grid: level 0 spacing ~8-16 sd of the third-value count
+        msize = max(self.N - mu, 0.0)
+        sd_v = math.sqrt(max(msize * model.rho * (1.0 - model.rho), 0.25))
+        self.H = 1 << max(int(math.ceil(math.log2(8.0 * sd_v))), 0)
+        mean_v = model.orient * (msize * model.rho)
+        self.cache = _HingeCache(model.rho, origin=round(model.orient * mean_v))
         inner = np.round(mu + sd * np.linspace(-12.0, 12.0, 49))
         edges = np.unique(np.clip(np.concatenate(([1.0, model.n + 1.0], inner)), 1.0, model.n + 1.0))
         t1, t2 = edges[:-1], edges[1:] - 1.0
         self.b = self._make_blocks(t1, t2, np.zeros(t1.shape, dtype=int))
         self._eps: float | None = None
-        self._kern: dict = {}
+        self._K: dict = {}
 
     # -- eps-independent data --------------------------------------------------------
     def _branch_ranges(self, t1: np.ndarray, t2: np.ndarray, off: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -444,56 +747,34 @@ class _Engine:
         M = np.zeros(nb)
         M_err = np.zeros(nb)
         EV = np.zeros(nb)
-        EV_err = np.zeros(nb)
         for w, off, sh in m.branches:
             lo, hi, ok = self._branch_ranges(t1, t2, off)
             mass, merr = np.zeros(nb), np.zeros(nb)
             if np.any(ok):
                 mass[ok], merr[ok] = bn.interval_mass(lo[ok], hi[ok], N, m.q2)
-            # E[Z'; C in I] = rho E[(N - C) 1{C in I}] = rho N (1 - q2) P[Bin(N-1, q2) in I]
-            ez, ez_err = np.zeros(nb), np.zeros(nb)
-            if N >= 1 and np.any(ok):
-                lo2, hi2 = lo[ok], np.minimum(hi[ok], float(N - 1))
-                good = hi2 >= lo2
-                mm, me = np.zeros(lo2.shape), np.zeros(lo2.shape)
-                if np.any(good):
-                    mm[good], me[good] = bn.interval_mass(lo2[good], hi2[good], N - 1, m.q2)
-                scale = m.rho * N * (1.0 - m.q2)
-                ez[ok] = scale * mm
-                ez_err[ok] = scale * me + 4.0 * _U * scale * mm
+            cmid = 0.5 * (lo + hi)
             M += w * mass
             M_err += w * merr + 4.0 * _U * w * mass
-            EV += m.orient * w * (ez + sh * mass)
-            EV_err += w * (ez_err + sh * merr) + 4.0 * _U * w * (ez + sh * mass)
+            EV += m.orient * w * mass * ((N - cmid) * m.rho + sh)  # estimate only
         tmid = 0.5 * (t1 + t2)
         msize = np.maximum(N - tmid + 0.5, 0.0)
         sd = np.sqrt(np.maximum(msize * m.rho * (1.0 - m.rho), 0.25))
         with np.errstate(divide="ignore", invalid="ignore"):
-            mean = np.where(M > 0.0, EV / M, 0.0)
+            mean = np.where(M > 0.0, EV / M, m.orient * msize * m.rho)
         # λ(t2, ·) is a convex function of v only where w(t2, z) >= 0 (there λ <= 1); breakpoints
         # stay in that region (beyond it the crude tail bound 2d of the interpolant applies)
         slope_w = m.wz * m.orient  # > 0: w increases with v
         vlow = np.maximum(self.vmin, np.ceil(-(m.w0 + m.wt * t2) / slope_w))
-        ys, counts = [], []
-        for i in range(nb):
-            if _bulk_spacing(int(level[i])) * sd[i] < 1.0:  # unit resolution: every integer
-                pts = np.arange(math.ceil(mean[i] - 12.0 * sd[i]), math.floor(mean[i] + 12.0 * sd[i]) + 1.0)
-            else:
-                pts = np.round(mean[i] + sd[i] * _zgrid(int(level[i])))
-            y = np.unique(np.clip(pts, vlow[i], self.vmax))
-            if y.size < 2:
-                y = np.array([y[0], y[0] + 1.0])
-            ys.append(y)
-            counts.append(y.size)
-        count = np.array(counts, dtype=int)
+        vhigh = np.full(nb, self.vmax + 1.0)  # one point past the support keeps two breakpoints
+        count, y = _grid_points(mean, sd, level, vlow, vhigh, self.H)
         start = np.concatenate(([0], np.cumsum(count)[:-1])).astype(int)
-        y = np.concatenate(ys) if ys else np.zeros(0)
         cb = np.repeat(np.arange(nb), count)
-        left_of_mean = (y <= np.repeat(mean, count)) & (np.arange(y.size) < np.repeat(start + count - 1, count))
-        last_left = np.maximum.reduceat(np.where(left_of_mean, np.arange(y.size), -1), start) if nb else np.zeros(0)
+        cell = np.arange(y.size)
+        left_of_mean = (y <= mean[cb]) & (cell < (start + count - 1)[cb])
+        last_left = np.full(nb, -1)
+        np.maximum.at(last_left, cb, np.where(left_of_mean, cell, -1))
         anchor = np.where(last_left >= start, last_left, start).astype(int)
-        del cb
-        blocks = _Blocks(t1, t2, level.astype(int), M, M_err, EV, EV_err, sd, start, count, y, anchor)
+        blocks = _Blocks(t1, t2, level.astype(int), M, M_err, mean, sd, start, count, y, anchor)
         blocks.F = self._functionals(t1, t2, count, y)
         return blocks
 
@@ -501,35 +782,44 @@ class _Engine:
         """Block totals of the four functionals at every breakpoint, bracketed by (P6)."""
         m, N = self.m, self.N
         cb = np.repeat(np.arange(t1.size), count)
-        c1, c2 = t1[cb], t2[cb]
         out = {f: [np.zeros(y.size), np.zeros(y.size), np.zeros(y.size)] for f in _FUNCTIONALS}
+        x0 = m.orient * y  # the z-point of v = y for an unshifted branch
+        names = {f: (f if m.orient > 0 else _MIRROR[f]) for f in _FUNCTIONALS}
+        # The conditional functionals are bracketed by their values at the ends of the block's
+        # range of c. One total (t1 = t2): each branch's own c (exact). Wider blocks: the union
+        # [t1 - 1, t2] of the branches' ranges, whose ends are shared with the neighbouring
+        # blocks (one new m per edge instead of three; a bracket a unit wider).
+        row = (t1 == t2)[cb]
+        u_lo = np.maximum(t1 - 1.0, 0.0)[cb]
+        u_hi = np.minimum(t2, float(N))[cb]
         for w, off, sh in m.branches:
-            lo, hi, ok = self._branch_ranges(c1, c2, off)
-            if not np.any(ok):
+            if w <= 0.0:
                 continue
-            mass, merr = np.zeros(y.size), np.zeros(y.size)
-            mass[ok], merr[ok] = bn.interval_mass(lo[ok], hi[ok], N, m.q2)
-            x = (y - sh) if m.orient > 0 else (-y - sh)
-            m_big = N - lo  # m = n - 1 - c at the smallest c
-            m_small = N - hi
-            hb = _hinges(np.where(ok, m_big, 0.0), x, m.rho)
-            hs = _hinges(np.where(ok, m_small, 0.0), x, m.rho)
-            # conditional functionals of v in terms of Z' (orient -1 mirrors them)
-            names = {"fp": "fp", "fm": "fm", "ge": "ge", "lt": "lt"} if m.orient > 0 else {
-                "fp": "fm", "fm": "fp", "ge": "le", "lt": "gt"}
-            errs = {f: "e_" + g for f, g in names.items()}
+            blo, bhi, bok = self._branch_ranges(t1, t2, off)
+            if not np.any(bok):
+                continue
+            bmass, bmerr = np.zeros(t1.size), np.zeros(t1.size)
+            bmass[bok], bmerr[bok] = bn.interval_mass(blo[bok], bhi[bok], N, m.q2)
+            ok, mass, merr = bok[cb], bmass[cb], bmerr[cb]
+            lo = np.where(row, blo[cb], u_lo)
+            hi = np.where(row, bhi[cb], u_hi)
+            ends = []
+            for c_end in (lo, hi):  # m = n - 1 - c at the two ends of the block's c range
+                h = self.cache.get(np.where(ok, N - c_end, 0.0), x0)
+                ends.append(_shifted(h) if sh == 1 else h)
+            h_big, h_small = ends  # big m (small c), small m (large c)
+            wm = np.where(ok, w * mass, 0.0)
             for f in _FUNCTIONALS:
-                vb, vs = getattr(hb, names[f]), getattr(hs, names[f])
-                eb, es = getattr(hb, errs[f]), getattr(hs, errs[f])
+                g = names[f]
+                vb, vs = h_big[g], h_small[g]
+                eb, es = h_big["e_" + g], h_small["e_" + g]
                 # increasing functionals of v are largest where v is largest: the small c
                 # (large m) if orient > 0, the large c (small m) if orient < 0
                 big_is_upper = _INCREASING[f] == (m.orient > 0)
                 up, low = (vb, vs) if big_is_upper else (vs, vb)
-                cond_err = np.maximum(eb, es)
-                wm = np.where(ok, w * mass, 0.0)
                 out[f][0] += wm * up
                 out[f][1] += wm * low
-                out[f][2] += np.where(ok, w * merr * np.maximum(up, low) + wm * cond_err
+                out[f][2] += np.where(ok, w * merr * np.maximum(up, low) + wm * np.maximum(eb, es)
                                       + 4.0 * _U * wm * np.maximum(up, low), 0.0)
         return out
 
@@ -538,28 +828,28 @@ class _Engine:
         m = self.m
         cb = np.repeat(np.arange(b.t1.size), b.count)
         t1, t2 = b.t1[cb], b.t2[cb]
-        lam_up = np.minimum(m.lam(t2, b.y) * (1.0 + 4.0 * _U), 1.0)
-        val, verr, *_ = _kernel_lines(t1 - 1.0, lam_up, m.d, eps, self.rel)
-        # tangent points: one per piece (cell i covers [y_i, y_{i+1})), at the integer below
-        # the midpoint; the last cell's line covers [y_last, inf) and touches at y_last
         last = np.zeros(b.y.size, dtype=bool)
         last[b.start + b.count - 1] = True
-        piece = np.ones(b.y.size, dtype=bool)
         yn = np.roll(b.y, -1)
+        # tangent points: one per piece (cell i covers [y_i, y_{i+1})), at the integer below
+        # the midpoint; the last cell's line covers [y_last, inf) and touches at y_last
         yhat = np.where(~last, np.floor(0.5 * (b.y + yn)), b.y)
+        lam_up = np.minimum(m.lam(t2, b.y) * (1.0 + 4.0 * _U), 1.0)
         lam_lo = m.lam(t1, yhat) * (1.0 - 4.0 * _U)
         slope_lam = m.dlam_dv(t1, yhat)
-        _, _, A, Aerr, B, Berr = _kernel_lines(np.where(piece, t2 - 1.0, 0.0), np.where(piece, lam_lo, 0.0),
-                                               m.d, eps, self.rel)
-        # the t-probe: upper corner at the anchor's tangent point (tells t-gaps from z-gaps)
-        probe = np.zeros(b.t1.size)
         wide = b.t2 > b.t1
-        if np.any(wide):
-            a = b.anchor[wide]
-            lp = np.minimum(m.lam(b.t2[wide], yhat[a]) * (1.0 + 4.0 * _U), 1.0)
-            probe[wide] = _kernel_lines(b.t1[wide] - 1.0, lp, m.d, eps, self.rel)[0]
-        return dict(val=val, verr=verr, yhat=yhat, lam=lam_lo, dlam=slope_lam, A=A, Aerr=Aerr, B=B, Berr=Berr,
-                    piece=piece, probe=probe)
+        a = b.anchor[wide]
+        lp = np.minimum(m.lam(b.t2[wide], yhat[a]) * (1.0 + 4.0 * _U), 1.0)
+        # one table per clone count for all three requests (upper values, lines, t-probe)
+        cs = np.concatenate((t1 - 1.0, t2 - 1.0, b.t1[wide] - 1.0))
+        ls = np.concatenate((lam_up, lam_lo, lp))
+        val, verr, A, Aerr, B, Berr = _kernel_table(cs, ls, m.d, eps, self.rel)
+        nc = b.y.size
+        probe = np.zeros(b.t1.size)
+        probe[wide] = val[2 * nc:]
+        return dict(val=val[:nc], verr=verr[:nc], yhat=yhat, lam=lam_lo, dlam=slope_lam, A=A[nc:2 * nc],
+                    Aerr=Aerr[nc:2 * nc], B=B[nc:2 * nc], Berr=Berr[nc:2 * nc],
+                    piece=np.ones(nc, dtype=bool), probe=probe)
 
     # -- assembly --------------------------------------------------------------------
     def _assemble(self, b: _Blocks, K: dict) -> dict:
@@ -602,23 +892,25 @@ class _Engine:
         # ---- upper: interpolant of G_up through (y_i, g_i) ----
         out = {}
         right = idx > a[cb]
-        for mode in ("cert", "nom"):
+        for mode in ("cert", "nom", "swap"):
             c = mode == "cert"
+            up = mode != "swap"  # "swap": nominal values at the other end of each bracket
             g = K["val"] + (K["verr"] if c else 0.0)
             gn = np.roll(g, -1)
             yn = np.roll(y, -1)
             slope = np.where(last, 0.0, (gn - g) / np.where(last, 1.0, yn - y))
             dslope = np.where(first, 0.0, slope - np.roll(slope, 1))
-            f_fp = pick("fp", dslope, True)[c]
-            f_fm = pick("fm", dslope, True)[c]
+            f_fp = pick("fp", dslope, up)[c]
+            f_fm = pick("fm", dslope, up)[c]
             kink = np.where(first, 0.0, np.where(right, f_fp, f_fm))
             ga, sa = g[a], slope[a]
-            mom = moment(sa, True)[c]
+            mom = moment(sa, up)[c]
             anchor = ga * (M_hi if c else b.M) + mom
             s0 = slope[b.start]
             tail_coef = self.tv + np.maximum(s0, 0.0) * (y[b.start] - self.vmin)
             lt_hi, _, lt_err = F["lt"]
-            tail = tail_coef * (lt_hi[b.start] + (lt_err[b.start] if c else 0.0))
+            lt_end = lt_hi if up else F["lt"][1]
+            tail = tail_coef * (lt_end[b.start] + (lt_err[b.start] if c else 0.0))
             terms = seg(kink) + anchor + tail
             if c:
                 absum = seg(np.abs(kink)) + np.abs(ga * M_hi) + np.abs(mom) + tail
@@ -635,13 +927,14 @@ class _Engine:
         dd = np.where(switch, (V + s * (y - yh)) - (Vp + sp * (y - yhp)), 0.0)
         La = V[a] + s[a] * (y[a] - yh[a])  # anchor line at the anchor breakpoint
         sa = s[a]
-        for mode in ("cert", "nom"):
+        for mode in ("cert", "nom", "swap"):
             c = mode == "cert"
-            r_fp, r_ge = pick("fp", dsl, False)[c], pick("ge", dd, False)[c]
-            l_fm, l_lt = pick("fm", dsl, False)[c], pick("lt", -dd, False)[c]
+            lw = mode == "swap"  # lower bounds take the lower end unless swapped
+            r_fp, r_ge = pick("fp", dsl, lw)[c], pick("ge", dd, lw)[c]
+            l_fm, l_lt = pick("fm", dsl, lw)[c], pick("lt", -dd, lw)[c]
             kink = np.where(switch, np.where(right, r_fp + r_ge, l_fm + l_lt), 0.0)
             mass = np.where(La >= 0.0, M_lo, M_hi) if c else b.M
-            mom = moment(sa, False)[c]
+            mom = moment(sa, lw)[c]
             val = seg(kink) + La * mass + mom
             if c:
                 fp_hi, _, fp_e = F["fp"]
@@ -655,14 +948,18 @@ class _Engine:
             out["L_" + mode] = val
         out["L_cert"] = np.maximum(out["L_cert"], 0.0)
         a = b.anchor
-        out["tgap"] = np.where(b.t2 > b.t1, b.M * np.maximum(K["probe"] - V[a], 0.0), 0.0)
+        # the part of the gap due to the width in t: the kernel corners at the anchor and the
+        # brackets of the functionals over the block's range of c
+        kern = np.where(b.t2 > b.t1, b.M * np.maximum(K["probe"] - V[a], 0.0), 0.0)
+        brackets = np.maximum(out["U_nom"] - out["U_swap"], 0.0) + np.maximum(out["L_swap"] - out["L_nom"], 0.0)
+        out["tgap"] = kern + brackets
         return out
 
     # -- refinement --------------------------------------------------------------------
     def _can_level_up(self, b: _Blocks) -> np.ndarray:
-        """A finer breakpoint grid still changes something: bulk spacing >= 1 in v units."""
-        spacing = np.array([_bulk_spacing(int(lv)) for lv in b.level]) * b.sd
-        return (spacing >= 1.0) & (b.level < MAX_LEVEL)
+        """A further level still adds points (see :func:`_grid_points`)."""
+        unit = self.H.bit_length() - 1
+        return b.level < min(unit + 5, MAX_LEVEL)
 
     @staticmethod
     def _merge(b: _Blocks, K: dict, keep: np.ndarray, nb: _Blocks, nK: dict) -> tuple[_Blocks, dict]:
@@ -676,8 +973,8 @@ class _Engine:
         out = _Blocks(
             np.concatenate((b.t1[keep], nb.t1)), np.concatenate((b.t2[keep], nb.t2)),
             np.concatenate((b.level[keep], nb.level)), np.concatenate((b.M[keep], nb.M)),
-            np.concatenate((b.M_err[keep], nb.M_err)), np.concatenate((b.EV[keep], nb.EV)),
-            np.concatenate((b.EV_err[keep], nb.EV_err)), np.concatenate((b.sd[keep], nb.sd)),
+            np.concatenate((b.M_err[keep], nb.M_err)), np.concatenate((b.mean[keep], nb.mean)),
+            np.concatenate((b.sd[keep], nb.sd)),
             start, count, np.concatenate((b.y[keep_cell], nb.y)), anchor, F)
         K2 = {}
         for key, arr in K.items():
@@ -713,25 +1010,42 @@ class _Engine:
                 return DeltaBounds(eps, lower, upper, ncell, False)
             width = b.t2 - b.t1 + 1.0
             can_up = self._can_level_up(b)
-            refinable = (width > 1.0) | can_up
-            red = np.where(refinable, red, 0.0)
-            order = np.argsort(red)[::-1]
-            cum = np.cumsum(red[order])
-            excess = float(np.sum(red)) - max(0.5 * target - floor, 0.25 * float(np.sum(red)))
-            count = int(np.searchsorted(cum, excess)) + 1
-            chosen = order[:count]
-            chosen = chosen[red[chosen] > 0.0]
-            if chosen.size == 0:
+            # The gap of a block is a part due to its width in t (kernel corners, functional
+            # brackets) and a part due to its breakpoints in v. Each part is reduced on its own:
+            # the blocks carrying most of it are split in t (8 ways) / given the next level.
+            tg = np.where(width > 1.0, np.minimum(R["tgap"], red), 0.0)
+            jg = np.where(can_up, red - tg, 0.0)
+            keep_total = max(0.5 * target - floor, 0.0)
+
+            def pick_top(part: np.ndarray) -> np.ndarray:
+                total = float(np.sum(part))
+                share = total / max(float(np.sum(tg + jg)), 1e-300)
+                excess = total - max(keep_total * share, 0.25 * total)
+                if total <= 0.0 or excess <= 0.0:
+                    return np.zeros(0, dtype=int)
+                order = np.argsort(part)[::-1]
+                k = int(np.searchsorted(np.cumsum(part[order]), excess)) + 1
+                top = order[:k]
+                return top[part[top] > 0.0]
+
+            sel_t, sel_j = pick_top(tg), pick_top(jg)
+            if sel_t.size == 0 and sel_j.size == 0:
                 return DeltaBounds(eps, lower, upper, ncell, False)
-            split = (width[chosen] > 1.0) & ((R["tgap"][chosen] >= 0.5 * red[chosen]) | ~can_up[chosen])
+            mark_t = np.zeros(nblk, dtype=bool)
+            mark_t[sel_t] = True
+            mark_j = np.zeros(nblk, dtype=bool)
+            mark_j[sel_j] = True
+            chosen = np.nonzero(mark_t | mark_j)[0]
+            split = mark_t[chosen]
+            raise_lv = mark_j[chosen].astype(int)
             t_sp, lv_ch = chosen[split], chosen[~split]
-            c_lo, c_hi, c_lv = [b.t1[lv_ch]], [b.t2[lv_ch]], [b.level[lv_ch] + 1]
+            c_lo, c_hi, c_lv = [b.t1[lv_ch]], [b.t2[lv_ch]], [b.level[lv_ch] + raise_lv[~split]]
             if t_sp.size:
                 w = width[t_sp]
                 cuts = np.floor(b.t1[t_sp][:, None] + w[:, None] * (np.arange(9)[None, :] / 8.0))
                 cuts[:, -1] = b.t2[t_sp] + 1.0
                 lo_, hi_ = cuts[:, :-1].ravel(), cuts[:, 1:].ravel() - 1.0
-                lv_ = np.repeat(b.level[t_sp], 8)
+                lv_ = np.repeat(b.level[t_sp] + raise_lv[split], 8)
                 ok = hi_ >= lo_
                 c_lo.append(lo_[ok])
                 c_hi.append(hi_[ok])
@@ -854,7 +1168,10 @@ class KrrBlanket:
         j = N * c.p0 + c.p0
         lam = t / (t + c.kappa * j)
         e = np.asarray(eps, dtype=float)
-        return np.array([_kernel_lines(np.array([t - 1.0]), np.array([lam]), c.d, float(x), 1e-12)[0][0] for x in e.ravel()]).reshape(e.shape)
+        u = 0.5 + lam * c.d
+        val, _ = kernel_hockey_stick(np.full(e.shape, t - 1.0), np.full(e.shape, u), np.full(e.shape, 1.0 - u),
+                                     0.5, e, 1e-12)
+        return val
 
     def bounds(self, eps: float, rtol: float = 1e-10) -> DeltaBounds:
         """Certified ``lower <= δ_blanket(ε) <= upper``, ``upper - lower <= rtol * lower`` when
@@ -974,7 +1291,7 @@ class _BinaryFamily:
         self.n = n
         c = KrrConstants(n, 2, eps0)
         self.p, self.q = c.pa, c.pb
-        self.rel = bn.relative_error_budget(max(n, 2))
+        self.rel = bn.pmf_error_budget(max(n, 2))
 
     def _parts(self, m: int) -> tuple[int, float, int, float]:
         """(size, prob) of the enumerated small group and of the big one."""
@@ -989,12 +1306,15 @@ class _BinaryFamily:
         w = bn.pmf(i, float(s_n), s_p)
         return np.sum(w[:, None] * bn.pmf(h[None, :] - i[:, None], float(b_n), b_p), axis=0)
 
-    def _tail_z(self, m: int, s: np.ndarray) -> np.ndarray:
-        """``P[Z >= s]``."""
+    def _tail_z(self, m: int, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``P[Z >= s]`` and the largest per-value tail budget used."""
         s_n, s_p, b_n, b_p = self._parts(m)
         i = np.arange(s_n + 1.0)
         w = bn.pmf(i, float(s_n), s_p)
-        return np.sum(w[:, None] * bn.sf(s[None, :] - i[:, None] - 1.0, float(b_n), b_p), axis=0)
+        k = s[None, :] - i[:, None] - 1.0
+        tails = bn.sf(k, float(b_n), b_p)
+        budget = float(np.max(bn.tail_error_budget(k, float(b_n), b_p)))
+        return np.sum(w[:, None] * tails, axis=0), budget
 
     def cut(self, m: int, eps: float) -> int | None:
         """Smallest ``s`` with ``(p - g q) P[Z = s-1] > (g p - q) P[Z = s]`` (the optimal tail),
@@ -1033,12 +1353,13 @@ class _BinaryFamily:
         gm1 = math.expm1(eps)
         cand = np.array([s - 1.0, float(s), s + 1.0])
         S = self._pmf_z(m, cand - 1.0)
-        T = self._tail_z(m, cand)
+        T, t_budget = self._tail_z(m, cand)
         small = self._parts(m)[0]
-        eta = 2.0 * self.rel + (small + 8.0) * _U
+        eta = 2.0 * self.rel + (small + 8.0) * _U  # pmf products summed
+        eta_t = self.rel + max(t_budget, self.rel) + (small + 8.0) * _U
         a = self.p - g * self.q
-        low = a * S * (1.0 - eta) - gm1 * T * (1.0 + eta)
-        up = a * S * (1.0 + eta) - gm1 * T * (1.0 - eta) + 1e-300
+        low = a * S * (1.0 - eta) - gm1 * T * (1.0 + eta_t)
+        up = a * S * (1.0 + eta) - gm1 * T * (1.0 - eta_t) + 1e-300
         return max(float(np.max(low)), 0.0), max(float(np.max(up)), 0.0)
 
 
