@@ -198,3 +198,83 @@ def test_mirrored_pair_helper_consistent():
     b = P.pair_pld(ScaledPair(sp.pair.mirrored())).pld
     for eps in (-0.2, 0.0, 0.1, 0.3):
         assert a._pmf_add.get_delta_for_epsilon(eps) == pytest.approx(b._pmf_remove.get_delta_for_epsilon(eps), rel=1e-9, abs=1e-15)  # noqa: SLF001
+
+
+# ---------------------------------------------------------------------------------------
+# The vectorised grid of certified delta upper bounds, the tail and the auto grid.
+# ---------------------------------------------------------------------------------------
+
+GRID_CASES = [("clones", 1.0, 9, None), ("clones", 1.0, 2000, None), ("stronger-clones", 0.5, 300, None),
+              ("krr", 2.0, 150, 5), ("binary-rr-lower", 1.5, 400, None), ("krr-lower", 2.0, 40, 4),
+              ("clones", 3.0, 50_000, None)]
+
+
+@pytest.mark.parametrize("method, eps0, n, k", GRID_CASES)
+def test_grid_upper_matches_the_pointwise_block_bound(method, eps0, n, k):
+    """``grid_upper`` (one sort of all outcomes by loss) against the block bound it replaces
+    (``Direction.upper_on_grid``, a kernel per block and grid point) on the same partition:
+    never below it beyond rounding, never above it by more than 1e-6 relative; and at or
+    above the certified lower end of an independent refined bracket. (Below 1e-200 the
+    error budgets of the two computations differ more; 1e-200 absolute covers it.)"""
+    from shuffle_accountant.numeric.clones import HockeyStick
+
+    sp = pair_for(method, eps0, n, k)
+    for pair in ([sp.pair] if sp.pair.symmetric else [sp.pair, sp.pair.mirrored()]):
+        d = HockeyStick(pair).direction()
+        for x in np.linspace(0.0, 0.4 * eps0, 4):
+            d.bounds(float(x), 1e-3)
+        grid = np.arange(0.0, min(pair.max_log_ratio, 0.8 * eps0), 7e-4)
+        new, old = P.grid_upper(d, grid), d.upper_on_grid(grid)
+        assert np.all(new >= old * (1 - 1e-12))
+        assert np.all(new <= old * (1 + 1e-6) + 1e-200)
+        for e in grid[:: max(1, grid.size // 7)]:
+            assert new[int(round(e / 7e-4))] >= HockeyStick(pair).direction().bounds(float(e), 1e-9).lower
+
+
+@pytest.mark.parametrize("method, params", [("clones", oracle.clones_params), ("stronger-clones", oracle.stronger_clones_params)])
+def test_grid_upper_above_exact_delta(method, params):
+    """Against the mpmath oracle (exact hockey-stick of the full pair) at small n."""
+    from shuffle_accountant.numeric.clones import HockeyStick
+
+    eps0, n = 1.3, 7
+    d = HockeyStick(pair_for(method, eps0, n).pair).direction()
+    d.bounds(0.2, 1e-3)
+    grid = np.arange(0.0, 1.3, 0.01)
+    up = P.grid_upper(d, grid)
+    with mpmath.workdps(50):
+        pair = oracle.clone_pair(n, *params(eps0))
+    for e, u in zip(grid[::9], up[::9]):
+        assert u >= _exact_hockey(pair, float(e)) - 1e-15
+
+
+def test_tail_epsilon_is_certified():
+    from shuffle_accountant.numeric.clones import HockeyStick
+
+    for n in (50, 10_000):
+        sp = pair_for("clones", 1.0, n)
+        e = P.tail_epsilon(HockeyStick(sp.pair).direction(), sp.scale, 1e-18)
+        assert 0.0 < e <= 1.0
+        assert HockeyStick(sp.pair).bounds(e, 1e-6).upper <= 1e-18
+
+
+@pytest.mark.parametrize("n, T", [(100, 10), (10_000, 1), (10_000, 100), (10**6, 30)])
+def test_auto_grid_not_looser_than_the_fixed_one(n, T):
+    """The grid sized from the round (``discretization=None``) against the former fixed step
+    1e-4: at most 2e-5 (relative) above it, and below it where 1e-4 was coarse (large n)."""
+    auto = P.pld_route([(1.0, n, T)], 1e-6, "clones", None)
+    fixed = P.pld_route([(1.0, n, T)], 1e-6, "clones", None, discretization=1e-4)
+    assert auto.kind == fixed.kind == "upper"
+    assert auto.value <= fixed.value * (1 + 2e-5)
+    if n >= 10**6:
+        assert auto.value < fixed.value
+    lo, _ = api.epsilon(1.0, n, 1e-6).details["bracket"]
+    if T == 1:
+        assert auto.value >= lo
+
+
+def test_cached_round_reused_and_identical():
+    a = P.pld_route([(0.7, 3000, 5)], 1e-6, "clones", None)
+    hits = P._pair_pld.cache_info().hits
+    b = P.pld_route([(0.7, 3000, 50)], 1e-6, "clones", None)
+    assert P._pair_pld.cache_info().hits == hits + 1
+    assert a.details["discretization"] == b.details["discretization"] and b.value > a.value
