@@ -363,6 +363,23 @@ def compose(
     warnings: list[str] = []
 
     # (1) RDP: per distinct round, summed (Mironov 2017 Prop. 1), then CKS20 Prop. 12.
+    rdp_bound = _rdp_route(rounds, delta, method, k, alpha, rtol, inputs)
+    # (2) PLD route: pessimistic PLD per distinct round, composed by dp_accounting
+    #     (skipped with the reason when its grids would be too large to finish).
+    pld_bound = _pld_route_checked(rounds, delta, method, k, discretization, inputs)
+    # (3) Per-round (eps, delta) + optimal (homogeneous) or advanced (heterogeneous) composition.
+    adv_bound = _advanced_route(rounds, delta, method, k, inputs)
+    bounds = (rdp_bound, pld_bound, adv_bound)
+    applicable = [b for b in bounds if b.applicable and b.value is not None]
+    best = min(applicable, key=lambda b: b.value).method  # type: ignore[arg-type, return-value]
+    return Composition(delta, rounds, bounds, best, tuple(warnings))
+
+
+def _rdp_route(rounds: Sequence[Round], delta: float, method: str, k: int | None, alpha: np.ndarray,
+               rtol: float, inputs: dict[str, Any]) -> Bound:
+    """The RDP row of :func:`compose`: each distinct round's certified RDP curve, summed over
+    the rounds (Mironov 2017 Prop. 1), converted by CKS20 Prop. 12."""
+    m = get_method(method)
     total = np.zeros(alpha.size)
     converged = True
     for r in rounds:
@@ -376,27 +393,22 @@ def compose(
         rdp_warn.append(f"best order {best_order:g} is at the edge of the order grid [{alpha[0]:g}, {alpha[-1]:g}]; extend --orders")
     if not converged:
         rdp_warn.append("some RDP values stopped at the refinement work limit (still certified upper bounds)")
-    rdp_bound = Bound(
+    return Bound(
         "epsilon", eps_rdp, "upper", "rdp", f"{MIRONOV}; {CKS}", inputs,
         f"{m.name}: {m.assumes}", tuple(rdp_warn),
         {"conversion": CONVERSION, "best_order": best_order, "orders": alpha.tolist(), "rdp": total.tolist()},
     )
 
-    # (2) PLD route: pessimistic PLD per distinct round, composed by dp_accounting
-    #     (skipped with the reason when its grids would be too large to finish).
+
+def _pld_route_checked(rounds: Sequence[Round], delta: float, method: str, k: int | None,
+                       discretization: float | None, inputs: dict[str, Any]) -> Bound:
+    """The PLD row of :func:`compose` (:func:`.pld.pld_route`), or ``not applicable`` with
+    the reason when its grids would be too large (:func:`_pld_size_problem`)."""
     too_large = _pld_size_problem(rounds, method, k, discretization)
     if too_large is not None:
-        pld_bound = Bound("epsilon", None, "not applicable", "pld", "Google dp_accounting",
-                          dict(inputs, discretization=discretization), f"PLD route: {too_large}")
-    else:
-        pld_bound = pld_route([(r.eps0, r.n, r.count) for r in rounds], delta, method, k, discretization, inputs)
-
-    # (3) Per-round (eps, delta) + optimal (homogeneous) or advanced (heterogeneous) composition.
-    adv_bound = _advanced_route(rounds, delta, method, k, inputs)
-    bounds = (rdp_bound, pld_bound, adv_bound)
-    applicable = [b for b in bounds if b.applicable and b.value is not None]
-    best = min(applicable, key=lambda b: b.value).method  # type: ignore[arg-type, return-value]
-    return Composition(delta, rounds, bounds, best, tuple(warnings))
+        return Bound("epsilon", None, "not applicable", "pld", "Google dp_accounting",
+                     dict(inputs, discretization=discretization), f"PLD route: {too_large}")
+    return pld_route([(r.eps0, r.n, r.count) for r in rounds], delta, method, k, discretization, inputs)
 
 
 def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int | None,

@@ -63,9 +63,10 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

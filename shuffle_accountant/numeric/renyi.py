@@ -63,6 +63,7 @@ certification is unchanged: every bound is certified whatever the width).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -629,7 +630,7 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
             if c2[j] < best[0]:
                 best = (float(c2[j]), (0, i, i + 1 + j, na))
     cuts = best[1]
-    for first, last in zip(cuts[:-1], cuts[1:]):
+    for first, last in itertools.pairwise(cuts):
         cols = slice(first, last)
         g_up, g_lo, g_done = _exact_group(m, bp, bq, u, v, s, alpha[cols], rel, tail_tol, max_window,
                                           np.min(lo_o[:, cols], axis=1), np.max(hi_o[:, cols], axis=1))
@@ -652,8 +653,7 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
     todo = np.nonzero(~zero)[0]
     work = (np.empty(_EXACT_CHUNK), np.empty(_EXACT_CHUNK))  # scratch reused by every chunk
     log_tol = math.log(tail_tol)
-    p1, q1 = u / s, v / s  # p(1), q(1)
-    p0, q0 = (1.0 - u) / (1.0 - s), (1.0 - v) / (1.0 - s)  # p(0), q(0)
+    q1, q0 = v / s, (1.0 - v) / (1.0 - s)  # q(1), q(0)
     ls = math.log(s) - math.log1p(-s)
     for _ in range(200):
         todo = todo[(hi[todo] - lo[todo] + 1.0) <= max_window]
