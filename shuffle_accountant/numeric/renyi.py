@@ -420,6 +420,27 @@ def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alph
     hi = centre + width * spread + 2.0
     lo = np.clip(np.floor(np.nan_to_num(lo, nan=0.0, neginf=0.0)), 0.0, mm)
     hi = np.clip(np.ceil(np.nan_to_num(hi, nan=np.inf, posinf=np.inf)), 0.0, mm)
+    # where log(M f) is not concave at the root (an edge mode, or two), scan it on a coarse grid
+    # instead: the window is where it is within width^2/2 + 20 of its largest value
+    odd = ~(curv > 0.0) & (mm > 64.0)
+    if np.any(odd):
+        ei, oj = np.nonzero(odd)
+        grid = np.linspace(0.0, 1.0, 257)[None, :] * m[ei][:, None]
+        gx = grid / m[ei][:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_m = (gammaln(m[ei][:, None] + 1.0) - gammaln(grid + 1.0) - gammaln(m[ei][:, None] - grid + 1.0)
+                     + xlogy(grid, s) + xlog1py(m[ei][:, None] - grid, -s))
+            pu = 1.0 + bp[ei][:, None] * (gx - s)
+            qv = 1.0 + bq[ei][:, None] * (gx - s)
+            lt = log_m + alpha[oj][:, None] * np.log(pu) + (1.0 - alpha[oj][:, None]) * np.log(qv)
+        lt = np.nan_to_num(lt, nan=-np.inf, posinf=1e300)
+        above = lt >= np.max(lt, axis=1, keepdims=True) - (0.5 * width**2 + 20.0)
+        first = np.argmax(above, axis=1)
+        last = grid.shape[1] - 1 - np.argmax(above[:, ::-1], axis=1)
+        step = m[ei] / 256.0
+        rows = np.arange(ei.size)
+        lo[ei, oj] = np.clip(np.floor(grid[rows, first] - step - 2.0), 0.0, m[ei])
+        hi[ei, oj] = np.clip(np.ceil(grid[rows, last] + step + 2.0), 0.0, m[ei])
     return lo, hi
 
 
@@ -639,6 +660,64 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     return out_up, out_lo, done
 
 
+def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``log(rho + rho^2 + ... + rho^count)`` for any ``rho > 0`` (stable), ``-inf`` for ``count = 0``."""
+    lr, n = np.broadcast_arrays(np.asarray(log_rho, dtype=float), np.asarray(count, dtype=float))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        z = n * lr
+        neg = lr + np.log(-np.expm1(z)) - np.log(-np.expm1(lr))  # rho < 1
+        pos = lr + z + np.log(-np.expm1(-z)) - lr - np.log(-np.expm1(-lr))  # rho > 1: log((rho^n - 1)/(1 - 1/rho))
+        out = np.where(lr < 0.0, neg, np.where(lr > 0.0, pos, np.log(n)))
+    out = np.where(np.abs(lr) < 1e-300, np.log(np.maximum(n, 1e-300)), out)
+    return np.where(n <= 0.0, -np.inf, np.nan_to_num(out, nan=np.inf))
+
+
+#: Pieces of a tail in the geometric bound of :func:`_log_tail_f`.
+_TAIL_PIECES = 16
+
+
+def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int, u: np.ndarray, v: np.ndarray,
+                bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, log_t_edge: np.ndarray) -> np.ndarray:
+    """Upper bound on ``log sum_{a beyond edge} M(a) f(x_a)`` (``side = 1``: ``a > edge``;
+    ``-1``: ``a < edge``), entries x orders, from ``log_t_edge >= log M(edge) f(x_edge)``.
+
+    The tail is cut into :data:`_TAIL_PIECES` pieces. On a piece ``[b, b']`` the ratio of
+    consecutive terms is at most the binomial ratio at the piece's inner end (it decreases
+    outwards) times ``exp(max phi' / m)`` over the piece, where ``phi' = alpha bp/p +
+    (1-alpha) bq/q`` and each of ``bp/p``, ``bq/q`` decreases in ``x`` (so the bound takes
+    each at its own end of the piece). Hence the terms of the piece are at most a geometric
+    sequence from the bound at its start, and the bound at the next piece's start follows.
+    """
+    ne, na = log_t_edge.shape
+    far = m if side == 1 else np.zeros(m.shape)
+    frac = np.arange(_TAIL_PIECES + 1, dtype=float) / _TAIL_PIECES
+    b = np.floor(edge[:, None] + (far - edge)[:, None] * frac[None, :]) if side == 1 else \
+        np.ceil(edge[:, None] + (far - edge)[:, None] * frac[None, :])
+    b[:, -1] = far
+    inner, outer = b[:, :-1], b[:, 1:]
+    count = np.abs(outer - inner)
+    ls = math.log(s) - math.log1p(-s)
+    mm = m[:, None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if side == 1:  # ratio M(a+1)/M(a) at the inner end; phi' <= alpha bp/p(x_in) + (1-alpha) bq/q(x_out)
+            log_rm = np.log((mm - inner) / (inner + 1.0)) + ls
+            x_p, x_q = inner / mm, outer / mm
+        else:  # ratio M(a-1)/M(a) at the inner end; -phi' <= -(alpha bp/p(x_in) + (1-alpha) bq/q(x_out))
+            log_rm = np.log(inner / (mm - inner + 1.0)) - ls
+            x_p, x_q = inner / mm, outer / mm
+        sp_ = bp[:, None] / (u[:, None] * x_p / s + (1.0 - u[:, None]) * (1.0 - x_p) / (1.0 - s))  # bp/p
+        sq_ = bq[:, None] / (v[:, None] * x_q / s + (1.0 - v[:, None]) * (1.0 - x_q) / (1.0 - s))  # bq/q
+        dphi = side * (alpha[None, :, None] * sp_[:, None, :] + (1.0 - alpha[None, :, None]) * sq_[:, None, :])
+        log_rho = log_rm[:, None, :] + dphi / mm[:, :, None]
+        log_rho = log_rho + 1e-12 * (1.0 + np.abs(log_rho))
+        log_rho = np.nan_to_num(log_rho, nan=np.inf)
+        steps = count[:, None, :] * log_rho
+        starts = log_t_edge[:, :, None] + np.concatenate((np.zeros((ne, na, 1)), np.cumsum(steps, axis=2)[:, :, :-1]), axis=2)
+        terms = starts + _log_geometric(log_rho, count[:, None, :])
+    terms = np.nan_to_num(terms, nan=np.inf)
+    return _logsumexp(np.where(count[:, None, :] > 0.0, terms, -np.inf), axis=2)
+
+
 def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v: np.ndarray, s: float,
                  alpha: np.ndarray, rel: float, tail_tol: float, max_window: int, lo: np.ndarray, hi: np.ndarray,
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -653,7 +732,6 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
     todo = np.nonzero(~zero)[0]
     work = (np.empty(_EXACT_CHUNK), np.empty(_EXACT_CHUNK))  # scratch reused by every chunk
     log_tol = math.log(tail_tol)
-    q1, q0 = v / s, (1.0 - v) / (1.0 - s)  # q(1), q(0)
     ls = math.log(s) - math.log1p(-s)
     for _ in range(200):
         todo = todo[(hi[todo] - lo[todo] + 1.0) <= max_window]
@@ -683,22 +761,20 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
                 xe = edge / mg
                 ye = xe - s
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    if side == 1:  # a > hi: binomial ratio M(a+1)/M(a) at a = hi, phi' max on [x_hi, 1]
+                    if side == 1:  # a > hi: binomial ratio M(a+1)/M(a) at a = hi
                         ratio_m = (mg - edge) / (edge + 1.0) * math.exp(ls)
-                        dphi = alpha * (bp[grp] / (1.0 + bp[grp] * ye))[:, None] + (1.0 - alpha) * (bq[grp] / q1[grp])[:, None]
                         y_end = 1.0 - s
-                    else:  # a < lo: ratio M(a-1)/M(a) at a = lo, -phi' max on [0, x_lo]
+                    else:  # a < lo: ratio M(a-1)/M(a) at a = lo
                         ratio_m = edge / (mg - edge + 1.0) * math.exp(-ls)
-                        dphi = -(alpha * (bp[grp] / (1.0 + bp[grp] * ye))[:, None] + (1.0 - alpha) * (bq[grp] / q0[grp])[:, None])
                         y_end = -s
                     log_rm = _log_tail_ratio(ratio_m[:, None], np.zeros((grp.size, 1)), mg[:, None])
-                    log_rt = _log_tail_ratio(ratio_m[:, None], dphi, mg[:, None])
                     log_me = np.log(np.maximum(bn.pmf(edge, mg, s), 1e-320)) + 1.01 * rel + 1e-12
                     lpe = _log_first_user(bp[grp], u[grp], xe, ye, s)[0]
                     lqe = _log_first_user(bq[grp], v[grp], xe, ye, s)[0]
                     ell_e = lpe[:, None] * alpha + lqe[:, None] * (1.0 - alpha)
                     ell_e = ell_e + 1e-12 * (1.0 + np.abs(ell_e))
-                    tail_f = log_me[:, None] + ell_e + log_rt
+                    tail_f = _log_tail_f(edge, mg, s, side, u[grp], v[grp], bp[grp], bq[grp], alpha,
+                                         log_me[:, None] + ell_e)
                     d = alpha * bp[grp][:, None] + (1.0 - alpha) * bq[grp][:, None]
                     extra = np.maximum(0.0, np.maximum(-1.0 - d * ye[:, None], -1.0 - d * y_end)) * (1.0 + 1e-12)
                     tail_x = log_me[:, None] + log_rm + np.log(np.maximum(extra, 1e-320))
