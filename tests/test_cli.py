@@ -114,3 +114,37 @@ def test_plugins_registered_through_entry_points():
     r = run("--help")
     for name in ("robust", "pure", "epsilon", "delta", "methods"):
         assert name in r.output
+
+
+def test_long_commands_are_never_silent_on_a_terminal(monkeypatch):
+    import io
+    import time
+
+    from shuffle_accountant.cli import Heartbeat
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr("sys.stderr", err)
+    with Heartbeat(after=0.05, every=0.05):
+        time.sleep(0.4)
+    assert "shuffle-acct: working..." in err.getvalue() and err.getvalue().endswith("\r")
+    quiet = io.StringIO()  # not a terminal: nothing
+    monkeypatch.setattr("sys.stderr", quiet)
+    with Heartbeat(after=0.0, every=0.01):
+        time.sleep(0.1)
+    assert quiet.getvalue() == ""
+
+
+def test_group_help_imports_no_plugin_and_no_numpy():
+    import subprocess
+    import sys
+
+    code = ("import sys; from shuffle_accountant.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "bad = [m for m in sys.modules if m.startswith(('numpy', 'scipy', 'shuffle_accountant.plugins.'))]\n"
+            "print('IMPORTED', bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False).stdout
+    assert "splitmix" in out and "IMPORTED []" in out

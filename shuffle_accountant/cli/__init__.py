@@ -15,6 +15,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import threading
+import time
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -61,6 +63,57 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
+class Heartbeat:
+    """An elapsed-time line on an interactive stderr while a command runs longer than
+    ``after`` seconds, so that a long computation is never silent; commands that draw
+    their own progress bar call :meth:`pause`. Nothing is written when stderr is not a
+    terminal (pipes and logs stay clean)."""
+
+    active: Heartbeat | None = None
+
+    def __init__(self, after: float = 3.0, every: float = 1.0) -> None:
+        self.after, self.every = after, every
+        self._stop = threading.Event()
+        self._paused = False
+        self._shown = False
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        if sys.stderr.isatty():
+            Heartbeat.active = self
+            self._start = time.monotonic()
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        if self._stop.wait(self.after):
+            return
+        while not self._stop.is_set():
+            if not self._paused:
+                sys.stderr.write(f"\rshuffle-acct: working... {time.monotonic() - self._start:.0f} s ")
+                sys.stderr.flush()
+                self._shown = True
+            self._stop.wait(self.every)
+
+    def pause(self) -> None:
+        """Stop drawing (a progress bar takes over the line)."""
+        self._paused = True
+        self._clear()
+
+    def _clear(self) -> None:
+        if self._shown:
+            sys.stderr.write("\r" + " " * 40 + "\r")
+            sys.stderr.flush()
+            self._shown = False
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=2)
+        self._clear()
+        Heartbeat.active = None
+
+
 class ShuffleGroup(click.Group):
     """A group that loads core commands and plug-ins on demand and turns every
     expected failure into one line on stderr with the documented exit code."""
@@ -100,7 +153,8 @@ class ShuffleGroup(click.Group):
     def main(self, args: Any = None, prog_name: str | None = None, **extra: Any) -> Any:  # type: ignore[override]
         extra.pop("standalone_mode", None)
         try:
-            rv = super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
+            with Heartbeat():
+                rv = super().main(args=args, prog_name=prog_name, standalone_mode=False, **extra)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except _NO_ARGS_IS_HELP as exc:

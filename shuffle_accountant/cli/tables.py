@@ -85,6 +85,10 @@ def _progress(total: int, label: str, enabled: bool) -> Iterator[Callable[[int],
     if not enabled or total < PROGRESS_MIN_CELLS:
         yield None
         return
+    from . import Heartbeat
+
+    if Heartbeat.active is not None:
+        Heartbeat.active.pause()
     with click.progressbar(length=total, label=label, file=sys.stderr, show_eta=True) as bar:
         yield bar.update
 
