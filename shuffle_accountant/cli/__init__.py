@@ -78,7 +78,7 @@ class Heartbeat:
         self._shown = False
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> Heartbeat:
+    def __enter__(self) -> Heartbeat:  # noqa: PYI034 - typing.Self needs Python 3.11
         if sys.stderr.isatty():
             Heartbeat.active = self
             self._start = time.monotonic()
