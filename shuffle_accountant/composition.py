@@ -30,9 +30,9 @@ from scipy.special import gammaln
 
 from . import validation as v
 from .analyses import get_method, pair_for
-from .errors import InvalidParameter
+from .errors import CertificationError, InvalidParameter
 from .numeric.renyi import DEFAULT_ORDERS, check_orders, renyi_bounds
-from .pld import DEFAULT_DISCRETIZATION, MAX_GRID, pld_route
+from .pld import MAX_GRID, auto_discretization, pld_route, round_tails
 from .results import Bound
 
 MIRONOV = "Mironov, CSF 2017 (Renyi DP), Proposition 1 (additive composition)"
@@ -44,12 +44,10 @@ CONVERSION = "CKS20 improved RDP->(eps,delta) conversion"
 MAX_DISTINCT_ROUNDS = 1000
 #: Largest rounds file read (bytes).
 MAX_FILE_BYTES = 16 * 2**20
-#: The PLD route is skipped, with the reason, when one round's grid of certified
-#: delta(eps) values would exceed this many points (about 20 s of work) ...
-PLD_MAX_ROUND_POINTS = 200_000
-#: ... or when the composed privacy-loss grid dp_accounting allocates for its FFT would
-#: (about 80 MB per array; dp_accounting holds several).
-PLD_MAX_COMPOSED_POINTS = 10_000_000
+#: The PLD route is skipped, with the reason, when the composed privacy-loss grid that
+#: dp_accounting allocates for its FFT would exceed this many points (about 240 MB per
+#: array, and it holds several; measured: 7e6 points take 4.5 s).
+PLD_MAX_COMPOSED_POINTS = 30_000_000
 #: Beyond this many rounds KOV15 Theorem 3.3 (a sum over every number of flips, O(T))
 #: gives way to the closed-form advanced composition of Theorem 3.5.
 OPTIMAL_MAX_T = 100_000
@@ -444,29 +442,26 @@ def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int |
 def _pld_size_problem(rounds: Sequence[Round], method: str, k: int | None, discretization: float | None) -> str | None:
     """Why the PLD route would not finish in reasonable time or memory, or ``None``.
 
-    An estimate, made before any grid is allocated: one round's grid has about ``2
-    eps_tail / D`` points (``eps_tail`` = the certified eps at delta 1e-18, where the
-    route's grid stops); ``T`` composed rounds about ``T * 3 KL / D + 20 sqrt(2 T KL) / D``
-    more (mean and spread of the composed privacy loss, with ``KL <= D_1.25``, the RDP
-    at order 1.25, and a factor 3 for the pessimistic discretisation; measured against
-    dp_accounting's own truncation bounds)."""
-    from . import api
-
-    step = DEFAULT_DISCRETIZATION if discretization is None else discretization
-    per_round, composed = 0.0, 0.0
+    An estimate, made before the composition allocates anything: each round's grid runs
+    to its tail ``eps`` (:func:`.pld.round_tails`, cached and reused by the route) in steps
+    of the route's discretization (:func:`.pld.auto_discretization` by default); ``T``
+    composed rounds need about ``T * 3 KL / D + 20 sqrt(2 T KL) / D`` more points (mean and
+    spread of the composed privacy loss, with ``KL <= D_1.25``, the RDP at order 1.25, and a
+    factor 3 for the pessimistic discretisation; checked against dp_accounting's own
+    truncation bounds, which it over-estimates by about 2)."""
+    try:
+        tails = {r: round_tails(pair_for(method, r.eps0, r.n, k)) for r in rounds}
+    except CertificationError:
+        return None  # the route itself says why
+    step = auto_discretization(list(tails.values())) if discretization is None else discretization
+    composed = sum(min(sum(tails[r]) / step, 2.0 * MAX_GRID) for r in rounds)
     for r in rounds:
-        tail = api.epsilon(r.eps0, r.n, 1e-18, method, k, rtol=1e-2).value
-        points = 2.0 * min(float(tail if tail is not None else r.eps0), r.eps0) / step
-        if discretization is not None and points > PLD_MAX_ROUND_POINTS:
-            finest = 2.0 * float(tail or r.eps0) / PLD_MAX_ROUND_POINTS
-            return (f"--discretization {step:g} needs about {points:.3g} grid points for the round eps0={r.eps0:g}, "
-                    f"n={r.n} (limit {PLD_MAX_ROUND_POINTS}); use --discretization {finest:.2g} or coarser")
-        per_round = max(per_round, min(points, 2.0 * MAX_GRID))  # the route caps each direction
         if r.count > 1:
             kl = rdp_curve(r.eps0, r.n, method, k, [1.25], rtol=0.5).upper[0]
             composed += r.count * 3.0 * kl / step + 20.0 * math.sqrt(2.0 * r.count * kl) / step
-    composed += per_round * len(rounds)
     if composed > PLD_MAX_COMPOSED_POINTS:
+        coarser = "" if discretization is None else " (or a coarser --discretization)"
         return (f"composing {sum(r.count for r in rounds)} rounds needs a privacy-loss grid of about {composed:.2g} "
-                f"points (limit {PLD_MAX_COMPOSED_POINTS:g}, memory); the RDP route covers any T")
+                f"points at discretization {step:.3g} (limit {PLD_MAX_COMPOSED_POINTS:g}, memory); the RDP route "
+                f"covers any T{coarser}")
     return None

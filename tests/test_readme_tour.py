@@ -2,6 +2,9 @@
 block runs, and prints exactly what the README shows (numbers as printed). The README's
 CI recipe is used on the package itself: ``check`` against the committed golden table
 ``tests/golden/bounds.json``, and the grid file the recipe shows is a valid grid.
+
+When a change of the numbers is intended, ``python tests/test_readme_tour.py --update``
+rewrites the shown outputs from the current code (review the diff before committing).
 """
 
 from __future__ import annotations
@@ -88,3 +91,35 @@ def test_ci_recipe_check_passes_on_the_committed_golden_table():
     r = CliRunner().invoke(main, words)
     assert r.exit_code == 0, r.output
     assert r.stdout.startswith("ok: 180 cells agree")
+
+
+def _current_output(command: str) -> str:
+    r = CliRunner().invoke(main, shlex.split(command)[1:])
+    if r.exit_code != 0:
+        raise SystemExit(f"{command}: exit {r.exit_code}: {r.output}")
+    return _normalise(r.stdout)
+
+
+def update_readme(path: Path = ROOT / "README.md") -> int:
+    """Rewrite the output under every ``$ shuffle-acct`` line of the console blocks;
+    returns how many outputs changed."""
+    text = path.read_text(encoding="utf-8")
+    changed = 0
+
+    def block(match: re.Match[str]) -> str:
+        nonlocal changed
+        out: list[str] = []
+        for command, shown in console_examples(f"```console\n{match.group(1)}```"):
+            now = _current_output(command)
+            changed += now != _normalise(shown)
+            out += [f"$ {command}", now]
+        return "```console\n" + "\n".join(out) + "\n```"
+
+    path.write_text(re.sub(r"```console\n(.*?)```", block, text, flags=re.DOTALL), encoding="utf-8")
+    return changed
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--update"]:
+        raise SystemExit("usage: python tests/test_readme_tour.py --update")
+    print(f"{update_readme()} outputs changed in README.md")

@@ -122,8 +122,8 @@ def _rounds_file(rounds_file: str | None, deprecated: str | None) -> str | None:
 @click.option("--orders", type=OrdersType(), default=None, help=ORDERS_HELP)
 @click.option("--discretization", type=RangeType(v.DISCRETIZATION), default=None,
               help="Privacy-loss grid of the PLD route, 1e-7 to 0.1 (smaller: tighter and slower; the PLD row says "
-                   "when a grid is too fine to finish). Default: 1e-4, finer when a round's losses span fewer than "
-                   "64 steps.")
+                   "when the composition would not fit). Default: from the rounds themselves (the narrowest "
+                   "round's tail eps over 1000 steps).")
 @format_option
 def compose_cmd(eps0: float | None, n: int | None, T: int | None, rounds_file: str | None,
                 deprecated_rounds: str | None, delta: float, method: str, k: int | None,
