@@ -48,6 +48,9 @@ MAX_FILE_BYTES = 16 * 2**20
 #: dp_accounting allocates for its FFT would exceed this many points (about 240 MB per
 #: array, and it holds several; measured: 7e6 points take 4.5 s).
 PLD_MAX_COMPOSED_POINTS = 30_000_000
+#: ... or when a round whose distribution dp_accounting keeps sparse (at most 1000 points)
+#: is repeated more often than this (dp_accounting's size test computes ``size**T``).
+PLD_MAX_SPARSE_T = 10**6
 #: Beyond this many rounds KOV15 Theorem 3.3 (a sum over every number of flips, O(T))
 #: gives way to the closed-form advanced composition of Theorem 3.5.
 OPTIMAL_MAX_T = 100_000
@@ -456,6 +459,10 @@ def _pld_size_problem(rounds: Sequence[Round], method: str, k: int | None, discr
     step = auto_discretization(list(tails.values())) if discretization is None else discretization
     composed = sum(min(sum(tails[r]) / step, 2.0 * MAX_GRID) for r in rounds)
     for r in rounds:
+        if r.count > PLD_MAX_SPARSE_T and sum(tails[r]) / step <= 1000:
+            return (f"the round eps0={r.eps0:g}, n={r.n} has a privacy-loss distribution of a few points, which "
+                    f"dp_accounting self-composes as a sparse one (its size test alone computes size**T, T = "
+                    f"{r.count}); the RDP route covers it")
         if r.count > 1:
             kl = rdp_curve(r.eps0, r.n, method, k, [1.25], rtol=0.5).upper[0]
             composed += r.count * 3.0 * kl / step + 20.0 * math.sqrt(2.0 * r.count * kl) / step
