@@ -89,6 +89,8 @@ def format_ratio(value: float | None) -> str:
         return "n/a"
     if math.isinf(value):
         return "inf"
+    if 1.0 <= value < 1.01:  # near-tight: show how far above 1, which 3 digits would hide
+        return f"{value:.3g} (+{(value - 1.0) * 100:.2g} %)"
     return f"{value:.3g}"
 
 

@@ -70,8 +70,11 @@ def test_warns_when_delta_large():
 def test_methods_lists_all_with_citations():
     r = run("methods", "--format", "json")
     names = {rec["method"] for rec in json.loads(r.output)["results"]}
-    assert names == {m.name for m in api.methods()}
+    from shuffle_accountant.analyses import NOT_OFFERED
+
+    assert names == {m.name for m in api.methods()} | set(NOT_OFFERED)
     assert "Feldman" in run("methods").output
+    assert "variation-ratio  [NOT OFFERED]" in run("methods").output
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,10 @@ import click
 
 from .. import api
 from .. import validation as v
-from ..analyses import METHODS
+from ..analyses import METHODS, NOT_OFFERED
 from ..output import Column, Report, format_ratio, render
 from ..results import Bound, warnings_by_method
+from .randomizer_options import build_randomizer, randomizer_options
 from .params import ALPHABET, DELTA, DELTA0, EPS, EPS0, USERS, RangeType, format_option
 
 METHOD_CHOICE = click.Choice(list(METHODS))
@@ -18,7 +19,8 @@ METHOD_CHOICE = click.Choice(list(METHODS))
 
 def _shared_options(func: Any) -> Any:
     options = [
-        click.option("--eps0", type=EPS0, required=True, help="Local randomizer's epsilon (0 < eps0 <= 700)."),
+        click.option("--eps0", type=EPS0, default=None,
+                     help="Local randomizer's epsilon (0 < eps0 <= 700); required unless --randomizer-file."),
         click.option("--n", "n", type=USERS, required=True, help="Number of users (1 to 1e12; '1e6' is accepted)."),
         click.option(
             "--method",
@@ -27,9 +29,11 @@ def _shared_options(func: Any) -> Any:
             type=METHOD_CHOICE,
             multiple=True,
             help="Analysis to run (repeatable). Default: clones, stronger-clones, closed-form, "
-            "binary-rr-lower, plus krr and krr-lower when --k is given. See 'shuffle-acct methods'.",
+            "generic-lower, plus krr and krr-lower when --k is given; with a randomizer: blanket, "
+            "dataset-lower, stronger-clones, clones (and krr, krr-lower for k-RR). See 'shuffle-acct methods'.",
         ),
-        click.option("--k", type=ALPHABET, default=None, help="Alphabet size for the k-RR methods (2 <= k <= 1e9)."),
+        click.option("--k", type=ALPHABET, default=None,
+                     help="Alphabet size: of the k-RR methods, or of --randomizer (2 <= k <= 1e9)."),
         click.option(
             "--delta0",
             type=DELTA0,
@@ -40,7 +44,7 @@ def _shared_options(func: Any) -> Any:
     ]
     for option in reversed(options):
         func = option(func)
-    return func
+    return randomizer_options(func)
 
 
 def _row(b: Bound) -> dict[str, Any]:
@@ -69,8 +73,10 @@ def _report(command: str, quantity: str, comparison: api.Comparison, inputs: dic
     notes = []
     up, low = comparison.best_upper, comparison.best_lower
     if up is not None and low is not None and low.value:
+        which = ("upper bound for this randomizer", "bound attained by it") if inputs.get("randomizer") else (
+            "generic upper bound", "generic lower bound")
         notes.append(
-            f"gap: best generic upper bound ({up.method}) / generic lower bound ({low.method}) = "
+            f"gap: best {which[0]} ({up.method}) / {which[1]} ({low.method}) = "
             f"{format_ratio(comparison.gap_ratio)}"
         )
     notes.append("upper = certified upper bound; lower = attained by a concrete mechanism (rounded down); "
@@ -111,7 +117,8 @@ def _emit(report: Report, fmt: str) -> None:
     help="Relative width of the certified bracket around each numerical eps.",
 )
 @format_option
-def epsilon_cmd(eps0: float, n: int, methods: tuple[str, ...], k: int | None, delta0: float,
+def epsilon_cmd(eps0: float | None, n: int, methods: tuple[str, ...], k: int | None, delta0: float,
+                randomizer_name: str | None, g: int | None, d: int | None, randomizer_file: str | None,
                 delta: float, rtol: float, fmt: str) -> None:
     """Central epsilon of shuffling n reports of an eps0-DP local randomizer, at a given delta.
 
@@ -119,11 +126,14 @@ def epsilon_cmd(eps0: float, n: int, methods: tuple[str, ...], k: int | None, de
     gap between the best generic upper bound and the lower bound.
 
     \b
-    Example:
+    Examples:
       shuffle-acct epsilon --eps0 3 --n 10000
+      shuffle-acct epsilon --eps0 1 --n 100000 --randomizer krr --k 10
     """
-    comparison = api.compare_epsilon(eps0, n, delta, methods or None, k, delta0, rtol)
-    inputs = {"eps0": eps0, "n": n, "delta": delta, "k": k, "delta0": delta0 or None}
+    r, e0 = build_randomizer(eps0, k, randomizer_name, g, d, randomizer_file)
+    comparison = api.compare_epsilon(e0, n, delta, methods or None, k, delta0, rtol, randomizer=r)
+    inputs = {"eps0": e0, "n": n, "delta": delta, "k": k, "delta0": delta0 or None,
+              "randomizer": r.describe() if r else None}
     _emit(_report("epsilon", "epsilon", comparison, inputs), fmt)
 
 
@@ -138,7 +148,8 @@ def epsilon_cmd(eps0: float, n: int, methods: tuple[str, ...], k: int | None, de
     help="Relative width of the certified bracket around each numerical delta.",
 )
 @format_option
-def delta_cmd(eps0: float, n: int, methods: tuple[str, ...], k: int | None, delta0: float,
+def delta_cmd(eps0: float | None, n: int, methods: tuple[str, ...], k: int | None, delta0: float,
+              randomizer_name: str | None, g: int | None, d: int | None, randomizer_file: str | None,
               eps: float, rtol: float, fmt: str) -> None:
     """Delta at which shuffling n reports of an eps0-DP randomizer is (eps, delta)-DP.
 
@@ -146,8 +157,10 @@ def delta_cmd(eps0: float, n: int, methods: tuple[str, ...], k: int | None, delt
     Example:
       shuffle-acct delta --eps0 3 --n 10000 --eps 0.5
     """
-    comparison = api.compare_delta(eps0, n, eps, methods or None, k, delta0, rtol)
-    inputs = {"eps0": eps0, "n": n, "eps": eps, "k": k, "delta0": delta0 or None}
+    r, e0 = build_randomizer(eps0, k, randomizer_name, g, d, randomizer_file)
+    comparison = api.compare_delta(e0, n, eps, methods or None, k, delta0, rtol, randomizer=r)
+    inputs = {"eps0": e0, "n": n, "eps": eps, "k": k, "delta0": delta0 or None,
+              "randomizer": r.describe() if r else None}
     _emit(_report("delta", "delta", comparison, inputs), fmt)
 
 
@@ -165,10 +178,18 @@ def methods_cmd(fmt: str) -> None:
         {"method": m.name, "kind": m.kind, "generic": "yes" if m.generic else "no", "assumes": m.assumes,
          "delta0": "yes" if m.supports_delta0 else "no", "citation": m.citation}
         for m in api.methods()
+    ] + [
+        {"method": name, "kind": "not applicable", "generic": "no", "assumes": f"NOT OFFERED: {why}", "delta0": "no",
+         "citation": ""}
+        for name, why in NOT_OFFERED.items()
     ]
     columns = [Column(k, k) for k in ("method", "kind", "generic", "delta0", "assumes", "citation")]
     if fmt == "text":
         for r in rows:
+            if r["method"] in NOT_OFFERED:
+                click.echo(f"{r['method']}  [NOT OFFERED]")
+                click.echo(f"    why: {NOT_OFFERED[r['method']]}")
+                continue
             click.echo(f"{r['method']}  [{r['kind']} bound{', generic' if r['generic'] == 'yes' else ''}]")
             click.echo(f"    assumes: {r['assumes']}")
             click.echo(f"    source:  {r['citation']}")
