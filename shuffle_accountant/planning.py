@@ -11,46 +11,245 @@ together with the neighbouring value one step further, which it does not certify
   certifies the target with this many users and not with one fewer.
 
 The search assumes the forward bound is monotone (delta non-decreasing in eps0,
-non-increasing in n; tested for the numerical analyses). The answer is re-checked
-regardless, so a non-monotone bound could at worst make the answer conservative, never
-wrong.
+non-increasing in n; tested for the numerical analyses). Every end it returns was
+evaluated by the forward computation, so a non-monotone bound could at worst make the
+answer conservative, never wrong.
+
+With ``rounds = T > 1`` the forward computation is :func:`.composition.compose` (its
+tightest certified route, at the orders :data:`SOLVER_ORDERS`). The search (all of it on
+:func:`.numeric.search.monotone_boundary`):
+
+1. brackets the answer with the cheapest certified route, RDP, on coarse curves
+   (:data:`RDP_BRACKET_CURVE_RTOL`, to :data:`RDP_BRACKET_RTOL`);
+2. predicts the boundary of the tightest route from its values at two or three points (a
+   secant of ``log eps`` against ``log x``: an estimate that only chooses where to look);
+3. certifies it with ``monotone_boundary`` on a narrow range around the prediction, widened
+   when the boundary is not inside. There each point costs only the routes needed to decide
+   it (the PLD route first, usually the tightest; all three only where none certifies), and
+   every route value is computed once (:class:`ComposedRounds`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Literal
+
+import numpy as np
 
 from . import api
 from .analyses import get_method
+from .composition import (
+    Round,
+    _advanced_route,
+    _pld_route_checked,
+    _rdp_route,
+    cks_epsilon,
+    rdp_curve,
+)
 from .errors import CertificationError, InvalidParameter
-from .numeric.search import NoBracket, monotone_boundary
+from .numeric.search import Boundary, NoBracket, monotone_boundary
 from .results import Bound
-from .validation import MAX_N, check_int, check_positive, check_probability_open, check_real
-
+from .validation import (
+    MAX_N,
+    check_int,
+    check_positive,
+    check_probability_open,
+    check_real,
+)
 
 #: Order grid used when a solver composes rounds (coarser than ``renyi``'s default, for speed;
 #: every RDP value is still a certified upper bound).
+SOLVER_ORDERS = (1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0, 128.0, 256.0)
 #: The detail key of the re-checked value: delta at eps (one round) or eps at delta (rounds).
 _CERTIFIED = {False: "certified_delta", True: "certified_eps"}
+#: Relative width of the RDP bracket that starts a search over composed rounds, and the
+#: relative width of the (certified, coarse) RDP curves behind it.
+RDP_BRACKET_RTOL = 0.05
+RDP_BRACKET_CURVE_RTOL = 0.03
+#: compose's routes, in the order a point is decided (the PLD route is usually the tightest).
+ROUTES = ("pld", "rdp", "advanced")
 
-SOLVER_ORDERS = (1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0, 128.0, 256.0)
 
-
-def _feasible(eps0: float, n: int, eps: float, delta: float, method: str, k: int | None, delta0: float,
-              rounds: int = 1) -> tuple[bool, float]:
-    """Whether ``method`` certifies ``(eps, delta)`` at ``(eps0, n)``; returns the certified
-    delta at ``eps`` (one round) or the certified eps at ``delta`` (``rounds`` > 1, the
-    tightest certified route of :func:`.composition.compose`)."""
-    if rounds > 1:
-        from .composition import compose
-
-        c = compose(eps0=eps0, n=n, T=rounds, delta=delta, method=method, k=k, orders=SOLVER_ORDERS)
-        best = next(b for b in c.bounds if b.method == c.best)
-        return best.value is not None and best.value <= eps, (best.value if best.value is not None else math.inf)
+def _feasible(eps0: float, n: int, eps: float, delta: float, method: str, k: int | None,
+              delta0: float) -> tuple[bool, float]:
+    """Whether ``method`` certifies ``(eps, delta)`` for one round at ``(eps0, n)``, and the
+    certified delta at ``eps``."""
     b = api.delta(eps0, n, eps, method, k, delta0, rtol=1e-9)
     if b.value is None:
         return False, math.inf
     return b.value <= delta, b.value
+
+
+class ComposedRounds:
+    """The routes of :func:`.composition.compose` for ``rounds`` identical rounds at
+    ``(eps0, n)``, evaluated one at a time and cached (the same functions compose calls, at
+    the orders :data:`SOLVER_ORDERS`): a point of a search costs only the routes needed to
+    decide it, and no route is evaluated twice at the same point."""
+
+    def __init__(self, rounds: int, delta: float, method: str, k: int | None) -> None:
+        self.rounds, self.delta, self.method, self.k = rounds, delta, method, k
+        self.alpha = np.asarray(SOLVER_ORDERS)
+        self._values: dict[tuple[str, float, int], float] = {}
+
+    def value(self, route: str, eps0: float, n: int) -> float:
+        """compose's ``route`` value (``inf`` when not applicable) at ``(eps0, n)``."""
+        key = (route, float(eps0), int(n))
+        if key not in self._values:
+            rounds = (Round(float(eps0), int(n), self.rounds),)
+            if route == "pld":
+                b = _pld_route_checked(rounds, self.delta, self.method, self.k, None, {})
+            elif route == "rdp":
+                b = _rdp_route(rounds, self.delta, self.method, self.k, self.alpha, 1e-3, {})
+            else:
+                b = _advanced_route(rounds, self.delta, self.method, self.k, {})
+            ok = b.applicable and b.value is not None
+            self._values[key] = float(b.value) if ok else math.inf  # type: ignore[arg-type]
+        return self._values[key]
+
+    def decide(self, eps0: float, n: int, eps: float, skip: Callable[[str], bool] | None = None,
+               ) -> tuple[bool, float, str]:
+        """``(compose's best <= eps, the deciding value, its route)``: the first route that
+        certifies ``eps``, or (when none does) the best of all three, which then all exceed it.
+
+        ``skip(route)`` (searches only, never for a reported answer) leaves out routes that
+        evidently cannot certify here; a point decided infeasible with skips is re-decided in
+        full before it is reported."""
+        values = []
+        for route in ROUTES:
+            if skip is not None and skip(route):
+                continue
+            v = self.value(route, eps0, n)
+            if v <= eps:
+                return True, v, route
+            values.append((v, route))
+        v, route = min(values) if values else (math.inf, "none")
+        return False, v, route
+
+    def known(self, route: str) -> list[tuple[float, int, float]]:
+        """``(eps0, n, value)`` of every point where ``route`` was evaluated."""
+        return [(e0, n, v) for (r, e0, n), v in self._values.items() if r == route]
+
+    def guide(self, eps0: float, n: int) -> float:
+        """The value the search predicts from: the PLD route's when it applies (the tightest
+        for T > 1), otherwise compose's best."""
+        v = self.value("pld", eps0, n)
+        return v if math.isfinite(v) else min(self.value(r, eps0, n) for r in ROUTES)
+
+    def rdp_coarse(self, eps0: float, n: int) -> float:
+        """A certified upper bound on the composed eps by RDP on coarse curves (brackets only)."""
+        key = ("rdp-coarse", float(eps0), int(n))
+        if key not in self._values:
+            curve = rdp_curve(eps0, int(n), self.method, self.k, SOLVER_ORDERS, RDP_BRACKET_CURVE_RTOL)
+            total = self.rounds * np.asarray(curve.upper) * (1.0 + 1e-13)
+            self._values[key] = cks_epsilon(self.alpha, total, self.delta)[0]
+        return self._values[key]
+
+
+def _composed_boundary(
+    cr: ComposedRounds,
+    eps: float,
+    at: Callable[[float], tuple[float, int]],
+    *,
+    start: float,
+    low: float,
+    high: float,
+    integer: bool,
+    feasible_side: Literal["low", "high"],
+    rtol: float,
+    slope: float,
+) -> Boundary:
+    """The boundary of "compose certifies ``eps``" over one parameter (``at(x)`` gives
+    ``(eps0, n)``), in the three steps of the module docstring. ``slope`` is a first guess of
+    ``d log eps / d log x`` (its sign is the direction in which eps grows). The returned ends
+    were both decided by the full forward computation."""
+    grows = feasible_side == "low"  # eps grows with x (eps0) or falls with it (n)
+    index = 0 if grows else 1  # which of (eps0, n) is x
+
+    def skip_for(x: float) -> Callable[[str], bool]:
+        """During the search, leave out a route that cannot be the one that certifies: it
+        exceeded eps at a point where the composed eps is smaller (it is monotone in x), or
+        exceeded it by half at a point within 20% of x."""
+
+        def skip(route: str) -> bool:
+            if route == "pld":
+                return False
+            for point in cr.known(route):
+                xa, v = float(point[index]), point[2]
+                if v > eps and ((grows and xa <= x) or (not grows and xa >= x)):
+                    return True
+                if v > 1.5 * eps and abs(math.log(x / xa)) < 0.2:
+                    return True
+            return False
+
+        return skip
+
+    def ok(x: float) -> bool:
+        return cr.decide(*at(x), eps, skip_for(x))[0]
+
+    def clip(x: float) -> float:
+        x = min(max(x, low), high)
+        return float(math.floor(x)) if integer else x
+
+    # 1. bracket with coarse RDP curves (certified upper bounds; a starting point), to a relative
+    #    width of RDP_BRACKET_RTOL (over the reals, also for n)
+    try:
+        bracket = monotone_boundary(lambda x: cr.rdp_coarse(*at(clip(x))) <= eps, start, feasible_side=feasible_side,
+                                    low=low, high=high, rtol=RDP_BRACKET_RTOL)
+        x = clip(bracket.feasible)
+    except NoBracket:
+        x = low if feasible_side == "low" else high  # RDP certifies nowhere: start from the feasible end
+    # 2. predict the boundary of the tightest route: secants of log eps against log x (at most
+    #    four; an estimate that only chooses where step 3 looks)
+    pts = [(x, cr.guide(*at(x)))]
+    for _ in range(4):
+        (x0, f0) = pts[-1]
+        if len(pts) >= 2:
+            (xa, fa) = pts[-2]
+            if xa != x0 and fa > 0.0 and f0 > 0.0 and math.isfinite(fa) and math.isfinite(f0) and fa != f0:
+                slope = math.log(f0 / fa) / math.log(x0 / xa)
+        if not (f0 > 0.0 and math.isfinite(f0)) or slope == 0.0:
+            break
+        step = min(max(math.log(eps / f0) / slope, -math.log(4.0)), math.log(4.0))  # at most 4x per step
+        x1 = min(max(x0 * math.exp(step), low), high)
+        x1 = float(round(x1)) if integer else x1
+        if x1 == x0 or (len(pts) >= 2 and abs(x1 - x0) <= 0.5 * rtol * x0):
+            break
+        pts.append((x1, cr.guide(*at(x1))))
+    guess = pts[-1][0]
+    # the secant converges fast: the last correction bounds the remaining error generously
+    width = 4.0 * rtol
+    if len(pts) > 1:
+        width = max(width, 1.5 * abs(pts[-1][0] - pts[-2][0]) / pts[-1][0])
+    elif not math.isfinite(pts[0][1]):
+        width = 0.5
+    # 3. certify on a narrow range around the prediction; widen (and move) until it holds the boundary
+    for _ in range(12):
+        lo_r, hi_r = clip(guess * (1.0 - width)), clip(guess * (1.0 + width))
+        if integer:
+            lo_r, hi_r = max(low, lo_r - 1.0), min(high, hi_r + 2.0)
+        try:
+            b = monotone_boundary(ok, clip(guess), feasible_side=feasible_side, low=lo_r, high=hi_r,
+                                  integer=integer, rtol=rtol)
+        except NoBracket:  # infeasible on the whole range: the boundary is on the feasible side
+            edge = lo_r if feasible_side == "low" else hi_r
+            if edge == (low if feasible_side == "low" else high):
+                raise
+            guess, width = edge, min(width * 8.0, 0.9)
+            continue
+        if b.infeasible is None:  # feasible to the end of the range: the boundary is further out
+            edge = hi_r if feasible_side == "low" else lo_r
+            if edge == (high if feasible_side == "low" else low):
+                return b
+            guess, width = edge, min(width * 8.0, 0.9)
+            continue
+        if cr.decide(*at(b.infeasible), eps)[0]:  # a skipped route certifies after all: search on, in full
+            guess = b.infeasible
+            skip_for = lambda x: None
+            continue
+        return b
+    return monotone_boundary(lambda x: cr.decide(*at(x), eps)[0], clip(guess), feasible_side=feasible_side,
+                             low=low, high=high, integer=integer, rtol=rtol)
 
 
 def _target(eps: float, delta: float, method: str, k: int | None, delta0: float, rounds: int,
@@ -73,6 +272,23 @@ def _target(eps: float, delta: float, method: str, k: int | None, delta0: float,
     return inputs
 
 
+def _rounds_details(cr: ComposedRounds, eps: float, answer: tuple[float, int],
+                    neighbour: tuple[float, int] | None) -> dict:
+    """Details of a composed-rounds answer: the certified eps at the answer (and the route
+    that certified it), compose's best at the neighbour (every route above eps there)."""
+    ok, value, route = cr.decide(*answer, eps)
+    if not ok:  # pragma: no cover - the search only returns evaluated feasible points
+        raise CertificationError("solver output failed its re-check")
+    details = {"certified_eps": value, "certified_by": route}
+    if neighbour is not None:
+        ok_n, value_n, route_n = cr.decide(*neighbour, eps)
+        if ok_n:  # pragma: no cover - the search only returns evaluated infeasible neighbours
+            raise CertificationError("solver neighbour unexpectedly meets the target")
+        details["neighbour_best_route"] = route_n
+        details["_neighbour_value"] = value_n
+    return details
+
+
 def solve_eps0(
     eps: float,
     delta: float,
@@ -90,29 +306,41 @@ def solve_eps0(
     rounds = check_int("rounds", rounds, high=10**9)
     inputs = _target(eps, delta, method, k, delta0, rounds, n=n)
     eps, delta = inputs["eps"], inputs["delta"]
-
-    def ok(e0: float) -> bool:
-        return _feasible(e0, n, eps, delta, method, k, delta0, rounds)[0]
-
-    try:
-        found = monotone_boundary(ok, min(eps, api.MAX_EPS0), feasible_side="low", low=1e-12,
-                                  high=api.MAX_EPS0, rtol=rtol)
-    except NoBracket:
-        raise NoBracket(
-            f"{method} certifies (eps={eps:g}, delta={delta:g}) at n={n} for no eps0 >= 1e-12"
-        ) from None
-    lo = found.feasible
+    start = min(eps, api.MAX_EPS0)
+    fail = f"{method} certifies (eps={eps:g}, delta={delta:g}) at n={n} for no eps0 >= 1e-12"
     warnings: list[str] = []
+    if rounds > 1:
+        cr = ComposedRounds(rounds, delta, method, k)
+        try:
+            found = _composed_boundary(cr, eps, lambda e0: (e0, n), start=start, low=1e-12, high=api.MAX_EPS0,
+                                       integer=False, feasible_side="low", rtol=rtol, slope=1.0)
+        except NoBracket:
+            raise NoBracket(fail) from None
+        lo = found.feasible
+        beyond = math.inf if found.infeasible is None else found.infeasible
+        details = _rounds_details(cr, eps, (lo, n), None if found.infeasible is None else (beyond, n))
+        beyond_value = details.pop("_neighbour_value", details["certified_eps"])
+    else:
+
+        def ok(e0: float) -> bool:
+            return _feasible(e0, n, eps, delta, method, k, delta0)[0]
+
+        try:
+            found = monotone_boundary(ok, start, feasible_side="low", low=1e-12, high=api.MAX_EPS0, rtol=rtol)
+        except NoBracket:
+            raise NoBracket(fail) from None
+        lo = found.feasible
+        feasible, certified = _feasible(lo, n, eps, delta, method, k, delta0)
+        if not feasible:  # pragma: no cover - monotone_boundary only returns evaluated feasible points
+            raise CertificationError("solver output failed its re-check")
+        if found.infeasible is None:
+            beyond, beyond_value = math.inf, certified
+        else:
+            beyond = found.infeasible
+            beyond_value = _feasible(beyond, n, eps, delta, method, k, delta0)[1]
+        details = {"certified_delta": certified}
     if found.infeasible is None:
         warnings.append(f"every eps0 up to the supported maximum {api.MAX_EPS0:g} meets the target")
-    feasible, certified = _feasible(lo, n, eps, delta, method, k, delta0, rounds)
-    if not feasible:  # pragma: no cover - monotone_boundary only returns evaluated feasible points
-        raise CertificationError("solver output failed its re-check")
-    if found.infeasible is None:
-        beyond, beyond_value = math.inf, certified
-    else:
-        beyond = found.infeasible
-        beyond_value = _feasible(beyond, n, eps, delta, method, k, delta0, rounds)[1]
     m = get_method(method)
     return Bound(
         "eps0",
@@ -123,7 +351,7 @@ def solve_eps0(
         inputs,
         "largest eps0 certified by the forward computation (the true optimum of this analysis is >= this)",
         tuple(warnings),
-        {_CERTIFIED[rounds > 1]: certified, "next_eps0": beyond, "next_value": beyond_value, "rtol": rtol},
+        {**details, "next_eps0": beyond, "next_value": beyond_value, "rtol": rtol},
     )
 
 
@@ -142,21 +370,38 @@ def solve_n(
     rounds = check_int("rounds", rounds, high=10**9)
     inputs = _target(eps, delta, method, k, delta0, rounds, eps0=eps0)
     eps, delta = inputs["eps"], inputs["delta"]
+    fail = f"{method} does not certify (eps={eps:g}, delta={delta:g}) with eps0={eps0:g} for any n <= {MAX_N:g}"
+    if rounds > 1:
+        cr = ComposedRounds(rounds, delta, method, k)
+        ref = 1000  # start where the coarse RDP bound scales to eps (eps ~ n^-1/2)
+        v_ref = cr.rdp_coarse(eps0, ref)
+        start = ref * (v_ref / eps) ** 2 if math.isfinite(v_ref) and v_ref > 0.0 else float(ref)
+        try:
+            found = _composed_boundary(cr, eps, lambda n_: (eps0, int(n_)), start=float(min(max(start, 1.0), MAX_N)),
+                                       low=1.0, high=float(MAX_N), integer=True, feasible_side="high", rtol=1e-6,
+                                       slope=-0.5)
+        except NoBracket:
+            raise NoBracket(fail) from None
+        hi = int(found.feasible)
+        neighbour = (eps0, hi - 1) if hi > 1 else None
+        details = _rounds_details(cr, eps, (eps0, hi), neighbour)
+        if hi > 1:
+            details["previous_n"] = hi - 1
+            details["previous_value"] = details.pop("_neighbour_value")
+    else:
 
-    def ok(n: float) -> bool:
-        return _feasible(eps0, int(n), eps, delta, method, k, delta0, rounds)[0]
+        def ok(n_: float) -> bool:
+            return _feasible(eps0, int(n_), eps, delta, method, k, delta0)[0]
 
-    try:
-        found = monotone_boundary(ok, 1, feasible_side="high", low=1, high=MAX_N, integer=True)
-    except NoBracket:
-        raise NoBracket(
-            f"{method} does not certify (eps={eps:g}, delta={delta:g}) with eps0={eps0:g} for any n <= {MAX_N:g}"
-        ) from None
-    hi = int(found.feasible)
-    _, certified = _feasible(eps0, hi, eps, delta, method, k, delta0, rounds)
-    details: dict = {_CERTIFIED[rounds > 1]: certified}
-    if hi > 1:  # the neighbour one user fewer, which the forward computation does not certify
-        details.update(previous_n=hi - 1, previous_value=_feasible(eps0, hi - 1, eps, delta, method, k, delta0, rounds)[1])
+        try:
+            found = monotone_boundary(ok, 1, feasible_side="high", low=1, high=MAX_N, integer=True)
+        except NoBracket:
+            raise NoBracket(fail) from None
+        hi = int(found.feasible)
+        _, certified = _feasible(eps0, hi, eps, delta, method, k, delta0)
+        details = {"certified_delta": certified}
+        if hi > 1:  # the neighbour one user fewer, which the forward computation does not certify
+            details.update(previous_n=hi - 1, previous_value=_feasible(eps0, hi - 1, eps, delta, method, k, delta0)[1])
     m = get_method(method)
     return Bound(
         "n",

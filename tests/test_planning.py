@@ -91,3 +91,57 @@ def test_solve_n_with_rounds_rechecks_by_composition():
 def test_rounds_and_delta0_together_refused():
     with pytest.raises(ValueError, match="rounds"):
         planning.solve_n(1.0, 1e-6, 1.0, "clones", delta0=1e-12, rounds=2)
+
+
+# ---------------------------------------------------------------------------------------
+# --rounds: the bracketed, predicted and certified search against the plain search over compose
+# ---------------------------------------------------------------------------------------
+
+def _compose_best(eps0, n, T, delta, method="clones"):
+    from shuffle_accountant.composition import compose
+
+    c = compose(eps0=eps0, n=int(n), T=T, delta=delta, method=method, orders=planning.SOLVER_ORDERS)
+    return next(x for x in c.bounds if x.method == c.best).value
+
+
+@pytest.mark.parametrize("eps, eps0, T", [(1.0, 1.0, 4), pytest.param(0.6, 2.0, 25, marks=pytest.mark.slow)])
+def test_solve_n_rounds_equals_the_plain_search(eps, eps0, T):
+    """The answer is compose's own integer boundary: compose certifies it and not one user
+    fewer (checked here by calling compose), and it is the boundary the plain search
+    (monotone_boundary over full compose evaluations, the path this replaces) finds."""
+    from shuffle_accountant.numeric.search import monotone_boundary
+
+    b = planning.solve_n(eps, 1e-6, eps0, "clones", rounds=T)
+    n = b.value
+    assert _compose_best(eps0, n, T, 1e-6) <= eps < _compose_best(eps0, n - 1, T, 1e-6)
+    assert b.details["certified_eps"] <= eps and b.details["previous_value"] > eps
+    assert b.details["certified_by"] in planning.ROUTES
+    plain = monotone_boundary(lambda x: _compose_best(eps0, x, T, 1e-6) <= eps, float(n) * 2, feasible_side="high",
+                              low=1, high=10**7, integer=True)
+    assert plain.feasible == n
+
+
+@pytest.mark.parametrize("eps, n, T, rtol", [(1.0, 3000, 10, 1e-3),
+                                             pytest.param(0.5, 20_000, 30, 1e-6, marks=pytest.mark.slow)])
+def test_solve_eps0_rounds_certified_and_agrees_with_plain_search(eps, n, T, rtol):
+    from shuffle_accountant.numeric.search import monotone_boundary
+
+    b = planning.solve_eps0(eps, 1e-6, n, "clones", rtol=rtol, rounds=T)
+    e0, nxt = b.value, b.details["next_eps0"]
+    assert _compose_best(e0, n, T, 1e-6) <= eps < _compose_best(nxt, n, T, 1e-6)
+    assert nxt <= e0 * (1 + 1.0001 * rtol)
+    plain = monotone_boundary(lambda x: _compose_best(x, n, T, 1e-6) <= eps, e0, feasible_side="low",
+                              low=1e-12, high=700.0, rtol=rtol)
+    assert abs(plain.feasible - e0) <= 2 * rtol * e0
+
+
+def test_composed_routes_match_compose():
+    """ComposedRounds evaluates compose's own route functions: same values as compose."""
+    from shuffle_accountant.composition import compose
+
+    cr = planning.ComposedRounds(7, 1e-6, "clones", None)
+    c = compose(eps0=1.3, n=5000, T=7, delta=1e-6, orders=planning.SOLVER_ORDERS)
+    for b in c.bounds:
+        assert cr.value(b.method, 1.3, 5000) == (b.value if b.applicable else float("inf"))
+    ok, value, route = cr.decide(1.3, 5000, 10.0)
+    assert ok and route == "pld" and value == cr.value("pld", 1.3, 5000)
