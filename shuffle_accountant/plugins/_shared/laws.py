@@ -19,6 +19,7 @@ from scipy import special
 
 from ...plugin_api import CertificationError, fp
 
+
 def _boost(name: str, fallback: str) -> Any:
     """The Boost-backed ufunc ``scipy.special._ufuncs.<name>`` that ``scipy.stats`` itself
     calls, or the same computation through ``scipy.stats`` (``"<dist>.<method>"``) on
@@ -62,7 +63,7 @@ class Law:
     Poisson mean above ``1e10``).
     """
 
-    __slots__ = ("family", "args", "budget", "top", "_f")
+    __slots__ = ("_f", "args", "budget", "family", "top")
 
     def __init__(self, family: str, *args: float) -> None:
         self.family, self.args = family, tuple(float(a) for a in args)
