@@ -1,4 +1,8 @@
-"""``shuffle-acct robust …``: thin click layer over :mod:`.noise`, :mod:`.bitsum`, :mod:`.structures`."""
+"""``shuffle-acct robust …``: thin click layer over :mod:`.noise`, :mod:`.bitsum`, :mod:`.structures`.
+
+The computation modules (numpy, scipy) are imported inside the commands, so that
+``shuffle-acct --help`` and ``shuffle-acct robust --help`` stay fast.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,29 @@ from typing import Any
 
 import click
 
-from ...cli.params import POSITIVE, PROBABILITY, USERS, FiniteFloat, IntLike, format_option
-from ...output import Column, Report, render
-from . import bitsum as bitsum_mod
-from . import noise as noise_mod
-from . import structures
+from ...plugin_api import (
+    DELTA_TYPE,
+    EPS,
+    EPS_POSITIVE,
+    PROBABILITY,
+    USERS,
+    CertificationError,
+    Column,
+    FiniteFloat,
+    IntLike,
+    Report,
+    emit,
+    format_option,
+)
 
+LAWS = ("binomial", "poisson", "negbin", "dlap")
+BITSUM_PROTOCOLS = ("lecture", "cheu2019", "bc20")
 GAMMA = FiniteFloat(0.0, 1.0, low_open=True)
 OPEN_UNIT = FiniteFloat(0.0, 1.0, low_open=True, high_open=True)
+PER_USER = FiniteFloat(0.0, 1e12, low_open=True)
+
+BALCER_CHEU_JOSEPH_MAO = "Balcer, Cheu, Joseph, Mao, SODA 2021 (arXiv 2004.09481)"
+STEMMER = "Stemmer, lecture notes 'The Shuffle Model' (lecture 8)"
 
 ROW_COLUMNS = [
     Column("quantity", "quantity"),
@@ -22,10 +41,6 @@ ROW_COLUMNS = [
     Column("kind", "kind"),
     Column("method", "method"),
 ]
-
-
-def _emit(report: Report, fmt: str) -> None:
-    click.echo(render(report, fmt), nl=False)
 
 
 def _row(quantity: str, value: Any, kind: str, method: str, **extra: Any) -> dict[str, Any]:
@@ -39,7 +54,19 @@ def _one_of(target: float | None, p: float | None) -> None:
 
 def _gamma_option(func: Any) -> Any:
     return click.option("--gamma", "--honest-fraction", "gamma", type=GAMMA, default=1.0, show_default=True,
-                        help="Guarantee holds whenever at least ceil(gamma*n) users follow the protocol.")(func)
+                        help="Guarantee holds whenever at least ceil(gamma*n) users follow the protocol "
+                             "(0 < gamma <= 1).")(func)
+
+
+def _eps_option(func: Any) -> Any:
+    return click.option("--eps", type=EPS_POSITIVE, required=True, help="Target epsilon, 0 < eps <= 700.")(func)
+
+
+def _delta_option(required: bool, help_text: str) -> Any:
+    if required:
+        return click.option("--delta", "target", type=DELTA_TYPE, required=True,
+                            help=f"{help_text} (1e-300 <= delta < 1).")
+    return click.option("--delta", "target", type=DELTA_TYPE, default=None, help=f"{help_text} (1e-300 <= delta < 1).")
 
 
 @click.group(name="robust")
@@ -56,80 +83,111 @@ def group() -> None:
 
 
 @group.command("noise")
-@click.option("--law", type=click.Choice(noise_mod.LAWS), required=True, help="Noise family.")
-@click.option("--n", "n", type=USERS, required=True, help="Number of users.")
-@click.option("--eps", type=POSITIVE, required=True)
-@click.option("--delta", "target", type=PROBABILITY, required=True)
+@click.option("--law", type=click.Choice(LAWS), required=True,
+              help="Noise family: binomial, poisson, negbin (Polya) or dlap (discrete Laplace).")
+@click.option("--n", "n", type=USERS, required=True, help="Number of users, 1 <= n <= 1e12.")
+@_eps_option
+@_delta_option(True, "Target delta")
 @_gamma_option
-@click.option("--trials", type=IntLike(1, 10**6), default=1, show_default=True, help="Bernoulli draws per user (binomial).")
-@click.option("--nb-p", type=OPEN_UNIT, default=0.5, show_default=True, help="NB success probability (negbin).")
+@click.option("--trials", type=IntLike(1, 10**6), default=1, show_default=True,
+              help="Bernoulli draws per user (binomial); honest users x trials <= 1e12.")
+@click.option("--nb-p", type=PROBABILITY, default=0.5, show_default=True,
+              help="Success probability of the negative binomial (negbin), 1e-300 <= p < 1.")
 @format_option
 def noise_cmd(law: str, n: int, eps: float, target: float, gamma: float, trials: int, nb_p: float, fmt: str) -> None:
-    """Least noise (exact solver) whose honest-user sum is (eps, delta)-DP."""
+    """Least noise (exact solver) whose honest-user sum is (eps, delta)-DP.
+
+    \b
+    Example:
+      shuffle-acct robust noise --law binomial --n 1e6 --eps 1 --delta 1e-6 --gamma 0.9
+    """
+    from . import noise as noise_mod
+
     sol = noise_mod.solve_noise(law, n, eps, target, gamma=gamma, trials=trials, nb_p=nb_p)
     h = sol.details["honest_users"]
     rows = [
         _row("solved " + sol.parameter, sol.value, "exact", "exact solver (least noise, verified forward)"),
-        _row("one step less noise", sol.infeasible_neighbor, "check", "exact forward: violates target"),
+        _row("one step less noise", sol.infeasible_neighbor, "exact", "exact forward: violates the target"),
         _row("delta(eps) at solution", sol.delta_at_value, "upper", "exact hockey-stick, both directions"),
         _row("delta(eps) one step less", sol.delta_at_neighbor, "lower", "exact hockey-stick, both directions"),
         _row("honest-user noise law", sol.law.describe(), "exact", f"{h} honest users"),
     ]
-    all_law = _all_honest_law(law, sol, n, trials, nb_p)
+    all_law = _all_honest_law(noise_mod, law, sol, n, trials, nb_p)
     rows.append(_row("noise std (all n honest)", math.sqrt(all_law.variance), "exact", all_law.describe()))
     warnings: list[str] = []
     if law == "binomial":
-        p_rule = 48 * math.log(2 / target) / (eps**2 * h * trials)
+        p_rule = 48 * math.log(2 / target) / eps / eps / (h * trials)  # inf, not an error, for tiny eps
         if p_rule <= 0.5:
             d_rule = noise_mod.delta(noise_mod.honest_law("binomial", p_rule, h, trials=trials), eps).upper
-            rows.append(_row("paper rule p = 48 ln(2/delta)/(eps^2 gamma n)", p_rule, "exact", "seed 001 Theorem 2"))
+            rows.append(_row("paper rule p = 48 ln(2/delta)/(eps^2 gamma n)", p_rule, "exact", f"{STEMMER}, Theorem 2"))
             rows.append(_row("delta(eps) of the paper rule", d_rule, "upper", "exact hockey-stick"))
-            rows.append(_row("noise ratio paper/exact", p_rule / sol.value, "exact", "expected noise bits"))
+            rows.append(_row("noise ratio paper/exact", p_rule / sol.value, "estimate", "expected noise bits"))
         else:
             warnings.append(f"paper rule gives p = {p_rule:.3g} > 1/2: not applicable")
     elif law == "dlap":
-        rows.append(_row("pure-DP rule a = eps (delta = 0)", eps, "exact", "Ghosh-Roughgarden-Sundararajan STOC'09"))
+        rows.append(_row("pure-DP rule a = eps (delta = 0)", eps, "exact",
+                         "Ghosh, Roughgarden, Sundararajan, STOC 2009 (geometric mechanism)"))
     else:
         rows.append(_row("published rule", None, "not applicable", "none recovered for this law"))
     report = Report("robust noise", f"Least {law} noise, robust to dropouts", ROW_COLUMNS, rows,
                     inputs={"law": law, "n": n, "eps": eps, "delta": target, "gamma": gamma, "honest": h},
-                    notes=[f"binding: {sol.binding}", "citation: " + noise_mod.CITE_EXACT], warnings=warnings,
-                    extra={"solution": sol.to_dict()})
-    _emit(report, fmt)
+                    notes=[f"binding: {sol.binding}", "citation: " + noise_mod.CITE_EXACT], warnings=warnings)
+    emit(report, fmt)
 
 
-def _all_honest_law(law: str, sol: noise_mod.Solution, n: int, trials: int, nb_p: float) -> noise_mod.NoiseLaw:
+def _all_honest_law(noise_mod: Any, law: str, sol: Any, n: int, trials: int, nb_p: float) -> Any:
     if law == "dlap":
-        return noise_mod.NoiseLaw("dlap", size=n * sol.details["per_user_shape"], p=sol.law.p)
+        return noise_mod.NoiseLaw("dlap", size=n * sol.details["per_user_shape"], a=sol.law.a)
     return noise_mod.honest_law(law, sol.value, n, trials=trials, p=nb_p)
 
 
 @group.command("delta")
-@click.option("--law", type=click.Choice(noise_mod.LAWS), required=True)
-@click.option("--n", "n", type=USERS, required=True, help="Number of users.")
-@click.option("--eps", type=FiniteFloat(0.0), required=True)
-@click.option("--param", type=POSITIVE, required=True,
-              help="Per-user noise: Bernoulli p (binomial), Poisson mean, NB shape; dlap: scale a (shares 1/ceil(gamma*n)).")
+@click.option("--law", type=click.Choice(LAWS), required=True,
+              help="Noise family: binomial, poisson, negbin (Polya) or dlap (discrete Laplace).")
+@click.option("--n", "n", type=USERS, required=True, help="Number of users, 1 <= n <= 1e12.")
+@click.option("--eps", type=EPS, required=True, help="Epsilon at which delta is evaluated, 0 <= eps <= 700.")
+@click.option("--param", type=PER_USER, required=True,
+              help="Per-user noise: Bernoulli p (binomial, 0 < p < 1), Poisson mean, NB shape; dlap: scale a "
+                   "(shares 1/ceil(gamma*n)).")
 @_gamma_option
 @click.option("--design-gamma", type=GAMMA, default=None,
               help="dlap only: the honest fraction the shares were designed for (default: --gamma).")
-@click.option("--trials", type=IntLike(1, 10**6), default=1, show_default=True)
-@click.option("--nb-p", type=OPEN_UNIT, default=0.5, show_default=True)
+@click.option("--trials", type=IntLike(1, 10**6), default=1, show_default=True,
+              help="Bernoulli draws per user (binomial); honest users x trials <= 1e12.")
+@click.option("--nb-p", type=PROBABILITY, default=0.5, show_default=True,
+              help="Success probability of the negative binomial (negbin), 1e-300 <= p < 1.")
 @format_option
 def delta_cmd(law: str, n: int, eps: float, param: float, gamma: float, design_gamma: float | None, trials: int,
               nb_p: float, fmt: str) -> None:
-    """Exact delta(eps) of a given per-user noise with ceil(gamma*n) honest users, both directions."""
+    """Exact delta(eps) of a given per-user noise with ceil(gamma*n) honest users, both directions.
+
+    \b
+    Example:
+      shuffle-acct robust delta --law binomial --n 1e4 --eps 1 --param 0.003
+    """
+    from . import noise as noise_mod
+
     h = noise_mod.honest_count(n, gamma)
     if law == "binomial":
         if param >= 1:
-            raise click.BadParameter("binomial --param is a probability, need 0 < p < 1", param_hint="--param")
+            raise click.BadParameter(f"{param:g} is out of range for --law binomial (accepted: 0 < param < 1)",
+                                     param_hint="'--param'")
+        if h * trials > 10**12:
+            raise CertificationError(f"honest users x --trials = {h} x {trials} exceeds 1e12, the largest binomial "
+                                     "size at which the floating-point error was measured")
         central = noise_mod.honest_law(law, param, h, trials=trials)
     elif law == "dlap":
         hd = noise_mod.honest_count(n, design_gamma if design_gamma is not None else gamma)
-        central = noise_mod.NoiseLaw("dlap", size=h / hd, p=-math.expm1(-param))
+        if param > 700:
+            raise click.BadParameter(f"{param:g} is out of range for --law dlap (accepted: 0 < a <= 700)",
+                                     param_hint="'--param'")
+        central = noise_mod.NoiseLaw("dlap", size=h / hd, a=param)
     else:
         central = noise_mod.honest_law(law, param, h, p=nb_p)
-    res = noise_mod.delta(central, eps)
+    try:
+        res = noise_mod.delta(central, eps)
+    except CertificationError as exc:
+        raise CertificationError(f"--param {param:g} with {h} honest users: {exc}") from None
     rows = [
         _row("delta(eps) = max of both directions", res.upper, "upper", "exact hockey-stick (certified end)"),
         _row("delta(eps) lower end", res.lower, "lower", "exact hockey-stick (certified end)"),
@@ -140,7 +198,7 @@ def delta_cmd(law: str, n: int, eps: float, param: float, gamma: float, design_g
     report = Report("robust delta", "Exact delta(eps) of distributed noise", ROW_COLUMNS, rows,
                     inputs={"law": law, "n": n, "eps": eps, "param": param, "gamma": gamma, "honest": h},
                     notes=["citation: " + noise_mod.CITE_EXACT], records=[res.bound({"n": n, "gamma": gamma}).to_dict()])
-    _emit(report, fmt)
+    emit(report, fmt)
 
 
 BITSUM_COLUMNS = [
@@ -148,6 +206,7 @@ BITSUM_COLUMNS = [
     Column("source", "source"),
     Column("parameter", "parameter"),
     Column("value", "value", kind_key="value_kind"),
+    Column("value_kind", "kind"),
     Column("delta_upper", "delta(eps) upper", kind_key="upper_kind"),
     Column("delta_lower", "delta(eps) lower", kind_key="lower_kind"),
     Column("rmse", "RMSE (all honest)", kind_key="rmse_kind"),
@@ -155,25 +214,41 @@ BITSUM_COLUMNS = [
     Column("noise_ratio", "noise x"),
 ]
 
+#: The kind of each bit-sum point's value: exact solvers are exact; for randomized response
+#: the solver on the certified upper end gives an upper bound on the least noise and the
+#: all-zero data set a lower bound.
+_POINT_KIND = {"exact solver": "exact", "paper rule": "exact"}
+
 
 @group.command("bitsum")
-@click.option("--n", "n", type=USERS, required=True)
-@click.option("--eps", type=POSITIVE, required=True)
-@click.option("--delta", "target", type=PROBABILITY, required=True)
+@click.option("--n", "n", type=USERS, required=True, help="Number of users, 1 <= n <= 1e12.")
+@_eps_option
+@_delta_option(True, "Target delta")
 @_gamma_option
-@click.option("--protocol", type=click.Choice(bitsum_mod.PROTOCOLS + ("all",)), default="all", show_default=True)
+@click.option("--protocol", type=click.Choice(BITSUM_PROTOCOLS + ("all",)), default="all", show_default=True,
+              help="lecture (x + Bern(p) bits), cheu2019 (randomized response), bc20 (x + Bern(p) copies), or all.")
 @format_option
 def bitsum_cmd(n: int, eps: float, target: float, gamma: float, protocol: str, fmt: str) -> None:
-    """Bit-sum protocols: paper rule vs exact solver, exact privacy of both."""
+    """Bit-sum protocols: paper rule vs exact solver, exact privacy of both.
+
+    \b
+    Example:
+      shuffle-acct robust bitsum --n 1e6 --eps 1 --delta 1e-6 --protocol all
+    """
+    from . import bitsum as bitsum_mod
+    from . import noise as noise_mod
+
     protos = bitsum_mod.PROTOCOLS if protocol == "all" else (protocol,)
     rows, records, warnings, notes = [], [], [], []
     for proto in protos:
         plan = bitsum_mod.bitsum_plan(proto, n, eps, target, gamma)
         records.append(plan.to_dict())
-        for point in (plan.rule, plan.exact):
+        points = [plan.rule, plan.exact] + ([plan.necessary] if plan.necessary is not None else [])
+        for point in points:
             row = point.to_dict()
-            row.update(protocol=proto, value_kind="exact", upper_kind="upper", lower_kind="lower",
-                       rmse_kind="exact", msg_kind="exact",
+            kind = _POINT_KIND.get(point.source, "lower" if point.source.startswith("necessary") else "upper")
+            row.update(protocol=proto, value_kind=kind if point.value is not None else "not applicable",
+                       upper_kind="upper", lower_kind="lower", rmse_kind="exact", msg_kind="exact",
                        noise_ratio=(f"{plan.noise_ratio:.3g}" if plan.noise_ratio and point.source == "paper rule" else ""))
             rows.append(row)
             if point.note:
@@ -182,25 +257,37 @@ def bitsum_cmd(n: int, eps: float, target: float, gamma: float, protocol: str, f
         warnings += list(plan.warnings)
     notes.append("delta(eps) upper/lower: exact hockey-stick with ceil(gamma*n) honest users (cheu2019: bracket, "
                  "lower = all-zero data set, upper = analyst also learns who randomized)")
+    if "cheu2019" in protos:
+        notes.append("cheu2019: the least lambda/n meeting the target lies between the 'necessary' value (kind lower: "
+                     "a concrete data set violates below it) and the 'sufficient' value (kind upper)")
     report = Report("robust bitsum", "Robust bit-sum protocols: paper rule vs exact", BITSUM_COLUMNS, rows,
                     inputs={"n": n, "eps": eps, "delta": target, "gamma": gamma,
                             "honest": noise_mod.honest_count(n, gamma)},
-                    notes=notes, warnings=sorted(set(w for w in warnings if w)), records=records)
-    _emit(report, fmt)
+                    notes=notes, warnings=sorted({w for w in warnings if w}), records=records)
+    emit(report, fmt)
 
 
 @group.command("histogram")
-@click.option("--k", "k", type=IntLike(2, 10**9), required=True, help="Domain size (number of counters).")
-@click.option("--n", "n", type=USERS, required=True)
-@click.option("--eps", type=POSITIVE, required=True)
-@click.option("--delta", "target", type=PROBABILITY, default=None, help="Target for the two-counter composition (solve p).")
-@click.option("--p", "p", type=OPEN_UNIT, default=None, help="Analyse this per-user noise probability instead.")
+@click.option("--k", "k", type=IntLike(2, 10**9), required=True, help="Domain size (number of bins), 2 <= k <= 1e9.")
+@click.option("--n", "n", type=USERS, required=True, help="Number of users, 1 <= n <= 1e12.")
+@_eps_option
+@_delta_option(False, "Target for the two-counter composition: solve p")
+@click.option("--p", "p", type=OPEN_UNIT, default=None,
+              help="Analyse this per-user noise probability instead (0 < p < 1; bc20: the missing probability).")
 @_gamma_option
-@click.option("--protocol", type=click.Choice(["lecture", "bc20"]), default="lecture", show_default=True)
+@click.option("--protocol", type=click.Choice(["lecture", "bc20"]), default="lecture", show_default=True,
+              help="lecture: subtract the noise mean from every bin; bc20: Balcer-Cheu's zero-in-zero-out analyzer.")
 @format_option
 def histogram_cmd(k: int, n: int, eps: float, target: float | None, p: float | None, gamma: float, protocol: str,
                   fmt: str) -> None:
-    """Histogram of k counters: exact two-counter composition, l_inf error, messages."""
+    """Histogram of k counters: exact two-counter composition, l_inf error, messages.
+
+    \b
+    Example:
+      shuffle-acct robust histogram --k 100 --n 1e4 --eps 1 --delta 1e-6 --protocol bc20
+    """
+    from . import structures
+
     _one_of(target, p)
     r = structures.histogram(k, n, eps, target, gamma=gamma, p=p, protocol=protocol)
     rows = [
@@ -209,27 +296,49 @@ def histogram_cmd(k: int, n: int, eps: float, target: float | None, p: float | N
         _row("delta(eps), two counters (lower end)", r.delta_lower, "lower", "exact privacy-loss composition"),
         _row("delta(eps), one counter", r.single_counter_delta, "upper", "exact hockey-stick"),
         _row("naive: 2 x delta_counter(eps/2)", r.naive_doubling_delta, "upper", "basic composition (comparator)"),
-        _row("expected l_inf error (all honest)", r.linf_error, "upper", "E max_j |noise_j - mean| over k counters"),
+    ]
+    notes = ["one user moves at most two counters (" + STEMMER + "; " + BALCER_CHEU_JOSEPH_MAO + ", Section 5)",
+             "noise per counter: " + r.law.describe()]
+    if protocol == "bc20":
+        d = r.details
+        rows += [
+            _row("expected l_inf error, worst data set (all honest)", r.linf_error, "upper",
+                 "bc20 analyzer: E max over min(k, n) bins of max(B_j, nq)"),
+            _row("expected l_inf error of one data set", d["linf_error_attained"], "lower",
+                 f"bc20 analyzer, exact: {d['worst_data']['bins']} bins of {d['worst_data']['users_per_bin']} users"),
+            _row("error on empty bins", 0.0, "exact", "zero in, zero out"),
+        ]
+        notes.append("bc20 analyzer (Balcer-Cheu, ITC 2020, arXiv 1911.06879): a bin is estimated as |y_j| - n(1-q) "
+                     "if it received more than n messages, else 0; the error does not grow with k beyond n bins")
+    else:
+        rows.append(_row("expected l_inf error (all honest)", r.linf_error, "upper",
+                         "E max_j |noise_j - mean| over k counters"))
+    rows += [
         _row("expected messages per user", r.messages_per_user, "exact", "1 + k * Pr[noise message]"),
         _row("worst-case messages per user", r.messages_worst, "exact", "k + 1"),
     ]
     report = Report("robust histogram", "Histogram: exact two-counter composition", ROW_COLUMNS, rows,
                     inputs={"k": k, "n": n, "eps": eps, "delta": target, "gamma": gamma, "honest": r.honest},
-                    notes=["one user moves at most two counters (seed 001; seed 000 Section 5)",
-                           "noise per counter: " + r.law.describe()],
-                    records=[r.to_dict()])
-    _emit(report, fmt)
+                    notes=notes, records=[r.to_dict()])
+    emit(report, fmt)
 
 
 @group.command("pan")
-@click.option("--n", "n", type=USERS, required=True, help="Stream length (binomial trials per noise draw by default).")
-@click.option("--eps", type=POSITIVE, required=True)
-@click.option("--delta", "target", type=PROBABILITY, default=None)
-@click.option("--p", "p", type=OPEN_UNIT, default=None)
-@click.option("--trials", type=USERS, default=None, help="Trials N of each Bin(N, p) draw (default n).")
+@click.option("--n", "n", type=USERS, required=True, help="Stream length, 1 <= n <= 1e12 (trials per noise draw by default).")
+@_eps_option
+@_delta_option(False, "Target delta: solve p")
+@click.option("--p", "p", type=OPEN_UNIT, default=None, help="Analyse this noise probability instead (0 < p < 1).")
+@click.option("--trials", type=USERS, default=None, help="Trials N of each Bin(N, p) draw, 1 <= N <= 1e12 (default n).")
 @format_option
 def pan_cmd(n: int, eps: float, target: float | None, p: float | None, trials: int | None, fmt: str) -> None:
-    """Pan-private counter: intrusion, output, and pan-privacy guarantees."""
+    """Pan-private counter: intrusion, output, and pan-privacy guarantees.
+
+    \b
+    Example:
+      shuffle-acct robust pan --n 1e5 --eps 1 --delta 1e-6
+    """
+    from . import structures
+
     _one_of(target, p)
     r = structures.pan_counter(n, eps, target, p=p, trials=trials)
     rows = [
@@ -240,23 +349,34 @@ def pan_cmd(n: int, eps: float, target: float | None, p: float | None, trials: i
         _row("pan-privacy delta(eps)", r.pan_delta, "upper", "worse of state and post-intrusion"),
         _row("RMSE of the output", r.rmse, "exact", "sqrt(2 N p (1-p))"),
     ]
-    report = Report("robust pan", "Pan-private counter (seed 000 Theorem 5.1)", ROW_COLUMNS, rows,
+    report = Report("robust pan", f"Pan-private counter ({BALCER_CHEU_JOSEPH_MAO}, Theorem 5.1)", ROW_COLUMNS, rows,
                     inputs={"n": n, "eps": eps, "delta": target, "trials": r.details["trials"]},
-                    notes=["pan-privacy: seed 000 Definition 2.6, Lemma 3.7 proof (first noise protects the state, "
-                           "second noise the output given the state)"], records=[r.to_dict()])
-    _emit(report, fmt)
+                    notes=[(f"pan-privacy: {BALCER_CHEU_JOSEPH_MAO}, Definition 2.6 and the proof of Lemma 3.7 (first "
+                            "noise protects the state, second noise the output given the state)")],
+                    records=[r.to_dict()])
+    emit(report, fmt)
 
 
 @group.command("distinct")
-@click.option("--n", "n", type=USERS, required=True)
-@click.option("--k", "k", type=IntLike(1, 10**9), required=True, help="Domain size.")
-@click.option("--eps", type=POSITIVE, required=True)
-@click.option("--delta", "target", type=PROBABILITY, required=True, help="Total delta (noise + split and mix).")
+@click.option("--n", "n", type=USERS, required=True, help="Number of users, 1 <= n <= 1e12.")
+@click.option("--k", "k", type=IntLike(1, 10**9), required=True, help="Domain size, 1 <= k <= 1e9.")
+@_eps_option
+@_delta_option(True, "Total delta (noise + split and mix)")
 @_gamma_option
-@click.option("--sigma", type=POSITIVE, default=None, help="Split-and-mix security parameter (default: 10% of delta).")
+@click.option("--sigma", type=FiniteFloat(0.0, 1e6, low_open=True), default=None,
+              help="Split-and-mix security parameter in bits, 0 < sigma <= 1e6 (default: 10% of delta).")
 @format_option
 def distinct_cmd(n: int, k: int, eps: float, target: float, gamma: float, sigma: float | None, fmt: str) -> None:
-    """Distinct elements (seed 000 Theorem 3.3) with exact noisy-OR accounting."""
+    """Distinct elements with exact noisy-OR accounting.
+
+    The protocol of Balcer, Cheu, Joseph, Mao (SODA 2021, arXiv 2004.09481), Theorem 3.3.
+
+    \b
+    Example:
+      shuffle-acct robust distinct --n 1e5 --k 1000 --eps 1 --delta 1e-6 --gamma 0.5
+    """
+    from . import structures
+
     r = structures.distinct_elements(n, k, eps, target, gamma=gamma, sigma=sigma)
     rows = [
         _row("central p (all n honest)", r.p_central, "exact", "Lemma 3.5 with n users"),
@@ -265,7 +385,7 @@ def distinct_cmd(n: int, k: int, eps: float, target: float, gamma: float, sigma:
         _row("delta(eps), noisy-OR (two elements)", r.noise_delta, "exact", "exact composition, 4 outcomes"),
         _row("split-and-mix sigma", r.sigma, "exact", "security parameter over Z_2"),
         _row("split-and-mix messages m", r.splitmix_messages, "upper", r.details["splitmix_method"]),
-        _row("split-and-mix delta 2(1+e^eps)2^-sigma", r.splitmix_delta, "upper", "seed 000 Lemma 3.4"),
+        _row("split-and-mix delta 2(1+e^eps)2^-sigma", r.splitmix_delta, "upper", f"{BALCER_CHEU_JOSEPH_MAO}, Lemma 3.4"),
         _row("total delta(eps)", r.total_delta, "upper", "noise + split and mix"),
         _row("RMSE of the distinct count", r.rmse_upper, "upper", "worst case over the data, all honest"),
         _row("messages per user", r.messages_per_user, "exact", "k * m one-bit labelled messages"),
@@ -273,4 +393,4 @@ def distinct_cmd(n: int, k: int, eps: float, target: float, gamma: float, sigma:
     report = Report("robust distinct", "Robust distinct elements", ROW_COLUMNS, rows,
                     inputs={"n": n, "k": k, "eps": eps, "delta": target, "gamma": gamma, "honest": r.honest},
                     notes=[f"binding: {r.binding}"], records=[r.to_dict()])
-    _emit(report, fmt)
+    emit(report, fmt)

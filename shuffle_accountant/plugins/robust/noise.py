@@ -2,11 +2,14 @@
 
 A protocol in which every user adds a share of an infinitely divisible noise to a
 count releases, up to post-processing, ``count + Z`` where ``Z`` is the noise summed
-over the users that follow the protocol (seed 000, Definition 2.9 and footnote 5:
-dropping out is the worst malicious users can do, their extra messages are
-post-processing). Its privacy is the hockey-stick divergence between ``Z`` and
-``Z + 1`` in both directions (Ghazi–Kumar–Manurangsi–Pagh, ICML'20, Observation 8:
-the distributed protocol is exactly as private as the central ``Z``-mechanism).
+over the users that follow the protocol (Balcer, Cheu, Joseph, Mao, "Connecting robust
+shuffle privacy and pan-privacy", SODA 2021, arXiv 2004.09481, Definition 2.9 and
+footnote 5: dropping out is the worst malicious users can do, their extra messages are
+post-processing). Its privacy is the hockey-stick divergence between ``Z`` and ``Z + 1``
+in both directions (Ghazi, Kumar, Manurangsi, Pagh, "Private counting from anonymous
+messages: near-optimal accuracy with vanishing communication overhead", ICML 2020,
+Observation 8: the distributed protocol is exactly as private as the central
+``Z``-mechanism).
 
 Laws (``honest`` = number of honest users, noise summed over them only):
 
@@ -22,81 +25,78 @@ For the first three, the likelihood ratio ``f(k)/f(k−1)`` is monotone in ``k``
 interval masses, evaluated with Boost-backed ``pmf``/``cdf``/``sf`` (never ``1 − cdf``).
 This is what keeps ``N = 10⁹`` at a few tens of microseconds per evaluation.
 
-Certification: every interval mass ``m`` is taken with a relative error allowance
-``RELATIVE_ERROR`` (far above the measured accuracy of Boost's incomplete beta/gamma
-functions and of pmf sums of at most ``PMF_SUM_LIMIT`` terms), the upper bound uses
-``m⁺(1+η) − e^ε m⁻(1−η)`` and the lower bound the reverse. Interval end-points computed
-in floating point are perturbed by ±1 and the largest value is kept: each candidate set
-gives a valid lower bound on the supremum and the optimal set is among them.
+Certification: every interval mass comes with an absolute error bound from the measured
+relative error budget of its law (:mod:`shuffle_accountant.numeric.fp`: the binomial,
+Poisson and negative-binomial budgets grow with the size of the law), the upper bound
+uses ``(m₁ + e₁) − e^ε (m₂ − e₂)`` and the lower bound the reverse. Interval end-points
+computed in floating point are perturbed by ±1 and the largest value is kept: each
+candidate set gives a valid lower bound on the supremum and the optimal set is among
+them. Laws beyond the sizes at which the budgets were measured (binomial ``N`` or
+negative-binomial size above ``1e12``, Poisson mean above ``1e10``) are refused with
+:class:`CertificationError`.
 """
 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
-from functools import cached_property, lru_cache
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from functools import cached_property, lru_cache
+from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from ...errors import CertificationError, InvalidParameter
-from ...results import Bound
-from ...validation import check_int, check_positive, check_real
+from ...plugin_api import (
+    DELTA,
+    EPSILON,
+    EPSILON_OR_ZERO,
+    Bound,
+    CertificationError,
+    InvalidParameter,
+    RealRange,
+    check_int,
+    check_real,
+    fp,
+)
+from .._shared.laws import Law
+from .._shared.noise import dlap_variance
+from .._shared.population import honest_count
 
-#: Relative error allowed on every probability mass computed with scipy (Boost).
-RELATIVE_ERROR = 1e-10
 #: Intervals shorter than this are summed term by term from the pmf.
 PMF_SUM_LIMIT = 4096
+#: Relative error charged to a closed form of a few elementary functions (``exp``,
+#: ``expm1``, ``log1p``; each within 2 ulp in glibc and other common libms).
+ELEMENTARY = 64 * fp.UNIT_ROUNDOFF
 
 LAWS = ("binomial", "poisson", "negbin", "dlap")
 
 CITE_EXACT = (
-    "exact hockey-stick of Z vs Z+1 (Ghazi-Kumar-Manurangsi-Pagh ICML'20, Observation 8); "
-    "robustness: Balcer-Cheu-Joseph-Mao 2020 (seed 000), Definition 2.9"
+    "exact hockey-stick of Z vs Z+1 (Ghazi-Kumar-Manurangsi-Pagh, ICML 2020, arXiv 2002.01919, Observation 8); "
+    "robustness: Balcer-Cheu-Joseph-Mao, SODA 2021 (arXiv 2004.09481), Definition 2.9"
 )
 
 INF = math.inf
+#: The NB success probability: ``1e-300 <= p < 1`` (scipy's ``nbinom``).
+NB_P = RealRange("nb-p", fp.MIN_PROBABILITY, 1.0, high_open=True)
 
-
-class RecordMixin:
-    """``to_dict`` for the small frozen result records of this plug-in (nested records and
-    mappings are converted too)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in self.__dict__.items():
-            if hasattr(value, "to_dict"):
-                value = value.to_dict()
-            elif isinstance(value, Mapping):
-                value = dict(value)
-            out[key] = value
-        return out
-
-
-class _Dist:
-    """A scipy discrete law with bound arguments, without scipy's (slow) freezing."""
-
-    __slots__ = ("dist", "args")
-
-    def __init__(self, dist: Any, args: tuple[float, ...]) -> None:
-        self.dist, self.args = dist, args
-
-    def pmf(self, k: Any) -> Any:
-        return self.dist.pmf(k, *self.args)
-
-    def cdf(self, k: Any) -> Any:
-        return self.dist.cdf(k, *self.args)
-
-    def sf(self, k: Any) -> Any:
-        return self.dist.sf(k, *self.args)
-
-    def mean(self) -> float:
-        return float(self.dist.mean(*self.args))
-
-    def std(self) -> float:
-        return float(self.dist.std(*self.args))
+__all__ = [
+    "CITE_EXACT",
+    "LAWS",
+    "DeltaResult",
+    "NoiseLaw",
+    "Solution",
+    "bisect_least",
+    "delta",
+    "dlap_delta",
+    "dlap_variance",
+    "honest_count",
+    "honest_law",
+    "pmf_range",
+    "privacy_loss_window",
+    "quantile_window",
+    "secant_least",
+    "solve_noise",
+]
 
 
 @dataclass(frozen=True)
@@ -108,34 +108,47 @@ class NoiseLaw:
         size: ``N`` (binomial trials), ``r`` (negbin/dlap shape); unused for poisson.
         p: success probability (binomial ``p``; negbin/dlap ``p`` of ``NB(r, p)``).
         mean: the Poisson mean ``μ``.
+        a: dlap only: the scale ``a`` (``p = 1 − e^{−a}``); give either ``a`` or ``p``
+            (``a`` keeps its precision where ``1 − e^{−a}`` rounds to 1).
     """
 
     family: str
     size: float = 0.0
     p: float = 0.0
     mean: float = 0.0
+    a: float = 0.0
 
     def __post_init__(self) -> None:
         if self.family not in LAWS:
-            raise InvalidParameter(f"noise law must be one of {', '.join(LAWS)}, got {self.family!r}")
+            raise InvalidParameter(f"law: {self.family!r} is not a noise law (accepted: {', '.join(LAWS)})")
         if self.family == "binomial":
-            if not (float(self.size).is_integer() and self.size >= 1):
-                raise InvalidParameter(f"binomial trials must be an integer >= 1, got {self.size!r}")
+            size = check_real("binomial trials", self.size, low=1.0)
+            if not size.is_integer():
+                raise InvalidParameter(f"binomial trials: {self.size!r} is not an integer (accepted: integer >= 1)")
             check_real("p", self.p, low=0.0, high=1.0, low_open=True, high_open=True)
         elif self.family == "poisson":
-            check_positive("Poisson mean", self.mean)
+            check_real("Poisson mean", self.mean, low=0.0, low_open=True)
         else:
-            check_positive("shape r", self.size)
-            check_real("p", self.p, low=0.0, high=1.0, low_open=True, high_open=True)
+            check_real("shape r", self.size, low=0.0, low_open=True)
+            if self.family == "dlap" and self.a:
+                a = check_real("a", self.a, low=0.0, low_open=True)
+                object.__setattr__(self, "p", -math.expm1(-a))
+            else:
+                check_real("p", self.p, low=0.0, high=1.0, low_open=True, high_open=True)
+                if self.family == "dlap":
+                    object.__setattr__(self, "a", -math.log1p(-self.p))
 
     # -- basic distribution facts -------------------------------------------------
     @cached_property
-    def _rv(self) -> "_Dist":
+    def law(self) -> Law:
+        """The evaluated law (binomial, poisson, negbin) with its measured error budget."""
         if self.family == "binomial":
-            return _Dist(stats.binom, (int(self.size), self.p))
+            return Law("binomial", self.size, self.p)
         if self.family == "poisson":
-            return _Dist(stats.poisson, (self.mean,))
-        return _Dist(stats.nbinom, (self.size, self.p))
+            return Law("poisson", self.mean)
+        if self.family == "negbin":
+            return Law("negbin", self.size, self.p)
+        raise AssertionError("dlap has no single law on {0, 1, ...}")
 
     @property
     def variance(self) -> float:
@@ -144,8 +157,9 @@ class NoiseLaw:
             return self.size * self.p * (1.0 - self.p)
         if self.family == "poisson":
             return self.mean
-        one = self.size * (1.0 - self.p) / self.p**2
-        return 2.0 * one if self.family == "dlap" else one
+        if self.family == "dlap":
+            return self.size * dlap_variance(self.a)
+        return self.size * (1.0 - self.p) / self.p**2
 
     @property
     def expectation(self) -> float:
@@ -165,56 +179,53 @@ class NoiseLaw:
             return f"Poi({self.mean:.6g})"
         if self.family == "negbin":
             return f"NB({self.size:.6g}, {self.p:.6g})"
-        a = -math.log1p(-self.p)
         if self.size == 1.0:
-            return f"DLap({a:.6g})"
+            return f"DLap({self.a:.6g})"
         return f"NB({self.size:.6g}, {self.p:.6g}) - NB({self.size:.6g}, {self.p:.6g})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"family": self.family, "law": self.describe(), "size": self.size, "p": self.p, "mean": self.mean}
+        out = {"family": self.family, "law": self.describe(), "size": self.size, "p": self.p, "mean": self.mean}
+        if self.family == "dlap":
+            out["a"] = self.a
+        return out
 
     # -- interval masses ----------------------------------------------------------
-    def mass(self, lo: float, hi: float) -> float:
-        """``Pr[lo <= Z <= hi]`` for integer (or infinite) end-points, tail-accurate."""
+    def mass(self, lo: float, hi: float) -> tuple[float, float]:
+        """``(Pr[lo <= Z <= hi], absolute error bound)`` for integer (or infinite) end-points."""
         return _mass(self, lo, hi)
 
-    def _mass(self, lo: float, hi: float) -> float:
+    def _mass(self, lo: float, hi: float) -> tuple[float, float]:
+        law = self.law
+        lo, hi = max(lo, 0.0), min(hi, law.top)
         if hi < lo:
-            return 0.0
-        if self.family == "dlap":
-            raise AssertionError("dlap masses are computed by dlap_delta")
-        rv = self._rv
-        lo = max(lo, 0.0)
-        if self.family == "binomial":
-            hi = min(hi, self.size)
-        if hi < lo:
-            return 0.0
+            return 0.0, 0.0
         if math.isfinite(hi) and hi - lo <= PMF_SUM_LIMIT:
-            ks = np.arange(int(lo), int(hi) + 1)
-            return float(math.fsum(rv.pmf(ks)))
-        if not math.isfinite(hi):
-            return float(rv.sf(lo - 1))
-        upper = float(rv.cdf(hi))
-        if upper < 0.5:
-            return max(0.0, upper - float(rv.cdf(lo - 1)))
-        return max(0.0, float(rv.sf(lo - 1)) - float(rv.sf(hi)))
+            terms = law.pmf(np.arange(int(lo), int(hi) + 1))
+            v = math.fsum(terms)  # correctly rounded sum of non-negative terms
+            count = len(terms)
+            return v, (law.budget + fp.UNIT_ROUNDOFF) * v + count * fp.SMALLEST_NORMAL
+        v, err = law.mass(lo, hi)
+        return v, err + 2 * fp.SMALLEST_NORMAL
 
     # -- the monotone likelihood ratio f(k)/f(k-1) -------------------------------
     def _ratio_sets(self, eps: float) -> tuple[tuple[float, float], tuple[float, float]]:
-        """Integer intervals ``A1 = {f(k) > e^ε f(k−1)}`` and ``A2 = {f(k−1) > e^ε f(k)}``."""
+        """Integer intervals ``A1 = {f(k) > e^ε f(k−1)}`` and ``A2 = {f(k−1) > e^ε f(k)}``
+        (end-points computed in floating point; :func:`_interval_delta` tries ±1)."""
         t1, t2 = math.exp(eps), math.exp(-eps)
         if self.family == "binomial":
             n, p = self.size, self.p
             x1 = (n + 1) * p / (p + t1 * (1 - p))  # k < x1
             x2 = (n + 1) * p / (p + t2 * (1 - p))  # k > x2
-            return (0.0, math.ceil(x1) - 1.0), (math.floor(x2) + 1.0, n + 1.0)
+            return (0.0, math.ceil(x1) - 1.0), (min(math.floor(x2) + 1.0, n + 1.0), n + 1.0)
         if self.family == "poisson":
             mu = self.mean
             return (0.0, math.ceil(mu * t2) - 1.0), (math.floor(mu * t1) + 1.0, INF)
         r, q = self.size, 1.0 - self.p
         # A1: k = 0 always (f(-1) = 0); k >= 1 with k (e^eps - q) < (r - 1) q.
-        x1 = (r - 1.0) * q / (t1 - q)
-        a1 = (0.0, max(0.0, math.ceil(x1) - 1.0))
+        if t1 - q > 0:
+            a1 = (0.0, max(0.0, math.ceil((r - 1.0) * q / (t1 - q)) - 1.0))
+        else:  # e^eps - q rounds to 0 (eps and 1 - q below the resolution of a double)
+            a1 = (0.0, INF) if r > 1 else (0.0, 0.0)
         # A2: k >= 1 with k (e^-eps - q) > (r - 1) q.
         c = t2 - q
         if c > 0:
@@ -227,7 +238,7 @@ class NoiseLaw:
 
 
 @lru_cache(maxsize=4096)
-def _mass(law: NoiseLaw, lo: float, hi: float) -> float:
+def _mass(law: NoiseLaw, lo: float, hi: float) -> tuple[float, float]:
     return law._mass(lo, hi)
 
 
@@ -238,7 +249,7 @@ class DeltaResult:
     eps: float
     upper: float
     lower: float
-    forward_upper: float  # D_{e^ε}(Z+1 ‖ Z)... direction "count+1 vs count" (see noise.delta)
+    forward_upper: float  # D_{e^ε}(Z ‖ Z+1) ... see :func:`delta`
     backward_upper: float
     law: NoiseLaw
     details: Mapping[str, Any] = field(default_factory=dict)
@@ -251,8 +262,9 @@ class DeltaResult:
             method=f"{method} hockey-stick of {self.law.describe()}",
             citation=CITE_EXACT,
             inputs=dict(inputs or {}, eps=self.eps),
-            validity="exact up to a relative rounding allowance of 1e-10 (certified upper end shown)",
+            validity="exact up to the measured floating-point error of the law (certified upper end shown)",
             details={"lower": self.lower, "forward": self.forward_upper, "backward": self.backward_upper},
+            bracket=(self.lower, self.upper),
         )
 
 
@@ -263,7 +275,6 @@ def _interval_delta(law: NoiseLaw, eps: float, interval: tuple[float, float], sh
     lo0, hi0 = interval
     best_up, best_lo = 0.0, 0.0
     t = math.exp(eps)
-    eta = RELATIVE_ERROR
     support_top = law.size + 1 if law.family == "binomial" else INF
     lo_moves = (0.0,) if lo0 <= 0 else (-1.0, 0.0, 1.0)
     hi_moves = (0.0,) if hi0 >= support_top else (-1.0, 0.0, 1.0)
@@ -272,11 +283,12 @@ def _interval_delta(law: NoiseLaw, eps: float, interval: tuple[float, float], sh
             lo, hi = lo0 + dlo, hi0 + dhi
             if hi < lo:
                 continue
-            m_k = law.mass(lo, hi)
-            m_k1 = law.mass(lo - 1, hi - 1)
-            plus, minus = (m_k1, m_k) if shift_first else (m_k, m_k1)
-            best_up = max(best_up, plus * (1 + eta) - t * minus * (1 - eta))
-            best_lo = max(best_lo, plus * (1 - eta) - t * minus * (1 + eta))
+            m_k, e_k = law.mass(lo, hi)
+            m_k1, e_k1 = law.mass(lo - 1, hi - 1)
+            (plus, e_plus), (minus, e_minus) = ((m_k1, e_k1), (m_k, e_k)) if shift_first else ((m_k, e_k), (m_k1, e_k1))
+            up = fp.next_up(plus + e_plus - t * max(0.0, minus - e_minus), 2)
+            low = fp.next_down(plus - e_plus - t * (minus + e_minus), 2)
+            best_up, best_lo = max(best_up, up), max(best_lo, low)
     return min(1.0, max(0.0, best_up)), min(1.0, max(0.0, best_lo))
 
 
@@ -285,14 +297,14 @@ def dlap_delta(a: float, eps: float) -> tuple[float, float]:
 
     The privacy loss of ``Z`` vs ``Z + 1`` only takes the values ``±a``; for ``ε < a`` the
     set ``{k <= 0}`` carries it and ``δ = Pr[Z <= 0](1 − e^{ε−a}) = (1 − e^{ε−a})/(1 + e^{−a})``
-    (both directions, by symmetry); ``δ = 0`` for ``ε >= a`` (Ghosh–Roughgarden–Sundararajan
-    STOC'09: the geometric mechanism is ``a``-DP). Returns (upper, lower) with a relative
-    rounding allowance.
+    (both directions, by symmetry); ``δ = 0`` for ``ε >= a`` (Ghosh, Roughgarden,
+    Sundararajan, STOC 2009: the geometric mechanism is ``a``-DP). Returns (upper, lower)
+    with the elementary-function allowance :data:`ELEMENTARY`.
     """
     if eps >= a:
         return 0.0, 0.0
     value = -math.expm1(eps - a) / (1.0 + math.exp(-a))
-    return min(1.0, value * (1 + RELATIVE_ERROR)), value * (1 - RELATIVE_ERROR)
+    return min(1.0, fp.next_up(value * (1 + ELEMENTARY))), fp.next_down(value * (1 - ELEMENTARY))
 
 
 def _symnb_delta(law: NoiseLaw, eps: float, tail: float = 1e-18) -> tuple[float, float]:
@@ -301,16 +313,18 @@ def _symnb_delta(law: NoiseLaw, eps: float, tail: float = 1e-18) -> tuple[float,
     The pmf of the difference is the correlation of the truncated ``NB(r, p)`` pmf with
     itself; truncating each factor at mass ``t`` removes at most ``2t`` from the
     difference law, which is added to the upper end (and ``e^ε·2t`` taken off the lower).
+    Each pmf value carries the measured negative-binomial budget ``η``; a correlation of
+    ``w`` terms has relative error at most ``2η + 2wu``.
     """
-    rv = stats.nbinom(law.size, law.p)
-    top = quantile_window(rv, tail)[1] + 2
+    one = Law("negbin", law.size, law.p)
+    top = quantile_window(one, tail)[1] + 2
     if top > 20000:
         raise CertificationError(
             f"NB({law.size:g}, {law.p:g}) difference needs a window of {top} points (limit 20000); "
             "use a larger per-user shape or the dlap design with shares 1/h"
         )
-    f = rv.pmf(np.arange(top + 1))
-    lost = 2.0 * float(rv.sf(top))
+    f = one.pmf(np.arange(top + 1))
+    lost = 2.0 * float(one.sf(top)[0]) * (1 + one.budget)
     d = np.correlate(f, f, mode="full")  # index i -> k = i - top
     d = np.clip(d, 0.0, None)
     prev = np.concatenate(([0.0], d))
@@ -319,37 +333,32 @@ def _symnb_delta(law: NoiseLaw, eps: float, tail: float = 1e-18) -> tuple[float,
     forward = float(math.fsum(np.clip(cur - t * prev, 0.0, None)))
     backward = float(math.fsum(np.clip(prev - t * cur, 0.0, None)))
     raw = max(forward, backward)
-    margin = 1e-12 * (1 + t)  # float error of a correlation of <= 20001 terms, generous
-    return min(1.0, raw + lost + margin), max(0.0, raw - t * lost - margin)
+    rel = 2 * one.budget + 2 * (2 * top + 3) * fp.UNIT_ROUNDOFF
+    margin = rel * (1 + t) * float(math.fsum(d)) + (2 * top + 3) * fp.SMALLEST_NORMAL
+    return min(1.0, fp.next_up(raw + lost + margin)), max(0.0, fp.next_down(raw - t * lost - margin))
 
 
 def delta(law: NoiseLaw, eps: float) -> DeltaResult:
-    """Certified exact ``δ(ε) = max(D_{e^ε}(Z‖Z+1), D_{e^ε}(Z+1‖Z))`` of ``law``."""
-    eps = check_real("eps", eps, low=0.0)
+    """Certified exact ``δ(ε) = max(D_{e^ε}(Z‖Z+1), D_{e^ε}(Z+1‖Z))`` of ``law``
+    (``0 <= eps <= 700``)."""
+    eps = EPSILON_OR_ZERO.check(eps, "eps")
     if law.family == "dlap":
-        a = -math.log1p(-law.p)
         if law.size == 1.0:
-            up, lo = dlap_delta(a, eps)
+            up, lo = dlap_delta(law.a, eps)
             return DeltaResult(eps, up, lo, up, up, law, {"closed_form": True})
         up, lo = _symnb_delta(law, eps)
         return DeltaResult(eps, up, lo, up, up, law, {"window_sum": True})
+    budget = law.law.budget  # first: refuses laws beyond the measured sizes
     a1, a2 = law._ratio_sets(eps)
     f_up, f_lo = _interval_delta(law, eps, a1, shift_first=False)
     b_up, b_lo = _interval_delta(law, eps, a2, shift_first=True)
-    return DeltaResult(eps, max(f_up, b_up), max(f_lo, b_lo), f_up, b_up, law, {"A1": a1, "A2": a2})
+    return DeltaResult(eps, max(f_up, b_up), max(f_lo, b_lo), f_up, b_up, law,
+                       {"A1": a1, "A2": a2, "relative_budget": budget})
 
 
 # ---------------------------------------------------------------------------------
 # Honest-user laws and solvers
 # ---------------------------------------------------------------------------------
-
-
-def honest_count(n: int, gamma: float) -> int:
-    """``⌈γn⌉``: the number of users that must follow the protocol (seed 000, Def. 2.9)."""
-    n = check_int("n", n)
-    gamma = check_real("gamma", gamma, low=0.0, high=1.0, low_open=True)
-    h = math.ceil(Fraction(repr(gamma)) * n)  # decimal gamma, exact: 0.3 * 10 is 3, not 4
-    return max(1, min(n, h))
 
 
 def honest_law(family: str, per_user: float, h: int, *, trials: int = 1, p: float = 0.5) -> NoiseLaw:
@@ -414,11 +423,13 @@ def bisect_least(
         if integer:
             if hi - lo <= 1:
                 return hi, lo
-            mid = math.floor((lo + hi) / 2)
+            mid: float = math.floor((lo + hi) / 2)
         else:
             if hi - lo <= rtol * hi:
                 return hi, lo
             mid = math.sqrt(lo * hi) if (geometric and lo > 0 and hi / lo > 4) else 0.5 * (lo + hi)
+            if not lo < mid < hi:  # no double strictly between: the bracket is as tight as it gets
+                return hi, lo
         if feasible(mid):
             hi = mid
         else:
@@ -432,15 +443,27 @@ def secant_least(
     upper bound on delta) with feasibility ``value(x) <= target``: Illinois regula falsi on
     ``log value - log target``, which needs far fewer evaluations than bisection; every
     step keeps ``lo`` infeasible and ``hi`` feasible, so the answer is certified the same way.
+    Safeguarded: when two steps did not halve the bracket (a flat or floored ``value``), the
+    next step bisects, so the count of evaluations is at most about twice bisection's.
     """
-    f_lo = math.log(max(value(lo), 1e-300)) - math.log(target)
-    f_hi = math.log(max(value(hi), 1e-300)) - math.log(target)
+    log_target = math.log(max(target, fp.MIN_PROBABILITY))
+
+    def f(x: float) -> float:  # <= 0 exactly when value(x) <= target (target >= the floor)
+        return math.log(max(value(x), fp.MIN_PROBABILITY)) - log_target
+
+    f_lo, f_hi = f(lo), f(hi)
     side = 0
+    widths = [hi - lo]
     while hi - lo > rtol * hi:
-        x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_lo > 0.0 >= f_hi else 0.5 * (lo + hi)
+        if len(widths) >= 3 and widths[-1] > 0.5 * widths[-3]:  # two steps without halving: bisect
+            x = math.sqrt(lo * hi) if (lo > 0 and hi / lo > 4) else 0.5 * (lo + hi)
+        elif f_lo > 0.0 >= f_hi:
+            x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        else:
+            x = 0.5 * (lo + hi)
         # keep the proposal strictly inside, and finish with steps of rtol/2 around the root
         x = min(max(x, lo + 0.5 * rtol * hi), hi - 0.5 * rtol * hi)
-        fx = math.log(max(value(x), 1e-300)) - math.log(target)
+        fx = f(x)
         if fx <= 0.0:
             hi, f_hi = x, fx
             if side == 1:
@@ -451,7 +474,28 @@ def secant_least(
             if side == -1:
                 f_hi *= 0.5
             side = -1
+        widths.append(hi - lo)
     return hi, lo
+
+
+def _dlap_solution(eps: float, target_delta: float, h: int, info: dict[str, Any], rtol: float) -> Solution:
+    """Largest ``a`` (least noise) of ``DLap(a)`` meeting the target: the closed form
+    ``a = ε + ln((1 + δe^{−ε})/(1 − δ))`` of :func:`dlap_delta`, stepped to the safe side."""
+    a = eps + math.log1p(target_delta * math.exp(-eps)) - math.log1p(-target_delta)
+    while dlap_delta(a, eps)[0] > target_delta:  # rounding allowance: step to the safe side
+        a = fp.next_down(a * (1 - 1e-12))
+    neighbor = a * (1 + rtol)
+    law = NoiseLaw("dlap", size=1.0, a=a)
+    return Solution(
+        "a (DLap scale; least noise = largest a)",
+        a,
+        neighbor,
+        dlap_delta(a, eps)[0],
+        dlap_delta(neighbor, eps)[1],
+        "delta target (closed form)",
+        law,
+        {**info, "per_user_shape": 1.0 / h, "per_user": f"Polya(1/{h}, e^-a) difference"},
+    )
 
 
 def solve_noise(
@@ -474,119 +518,118 @@ def solve_noise(
       ``a = ln((e^ε + δ)/(1 − δ))`` from :func:`dlap_delta`, per-user Pólya shares ``1/h``.
 
     Raises :class:`CertificationError` when no amount of noise of that kind reaches the
-    target with ``⌈γn⌉`` honest users (e.g. binomial with ``p = 1/2``).
+    target with ``⌈γn⌉`` honest users (e.g. binomial with ``p = 1/2``), or when the noise
+    it needs is beyond the sizes at which the floating-point budgets were measured.
     """
-    eps = check_positive("eps", eps)
-    target_delta = check_real("delta", target_delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    if family not in LAWS:
+        raise InvalidParameter(f"law: {family!r} is not a noise law (accepted: {', '.join(LAWS)})")
+    eps = EPSILON.check(eps, "eps")
+    target_delta = DELTA.check(target_delta, "delta")
     h = honest_count(n, gamma)
-    trials = check_int("trials", trials)
+    trials = check_int("trials", trials, high=10**6)
+    log_inv_delta = -math.log(target_delta)
+    info = {"honest_users": h, "n": n, "gamma": gamma, "eps": eps, "target_delta": target_delta}
+    if family == "dlap":
+        return _dlap_solution(eps, target_delta, h, info, rtol)
+    if family == "binomial" and h * trials > fp.MAX_MEASURED_SIZE:
+        raise CertificationError(
+            f"honest users x trials = {h} x {trials} = {h * trials:.4g} noise draws exceed {fp.MAX_MEASURED_SIZE:g}, "
+            "the largest binomial size at which the floating-point error was measured; use fewer --trials"
+        )
 
     def fwd(x: float) -> float:
         return delta(honest_law(family, x, h, trials=trials, p=nb_p), eps).upper
 
-    info = {"honest_users": h, "n": n, "gamma": gamma, "eps": eps, "target_delta": target_delta}
-    if family == "dlap":
-        a = math.log((math.exp(eps) + target_delta) / (1.0 - target_delta))
-        while dlap_delta(a, eps)[0] > target_delta:  # rounding allowance: step to the safe side
-            a *= 1 - 1e-12
-        neighbor = a * (1 + rtol)
-        law = NoiseLaw("dlap", size=1.0, p=-math.expm1(-a))
-        return Solution(
-            "a (DLap scale; least noise = largest a)",
-            a,
-            neighbor,
-            dlap_delta(a, eps)[0],
-            dlap_delta(neighbor, eps)[1],
-            "delta target (closed form)",
-            law,
-            {**info, "per_user_shape": 1.0 / h, "per_user": f"Polya(1/{h}, e^-a) difference"},
-        )
     if family == "binomial":
         top = 0.5
         if fwd(top) > target_delta:
-            d_half = fwd(top)
             raise CertificationError(
                 f"too few honest users: with {h} honest users (gamma*n) and {trials} Bernoulli(1/2) draw(s) each, "
-                f"delta({eps:g}) = {d_half:.3g} > target {target_delta:g}; increase n, gamma, trials or the target"
+                f"delta({eps:g}) = {fwd(top):.3g} > target {target_delta:g}; increase n, gamma, trials or the target"
             )
         # Pr[Z = 0] = (1-p)^N <= delta is necessary: a p below this is infeasible
-        low = -math.expm1(math.log(target_delta) / (h * trials)) * (1 - 1e-9)
+        low = -math.expm1(-log_inv_delta / (h * trials)) * (1 - 1e-9)
         if low <= 0 or fwd(low) <= target_delta:
             low = 1e-300
         x, x_bad = bisect_least(lambda v: fwd(v) <= target_delta, low, top, rtol=rtol)
         name = "p (per-user Bernoulli probability)"
-    elif family in ("poisson", "negbin"):
+    else:
         if family == "negbin":
-            nb_p = check_real("nb_p", nb_p, low=0.0, high=1.0, low_open=True, high_open=True)
+            nb_p = NB_P.check(nb_p)
         # Pr[Z = 0] <= delta is necessary: e^{-mu} or p^r
-        zero = math.log(1 / target_delta) if family == "poisson" else math.log(1 / target_delta) / math.log(1 / nb_p)
+        zero = log_inv_delta if family == "poisson" else log_inv_delta / -math.log(nb_p)
         low, top = 0.999 * zero / h, 2.0 * zero / h
-        while fwd(top) > target_delta:
+        while True:
+            try:
+                if fwd(top) <= target_delta:
+                    break
+            except CertificationError as exc:  # beyond the measured range of the law
+                raise CertificationError(f"no {family} noise within the measured range reaches the target: {exc}") \
+                    from None
             low, top = top, top * 4
-            if top * h > 1e18:
-                raise CertificationError("no finite noise level reaches the target")
         if fwd(low) <= target_delta:
             raise CertificationError("target met with (almost) no noise: the target is vacuous")
         x, x_bad = bisect_least(lambda v: fwd(v) <= target_delta, low, top, rtol=rtol)
         name = "per-user Poisson mean" if family == "poisson" else "per-user NB shape"
-    else:
-        raise InvalidParameter(f"noise law must be one of {', '.join(LAWS)}, got {family!r}")
-    if family == "binomial":
-        law_ok, law_bad = honest_law(family, x, h, trials=trials), honest_law(family, x_bad, h, trials=trials)
-    else:
-        law_ok, law_bad = honest_law(family, x, h, p=nb_p), honest_law(family, x_bad, h, p=nb_p)
+    law_ok = honest_law(family, x, h, trials=trials, p=nb_p)
+    law_bad = honest_law(family, x_bad, h, trials=trials, p=nb_p)
     d_ok, d_bad = delta(law_ok, eps), delta(law_bad, eps)
     binding = "delta target (forward direction)" if d_ok.forward_upper >= d_ok.backward_upper else "delta target (backward direction)"
     return Solution(name, x, x_bad, d_ok.upper, d_bad.lower, binding, law_ok, info)
 
 
-def quantile_window(rv: Any, tail: float, support_hi: float = INF) -> tuple[int, int]:
+def quantile_window(law: Law, tail: float) -> tuple[int, int]:
     """Integers ``(a, b)`` with ``Pr[Z < a] <= tail`` and ``Pr[Z > b] <= tail`` for a law on
     ``{0, 1, ...}``, found by bisection on ``cdf``/``sf`` (scipy's ``binom.isf`` returns ``N``
     for tiny tails, so quantile functions are not trusted here)."""
-    mean, sd = float(rv.mean()), float(rv.std())
+    mean, sd = law.mean(), math.sqrt(law.variance())
+
+    def sf(x: float) -> float:
+        return float(law.sf(x)[0])
+
+    def cdf(x: float) -> float:
+        return float(law.cdf(x)[0])
+
     hi = mean + 10 * sd + 10
-    while float(rv.sf(hi)) > tail:
+    while sf(hi) > tail:
         hi = mean + 2 * (hi - mean) + 10
-    lo_b, hi_b = math.floor(mean), math.ceil(min(hi, support_hi))
+    lo_b, hi_b = math.floor(mean), math.ceil(min(hi, law.top))
     while hi_b - lo_b > 1:  # invariant: sf(hi_b) <= tail
         mid = (lo_b + hi_b) // 2
-        if float(rv.sf(mid)) <= tail:
+        if sf(mid) <= tail:
             hi_b = mid
         else:
             lo_b = mid
     b = hi_b
-    if float(rv.cdf(0)) > tail:
+    if cdf(0) > tail:
         return 0, b
-    lo_a, hi_a = 0, max(1, math.ceil(mean))  # invariant: cdf(lo_a - 1)... cdf(lo_a) <= tail
+    lo_a, hi_a = 0, max(1, math.ceil(mean))  # invariant: cdf(lo_a) <= tail
     while hi_a - lo_a > 1:
         mid = (lo_a + hi_a) // 2
-        if float(rv.cdf(mid)) <= tail:
+        if cdf(mid) <= tail:
             lo_a = mid
         else:
             hi_a = mid
     return lo_a + 1, b  # cdf(a - 1) = cdf(lo_a) <= tail
 
 
-def dlap_variance(a: float) -> float:
-    """``Var(DLap(a)) = 2e^{−a}/(1 − e^{−a})²`` (seed 004, Section 2)."""
-    return 2.0 * math.exp(-a) / math.expm1(-a) ** 2
+def pmf_range(law: NoiseLaw, a: int, b: int) -> tuple[np.ndarray, float]:
+    """``(f(a), ..., f(b))`` and the relative error bound of every value.
 
-
-def pmf_range(law: NoiseLaw, a: int, b: int) -> np.ndarray:
-    """``f(a), ..., f(b)``. Short ranges use one Boost ``pmf`` at an anchor near the mean and
-    the exact ratio recurrence ``f(k)/f(k−1)`` (summed in log space, relative error about
-    ``1e-16`` per step, so below ``1e-12`` for the at most 5000 steps allowed); longer ranges
-    call ``pmf`` everywhere."""
+    Short ranges use one Boost ``pmf`` at an anchor near the mean and the exact ratio
+    recurrence ``f(k)/f(k−1)`` summed in log space (each step adds at most ``4u`` to the
+    error of the log, so a value ``s`` steps from the anchor carries ``(4s + 2)u`` on top
+    of the anchor's budget); longer ranges call ``pmf`` everywhere."""
+    evaluated = law.law
     ks = np.arange(a, b + 1)
-    if b - a > 5000 or law.family == "dlap":
-        return np.asarray(law._rv.pmf(ks), dtype=float)
+    if b - a > 5000:
+        return np.asarray(evaluated.pmf(ks), dtype=float), evaluated.budget
     anchor = int(min(max(round(law.expectation), max(a, 0)), b))
     if law.family == "binomial":
         anchor = min(anchor, int(law.size))
-    f_anchor = float(law._rv.pmf(anchor))
+    f_anchor = float(evaluated.pmf(anchor)[0])
     if f_anchor == 0.0 or anchor < a:
-        return np.asarray(law._rv.pmf(ks), dtype=float)
+        return np.asarray(evaluated.pmf(ks), dtype=float), evaluated.budget
     kk = ks.astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         if law.family == "binomial":
@@ -606,18 +649,23 @@ def pmf_range(law: NoiseLaw, a: int, b: int) -> np.ndarray:
     out[(ks < 0) | ~np.isfinite(out)] = 0.0
     if law.family == "binomial":
         out[ks > law.size] = 0.0
-    return out
+    steps = max(i0, len(ks) - 1 - i0)
+    walked = np.abs(np.concatenate(([0.0], up, down)))
+    log_scale = abs(math.log(f_anchor)) + float(np.max(walked[np.isfinite(walked)]))  # -inf: exact zeros
+    # exp of a log carrying absolute error E has relative error about E; E <= (4·steps + 2)·u·scale
+    return out, evaluated.budget + (4 * steps + 2) * fp.UNIT_ROUNDOFF * max(1.0, log_scale)
 
 
-def privacy_loss_window(law: NoiseLaw, tail: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def privacy_loss_window(law: NoiseLaw, tail: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
     """The privacy-loss distribution of ``(Z+1, Z)`` on a window: support points ``k``
-    (values of ``Z+1``), ``P(k) = f(k−1)``, ``Q(k) = f(k)``, and the ``P``-mass left out.
+    (values of ``Z+1``), ``P(k) = f(k−1)``, ``Q(k) = f(k)``, the ``P``-mass left out, and the
+    relative error bound of every ``P``/``Q`` value.
 
     Used for exact composition (histograms). ``Q(k) = 0`` gives an infinite loss, kept.
     """
     if law.family == "dlap":
         raise InvalidParameter("composition windows are implemented for binomial/poisson/negbin laws")
-    rv = law._rv
+    evaluated = law.law
     # mean +- (12 sd + 10): outside mass is computed and returned (added by callers), so the
     # window need not be a tight quantile; widen until the outside mass is below ``tail``
     width = 12.0
@@ -627,13 +675,13 @@ def privacy_loss_window(law: NoiseLaw, tail: float) -> tuple[np.ndarray, np.ndar
         hi = float(math.ceil(law.expectation + spread))
         if law.family == "binomial":
             hi = min(hi, law.size)
-        if float(rv.cdf(lo - 2)) + float(rv.sf(hi)) <= tail or width > 200:
+        outside = float(evaluated.cdf(lo - 2)[0]) + float(evaluated.sf(hi)[0])
+        if outside <= tail or width > 200:
             break
         width *= 1.5
     if hi - lo > 2_000_000:
-        raise CertificationError(f"composition window of {hi - lo:.3g} points is too large")
+        raise CertificationError(f"composition window of {hi - lo:.3g} points is too large (limit 2e6)")
     k = np.arange(int(lo), int(hi) + 2)  # values of Z+1
-    f = pmf_range(law, int(lo) - 1, int(hi) + 1)  # f(lo-1) ... f(hi+1)
+    f, rel = pmf_range(law, int(lo) - 1, int(hi) + 1)  # f(lo-1) ... f(hi+1)
     p_k, q_k = f[:-1], f[1:]
-    left_out = float(rv.cdf(lo - 2)) + float(rv.sf(hi))
-    return k, p_k, q_k, left_out
+    return k, p_k, q_k, outside * (1 + evaluated.budget), rel

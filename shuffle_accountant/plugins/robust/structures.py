@@ -18,14 +18,37 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-from ...errors import CertificationError, InvalidParameter
-from ...validation import check_int, check_positive, check_probability_open, check_real
-from .noise import NoiseLaw, RecordMixin, bisect_least, delta, secant_least, honest_count, privacy_loss_window, quantile_window, solve_noise
+from ...plugin_api import (
+    DELTA,
+    EPSILON,
+    USERS_RANGE,
+    CertificationError,
+    IntRange,
+    InvalidParameter,
+    check_real,
+    fp,
+)
+from .._shared.laws import Law
+from .._shared.population import honest_count
+from .._shared.records import RecordMixin
+from .._shared.secure_sum import bbgn_messages, check_sigma
+from .noise import (
+    NoiseLaw,
+    delta,
+    privacy_loss_window,
+    quantile_window,
+    secant_least,
+    solve_noise,
+)
+
+#: Domain size of a histogram: ``2 <= k <= 1e9``.
+DOMAIN = IntRange("k", 2, 10**9)
 
 # ---------------------------------------------------------------------------------
 # Exact two-counter composition
@@ -41,7 +64,7 @@ def two_counter_delta(law: NoiseLaw, eps: float, *, tail: float = 1e-20) -> tupl
     ``δ = Σ_i P₁(i) Σ_{j: ℓ₂(j) > ε−ℓ₁(i)} P₂(j) − e^ε Q₁(i) Σ_{…} Q₂(j)``, computed with sorted
     prefix sums; ``P``-mass outside the window is added to the upper end.
     """
-    k, p1, q1, out = privacy_loss_window(law, tail)
+    _, p1, q1, out, rel = privacy_loss_window(law, tail)
     p2, q2 = q1, p1  # second pair is the first with P and Q swapped
     with np.errstate(divide="ignore"):
         l1 = np.log(p1) - np.log(q1)
@@ -58,11 +81,15 @@ def two_counter_delta(law: NoiseLaw, eps: float, *, tail: float = 1e-20) -> tupl
     counts = np.searchsorted(-l2s, -thresh, side="left")
     terms = p1s * cp[counts] - t * q1s * cq[counts]
     terms = np.clip(terms, 0.0, None)
-    raw = float(np.sum(terms))  # pairwise summation; its error is far inside the margin below
+    raw = float(np.sum(terms))
     sel_p = float(np.sum(p1s * cp[counts]))
-    margin = 1e-11 * (sel_p * (1 + t)) + 1e-300
+    sel_q = float(np.sum(q1s * cq[counts]))
+    # every P/Q value carries relative error ``rel``; products of two, prefix sums and the
+    # final sum over w terms add at most (2 rel + 3 w u) relative to the selected masses
+    w = len(p1s) + len(p2s)
+    margin = (2 * rel + 3 * w * fp.UNIT_ROUNDOFF) * (sel_p + t * sel_q) + w * fp.SMALLEST_NORMAL
     out_total = 2 * out
-    return min(1.0, raw + margin + out_total), max(0.0, raw - margin)
+    return min(1.0, fp.next_up(raw + margin + out_total)), max(0.0, fp.next_down(raw - margin))
 
 
 @dataclass(frozen=True)
@@ -88,8 +115,8 @@ def expected_max_deviation(law: NoiseLaw, k: int, *, tail: float = 1e-18) -> flo
     """``E[max_j |Z_j − E Z|]`` over ``k`` i.i.d. copies, from the law of ``|Z − EZ|`` on a
     window; the tail beyond the window is bounded by ``k·Pr[outside]·(window edge + tail mean)``
     and added (an upper bound; equality up to that term)."""
-    rv = law._rv
-    a, b = quantile_window(rv, tail, law.size if law.family == "binomial" else math.inf)
+    rv = law.law
+    a, b = quantile_window(rv, tail)
     zs = np.arange(a, b + 1)
     f = rv.pmf(zs)
     mu = law.expectation
@@ -104,10 +131,66 @@ def expected_max_deviation(law: NoiseLaw, k: int, *, tail: float = 1e-18) -> flo
         one_minus = -np.expm1(k * np.log(np.clip(prev_F, 1e-300, 1.0)))
     one_minus[prev_F == 0] = 1.0
     main = float(np.sum((dev - prev_d) * one_minus))
-    outside = float(rv.cdf(a - 1)) + float(rv.sf(b))
+    outside = float(rv.cdf(a - 1)[0]) + float(rv.sf(b)[0])
     edge = float(dev[-1])
     tail_term = min(1.0, k * outside) * (edge + 10 * math.sqrt(law.variance) + 10)
-    return main + tail_term
+    # the pmf values carry the law's budget; 1 - F^k and the sums add a few u per term
+    return fp.next_up((main + tail_term) * (1 + k * (rv.budget + 4 * fp.UNIT_ROUNDOFF) + len(zs) * fp.UNIT_ROUNDOFF))
+
+
+def _expected_max(values: np.ndarray, probs: np.ndarray, m: int) -> float:
+    """``E[max of m i.i.d. copies]`` of a law on the non-negative ``values`` with ``probs``
+    (sorted internally): ``Σ_i (v_i − v_{i−1})(1 − F(v_{i−1})^m)`` with ``v_0 = 0``."""
+    order = np.argsort(values)
+    v, f = values[order], probs[order]
+    cdf = np.minimum(np.cumsum(f), 1.0)
+    prev_v = np.concatenate(([0.0], v[:-1]))
+    prev_f = np.concatenate(([0.0], cdf[:-1]))
+    with np.errstate(divide="ignore"):
+        beyond = -np.expm1(m * np.log(np.clip(prev_f, 1e-300, 1.0)))
+    beyond[prev_f <= 0] = 1.0
+    return float(np.sum((v - prev_v) * beyond))
+
+
+def bc20_linf_error(n: int, k: int, q: float) -> dict[str, Any]:
+    """Expected ℓ∞ error of Balcer–Cheu's histogram analyzer (ITC 2020, arXiv 1911.06879,
+    the "zero-in-zero-out" binary-sum analyzer run on every bin), all ``n`` users honest.
+
+    Bin ``j`` receives ``c_j + n − B_j`` messages, ``B_j ~ Bin(n, q)`` (``q`` = missing
+    probability); the analyzer outputs ``|y_j| − n(1 − q)`` if ``|y_j| > n`` and 0 otherwise.
+    So an empty bin is estimated exactly (0: the error does not grow with ``k``), and a bin
+    with ``c_j > 0`` has error ``nq − B_j`` if ``B_j < c_j`` and ``−c_j`` otherwise. In both
+    cases ``|err_j| <= W_j = max(B_j, nq)`` (*derived*), and at most ``min(k, n)`` bins are
+    non-empty, so ``E max_j |err_j| <= E max_{j <= min(k, n)} W_j`` for every data set:
+    the ``upper`` value. The ``lower`` value is the exact expected error of one concrete
+    data set (``m`` bins of ``c`` users each, the rest in one more bin, ``c`` chosen near
+    ``nq`` to make the zeroing bias bite), so the worst case lies between the two.
+    """
+    law = Law("binomial", float(n), q)
+    nq = n * q
+    a, b = quantile_window(law, 1e-30)
+    bs = np.arange(a, b + 1, dtype=float)
+    f = law.pmf(bs)
+    m_upper = min(k, n)
+    w_values = np.maximum(bs, nq)
+    upper = _expected_max(w_values, f, m_upper)
+    # mass outside the window: W <= B there; E[(max over m of B beyond b)] <= m E[B; B > b]
+    outside = float(law.sf(b)[0]) + float(law.cdf(a - 1)[0])
+    tail = m_upper * math.sqrt(nq * (1 - q) + nq * nq + nq) * math.sqrt(float(law.sf(b)[0])) + outside * nq
+    upper = fp.next_up((upper + tail) * (1 + m_upper * (law.budget + 4 * fp.UNIT_ROUNDOFF) + len(bs) * fp.UNIT_ROUNDOFF))
+    best = (0.0, 1, 0)
+    sd = math.sqrt(max(nq * (1 - q), 1e-12))
+    for c in sorted({max(1, round(nq + z * sd)) for z in np.linspace(-1.0, 4.0, 26)}):
+        m_bins = min(k - 1, n // c)
+        if m_bins < 1:
+            continue
+        err = np.where(bs < c, np.abs(nq - bs), float(c))
+        value = _expected_max(err, f, m_bins) * (1 - m_bins * (law.budget + 4 * fp.UNIT_ROUNDOFF) - len(bs) * fp.UNIT_ROUNDOFF)
+        if value > best[0]:
+            best = (value, c, m_bins)
+    lower, c_star, m_star = best
+    return {"upper": upper, "lower": fp.next_down(max(0.0, lower)), "worst_data": {"bins": m_star, "users_per_bin": c_star},
+            "noise_mean_nq": nq, "empty_bin_error": 0.0, "nonempty_bins_at_most": m_upper}
 
 
 def histogram(
@@ -117,19 +200,23 @@ def histogram(
     """A k-bin histogram from one bit-sum counter per element (``lecture`` or ``bc20``).
 
     If ``p`` is omitted it is solved exactly for the *composed* two-counter target
-    ``(ε, δ)``; otherwise the given per-user noise probability is analysed. The ℓ∞ error is
-    ``E max_j |noise_j − mean|`` with all ``n`` users honest.
+    ``(ε, δ)``; otherwise the given per-user noise probability is analysed. The ℓ∞ error,
+    with all ``n`` users honest, is that of each protocol's own analyzer: ``lecture``
+    subtracts the noise mean from every bin, ``E max_j |noise_j − mean|`` over ``k`` bins;
+    ``bc20`` zeroes bins that received at most ``n`` messages (:func:`bc20_linf_error`),
+    an upper bound over all data sets that does not grow with ``k`` beyond ``n``, with the
+    attained error of one data set in ``details``.
     """
-    k = check_int("k", k, low=2)
-    n = check_int("n", n)
-    eps = check_positive("eps", eps)
+    k = DOMAIN.check(k)
+    n = USERS_RANGE.check(n, "n")
+    eps = EPSILON.check(eps, "eps")
     if protocol not in ("lecture", "bc20"):
-        raise InvalidParameter("histogram protocol must be 'lecture' or 'bc20' (randomized response has no exact composition here)")
+        raise InvalidParameter(f"protocol: {protocol!r} is not a histogram protocol (accepted: lecture, bc20)")
     h = honest_count(n, gamma)
     if p is None:
         if target_delta is None:
             raise InvalidParameter("give either --delta (to solve p) or --p (to analyse it)")
-        target_delta = check_probability_open("delta", target_delta)
+        target_delta = DELTA.check(target_delta, "delta")
 
         def fwd(x: float) -> float:
             return two_counter_delta(NoiseLaw("binomial", size=float(h), p=x), eps)[0]
@@ -154,12 +241,18 @@ def histogram(
     up, lo = two_counter_delta(law, eps)
     single_d = delta(law, eps)
     half = delta(law, eps / 2).upper  # naive: each counter at eps/2 composes to (eps, 2*delta(eps/2))
-    law_all = NoiseLaw("binomial", size=float(n), p=p)
-    err = expected_max_deviation(law_all, k)
+    extra: dict[str, Any] = {}
+    if protocol == "bc20":
+        bc = bc20_linf_error(n, k, p)
+        err = bc["upper"]
+        extra = {"linf_error_attained": bc["lower"], "linf_error_model": "bc20 zero-in-zero-out analyzer", **bc}
+    else:
+        err = expected_max_deviation(NoiseLaw("binomial", size=float(n), p=p), k)
+        extra = {"linf_error_model": "noise mean subtracted from every bin"}
     keep = 1 - p if protocol == "bc20" else p
     msgs = 1 + k * keep
     return HistogramResult(k, n, h, eps, law, up, lo, single_d.upper, min(1.0, 2 * half), err, msgs, k + 1,
-                           {"protocol": protocol, "gamma": gamma, **solved})
+                           {"protocol": protocol, "gamma": gamma, **solved, **extra})
 
 
 # ---------------------------------------------------------------------------------
@@ -189,13 +282,13 @@ def pan_counter(n: int, eps: float, target_delta: float | None = None, *, p: flo
     With ``p`` omitted, ``p`` is the exact least noise making each draw ``(ε, δ)``-DP, so the
     pan-private guarantee is ``(ε, δ)``; the output alone is then better (``Bin(2N, p)``).
     """
-    n = check_int("n", n)
-    eps = check_positive("eps", eps)
-    trials = n if trials is None else check_int("trials", trials)
+    n = USERS_RANGE.check(n, "n")
+    eps = EPSILON.check(eps, "eps")
+    trials = n if trials is None else USERS_RANGE.check(trials, "trials")
     if p is None:
         if target_delta is None:
             raise InvalidParameter("give either --delta (to solve p) or --p (to analyse it)")
-        target_delta = check_probability_open("delta", target_delta)
+        target_delta = DELTA.check(target_delta, "delta")
         sol = solve_noise("binomial", trials, eps, target_delta)
         p = sol.value
         extra = {"solved_p": p, "infeasible_neighbor": sol.infeasible_neighbor}
@@ -203,7 +296,10 @@ def pan_counter(n: int, eps: float, target_delta: float | None = None, *, p: flo
         p = check_real("p", p, low=0.0, high=1.0, low_open=True, high_open=True)
         extra = {}
     one = delta(NoiseLaw("binomial", size=float(trials), p=p), eps).upper
-    both = delta(NoiseLaw("binomial", size=float(2 * trials), p=p), eps).upper
+    try:
+        both = delta(NoiseLaw("binomial", size=float(2 * trials), p=p), eps).upper
+    except CertificationError:  # 2N beyond the measured range: the output is a post-processing of Z2's view
+        both = one
     rmse = math.sqrt(2 * trials * p * (1 - p))
     return PanPrivateResult(n, p, eps, one, one, both, one, rmse, {"trials": trials, **extra})
 
@@ -254,25 +350,19 @@ class DistinctResult(RecordMixin):
 
 
 def bbgn_messages_z2(h: int, sigma: float) -> int:
-    """Fallback for ``splitmix.core.bbgn_messages(h, 2, sigma)``: the smallest ``m`` with
-    ``m >= 3`` and ``m > (2σ + log₂ q)/(log₂ h − log₂ e) + 1`` for ``q = 2`` (Balle–Bell–Gascón–
-    Nissim, "Private summation in the multi-message shuffle model", CCS'20, arXiv
-    2002.00817; spec §A). Needs ``h > e``. Used only while the split-and-mix plug-in,
-    which owns this bound, is not installed."""
+    """``bbgn_messages(h, 2, sigma)`` (:mod:`.._shared.secure_sum`): the smallest ``m`` with
+    ``m >= 3`` and ``m > (2σ + log2 q)/(log2 h − log2 e) + 1`` for ``q = 2`` (Balle, Bell,
+    Gascón, Nissim, CCS 2020, arXiv 2002.00817); raises :class:`CertificationError` when
+    ``h <= e`` (the bound certifies nothing with fewer than 3 honest users)."""
     if h <= math.e:
         raise CertificationError(f"the split-and-mix bound needs more than e honest users, got {h}")
-    bound = (2.0 * sigma + 1.0) / (math.log2(h) - math.log2(math.e)) + 1.0
-    return max(3, math.floor(bound) + 1)
+    return bbgn_messages(h, 2, sigma)
 
 
 def _splitmix(h: int, sigma: float) -> tuple[int, str]:
-    """Messages for σ-secure mod-2 summation among ``h`` honest users: from the split-and-mix
-    plug-in when it is installed (lazy import), else :func:`bbgn_messages_z2`."""
-    try:
-        from ..splitmix.core import bbgn_messages
-    except ImportError:
-        return bbgn_messages_z2(h, sigma), "Balle-Bell-Gascon-Nissim (CCS'20) bound, local Z_2 fallback"
-    return int(bbgn_messages(h, 2, sigma)), "Balle-Bell-Gascon-Nissim (CCS'20) via the splitmix plug-in"
+    """Messages for σ-secure mod-2 summation among ``h`` honest users, and where the number
+    comes from."""
+    return bbgn_messages_z2(h, sigma), "Balle-Bell-Gascon-Nissim (CCS 2020) bound over Z_2"
 
 
 def distinct_elements(
@@ -287,19 +377,20 @@ def distinct_elements(
     The noise part is solved in closed form: ``q_h >= (1 − 2δ_noise)/(1 + e^ε)`` with
     ``q_h = (1 − (1 − 2p′)^h)/2`` the noise bit of the ``h`` honest users.
     """
-    n = check_int("n", n)
-    k = check_int("k", k)
-    eps = check_positive("eps", eps)
-    target_delta = check_probability_open("delta", target_delta)
+    n = USERS_RANGE.check(n, "n")
+    k = IntRange("k", 1, 10**9).check(k)
+    eps = EPSILON.check(eps, "eps")
+    target_delta = DELTA.check(target_delta, "delta")
     h = honest_count(n, gamma)
     if h < 3:
         raise CertificationError(f"split and mix needs at least 3 honest users, gamma*n = {h}")
     factor = 2.0 * (1.0 + math.exp(eps))
     if sigma is None:
         splitmix_share = check_real("splitmix share", splitmix_share, low=0.0, high=1.0, low_open=True, high_open=True)
-        sigma = math.ceil(math.log2(factor / (splitmix_share * target_delta)))
-    sigma = check_positive("sigma", sigma)
-    sm_delta = factor * 2.0 ** (-sigma)
+        sigma = math.ceil(math.log2(factor) - math.log2(splitmix_share) - math.log2(target_delta))
+    sigma = check_sigma(sigma)
+    sm_log2 = math.log2(factor) - sigma  # factor <= 2(1 + e^700) is finite
+    sm_delta = fp.MIN_PROBABILITY if sm_log2 < -996 else fp.next_up(2.0**sm_log2 * (1 + 1e-12))
     budget = target_delta - sm_delta
     if budget <= 0:
         raise CertificationError(
