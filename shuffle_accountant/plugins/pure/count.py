@@ -1,6 +1,7 @@
-"""Pure-DP binary counting in the shuffle model (Ghazi–Kumar–Manurangsi, seed 004).
+"""Pure-DP binary counting in the shuffle model (Ghazi, Kumar, Manurangsi, "Pure-DP
+aggregation in the shuffle model: error-optimal and communication-efficient").
 
-Protocol (seed 004, Algorithms 1–2, Condition 7): each user sends, with probability
+Protocol (Algorithms 1–2, Condition 7): each user sends, with probability
 ``1 − q``, ``s + x`` copies of +1 and ``s`` copies of −1 (nothing with probability ``q``),
 plus shares of ``Geo(1 − e^{−ε′})`` noise for each sign and a share of ``Poi(λ)``
 "flooding" sent as that many +1 *and* −1 messages; the analyzer returns ``Σ − ns``.
@@ -18,22 +19,33 @@ so it contributes ``2λ/n`` (the lemma's proof writes ``2E[z^{±1}]`` and then `
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from ...errors import CertificationError
-from ...validation import check_int, check_positive, check_real
-from ..robust.noise import dlap_variance
+from ...plugin_api import EPSILON, USERS_RANGE, CertificationError, RealRange, fp
+from .._shared.laws import Law
+from .._shared.noise import dlap_variance
 
-CITATION = "Ghazi-Kumar-Manurangsi, pure-DP aggregation in the shuffle model (seed 004)"
+CITATION = ("Ghazi, Kumar, Manurangsi: Pure-DP aggregation in the shuffle model: error-optimal and "
+            "communication-efficient")
+#: The MSE factor 1 + rho of Theorem 6: ``1e-9 <= rho <= 1/2`` (below 1e-9, ``eps'`` is
+#: within a few ulps of ``eps``).
+RHO = RealRange("rho", 1e-9, 0.5)
 
 
 def min_s(eps: float, eps_prime: float, q: float) -> int:
     """Smallest positive integer ``s`` with ``s >= 2 ln(1/((e^ε−1)q))/(ε−ε′)`` (Condition 7)."""
-    bound = 2.0 * math.log(1.0 / (math.expm1(eps) * q)) / (eps - eps_prime)
+    if not eps_prime < eps:
+        raise CertificationError(f"eps' = {eps_prime!r} is not below eps = {eps!r} in double precision")
+    if not q > 0:
+        raise CertificationError("q underflows to 0 in double precision (Var(DLap(eps))/n is below 1e-308)")
+    bound = 2.0 * -(math.log(math.expm1(eps)) + math.log(q)) / (eps - eps_prime)
+    if bound > 1e15:
+        raise CertificationError(f"Condition 7 needs s >= {bound:.3g} messages: eps - eps' = {eps - eps_prime:.3g} is too small")
     s = max(1, math.ceil(bound * (1 + 1e-12)))
     return s
 
@@ -59,7 +71,7 @@ class PureParams:
     def condition7(self) -> list[dict[str, Any]]:
         """Each inequality of Condition 7 with both sides and whether it holds."""
         e, ep, q, s, lam = self.eps, self.eps_prime, self.q, self.s, self.lam
-        s_rhs = 2.0 * math.log(1.0 / (math.expm1(e) * q)) / (e - ep) if ep < e else math.inf
+        s_rhs = 2.0 * -(math.log(math.expm1(e)) + math.log(q)) / (e - ep) if ep < e else math.inf
         lam_rhs = math.exp(e - ep) * s / (-math.expm1((ep - e) / 2.0)) if ep < e else math.inf
         return [
             {"condition": "eps' < eps", "lhs": ep, "rhs": e, "holds": ep < e and ep > 0},
@@ -109,9 +121,11 @@ class PureParams:
 
 
 def _check(eps: float, n: int, rho: float) -> tuple[float, int, float]:
-    eps = check_positive("eps", eps)
-    n = check_int("n", n)
-    rho = check_real("rho", rho, low=0.0, high=0.5, low_open=True)
+    eps = EPSILON.check(eps, "eps")
+    n = USERS_RANGE.check(n, "n")
+    rho = RHO.check(rho)
+    if math.isinf(dlap_variance(eps)):
+        raise CertificationError(f"Var(DLap(eps)) exceeds double precision at eps = {eps:g}: eps is too small to plan for")
     return eps, n, rho
 
 
@@ -203,6 +217,7 @@ class VerifyResult:
     mass_outside: float
     limit_ratio: float
     details: Mapping[str, Any] = field(default_factory=dict)
+    rounding_allowance: float = 0.0  # bound on the floating-point error of the log-ratios
 
     @property
     def max_divergence(self) -> float:
@@ -210,7 +225,8 @@ class VerifyResult:
 
     @property
     def holds(self) -> bool:
-        return self.max_divergence <= self.eps
+        """The windowed divergence, plus its rounding allowance, is at most ``eps``."""
+        return self.max_divergence + self.rounding_allowance <= self.eps
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
@@ -218,10 +234,10 @@ class VerifyResult:
         return d
 
 
-def verify(params: PureParams, *, window_limit: int = 50_000_000) -> VerifyResult:
+def verify(params: PureParams, *, window_limit: int = 6_000_000) -> VerifyResult:
     """Evaluate ``d∞`` between the views of a user holding 1 and 0 on a finite window.
 
-    By seed 004 Lemma 5, the other users' input messages can be dropped (this can only
+    By Lemma 5 of the paper, the other users' input messages can be dropped (this can only
     increase ``d∞``), leaving ``(A + F + G₁, B + F + G₂)`` with ``(A, B) = (0, 0)`` w.p. ``q``
     and ``(s + x, s)`` otherwise, ``F ~ Poi(λ)``, ``G ~ Geo(1 − e^{−ε′})``. Summing out ``F``
     (derived): ``P_x(i, j) ∝ q H(min(i, j)) + (1−q) e^{(2s+x)ε′} H(min(i−x, j) − s)`` with
@@ -229,11 +245,18 @@ def verify(params: PureParams, *, window_limit: int = 50_000_000) -> VerifyResul
     on ``(i, j)`` only through ``m = min(i, j)`` and whether ``i <= j``, so the 2-D sup is a
     1-D sup over ``m``, evaluated for ``m <= window_max``; beyond it the ratio tends to
     ``(q + (1−q)e^{(2s+1)ε′})/(q + (1−q)e^{2sε′}) < e^{ε′}``. Labelled a *check*.
+
+    ``rounding_allowance`` bounds the floating-point error of the log-ratios: scipy's
+    Poisson ``logpmf`` loses about ``k·|log λ|·u`` (see :mod:`shuffle_accountant.numeric.fp`),
+    the accumulated log-sum-exp a few ``u`` per term of magnitude ``2fε′``.
     """
     e, ep, q, s, lam = params.eps, params.eps_prime, params.q, params.s, params.lam
-    top = int(math.ceil(lam + s + 2 + 40.0 * math.sqrt(lam + 1.0) + 80.0 / ep))
-    if top > window_limit:
-        raise CertificationError(f"verification window of {top} points exceeds the limit {window_limit}")
+    top_real = lam + s + 2 + 40.0 * math.sqrt(lam + 1.0) + 80.0 / ep
+    if top_real > window_limit:
+        raise CertificationError(
+            f"verification window of {top_real:.3g} points exceeds the limit {window_limit:.3g} "
+            "(lambda + s + 80/eps' too large for a check that finishes in seconds)")
+    top = math.ceil(top_real)
     f = np.arange(top + 1, dtype=float)
     g = stats.poisson.logpmf(f, lam) + 2.0 * f * ep
     g -= g.max()
@@ -256,7 +279,9 @@ def verify(params: PureParams, *, window_limit: int = 50_000_000) -> VerifyResul
     d01 = float(max(np.max(d0 - a1), np.max(d0 - b1)))
     r = math.exp(-ep)
     g_cut = max(0, (top - s - int(lam)) // 2)
-    outside = float(stats.poisson.sf(top - s - 1 - g_cut, lam)) + r**g_cut
+    outside = float(Law("poisson", lam).sf(top - s - 1 - g_cut)[0]) * (1 + fp.poisson_budget(lam)) + r**g_cut
     limit = float(np.logaddexp(math.log(q), lq1 + (2 * s + 1) * ep) - np.logaddexp(math.log(q), lq1 + 2 * s * ep))
     argmax = int(np.argmax(np.maximum(d0 - a1, d0 - b1)))
-    return VerifyResult(d10, d01, e, top, min(1.0, outside), limit, {"argmax_m_0_1": argmax, "eps_prime": ep})
+    allowance = 64 * fp.UNIT_ROUNDOFF * (top * (abs(math.log(lam)) + 1.0) + lam + 2.0 * top * ep + 2 * s * ep + 10)
+    return VerifyResult(d10, d01, e, top, min(1.0, outside), limit, {"argmax_m_0_1": argmax, "eps_prime": ep},
+                        allowance)
