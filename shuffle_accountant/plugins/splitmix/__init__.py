@@ -8,10 +8,46 @@ The API mirrors the commands one to one:
 * ``security``  → :func:`security_bounds`
 * ``exact``     → :func:`exact_bound` (and :func:`exact_distance`, :func:`mod2_exact_distance`)
 * ``dp-sum``    → :func:`dp_sum_plan` (re-checked by :func:`check_dp_sum_plan`)
+
+The names are loaded on first use (the command line's ``--help`` stays fast).
 """
 
-from . import core, dpsum
-from .core import *  # noqa: F403  (the public names of core.__all__)
-from .dpsum import *  # noqa: F403
+from __future__ import annotations
 
-__all__ = [*core.__all__, *dpsum.__all__]
+from importlib import import_module
+from typing import Any
+
+__all__ = [
+    "BBGN_CITATION",
+    "GMPV_CITATION",
+    "GMPV_FIELD_CITATION",
+    "LOWER_CITATION",
+    "WRAP_SHARE",
+    "DPSumPlan",
+    "bbgn_messages",
+    "bbgn_sigma",
+    "check_dp_sum_plan",
+    "check_modulus",
+    "dp_sum_plan",
+    "exact_bound",
+    "exact_distance",
+    "field_lower_bound_messages",
+    "honest_parties",
+    "log2_field_lower_bound_distance",
+    "log2_lower_bound_distance",
+    "lower_bound_distance",
+    "lower_bound_messages",
+    "messages_needed",
+    "mod2_exact_distance",
+    "security_bounds",
+]
+_DPSUM = ("DPSumPlan", "WRAP_SHARE", "check_dp_sum_plan", "dp_sum_plan")
+_CORE = tuple(name for name in __all__ if name not in _DPSUM)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CORE:
+        return getattr(import_module(".core", __name__), name)
+    if name in _DPSUM:
+        return getattr(import_module(".dpsum", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

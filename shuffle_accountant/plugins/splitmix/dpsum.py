@@ -18,7 +18,7 @@ user moves the integer sum by at most ``p``, and a mixture of ε-DP pairs is ε-
 The view is within statistical distance ``s = 2^−σ`` of a simulator that runs split and
 mix on ``(Σ(x̄_i + η_i) mod q, 0, …, 0)`` — a post-processing of the central output — so
 the protocol is ``(ε, (1 + e^ε) s)``-DP (arXiv 1906.09116, "DP from statistical
-distance"; seed 000 Lemma 3.4). σ comes from the BBGN bound (:func:`.core.bbgn_sigma`).
+distance"; Balcer, Cheu, Joseph, Mao, SODA 2021, Lemma 3.4). σ comes from the BBGN bound (:func:`.core.bbgn_sigma`).
 
 Accuracy (every term an upper bound, shown separately): rounding ``n/(4p²)``; noise
 ``Var DLap(α)/p² = 2α/((1−α)² p²)``; wrap-around — if ``|Σ η_i| > L`` the decoded value
@@ -35,11 +35,17 @@ from typing import Any
 
 import mpmath
 
-from ...errors import CertificationError, InvalidParameter
-from ...validation import check_int, check_positive, check_probability_open
-from .core import BBGN_CITATION, bbgn_messages, bbgn_sigma
+from ...plugin_api import (
+    DELTA,
+    CertificationError,
+    InvalidParameter,
+    check_int,
+    check_positive,
+    fp,
+)
+from .._shared.secure_sum import BBGN_CITATION, bbgn_messages, bbgn_sigma
 
-__all__ = ["DPSumPlan", "WRAP_SHARE", "check_dp_sum_plan", "dp_sum_plan"]
+__all__ = ["WRAP_SHARE", "DPSumPlan", "check_dp_sum_plan", "dp_sum_plan"]
 
 PLAN_CITATION = (
     "Balle, Bell, Gascon, Nissim: Differentially private summation with multi-message shuffling "
@@ -51,9 +57,7 @@ WRAP_SHARE = 1e-3
 _DPS = 50
 
 
-def _up(x: Any) -> float:
-    f = float(x)
-    return math.nextafter(f, math.inf) if f < x else f
+_up = fp.up
 
 
 @dataclass(frozen=True)
@@ -139,13 +143,15 @@ def dp_sum_plan(n: int, epsilon: float, delta: float, precision: int | None = No
     """
     n = check_int("n", n, low=3)
     epsilon = check_positive("epsilon", epsilon)
-    delta = check_probability_open("delta", delta)
+    delta = DELTA.check(delta, "delta")
     p = math.isqrt(n - 1) + 1 if precision is None else check_int("precision", precision, low=1, high=10**9)
     if epsilon > 700:
         raise InvalidParameter(f"epsilon out of range: need epsilon <= 700, got {epsilon!r}")
     alpha = _alpha(epsilon, p)
     if not alpha < 1.0:
-        raise InvalidParameter(f"epsilon/precision = {epsilon / p:.3g} is too small for double precision noise")
+        raise InvalidParameter(
+            f"eps: {epsilon!r} is out of range for precision p = {p} (accepted: eps/p large enough that "
+            f"alpha = e^(-eps/p) < 1 in double precision, about eps >= {2.3e-16 * p:.2g})")
     with mpmath.workdps(_DPS):
         sigma = _up(mpmath.log(1 + mpmath.exp(mpmath.mpf(epsilon)), 2) - mpmath.log(mpmath.mpf(delta), 2))
     bits = (n * p).bit_length()  # smallest power of two above n*p

@@ -37,15 +37,15 @@ any work is done.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import combinations_with_replacement
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
-from ...errors import CertificationError
-from ...validation import check_int
+from ...plugin_api import CertificationError, check_int, fp
 
 #: Largest estimated number of elementary floating-point operations ``exact_distance`` accepts.
 WORK_LIMIT = 7.0e9
@@ -59,7 +59,7 @@ MAX_Q = 64
 
 #: Floating types for screening, cheapest first, with their unit round-off. x87 extended
 #: precision (64-bit significand) is used only where numpy provides it.
-_PRECISIONS: list[tuple[type, float]] = [(np.float64, 2.0**-53)]
+_PRECISIONS: list[tuple[type, float]] = [(np.float64, fp.UNIT_ROUNDOFF)]
 if np.finfo(np.longdouble).nmant >= 63:
     _PRECISIONS.append((np.longdouble, float(np.finfo(np.longdouble).eps) / 2))
 _EXACT_KERNEL_LIMIT = 2**53  # kernel numerators and q^(m-1) below this convert to floats exactly
@@ -406,5 +406,5 @@ def exact_distance(n: int, m: int, q: int) -> Fraction:
 def mod2_exact_distance(n: int, m: int) -> Fraction:
     """Exact worst-case statistical distance of split and mix over ``Z_2`` (bits summed
     mod 2 with ``m`` shares each), as used by the distinct-elements protocol of
-    Balcer–Cheu–Joseph–Mao (seed 000, Theorem 3.2). Same as ``exact_distance(n, m, 2)``."""
+    Balcer, Cheu, Joseph, Mao (SODA 2021, arXiv 2004.09481, Theorem 3.2). Same as ``exact_distance(n, m, 2)``."""
     return exact_distance(n, m, 2)
