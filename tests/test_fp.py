@@ -173,7 +173,7 @@ def _tails_sample(family: str, cases):
 
 def _assert_covered(rows) -> None:
     worst = max(rows, key=lambda r: r[4] / r[5])
-    name, size, args, k, err, budget = worst
+    name, _size, args, k, err, budget = worst
     assert err * MARGIN <= budget, f"{name} at {args}, k={k}: measured {err:.3g}, budget {budget:.3g}"
 
 
