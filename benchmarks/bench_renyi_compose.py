@@ -1,47 +1,82 @@
-"""Benchmark: RDP curve (40 orders), compose (T = 1000) and its PLD route alone, in
-process. Prints medians. The PLD cases need the ``[pld]`` extra (skipped otherwise); the
-one-off dp_accounting import (~1 s) is paid before timing.
+"""Benchmark (issue 13): Renyi curve and compose, each next to a single clones eps(delta) query
+at the same n, measured in the same run (the machine is shared: ratios, not absolute times,
+are what compare across runs).
 
-Run: python benchmarks/bench_renyi_compose.py [repeats]
+For every n: the median wall-clock time of ``api.epsilon(eps0=1, n, delta=1e-6)`` (the
+reference), of ``composition.rdp_curve(1, n)`` (40 default orders, rtol 1e-3), and of
+``composition.compose(eps0=1, n, T)`` with all three routes for T = 100 and 10^4 (the PLD
+route's per-round caches are cleared before each run, so every run is cold). Repetitions
+interleave the cases, so that load changes hit them alike. The one-off dp_accounting import
+(~1 s) is paid before timing. Targets: the curve <= 10 reference queries, compose <= 50.
+
+Run: python benchmarks/bench_renyi_compose.py [--repeats R] [--quick]
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
-import sys
-import timeit
+import time
+from typing import Callable
 
+from shuffle_accountant import api, pld
 from shuffle_accountant import composition as comp
-from shuffle_accountant import pld
-from shuffle_accountant.numeric.renyi import DEFAULT_ORDERS
+
+NS = [10, 100, 10**3, 10**4, 10**5, 10**6, 10**7, 10**9]
 
 
-def median_time(fn, repeats: int) -> float:
-    return statistics.median(timeit.repeat(fn, number=1, repeat=repeats))
+def cold(fn: Callable[[], object]) -> Callable[[], object]:
+    """``fn`` with the PLD route's per-round caches cleared first."""
+
+    def run() -> object:
+        pld.round_tails.cache_clear()
+        pld._pair_pld.cache_clear()  # noqa: SLF001 - a cold measurement
+        return fn()
+
+    return run
+
+
+def medians(cases: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, fn in cases.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def main() -> None:
-    repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    cases = [
-        ("rdp_curve 40 orders, eps0=1, n=1e6 (target 1 s)", lambda: comp.rdp_curve(1.0, 10**6, orders=DEFAULT_ORDERS)),
-        ("rdp_curve 40 orders, eps0=1, n=1e9 (target 1 s)", lambda: comp.rdp_curve(1.0, 10**9, orders=DEFAULT_ORDERS)),
-        ("compose T=1000, eps0=1, n=1e6, all routes (target 5 s)",
-         lambda: comp.compose(eps0=1.0, n=10**6, T=1000)),
-    ]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="n = 1e3, 1e4, 1e6 only")
+    args = ap.parse_args()
+    ns = [10**3, 10**4, 10**6] if args.quick else NS
     try:
         pld.import_dp_accounting()
-        cases += [
-            ("PLD route alone, T=1000, eps0=1, n=1e6 (target 5 s)",
-             lambda: pld.pld_route([(1.0, 10**6, 1000)], 1e-6, "clones", None)),
-            ("PLD route alone, T=1000, eps0=1, n=1e3 (target 5 s)",
-             lambda: pld.pld_route([(1.0, 1000, 1000)], 1e-6, "clones", None)),
-            ("PLD interop: shuffled_round_pld eps0=3, n=1e4", lambda: pld.round_pld(3.0, 10**4)),
-        ]
     except pld.PldUnavailable:
-        print(f"PLD cases skipped: {pld.PLD_INSTALL}")
-    print(f"{'case':60s} median (s)")
-    for name, fn in cases:
-        print(f"{name:60s} {median_time(fn, repeats):.3f}", flush=True)
+        print(f"(PLD route not installed: compose runs without it; {pld.PLD_INSTALL})\n")
+    print(f"median wall-clock ms over {args.repeats} interleaved runs; ratio = time / single query at the same n\n")
+    print("| n | single eps query | renyi curve (40 orders) | ratio | compose T=100 | ratio | compose T=1e4 | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    worst = {"renyi": 0.0, "compose": 0.0}
+    for n in ns:
+        cases = {
+            "q": lambda n=n: api.epsilon(1.0, n, 1e-6),
+            "renyi": lambda n=n: comp.rdp_curve(1.0, n),
+            "c100": cold(lambda n=n: comp.compose(eps0=1.0, n=n, T=100)),
+            "c1e4": cold(lambda n=n: comp.compose(eps0=1.0, n=n, T=10**4)),
+        }
+        for fn in cases.values():  # warm-up (imports, first-call allocations)
+            fn()
+        m = medians(cases, args.repeats)
+        q = m["q"]
+        r, c1, c2 = m["renyi"] / q, m["c100"] / q, m["c1e4"] / q
+        worst["renyi"] = max(worst["renyi"], r)
+        worst["compose"] = max(worst["compose"], c1, c2)
+        print(f"| {n:.0e} | {q * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {r:.1f} | {m['c100'] * 1e3:.1f} | {c1:.1f} "
+              f"| {m['c1e4'] * 1e3:.1f} | {c2:.1f} |", flush=True)
+    print(f"\nworst ratios: renyi curve {worst['renyi']:.1f} (target 10), compose {worst['compose']:.1f} (target 50)")
 
 
 if __name__ == "__main__":

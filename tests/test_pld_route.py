@@ -257,7 +257,7 @@ def test_tail_epsilon_is_certified():
         assert HockeyStick(sp.pair).bounds(e, 1e-6).upper <= 1e-18
 
 
-@pytest.mark.parametrize("n, T", [(100, 10), (10_000, 1), (10_000, 100), (10**6, 30)])
+@pytest.mark.parametrize("n, T", [(100, 10), (10_000, 1), (10_000, 100), (10**6, 30), (30, 3000)])
 def test_auto_grid_not_looser_than_the_fixed_one(n, T):
     """The grid sized from the round (``discretization=None``) against the former fixed step
     1e-4: at most 2e-5 (relative) above it, and below it where 1e-4 was coarse (large n)."""
