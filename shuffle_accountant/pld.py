@@ -475,10 +475,10 @@ def composed_step(built: Sequence[tuple[RoundPld, int]], step: float) -> float:
     variances, read off their pmfs) would need more than :data:`COMPOSED_POINTS` points."""
     var = 0.0
     for b, count in built:
-        for pmf in (b.pld._pmf_remove, b.pld._pmf_add):  # noqa: SLF001 - dp_accounting's dense pmfs
+        for pmf in (b.pld._pmf_remove, b.pld._pmf_add):
             dense = pmf.to_dense_pmf()
-            probs = np.asarray(dense._probs, dtype=float)  # noqa: SLF001
-            loss = (dense._lower_loss + np.arange(probs.size)) * dense._discretization  # noqa: SLF001
+            probs = np.asarray(dense._probs, dtype=float)
+            loss = (dense._lower_loss + np.arange(probs.size)) * dense._discretization
             total = float(np.sum(probs))
             if total <= 0.0:
                 continue
