@@ -427,12 +427,14 @@ def _not_tiny(text: str) -> bool:
 TINY_EPS0 = [
     ["delta", "--eps0", "2.594491286485005e-257", "--n", "1000", "--eps", "0", "-m", "closed-form"],
     ["epsilon", "--eps0", "1e-300", "--n", "1000", "-m", "blanket-hoeffding"],
+    ["epsilon", "--eps0", "1e-10", "--n", "1000", "--delta", "0.5", "-m", "blanket-bennett-laplace"],
 ]
 
 
-@pytest.mark.xfail(strict=False, reason="closed_forms.closed_form_delta and comparators.blanket_params divide by "
-                   "exp(eps0) - 1, which is 0 for eps0 < 1e-16 (use expm1; reported to the lead)")
-@pytest.mark.parametrize("args", TINY_EPS0, ids=["closed-form delta", "blanket-hoeffding epsilon"])
+@pytest.mark.xfail(strict=False, reason="closed_forms.closed_form_delta and the blanket comparators (log_delta_hoeffding, "
+                   "log_delta_bennett) divide by zero for tiny eps0 (exp(eps0) - 1 is 0 below 1e-16; reported to "
+                   "the lead)")
+@pytest.mark.parametrize("args", TINY_EPS0, ids=["closed-form delta", "blanket-hoeffding", "blanket-bennett-laplace"])
 def test_tiny_eps0_closed_forms(args):
     assert_contract(run(*args), (0, 1))
 
