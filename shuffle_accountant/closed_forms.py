@@ -31,7 +31,7 @@ def closed_form_epsilon(eps0: float, n: int, delta: float) -> float:
     ``log(1 + (e^eps0 - 1)/(e^eps0 + 1) (8 sqrt(e^eps0 log(4/delta) / n) + 8 e^eps0 / n))``.
     Callers check :func:`closed_form_regime` first."""
     e = math.exp(eps0)
-    x = (e - 1.0) / (e + 1.0) * (8.0 * math.sqrt(e * math.log(4.0 / delta) / n) + 8.0 * e / n)
+    x = math.expm1(eps0) / (e + 1.0) * (8.0 * math.sqrt(e * math.log(4.0 / delta) / n) + 8.0 * e / n)
     return math.log1p(x) * (1.0 + 1e-13)
 
 
@@ -44,7 +44,7 @@ def closed_form_delta(eps0: float, n: int, eps: float) -> float | None:
     solves the formula and the regime's smallest delta.
     """
     e = math.exp(eps0)
-    x = math.expm1(eps) * (e + 1.0) / (e - 1.0) - 8.0 * e / n
+    x = math.expm1(eps) * (e + 1.0) / math.expm1(eps0) - 8.0 * e / n
     if x <= 0.0:
         return None
     log_4_over_delta = n * x * x / (64.0 * e)

@@ -271,9 +271,17 @@ class Outcome:
     details: dict | None = None
 
 
+#: Below this eps0 the published formulas are evaluated to no useful precision (their
+#: parameters cancel to 0 in double precision); such inputs are reported as not applicable.
+MIN_COMPARATOR_EPS0 = 1e-6
+_TINY_EPS0 = f"the published formulas are evaluated only for eps0 >= {MIN_COMPARATOR_EPS0:g} (they cancel to 0 below)"
+
+
 def comparator_epsilon(name: str, eps0: float, n: int, delta: float, k: int | None = None,
                        rtol: float = 1e-10) -> Outcome:
     """eps at ``delta`` by the published comparator ``name`` (an upper bound of that analysis)."""
+    if eps0 < MIN_COMPARATOR_EPS0:
+        return Outcome(None, _TINY_EPS0)
     spec = COMPARATOR_METHODS[name]
     if spec is None:
         why = erlingsson_regime(eps0, n, delta)
@@ -292,6 +300,8 @@ def comparator_epsilon(name: str, eps0: float, n: int, delta: float, k: int | No
 
 def comparator_delta(name: str, eps0: float, n: int, eps: float, k: int | None = None) -> Outcome:
     """delta at ``eps`` by the published comparator ``name`` (an upper bound of that analysis)."""
+    if eps0 < MIN_COMPARATOR_EPS0:
+        return Outcome(None, _TINY_EPS0)
     spec = COMPARATOR_METHODS[name]
     if spec is None:
         why = erlingsson_regime(eps0, n)
