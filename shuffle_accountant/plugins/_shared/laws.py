@@ -55,15 +55,16 @@ def _poisson_sf(k: Any, mu: float) -> Any:
 
 class Law:
     """A law on ``{0, 1, ...}`` (binomial ``(n, p)``, Poisson ``(mu,)`` or negative binomial
-    ``(r, p)``) with vectorised ``pmf``, ``cdf`` (``P[X <= k]``), ``sf`` (``P[X > k]``), its
-    relative error ``budget`` and its support's upper end ``top`` (``inf`` if unbounded).
+    ``(r, p)``) with vectorised ``pmf``, ``cdf`` (``P[X <= k]``), ``sf`` (``P[X > k]``), the
+    relative error ``budget`` of every value (``pmf_budget`` for the pmf alone, which is
+    smaller for the binomial) and its support's upper end ``top`` (``inf`` if unbounded).
 
     Raises :class:`CertificationError` when the size is beyond the range where the
     budget was measured (binomial ``n`` or negative-binomial size above ``1e12``,
     Poisson mean above ``1e10``).
     """
 
-    __slots__ = ("_f", "args", "budget", "family", "top")
+    __slots__ = ("_f", "args", "budget", "family", "pmf_budget", "top")
 
     def __init__(self, family: str, *args: float) -> None:
         self.family, self.args = family, tuple(float(a) for a in args)
@@ -74,6 +75,7 @@ class Law:
                     f"a binomial law with {n:.4g} trials is beyond the {fp.MAX_MEASURED_SIZE:g} "
                     "trials at which its floating-point error was measured")
             self.budget, self.top = fp.binomial_budget(n), n
+            self.pmf_budget = fp.binomial_pmf_budget(n)
             self._f = (_binom_pmf, _binom_cdf, _binom_sf)
         elif family == "poisson":
             (mu,) = self.args
@@ -82,6 +84,7 @@ class Law:
                     f"a Poisson law with mean {mu:.4g} is beyond the mean {fp.MAX_POISSON_MEAN:g} at which its "
                     "floating-point error was measured (Boost's gamma series fail near 1e11)")
             self.budget, self.top = fp.poisson_budget(mu), math.inf
+            self.pmf_budget = self.budget
             self._f = (_poisson_pmf, _poisson_cdf, _poisson_sf)
         elif family == "negbin":
             r, p = self.args
@@ -91,6 +94,7 @@ class Law:
                     f"a negative binomial law NB({r:.4g}, {p:.4g}) of size max(r, mean) = {size:.4g} is beyond "
                     f"the size {fp.MAX_MEASURED_SIZE:g} at which its floating-point error was measured")
             self.budget, self.top = fp.negbin_budget(r, p), math.inf
+            self.pmf_budget = self.budget
             self._f = (_nbinom_pmf, _nbinom_cdf, _nbinom_sf)
         else:
             raise ValueError(f"unknown law {family!r}")

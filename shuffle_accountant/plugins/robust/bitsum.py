@@ -213,7 +213,7 @@ def rr_delta(h: int, w: float, eps: float) -> tuple[float, float]:
         weights = law.pmf(ms)
         up_m, _ = _mixture_tail_delta(ms, 0.5, wp, eps)
         # weights carry the pmf budget; the products and the correctly rounded sum add 2u
-        total = float(math.fsum(weights * up_m)) * (1 + eta + 2 * fp.UNIT_ROUNDOFF)
+        total = float(math.fsum(weights * up_m)) * (1 + law.pmf_budget + 2 * fp.UNIT_ROUNDOFF)
     else:
         # delta(m) is non-increasing in m (one more randomizer adds an independent Bern(1/2) to
         # both views: post-processing), so a block [s, e) contributes at most P(block) delta(s)

@@ -203,7 +203,7 @@ class NoiseLaw:
             terms = law.pmf(np.arange(int(lo), int(hi) + 1))
             v = math.fsum(terms)  # correctly rounded sum of non-negative terms
             count = len(terms)
-            return v, (law.budget + fp.UNIT_ROUNDOFF) * v + count * fp.SMALLEST_NORMAL
+            return v, (law.pmf_budget + fp.UNIT_ROUNDOFF) * v + count * fp.SMALLEST_NORMAL
         v, err = law.mass(lo, hi)
         return v, err + 2 * fp.SMALLEST_NORMAL
 
@@ -623,13 +623,13 @@ def pmf_range(law: NoiseLaw, a: int, b: int) -> tuple[np.ndarray, float]:
     evaluated = law.law
     ks = np.arange(a, b + 1)
     if b - a > 5000:
-        return np.asarray(evaluated.pmf(ks), dtype=float), evaluated.budget
+        return np.asarray(evaluated.pmf(ks), dtype=float), evaluated.pmf_budget
     anchor = int(min(max(round(law.expectation), max(a, 0)), b))
     if law.family == "binomial":
         anchor = min(anchor, int(law.size))
     f_anchor = float(evaluated.pmf(anchor)[0])
     if f_anchor == 0.0 or anchor < a:
-        return np.asarray(evaluated.pmf(ks), dtype=float), evaluated.budget
+        return np.asarray(evaluated.pmf(ks), dtype=float), evaluated.pmf_budget
     kk = ks.astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         if law.family == "binomial":
@@ -653,7 +653,7 @@ def pmf_range(law: NoiseLaw, a: int, b: int) -> tuple[np.ndarray, float]:
     walked = np.abs(np.concatenate(([0.0], up, down)))
     log_scale = abs(math.log(f_anchor)) + float(np.max(walked[np.isfinite(walked)]))  # -inf: exact zeros
     # exp of a log carrying absolute error E has relative error about E; E <= (4·steps + 2)·u·scale
-    return out, evaluated.budget + (4 * steps + 2) * fp.UNIT_ROUNDOFF * max(1.0, log_scale)
+    return out, evaluated.pmf_budget + (4 * steps + 2) * fp.UNIT_ROUNDOFF * max(1.0, log_scale)
 
 
 def privacy_loss_window(law: NoiseLaw, tail: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:

@@ -111,45 +111,47 @@ class HistogramResult(RecordMixin):
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
+def expected_max(values: np.ndarray, probs: np.ndarray, m: int, rel: float, beyond: float = 0.0) -> tuple[float, float]:
+    """Certified ``(lower, upper)`` of ``E[max of m i.i.d. copies]`` of a law on the
+    non-negative ``values`` with ``probs`` (each with relative error at most ``rel``) plus an
+    unknown mass ``beyond`` above the largest value (counted at that value for the upper end):
+
+    ``E max = Σ_i (v_i − v_{i−1})·(1 − (1 − G_i)^m)``, ``v_0 = 0``, ``G_i = P[V >= v_i]``.
+
+    The tails ``G_i`` are summed from the top (positive terms: relative error at most
+    ``rel + len·u``, no cancellation), and ``1 − (1 − G)^m = −expm1(m·log1p(−G))`` is
+    well-conditioned, so each term, hence the sum, keeps that relative error."""
+    order = np.argsort(values)
+    v, f = values[order].astype(float), probs[order].astype(float)
+    tails = np.cumsum(f[::-1])[::-1]  # G_i without the mass beyond
+    prev_v = np.concatenate(([0.0], v[:-1]))
+    width = v - prev_v
+
+    def total(g: np.ndarray) -> float:
+        g = np.clip(g, 0.0, 1.0)
+        with np.errstate(divide="ignore"):
+            hit = -np.expm1(m * np.log1p(-g))
+        hit[g >= 1.0] = 1.0
+        return float(math.fsum(width * hit))
+
+    err = rel + (len(v) + 8) * fp.UNIT_ROUNDOFF
+    upper = total(tails * (1 + err) + beyond) * (1 + 4 * fp.UNIT_ROUNDOFF)
+    lower = total(tails * (1 - err)) * (1 - 4 * fp.UNIT_ROUNDOFF)
+    return fp.next_down(max(lower, 0.0)), fp.next_up(upper)
+
+
 def expected_max_deviation(law: NoiseLaw, k: int, *, tail: float = 1e-18) -> float:
-    """``E[max_j |Z_j − E Z|]`` over ``k`` i.i.d. copies, from the law of ``|Z − EZ|`` on a
-    window; the tail beyond the window is bounded by ``k·Pr[outside]·(window edge + tail mean)``
-    and added (an upper bound; equality up to that term)."""
+    """``E[max_j |Z_j − E Z|]`` over ``k`` i.i.d. copies (an upper bound), from the law of
+    ``|Z − EZ|`` on a window (:func:`expected_max`); beyond the window the deviation is
+    bounded by ``k·Pr[outside]·(window edge + tail mean)``, added."""
     rv = law.law
     a, b = quantile_window(rv, tail)
     zs = np.arange(a, b + 1)
-    f = rv.pmf(zs)
-    mu = law.expectation
-    dev = np.abs(zs - mu)
-    order = np.argsort(dev)
-    dev, f = dev[order], f[order]
-    cdf_dev = np.cumsum(f)
-    # E[max] = sum_i (d_i - d_{i-1}) (1 - F(d_{i-1})^k), d_0 = 0, F(d_0-) = 0
-    prev_d = np.concatenate(([0.0], dev[:-1]))
-    prev_F = np.concatenate(([0.0], cdf_dev[:-1]))
-    with np.errstate(divide="ignore"):
-        one_minus = -np.expm1(k * np.log(np.clip(prev_F, 1e-300, 1.0)))
-    one_minus[prev_F == 0] = 1.0
-    main = float(np.sum((dev - prev_d) * one_minus))
-    outside = float(rv.cdf(a - 1)[0]) + float(rv.sf(b)[0])
-    edge = float(dev[-1])
-    tail_term = min(1.0, k * outside) * (edge + 10 * math.sqrt(law.variance) + 10)
-    # the pmf values carry the law's budget; 1 - F^k and the sums add a few u per term
-    return fp.next_up((main + tail_term) * (1 + k * (rv.budget + 4 * fp.UNIT_ROUNDOFF) + len(zs) * fp.UNIT_ROUNDOFF))
-
-
-def _expected_max(values: np.ndarray, probs: np.ndarray, m: int) -> float:
-    """``E[max of m i.i.d. copies]`` of a law on the non-negative ``values`` with ``probs``
-    (sorted internally): ``Σ_i (v_i − v_{i−1})(1 − F(v_{i−1})^m)`` with ``v_0 = 0``."""
-    order = np.argsort(values)
-    v, f = values[order], probs[order]
-    cdf = np.minimum(np.cumsum(f), 1.0)
-    prev_v = np.concatenate(([0.0], v[:-1]))
-    prev_f = np.concatenate(([0.0], cdf[:-1]))
-    with np.errstate(divide="ignore"):
-        beyond = -np.expm1(m * np.log(np.clip(prev_f, 1e-300, 1.0)))
-    beyond[prev_f <= 0] = 1.0
-    return float(np.sum((v - prev_v) * beyond))
+    dev = np.abs(zs - law.expectation)
+    outside = (float(rv.cdf(a - 1)[0]) + float(rv.sf(b)[0])) * (1 + rv.budget)
+    _, main = expected_max(dev, rv.pmf(zs), k, rv.pmf_budget)
+    tail_term = min(1.0, k * outside) * (float(np.max(dev)) + 10 * math.sqrt(law.variance) + 10)
+    return fp.next_up(main + tail_term)
 
 
 def bc20_linf_error(n: int, k: int, q: float) -> dict[str, Any]:
@@ -172,12 +174,11 @@ def bc20_linf_error(n: int, k: int, q: float) -> dict[str, Any]:
     bs = np.arange(a, b + 1, dtype=float)
     f = law.pmf(bs)
     m_upper = min(k, n)
-    w_values = np.maximum(bs, nq)
-    upper = _expected_max(w_values, f, m_upper)
-    # mass outside the window: W <= B there; E[(max over m of B beyond b)] <= m E[B; B > b]
-    outside = float(law.sf(b)[0]) + float(law.cdf(a - 1)[0])
-    tail = m_upper * math.sqrt(nq * (1 - q) + nq * nq + nq) * math.sqrt(float(law.sf(b)[0])) + outside * nq
-    upper = fp.next_up((upper + tail) * (1 + m_upper * (law.budget + 4 * fp.UNIT_ROUNDOFF) + len(bs) * fp.UNIT_ROUNDOFF))
+    # beyond the window W <= B: the upper tail counted at the edge, plus E[(max B - edge)_+]
+    above = float(law.sf(b)[0]) * (1 + law.budget)
+    _, upper = expected_max(np.maximum(bs, nq), f, m_upper, law.pmf_budget, beyond=above + float(law.cdf(a - 1)[0]))
+    tail = m_upper * math.sqrt(nq * (1 - q) + nq * nq + nq) * math.sqrt(above)  # Cauchy-Schwarz on E[B; B > b]
+    upper = fp.next_up(upper + tail)
     best = (0.0, 1, 0)
     sd = math.sqrt(max(nq * (1 - q), 1e-12))
     for c in sorted({max(1, round(nq + z * sd)) for z in np.linspace(-1.0, 4.0, 26)}):
@@ -185,11 +186,11 @@ def bc20_linf_error(n: int, k: int, q: float) -> dict[str, Any]:
         if m_bins < 1:
             continue
         err = np.where(bs < c, np.abs(nq - bs), float(c))
-        value = _expected_max(err, f, m_bins) * (1 - m_bins * (law.budget + 4 * fp.UNIT_ROUNDOFF) - len(bs) * fp.UNIT_ROUNDOFF)
+        value, _ = expected_max(err, f, m_bins, law.pmf_budget)
         if value > best[0]:
             best = (value, c, m_bins)
     lower, c_star, m_star = best
-    return {"upper": upper, "lower": fp.next_down(max(0.0, lower)), "worst_data": {"bins": m_star, "users_per_bin": c_star},
+    return {"upper": upper, "lower": lower, "worst_data": {"bins": m_star, "users_per_bin": c_star},
             "noise_mean_nq": nq, "empty_bin_error": 0.0, "nonempty_bins_at_most": m_upper}
 
 
