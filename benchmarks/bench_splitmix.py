@@ -13,9 +13,10 @@ import argparse
 import statistics
 import time
 import timeit
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from shuffle_accountant.errors import CertificationError
+from shuffle_accountant.plugin_api import CertificationError
 from shuffle_accountant.plugins.splitmix import (
     bbgn_messages,
     bbgn_sigma,
