@@ -11,8 +11,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from scipy import stats
 from test_fp import ref_pmf, ref_tail
+from test_robust_bitsum import _rr_dataset_delta  # brute force over one data set
 
 from shuffle_accountant.cli import main
 from shuffle_accountant.numeric import fp
@@ -90,21 +90,6 @@ def test_bc20_cli_labels_its_numbers():
 # ---------------------------------------------------------------------------------------
 
 
-def _rr_delta_of_data(h: int, w: float, eps: float, ones: int) -> float:
-    """Exact delta of shuffled randomized response when `ones` of the other h-1 users hold 1."""
-    wp = w / 2
-    a = stats.binom.pmf(np.arange(ones + 1), ones, 1 - wp)
-    b = stats.binom.pmf(np.arange(h - ones), h - 1 - ones, wp)
-    x = np.convolve(a, b)
-    p, q = np.zeros(len(x) + 1), np.zeros(len(x) + 1)
-    p[1:] += (1 - wp) * x
-    p[:-1] += wp * x
-    q[1:] += wp * x
-    q[:-1] += (1 - wp) * x
-    t = math.exp(eps)
-    return max(np.clip(p - t * q, 0, None).sum(), np.clip(q - t * p, 0, None).sum())
-
-
 @pytest.mark.parametrize("n,eps,target,gamma", [(80, 0.5, 1e-3, 1.0), (200, 1.0, 1e-4, 0.5), (150, 0.3, 1e-2, 0.8)])
 def test_randomized_response_least_noise_is_bracketed(n, eps, target, gamma):
     plan = bs.bitsum_plan("cheu2019", n, eps, target, gamma)
@@ -112,10 +97,10 @@ def test_randomized_response_least_noise_is_bracketed(n, eps, target, gamma):
     sufficient, necessary = plan.exact.value, plan.necessary.value
     assert necessary < sufficient
     # sufficient: every data set meets the target (brute force over all of them)
-    worst = max(_rr_delta_of_data(h, sufficient, eps, j) for j in range(h))
+    worst = max(_rr_dataset_delta(h, sufficient, eps, j) for j in range(h))
     assert worst <= target * (1 + 1e-9)
     # necessary: the all-zero data set violates there, so the least noise is above it
-    assert _rr_delta_of_data(h, necessary, eps, 0) > target
+    assert _rr_dataset_delta(h, necessary, eps, 0) > target
 
 
 def test_randomized_response_labels_in_the_issue_example():
