@@ -1,0 +1,295 @@
+"""The certified privacy-blanket bound of general finite randomizers.
+
+Oracle: ``tests/oracle_blanket.py`` (independent brute force in mpmath, shares no code): the
+bracket must contain the exact blanket value (spec blanket.md §2) and its upper end must
+dominate the exact worst case over all neighbouring datasets. Both evaluation paths (exact
+enumeration and the lattice convolution) are checked, plus properties and the floating-point
+assumption about numpy's FFT.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shuffle_accountant.errors import InvalidParameter
+from shuffle_accountant.numeric import blanket_matrix as bm
+from shuffle_accountant.numeric.blanket_matrix import (
+    BlanketProfile,
+    PairBlanket,
+    positive_part_mean,
+)
+from shuffle_accountant.numeric.profile import PrivacyProfile
+from shuffle_accountant.numeric.search import epsilon_for_delta
+from shuffle_accountant.randomizers import (
+    KRR,
+    OLH,
+    OUE,
+    SUE,
+    Hadamard,
+    MatrixRandomizer,
+    Subset,
+)
+
+sys.path.insert(0, os.path.dirname(__file__))
+import oracle_blanket as ob
+
+DPS = 40
+
+
+def _f(x: mpmath.mpf) -> float:
+    return float(x)
+
+
+# (randomizer, oracle matrix, largest n for the oracle's blanket enumeration)
+CASES = [
+    (KRR(3, 1.0), lambda: ob.krr_matrix(3, 1.0), 6),
+    (KRR(2, 0.7), lambda: ob.krr_matrix(2, 0.7), 6),
+    (SUE(3, 1.0), lambda: ob.sue_matrix(3, 1.0), 5),
+    (OUE(3, 2.0), lambda: ob.oue_matrix(3, 2.0), 5),
+    (OLH(2, 1.0, g=3), lambda: ob.olh_matrix(2, 3, 1.0), 3),
+    (OLH(3, 0.6, g=2), lambda: ob.olh_matrix(3, 2, 0.6), 4),
+    (Hadamard(3, 1.0), lambda: ob.hadamard_matrix(3, 1.0), 6),
+    (Hadamard(5, 0.5), lambda: ob.hadamard_matrix(5, 0.5), 4),
+    (Subset(4, 1.0, d=2), lambda: ob.subset_matrix(4, 2, 1.0), 5),
+]
+IDS = [c[0].describe() for c in CASES]
+
+
+def _contains(b, exact: float) -> bool:
+    return b.lower <= exact * (1 + 1e-12) + 1e-300 and exact <= b.upper * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("rand,oracle,nmax", CASES, ids=IDS)
+def test_bracket_contains_oracle_blanket_both_paths(rand, oracle, nmax):
+    m = oracle()
+    for n in sorted({1, 2, nmax}):
+        exact_path = BlanketProfile(rand, n, method="exact")
+        lattice_path = BlanketProfile(rand, n, method="lattice")
+        for eps in (0.0, 0.25 * rand.eps0, 0.7 * rand.eps0):
+            with mpmath.workdps(DPS):
+                want = _f(ob.blanket_delta(m, n, eps))
+            be = exact_path.bounds(eps, 1e-9)
+            bl = lattice_path.bounds(eps, 1e-4)
+            assert _contains(be, want), (n, eps, be, want)
+            assert _contains(bl, want), (n, eps, bl, want)
+            assert be.upper - be.lower <= 1e-9 * want + 1e-300
+            assert bl.upper - bl.lower <= 1e-4 * want + 1e-300
+
+
+SMALL_WORST = [
+    (KRR(3, 1.0), lambda: ob.krr_matrix(3, 1.0), 4),
+    (SUE(2, 1.5), lambda: ob.sue_matrix(2, 1.5), 4),
+    (OUE(3, 1.0), lambda: ob.oue_matrix(3, 1.0), 3),
+    (Hadamard(3, 2.0), lambda: ob.hadamard_matrix(3, 2.0), 4),
+    (Subset(4, 0.8, d=2), lambda: ob.subset_matrix(4, 2, 0.8), 3),
+    (OLH(2, 1.2, g=2), lambda: ob.olh_matrix(2, 2, 1.2), 4),
+]
+
+
+@pytest.mark.parametrize("rand,oracle,nmax", SMALL_WORST, ids=[c[0].describe() for c in SMALL_WORST])
+def test_upper_end_dominates_worst_case_over_all_datasets(rand, oracle, nmax):
+    m = oracle()
+    for n in range(1, nmax + 1):
+        prof = BlanketProfile(rand, n)
+        for eps in (0.0, 0.3 * rand.eps0, 0.8 * rand.eps0):
+            with mpmath.workdps(DPS):
+                worst = _f(ob.worst_delta(m, n, eps))
+            assert worst <= prof.bounds(eps, 1e-6).upper * (1 + 1e-12), (n, eps)
+
+
+def test_asymmetric_matrix_max_over_pairs_against_oracle():
+    counts = [[32, 13, 12, 7], [16, 26, 10, 12], [19, 19, 16, 10]]  # dyadic: exact in binary
+    rows = [[c / 64 for c in r] for r in counts]
+    rand = MatrixRandomizer(np.array(rows))
+    m = [[mpmath.mpf(c) / 64 for c in r] for r in counts]
+    assert len(rand.pair_structures()) == 6
+    for n in (1, 3, 5):
+        for method, tol in (("exact", 1e-9), ("lattice", 1e-4)):
+            prof = BlanketProfile(rand, n, method=method)
+            for eps in (0.0, 0.4, 0.9):
+                with mpmath.workdps(DPS):
+                    want = _f(ob.blanket_delta(m, n, eps))
+                b = prof.bounds(eps, tol)
+                assert _contains(b, want), (n, method, eps, b, want)
+    with mpmath.workdps(DPS):
+        worst = _f(ob.worst_delta(m, 3, 0.3))
+    assert worst <= BlanketProfile(rand, 3).bounds(0.3, 1e-6).upper
+
+
+@pytest.mark.parametrize("n,k,eps0,eps", [(10, 3, 1.0, 0.2), (25, 4, 0.5, 0.1), (30, 2, 2.0, 0.9), (18, 7, 3.0, 1.5)])
+def test_krr_matrix_path_equals_spec_trinomial_formula(n, k, eps0, eps):
+    """Spec blanket.md §3 for k-RR, summed by the oracle in mpmath, against the general path
+    (exact enumeration and lattice) run on the k-RR structure and on the k-RR matrix."""
+    with mpmath.workdps(DPS):
+        want = _f(ob.blanket_delta_krr_formula(n, k, eps0, eps))
+    rand = KRR(k, eps0)
+    for r in (rand, MatrixRandomizer(rand.matrix())):
+        assert _contains(BlanketProfile(r, n, method="exact").bounds(eps, 1e-10), want)
+        assert _contains(BlanketProfile(r, n, method="lattice").bounds(eps, 1e-5), want)
+
+
+@pytest.mark.parametrize("rand", [OUE(8, 1.0), SUE(5, 2.0), Subset(12, 0.5), OLH(50, 1.5)], ids=lambda r: r.describe())
+@pytest.mark.parametrize("n", [40, 90])
+def test_exact_and_lattice_paths_agree_at_moderate_n(rand, n):
+    exact = PairBlanket(rand.pair_structure(), n, "exact")
+    lattice = PairBlanket(rand.pair_structure(), n, "lattice")
+    for eps in (0.05 * rand.eps0, 0.3 * rand.eps0):
+        be, bl = exact.bounds(eps, 1e-9), lattice.bounds(eps, 1e-4)
+        assert bl.lower <= be.upper and be.lower <= bl.upper, (eps, be, bl)
+        assert bl.converged and bl.upper - bl.lower <= 1e-4 * bl.lower
+
+
+def test_two_level_lattice_at_large_n():
+    """Large n uses blocks (two FFT levels); the bracket is certified and narrow."""
+    prof = BlanketProfile(OUE(20, 1.0), 10**6)
+    b = prof.bounds(0.0024, 1e-3)
+    assert b.converged and 0.0 < b.lower <= b.upper <= b.lower * (1 + 1e-3)
+    assert b.blocks <= 2**17
+    pair = prof.pairs[0]
+    plan = pair._plan(bm.coefficients(pair.structure, 0.0024), 1e-3, 1.0)
+    assert plan.b > 1 and plan.L > 1
+    # single level and two levels agree
+    lat = bm._Lattice(bm.coefficients(pair.structure, 0.0024), 10**6)
+    one = lat.evaluate(bm._Plan(plan.h, 1, 1))
+    assert one.lower <= b.upper and b.lower <= one.upper
+
+
+def test_floating_point_floor_is_reported_not_hidden():
+    """At n = 1e9 the FFT round-off bounds the width near 1e-3: a tighter request returns a
+    certified, unconverged bracket quickly instead of refining without end."""
+    prof = BlanketProfile(OLH(100, 1.0), 10**9)
+    b = prof.bounds(3.92e-5, 1e-2)
+    assert b.converged and b.lower > 0
+    tight = prof.bounds(3.92e-5, 1e-7)
+    assert not tight.converged
+    assert tight.lower <= b.upper and b.lower <= tight.upper
+    assert tight.upper - tight.lower <= 5e-3 * tight.lower
+
+
+def test_delta_is_zero_beyond_eps0_and_local_at_n1():
+    rand = SUE(4, 1.2)
+    prof = BlanketProfile(rand, 1000)
+    assert prof.max_log_ratio >= rand.eps0
+    b = prof.bounds(rand.eps0 + 1e-9, 1e-6)
+    assert b.lower == b.upper == 0.0
+    # n = 1: the local hockey-stick divergence max_pairs sum_y (R(x1)(y) - e^eps R(x2)(y))_+
+    m = rand.matrix()
+    eps = 0.4
+    local = max(float(np.sum(np.maximum(m[i] - math.exp(eps) * m[j], 0.0))) for i in range(4) for j in range(4) if i != j)
+    assert _contains(BlanketProfile(rand, 1).bounds(eps, 1e-9), local)
+
+
+def test_profile_protocol_and_bad_input():
+    prof = BlanketProfile(KRR(3, 1.0), 100)
+    assert isinstance(prof, PrivacyProfile)
+    for bad in (-0.1, math.nan, math.inf):
+        with pytest.raises(InvalidParameter):
+            prof.bounds(bad, 1e-6)
+    with pytest.raises(InvalidParameter):
+        prof.bounds(0.1, 0.0)
+    for n in (0, 1.5, True, 10**13):
+        with pytest.raises(InvalidParameter):
+            BlanketProfile(KRR(3, 1.0), n)
+    with pytest.raises(InvalidParameter, match="method"):
+        BlanketProfile(KRR(3, 1.0), 10, method="fft")
+    with pytest.raises(InvalidParameter, match="exact enumeration needs"):
+        BlanketProfile(OUE(5, 1.0), 10**5, method="exact")
+
+
+# ---------------------------------------------------------------------------------------
+# Properties.
+# ---------------------------------------------------------------------------------------
+
+RANDS = st.sampled_from([KRR(3, 1.0), KRR(6, 2.5), OUE(10, 1.0), SUE(4, 0.5), OLH(20, 2.0), Hadamard(9, 1.0), Subset(8, 1.5)])
+
+
+@settings(max_examples=15, deadline=None)
+@given(RANDS, st.integers(1, 3000), st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_delta_non_increasing_in_eps(rand, n, f1, f2):
+    e1, e2 = sorted((f1 * rand.eps0, f2 * rand.eps0))
+    prof = BlanketProfile(rand, n)
+    assert prof.bounds(e2, 1e-3).lower <= prof.bounds(e1, 1e-3).upper
+
+
+@settings(max_examples=15, deadline=None)
+@given(RANDS, st.integers(1, 2000), st.integers(2, 20), st.floats(0.0, 0.9))
+def test_delta_non_increasing_in_n(rand, n, factor, f):
+    """The blanket value is non-increasing in n (its per-M terms are, by data processing, and
+    Bin(n-1, gamma) grows stochastically): a certified lower end at the larger n never exceeds
+    a certified upper end at the smaller one."""
+    eps = f * rand.eps0
+    small, big = BlanketProfile(rand, n), BlanketProfile(rand, n * factor)
+    assert big.bounds(eps, 1e-3).lower <= small.bounds(eps, 1e-3).upper
+
+
+@settings(max_examples=8, deadline=None)
+@given(RANDS, st.sampled_from([50, 3000, 10**5]), st.sampled_from([1e-2, 1e-4, 1e-6, 1e-9]))
+def test_epsilon_for_delta_is_certified(rand, n, delta):
+    prof = BlanketProfile(rand, n)
+    if prof.bounds(0.0, 1e-3).upper <= delta:
+        return
+    br = epsilon_for_delta(prof, delta, 1e-3)
+    assert br.lower <= br.upper <= rand.eps0 * (1 + 1e-12)
+    fresh = BlanketProfile(rand, n)  # no cached state
+    assert fresh.bounds(br.upper, 1e-3).upper <= delta
+    if br.lower > 0.0:
+        assert fresh.bounds(br.lower, 1e-3).lower > delta or br.upper - br.lower <= 1e-3 * br.upper
+
+
+# ---------------------------------------------------------------------------------------
+# Building blocks.
+# ---------------------------------------------------------------------------------------
+
+
+def _exact_positive_part_mean(x: float, m: int, c: float, rho: float) -> float:
+    fx, fc, fr = Fraction(x), Fraction(c), Fraction(rho)
+    tot = Fraction(0)
+    for k in range(m + 1):
+        v = fx + fc * k
+        if v > 0:
+            tot += math.comb(m, k) * fr**k * (1 - fr) ** (m - k) * v
+    return float(tot)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-30.0, 30.0), st.integers(0, 60), st.floats(-5.0, 5.0), st.floats(0.01, 0.99))
+def test_positive_part_mean_against_exact_rationals(x, m, c, rho):
+    val, err = positive_part_mean(np.array([x]), np.array([float(m)]), c, rho, 1e-13)
+    want = _exact_positive_part_mean(x, m, c, rho)
+    assert abs(val[0] - want) <= err[0] + 1e-15 * abs(want) + 1e-300
+
+
+def _extended_dft(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Forward DFT (half spectrum) in numpy's extended precision (64-bit mantissa)."""
+    n = len(x)
+    idx = np.mod(np.outer(np.arange(n // 2 + 1), np.arange(n)), n).astype(np.longdouble)
+    th = 2 * np.pi * idx / np.longdouble(n)
+    xr = x.astype(np.longdouble)
+    return (np.cos(th) * xr).sum(axis=1), -(np.sin(th) * xr).sum(axis=1)
+
+
+@pytest.mark.parametrize("size", [64, 256, 1024])
+def test_fft_componentwise_error_assumption(size):
+    """The lattice path assumes |fft(x) - DFT(x)| <= ((1+8u)^log2(N) - 1) ||x||_1 for every
+    output of numpy's FFT; measured constants are far smaller (below 0.3 per level)."""
+    if np.finfo(np.longdouble).eps > 1e-18:
+        pytest.skip("no extended precision on this platform")
+    rng = np.random.default_rng(size)
+    worst = 0.0
+    for trial in range(4):
+        x = rng.random(size) ** 6 if trial % 2 else np.where(rng.random(size) < 0.05, rng.random(size), 0.0)
+        re, im = _extended_dft(x)
+        got = np.fft.rfft(x)
+        err = np.sqrt((got.real - re) ** 2 + (got.imag - im) ** 2).astype(float)
+        worst = max(worst, float(err.max()) / float(np.sum(np.abs(x))))
+    bound = bm._fft_rel(size)
+    assert worst <= bound / 8.0  # at least 8 times inside the assumed bound
