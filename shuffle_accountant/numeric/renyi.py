@@ -493,8 +493,8 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     size = ne * width * na
     if work is None or work[0].size < size:
         work = (np.empty(size), np.empty(size))
-    buf1 = work[0][:size].reshape(ne, width, na)
-    buf2 = work[1][:size].reshape(ne, width, na)
+    buf1 = work[0][:size].reshape(ne, na, width)  # (entries, orders, window): orders' rows contiguous
+    buf2 = work[1][:size].reshape(ne, na, width)
     a = start[:, None] + np.arange(width, dtype=float)[None, :]
     valid = a <= m[:, None]
     a = np.minimum(a, m[:, None])
@@ -534,16 +534,25 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     with np.errstate(invalid="ignore"):
         e_ell = np.where(finite, err_lp + err_lq + 4 * _U * (np.abs(lp) + np.abs(lq)), 0.0)  # err(log f) <= alpha e_ell
     coef = np.stack((alpha, 1.0 - alpha))  # log f = alpha log p + (1 - alpha) log q
-    ell = np.matmul(np.stack((np.where(finite, lp, 0.0), np.where(finite, lq, 0.0)), axis=-1), coef, out=buf1)
+    ell = np.matmul(coef.T[None, :, :], np.stack((np.where(finite, lp, 0.0), np.where(finite, lq, 0.0)), axis=1),
+                    out=buf1)  # (entries, orders, window)
     if np.any(p_zero):
-        ell[p_zero] = -np.inf
-    max_ell = np.max(ell, axis=1)
+        pe, pw = np.nonzero(p_zero)
+        ell[pe, :, pw] = -np.inf
+    # max log f <= alpha max log p + (1 - alpha) min log q: an upper bound without a pass over
+    # the orders; computed exactly (with max log(M f)) only for orders where it decides the path
+    lp_max = np.max(np.where(finite, lp, -np.inf), axis=1)
+    lq_min = np.min(np.where(finite, lq, np.inf), axis=1)
+    with np.errstate(invalid="ignore"):
+        max_ell = np.nan_to_num(alpha[None, :] * lp_max[:, None] + (1.0 - alpha[None, :]) * lq_min[:, None],
+                                nan=-np.inf) + 1e-12
     ref = max_ell.copy()  # an upper bound on max log(M f) (log M <= 0) ...
     need = np.flatnonzero(np.any(max_ell > _BIG_REF, axis=0))
     if need.size:  # ... computed exactly where it decides the path (columns sliced, not gathered)
         k = int(need[0])
-        tmp = np.add(log_m[:, :, None], ell[:, :, k:], out=buf2[:, :, k:])
-        ref[:, k:] = np.max(tmp, axis=1)
+        max_ell[:, k:] = np.max(ell[:, k:, :], axis=2)
+        tmp = np.add(log_m[:, None, :], ell[:, k:, :], out=buf2[:, k:, :])
+        ref[:, k:] = np.max(tmp, axis=2)
     big = (max_ell > _BIG_ELL) | (ref > _BIG_REF)
     d = alpha[None, :] * bp[:, None] + (1.0 - alpha[None, :]) * bq[:, None]  # f'(s)
     err_d = 6 * _U * alpha[None, :] * (np.abs(bp) + np.abs(bq))[:, None]
@@ -557,20 +566,24 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
         # bound on sum_a M(a) |error of g_a| or on the rounding of the sums
         j1 = int(np.flatnonzero(~np.all(big, axis=0))[-1]) + 1  # orders 0 .. j1-1 (others are big)
         d_n, al_n, err_d_n = d[:, :j1], alpha[:j1], err_d[:, :j1]
-        em = buf2[:, :, :j1]
+        em = buf2[:, :j1, :]
         if np.max(max_ell[:, :j1]) > _BIG_ELL:
-            np.minimum(ell[:, :, :j1], _BIG_ELL, out=em)
+            np.minimum(ell[:, :j1, :], _BIG_ELL, out=em)
             np.expm1(em, out=em)
         else:
-            np.expm1(ell[:, :, :j1], out=em)
-        me = mass * e_ell
-        sums = np.matmul(np.stack((mass, me), axis=1), em)  # sum M em, sum M e em
-        np.abs(em, out=em)
-        sum_abs = np.matmul(mass[:, None, :], em)[:, 0, :]  # sum M |em|
+            np.expm1(ell[:, :j1, :], out=em)
+        sum_em = np.matmul(em, mass[:, :, None])[:, :, 0]  # the one pass over the orders
+        # sum M |em| <= sum M em + 2 sum M |log f| (|em| - em = 2 max(-em, 0) <= 2 |log f|), and
+        # |log f| <= alpha |log p| + (alpha - 1) |log q|: sums over a only
+        m_lp = np.sum(mass * np.abs(np.where(finite, lp, 0.0)), axis=1)[:, None]
+        m_lq = np.sum(mass * np.abs(np.where(finite, lq, 0.0)), axis=1)[:, None]
+        sum_abs = np.maximum(sum_em, 0.0) + 2.0 * (al_n * m_lp + (al_n - 1.0) * m_lq)
+        sum_m = np.sum(mass, axis=1)[:, None]
         sum_y = np.sum(mass * y, axis=1)[:, None]
         sum_my = np.sum(mass * np.abs(y), axis=1)[:, None]
-        total = sums[:, 0, :] - d_n * sum_y
-        err = (_U * sum_abs + 1.01 * al_n * (sums[:, 1, :] + me.sum(axis=1)[:, None])  # em, and log f (f = em + 1)
+        total = sum_em - d_n * sum_y
+        e_max = np.max(e_ell, axis=1)[:, None]  # sum M e f <= max e (sum M + sum M |em|), f = em + 1
+        err = (_U * sum_abs + 1.01 * al_n * e_max * (sum_m + sum_abs)  # em, and log f
                + (err_d_n + _U * np.abs(d_n)) * sum_my + np.abs(d_n) * np.sum(mass * err_y, axis=1)[:, None]  # f'(s) y
                + (width + 4) * _U * (sum_abs + np.abs(d_n) * sum_my))  # the sums and the subtraction
         # dropped terms: M < e^-700 each, |g| <= e^max_ell + 1 + |f'(s)| max|y|
@@ -586,11 +599,11 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
         # sum M f in log space; g = f - 1 - f'(s) y differs from f by at most 1 + |f'(s)| max|y|
         j0 = int(np.flatnonzero(np.any(big, axis=0))[0])  # orders j0 .. (the others are not big)
         cols = slice(j0, na)
-        x = np.add(log_m[:, :, None], ell[:, :, cols], out=buf2[:, :, cols])
-        np.subtract(x, ref[:, None, cols], out=x)
+        x = np.add(log_m[:, None, :], ell[:, cols, :], out=buf2[:, cols, :])
+        np.subtract(x, ref[:, cols, None], out=x)
         np.maximum(x, -700.0, out=x)  # each true term is in [0, this]: at most e^-700 too much
         np.exp(x, out=x)
-        total_x = np.sum(x, axis=1)  # >= 1 where ref is exact (the largest term)
+        total_x = np.sum(x, axis=2)  # >= 1 where ref is exact (the largest term)
         with np.errstate(divide="ignore", invalid="ignore"):
             lse = ref[:, cols] + np.log(total_x)
             lse_lo = ref[:, cols] + np.log(np.maximum(total_x - width * math.exp(-700.0), 1e-320))
@@ -685,11 +698,12 @@ _TAIL_PIECES = 16
 
 
 def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int, u: np.ndarray, v: np.ndarray,
-                bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, log_t_edge: np.ndarray) -> np.ndarray:
+                bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, log_t_edge: np.ndarray,
+                pieces: int = _TAIL_PIECES) -> np.ndarray:
     """Upper bound on ``log sum_{a beyond edge} M(a) f(x_a)`` (``side = 1``: ``a > edge``;
     ``-1``: ``a < edge``), entries x orders, from ``log_t_edge >= log M(edge) f(x_edge)``.
 
-    The tail is cut into :data:`_TAIL_PIECES` pieces. On a piece ``[b, b']`` the ratio of
+    The tail is cut into ``pieces`` pieces. On a piece ``[b, b']`` the ratio of
     consecutive terms is at most the binomial ratio at the piece's inner end (it decreases
     outwards) times ``exp(max phi' / m)`` over the piece, where ``phi' = alpha bp/p +
     (1-alpha) bq/q`` and each of ``bp/p``, ``bq/q`` decreases in ``x`` (so the bound takes
@@ -698,7 +712,7 @@ def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int, u: np.ndar
     """
     ne, na = log_t_edge.shape
     far = m if side == 1 else np.zeros(m.shape)
-    frac = np.arange(_TAIL_PIECES + 1, dtype=float) / _TAIL_PIECES
+    frac = np.arange(pieces + 1, dtype=float) / pieces
     b = np.floor(edge[:, None] + (far - edge)[:, None] * frac[None, :]) if side == 1 else \
         np.ceil(edge[:, None] + (far - edge)[:, None] * frac[None, :])
     b[:, -1] = far
@@ -781,8 +795,12 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
                     lqe = _log_first_user(bq[grp], v[grp], xe, ye, s)[0]
                     ell_e = lpe[:, None] * alpha + lqe[:, None] * (1.0 - alpha)
                     ell_e = ell_e + 1e-12 * (1.0 + np.abs(ell_e))
-                    tail_f = _log_tail_f(edge, mg, s, side, u[grp], v[grp], bp[grp], bq[grp], alpha,
-                                         log_me[:, None] + ell_e)
+                    t_edge = log_me[:, None] + ell_e
+                    tail_f = _log_tail_f(edge, mg, s, side, u[grp], v[grp], bp[grp], bq[grp], alpha, t_edge, 1)
+                    fine = np.flatnonzero(np.any(tail_f > log_tol + w_est, axis=1))  # one piece too coarse here
+                    if fine.size:
+                        tail_f[fine] = _log_tail_f(edge[fine], mg[fine], s, side, u[grp][fine], v[grp][fine],
+                                                   bp[grp][fine], bq[grp][fine], alpha, t_edge[fine])
                     d = alpha * bp[grp][:, None] + (1.0 - alpha) * bq[grp][:, None]
                     extra = np.maximum(0.0, np.maximum(-1.0 - d * ye[:, None], -1.0 - d * y_end)) * (1.0 + 1e-12)
                     tail_x = log_me[:, None] + log_rm + np.log(np.maximum(extra, 1e-320))
