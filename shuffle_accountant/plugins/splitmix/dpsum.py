@@ -142,11 +142,9 @@ def dp_sum_plan(n: int, epsilon: float, delta: float, precision: int | None = No
         CertificationError: the re-check fails (should not happen).
     """
     n = check_int("n", n, low=3)
-    epsilon = check_positive("epsilon", epsilon)
+    epsilon = EPSILON.check(epsilon, "eps")
     delta = DELTA.check(delta, "delta")
     p = math.isqrt(n - 1) + 1 if precision is None else check_int("precision", precision, low=1, high=10**9)
-    if epsilon > 700:
-        raise InvalidParameter(f"epsilon out of range: need epsilon <= 700, got {epsilon!r}")
     alpha = _alpha(epsilon, p)
     if not alpha < 1.0:
         raise InvalidParameter(
