@@ -35,14 +35,7 @@ from typing import Any
 
 import mpmath
 
-from ...plugin_api import (
-    DELTA,
-    CertificationError,
-    InvalidParameter,
-    check_int,
-    check_positive,
-    fp,
-)
+from ...plugin_api import DELTA, EPSILON, CertificationError, InvalidParameter, check_int, fp
 from .._shared.secure_sum import BBGN_CITATION, bbgn_messages, bbgn_sigma
 
 __all__ = ["WRAP_SHARE", "DPSumPlan", "check_dp_sum_plan", "dp_sum_plan"]
