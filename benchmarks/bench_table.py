@@ -1,10 +1,12 @@
-"""Benchmark for ``shuffle-acct table`` (issue 4): a 7 x 5 x 2 grid (n x eps0 x delta)
+"""Benchmark for ``shuffle-acct table`` (issues 4 and 13): a 7 x 5 x 2 grid (n x eps0 x delta)
 with every method (k = 4, so the k-RR methods are included), single process and ``--jobs 2``.
 
 Run:  python benchmarks/bench_table.py [--repeats R] [--jobs J]
 
 Grid: n = 1e3 ... 1e9 (7 log steps), eps0 in {0.5, 1, 2, 4, 8}, delta in {1e-6, 1e-9};
-13 methods, 910 cells. Prints a Markdown table of wall-clock times (median of R runs)
+every method (70 cells each). Prints a Markdown table of wall-clock times (median of R runs), the
+time per cell next to the median single clones ``epsilon`` query over the grid's points
+measured in the same run (issue 13's target: at most one single query per cell, serial),
 and the slowest methods' share. Not part of the test suite.
 """
 
@@ -15,7 +17,7 @@ import statistics
 import time
 from collections import defaultdict
 
-from shuffle_accountant import tables
+from shuffle_accountant import api, tables
 
 GRID = {"n": "1e3:1e9:7:log", "eps0": [0.5, 1, 2, 4, 8], "delta": [1e-6, 1e-9], "methods": "all", "k": 4}
 
@@ -39,11 +41,20 @@ def main() -> None:
             reference = table.cells
         assert table.cells == reference, "parallel table differs from the serial one"
         rows.append((jobs, statistics.median(times)))
+    # the reference: one certified clones eps(delta) query at each of the grid's (n, eps0, delta)
+    singles = []
+    for p in grid.points():
+        if p["method"] == "clones":
+            t = time.perf_counter()
+            api.epsilon(p["eps0"], p["n"], p[grid.target_axis], "clones")
+            singles.append(time.perf_counter() - t)
+    q = statistics.median(singles)
     print(f"grid: 7 n x 5 eps0 x 2 delta x {len(grid.methods)} methods = {cells} cells\n")
-    print("| jobs | wall time (s) | ms / cell |")
-    print("|---|---|---|")
+    print(f"median single clones query over the grid's points: {1000 * q:.1f} ms\n")
+    print("| jobs | wall time (s) | ms / cell | cell / single query |")
+    print("|---|---|---|---|")
     for jobs, t in rows:
-        print(f"| {jobs} | {t:.1f} | {1000 * t / cells:.1f} |")
+        print(f"| {jobs} | {t:.1f} | {1000 * t / cells:.1f} | {t / cells / q:.2f} |")
     # where the time goes (serial, per method)
     per_method: dict[str, float] = defaultdict(float)
     for p in grid.points():
