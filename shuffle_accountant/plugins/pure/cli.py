@@ -88,7 +88,8 @@ def count_cmd(eps: float, n: int, rho: float, verify: bool, fmt: str) -> None:
         warnings.append(f"Theorem 6's rule gives a Lemma 11 MSE bound {rule.mse_bound:.6g} above (1+rho)Var(DLap(eps)) "
                         f"= {target:.6g} (the q^2 n(n-1) term is not negligible here)")
     notes = [
-        f"Var(DLap(eps)) = {rule.dlap_optimum:.6g} (central discrete Laplace optimum); target MSE (1+rho)x = {round_directed(target, 'upper')}",
+        (f"Var(DLap(eps)) = {rule.dlap_optimum:.6g} (central discrete Laplace optimum); "
+         f"target MSE (1+rho)x = {round_directed(target, 'upper')}"),
         "E[msgs/user] exact = (1-q)(2s+1) + 2/(n(e^eps'-1)) + 2 lambda/n for a user holding 1 (flooding counts twice)",
         f"messages: optimiser / Theorem 6 = {best.expected_messages(1) / rule.expected_messages(1):.4g}",
         "citation: " + count.CITATION + ": Condition 7, Theorem 6, Lemmas 8, 11, 12",

@@ -234,7 +234,8 @@ def rr_delta(h: int, w: float, eps: float) -> tuple[float, float]:
 # ---------------------------------------------------------------------------------
 
 
-def _binomial_point(source: str, h: int, n: int, p: float, eps: float, protocol: str, binding: str = "", note: str = "") -> ProtocolPoint:
+def _binomial_point(source: str, h: int, n: int, p: float, eps: float, protocol: str, binding: str = "",
+                    note: str = "") -> ProtocolPoint:
     """Lecture (noise ``Bin(h, p)``) or BC20 (noise mirrored ``Bin(h, p)``, same δ)."""
     d = delta(NoiseLaw("binomial", size=float(h), p=p), eps)
     if protocol == "lecture":
@@ -363,6 +364,7 @@ def bitsum_plan(protocol: str, n: int, eps: float, target_delta: float, gamma: f
                           f"one step less noise ({w_bad:.8g}) gives certified upper end > target; "
                           "an upper bound on the least noise")
         rule = ProtocolPoint("paper rule", "lambda/n (randomization probability)", None, None, None, None, None, "",
-                             note="Cheu et al.'s constant for lambda was not recoverable offline; not printed (spec: never invent a constant)")
+                             note=("Cheu et al.'s constant for lambda was not recoverable offline; not printed "
+                                   "(spec: never invent a constant)"))
     return BitsumPlan(protocol, n, gamma, h, eps, target_delta, rule, exact, CITATIONS[protocol], tuple(warnings),
                       necessary=necessary)

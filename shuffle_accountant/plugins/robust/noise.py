@@ -574,7 +574,8 @@ def solve_noise(
     law_ok = honest_law(family, x, h, trials=trials, p=nb_p)
     law_bad = honest_law(family, x_bad, h, trials=trials, p=nb_p)
     d_ok, d_bad = delta(law_ok, eps), delta(law_bad, eps)
-    binding = "delta target (forward direction)" if d_ok.forward_upper >= d_ok.backward_upper else "delta target (backward direction)"
+    direction = "forward" if d_ok.forward_upper >= d_ok.backward_upper else "backward"
+    binding = f"delta target ({direction} direction)"
     return Solution(name, x, x_bad, d_ok.upper, d_bad.lower, binding, law_ok, info)
 
 
