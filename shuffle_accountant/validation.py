@@ -54,6 +54,8 @@ def _fmt(x: float) -> str:
 
 def _show(value: object) -> str:
     """The offending value as the user gave it, shortened if it is very long."""
+    if hasattr(value, "item") and callable(value.item) and not isinstance(value, str):  # numpy scalar
+        value = value.item()
     text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
