@@ -236,7 +236,7 @@ METHODS: dict[str, Method] = {
 }
 
 #: Methods shown by ``shuffle-acct epsilon`` when none are requested.
-DEFAULT_METHODS: tuple[str, ...] = ("clones", "stronger-clones", "closed-form", "binary-rr-lower")
+DEFAULT_METHODS: tuple[str, ...] = ("clones", "stronger-clones", "closed-form", "generic-lower")
 
 
 assert set(COMPARATOR_METHODS) <= set(METHODS)

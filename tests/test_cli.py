@@ -25,7 +25,7 @@ def test_version():
 def test_epsilon_text_table():
     r = run("epsilon", "--eps0", "3", "--n", "10000")
     assert r.exit_code == 0, r.output
-    for word in ("clones", "stronger-clones", "closed-form", "binary-rr-lower", "upper", "lower", "gap", "delta=1e-06"):
+    for word in ("clones", "stronger-clones", "closed-form", "generic-lower", "upper", "lower", "gap", "delta=1e-06"):
         assert word in r.output
 
 
@@ -35,7 +35,7 @@ def test_epsilon_json_matches_api():
     by_method = {rec["method"]: rec for rec in doc["results"]}
     assert by_method["clones"]["value"] == api.epsilon(3, 10000).value
     assert by_method["clones"]["kind"] == "upper"
-    assert by_method["binary-rr-lower"]["kind"] == "lower"
+    assert by_method["generic-lower"]["kind"] == "lower"
     assert doc["inputs"]["delta"] == 1e-6 and doc["version"] == __version__
 
 
