@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shuffle_accountant import api
-from shuffle_accountant.analyses import pair_for
 from shuffle_accountant.numeric import binomial as bn
 from shuffle_accountant.numeric.clones import kernel_hockey_stick
 
