@@ -40,8 +40,8 @@ def _rounds_option(func: Any) -> Any:
 def _announce(rounds: int) -> None:
     """A composed plan takes many compositions: say so on stderr rather than stay silent."""
     if rounds > 1:
-        click.echo(f"solving for {rounds} composed rounds: every step of the search runs 'compose' "
-                   "(seconds each)...", err=True)
+        click.echo(f"solving for {rounds} composed rounds: bracketing with RDP, then certifying with "
+                   "compose's tightest route (about a second)...", err=True)
 
 
 def _quantity(rounds: int) -> str:
