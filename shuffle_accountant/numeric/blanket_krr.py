@@ -268,6 +268,10 @@ class _Hinge:
     pm1: np.ndarray  # P[Bin(m-1, ρ) = x - 1] (0 where m = 0)
 
 
+#: Runs of :func:`_tails_by_runs` are cut where consecutive requested sizes differ by more.
+_RUN_GAP = 4096
+
+
 def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For ``Y ~ Bin(mm, ρ)`` (arrays, ``mm >= 0``, integer ``k``), the smaller-side tail: where
     ``k < mm ρ`` (``below``) ``P[Y <= k]``, else ``P[Y > k]``, with an absolute error bound.
@@ -277,7 +281,8 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarra
     are served by one run over the sizes ``j`` between the smallest and the largest requested:
     ``P[Bin(j-1) <= k] = P[Bin(j) <= k] + ρ P[Bin(j-1) = k]`` and ``P[Bin(j+1) > k] =
     P[Bin(j) > k] + ρ P[Bin(j) = k]``, with one Boost cdf (at the largest ``j``) or sf (at the
-    smallest), one Boost pmf at the run's largest term and the exact ratios
+    smallest), one Boost pmf at the run's largest term and the exact ratios (a run ends where the
+    requested sizes jump by more than :data:`_RUN_GAP`),
     ``P[Bin(j) = k] / P[Bin(j-1) = k] = j (1-ρ) / (j - k)`` walked away from it (every factor is
     at most 1, so nothing overflows). All summands are positive: a value's relative error is at
     most the larger of the anchor's tail budget and the pmf budget plus ``3 L u`` for a run of
@@ -298,8 +303,9 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarra
     if live.size == 0:
         return out, err, below
     order = live[np.lexsort((mm[live], below[live], k[live]))]
-    ko, bo = k[order], below[order]
-    brk = np.nonzero((ko[1:] != ko[:-1]) | (bo[1:] != bo[:-1]))[0] + 1
+    ko, bo, mo = k[order], below[order], mm[order]
+    # a new run at each new (k, side), and where the sizes jump by more than _RUN_GAP
+    brk = np.nonzero((ko[1:] != ko[:-1]) | (bo[1:] != bo[:-1]) | (mo[1:] - mo[:-1] > _RUN_GAP))[0] + 1
     for grp in np.split(order, brk):
         kk, cdf_side = float(k[grp[0]]), bool(below[grp[0]])
         js = mm[grp]
@@ -447,6 +453,9 @@ def _grid_points(mean: np.ndarray, sd: np.ndarray, level: np.ndarray, lo: np.nda
     b0 = np.clip(a0 + g0, lo, hi)
     b0 = np.where(b0 > a0, b0, np.where(a0 + 1.0 <= hi, a0 + 1.0, a0 - 1.0))
     owners, ys = [np.arange(nb), np.arange(nb)], [a0, b0]
+    # the low end of v (large λ, where the divergence lives at very large ε): no crude tail left
+    owners.append(np.arange(nb))
+    ys.append(lo.astype(float))
     unit = H.bit_length() - 1  # the level whose spacing is 1
     for lev in range(int(level.max(initial=0)) + 1):
         sel = np.nonzero(level >= lev)[0]
@@ -937,12 +946,22 @@ class _Engine:
             mom = moment(sa, lw)[c]
             val = seg(kink) + La * mass + mom
             if c:
+                # each line is used on its own piece only: charge its error there. Piece i is
+                # [y_i, y_{i+1}) (the first from the low end, the last to infinity); its mass is
+                # at most P[v >= y_i] and P[v < y_{i+1}], and |v - ŷ_i| is at most the distance to
+                # the piece's far end (the last piece: E[(v - y_last)+], its tangent point y_last)
                 fp_hi, _, fp_e = F["fp"]
-                fm_hi, _, fm_e = F["fm"]
-                spread = (fp_hi + fp_e + fm_hi + fm_e)[a]  # >= E|v - y_a| on the block
-                dist = spread[cb] + np.abs(y[a][cb] - yh) * M_hi[cb]
-                line_err = np.where(piece, K["Aerr"] * M_hi[cb] + (K["Berr"] + 4.0 * _U * K["B"])
-                                    * (K["lam"] * M_hi[cb] + np.abs(K["dlam"]) * dist), 0.0)
+                ge_hi, _, ge_e = F["ge"]
+                lt_hi, _, lt_e = F["lt"]
+                lt_next = np.roll(lt_hi + lt_e, -1)
+                m_piece = np.minimum(M_hi[cb], np.where(first, np.inf, ge_hi + ge_e))
+                m_piece = np.minimum(m_piece, np.where(last, np.inf, lt_next))
+                y_next = np.roll(y, -1)
+                y_low = np.where(first, self.vmin, y)
+                reach = np.maximum(yh - y_low, np.where(last, 0.0, y_next - yh))
+                dist = np.where(last, fp_hi + fp_e, reach * m_piece)
+                line_err = np.where(piece, K["Aerr"] * m_piece + (K["Berr"] + 4.0 * _U * K["B"])
+                                    * (K["lam"] * m_piece + np.abs(K["dlam"]) * dist), 0.0)
                 absum = seg(np.abs(kink)) + np.abs(La * mass) + np.abs(mom)
                 val = val - seg(line_err) - 8.0 * _U * (b.count + 4.0) * absum
             out["L_" + mode] = val
@@ -989,6 +1008,7 @@ class _Engine:
         if self._eps != eps:
             self._K = self._kernels(self.b, eps)
             self._eps = eps
+        history: list[float] = []
         for _ in range(max_rounds):
             b, K = self.b, self._K
             R = self._assemble(b, K)
@@ -1003,6 +1023,11 @@ class _Engine:
                     f"inconsistent blanket bracket [{lower!r}, {upper!r}] at eps = {eps!r} (please report)")
             if upper - lower <= target or upper <= 1e-300:
                 return DeltaBounds(eps, lower, upper, ncell, True)
+            # no progress over the last rounds (e.g. lower = 0 for a value far below anything a
+            # search asks about): return the certified bracket as it is
+            history.append(upper - lower)
+            if len(history) > 8 and history[-1] > 0.9 * history[-9]:
+                return DeltaBounds(eps, lower, upper, ncell, False)
             red = np.maximum(R["U_nom"] - R["L_nom"], 0.0)
             floor = float(np.sum(np.maximum(R["U_cert"] - R["U_nom"], 0.0) + np.maximum(R["L_nom"] - R["L_cert"], 0.0)))
             total_red = float(np.sum(red))
@@ -1059,7 +1084,11 @@ class _Engine:
             keep = np.ones(nblk, dtype=bool)
             keep[chosen] = False
             self.b, self._K = self._merge(b, K, keep, nb, nK)
-        raise CertificationError(f"blanket refinement did not settle at eps = {eps!r}")
+        b, K = self.b, self._K
+        R = self._assemble(b, K)
+        lower = max(float(np.sum(R["L_cert"])) * (1.0 - 4.0 * _U * b.t1.size), 0.0)
+        upper = float(np.sum(R["U_cert"])) * (1.0 + 4.0 * _U * b.t1.size)
+        return DeltaBounds(eps, lower, upper, int(b.y.size), False)
 
 
 # ---------------------------------------------------------------------------------------

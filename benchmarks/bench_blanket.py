@@ -1,0 +1,100 @@
+"""Benchmark for the certified privacy-blanket bound of shuffled k-ary randomized response
+(issue 10; ``shuffle_accountant/numeric/blanket_krr.py``).
+
+Run:  python benchmarks/bench_blanket.py [--repeats R] [--quick] [--no-speed] [--no-table]
+
+Part 1, speed: median wall-clock time of one certified ``eps(delta)`` (delta = 1e-6, rtol
+1e-6) for the FMT21 clones query (``api.epsilon(method="clones")``) and for the k-RR blanket
+(``epsilon_for_delta(KrrBlanket(n, k, eps0), ...)``, a fresh profile each time), measured in the
+same run for n in {1e3, ..., 1e9}, and their ratio. The issue's target is a ratio <= 3.
+
+Part 2, tightness: the certified blanket eps (upper) over the attained lower bound
+(``KrrDatasetLower``: exact divergence of the best dataset of the family, certified lower end)
+for n in {1e3, ..., 1e9}, eps0 in {0.5, 1, 2, 4}, k in {2, 3, 10, 100}, delta = 1e-6. Each cell
+is "blanket eps (+gap %)". The issue's goal: at most 1 % at n >= 1e3.
+
+Not part of the test suite: tests check correctness, this measures speed and tightness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Callable
+
+from shuffle_accountant import api
+from shuffle_accountant.numeric.blanket_krr import KrrBlanket, KrrDatasetLower
+from shuffle_accountant.numeric.search import epsilon_for_delta
+
+NS = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9]
+SPEED_CASES = [(3, 1.0), (10, 2.0)]  # (k, eps0)
+TABLE_EPS0 = [0.5, 1.0, 2.0, 4.0]
+TABLE_K = [2, 3, 10, 100]
+DELTA = 1e-6
+RTOL = 1e-6
+
+
+def median_time(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def speed(repeats: int, ns: list[int]) -> None:
+    print(f"## Speed: median of {repeats} runs, delta = {DELTA:g}, rtol = {RTOL:g}\n")
+    for k, eps0 in SPEED_CASES:
+        print(f"k = {k}, eps0 = {eps0:g}\n")
+        print("| n | clones (ms) | blanket (ms) | ratio | blanket eps (upper) |")
+        print("|---|---|---|---|---|")
+        for n in ns:
+            tc = median_time(lambda: api.epsilon(eps0, n, DELTA, method="clones", rtol=RTOL), repeats)
+            box: dict[str, float] = {}
+
+            def blanket() -> None:
+                box["eps"] = epsilon_for_delta(KrrBlanket(n, k, eps0), DELTA, RTOL).upper
+
+            tb = median_time(blanket, repeats)
+            print(f"| {n:.0e} | {tc * 1e3:.1f} | {tb * 1e3:.1f} | {tb / tc:.1f} | {box['eps']:.7g} |", flush=True)
+        print()
+
+
+def tightness(ns: list[int], ks: list[int], eps0s: list[float]) -> None:
+    print(f"## Tightness: blanket eps (upper) and its gap to the attained lower bound, delta = {DELTA:g}\n")
+    worst = 0.0
+    for k in ks:
+        print(f"k = {k}\n")
+        print("| n | " + " | ".join(f"eps0={e:g}" for e in eps0s) + " |")
+        print("|---|" + "---|" * len(eps0s))
+        for n in ns:
+            cells = []
+            for eps0 in eps0s:
+                up = epsilon_for_delta(KrrBlanket(n, k, eps0), DELTA, RTOL).upper
+                lo = epsilon_for_delta(KrrDatasetLower(n, k, eps0), DELTA, RTOL).lower
+                gap = 100.0 * (up / lo - 1.0) if lo > 0 else float("inf")
+                worst = max(worst, gap)
+                cells.append(f"{up:.6g} (+{gap:.3f}%)")
+            print(f"| {n:.0e} | " + " | ".join(cells) + " |", flush=True)
+        print()
+    print(f"largest gap: {worst:.3f} % (goal: at most 1 %)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="n in {1e3, 1e5, 1e7, 1e9} only")
+    ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--no-table", action="store_true")
+    args = ap.parse_args()
+    ns = NS[::2] if args.quick else NS
+    if not args.no_speed:
+        speed(args.repeats, ns)
+    if not args.no_table:
+        tightness(ns, TABLE_K, TABLE_EPS0)
+
+
+if __name__ == "__main__":
+    main()
