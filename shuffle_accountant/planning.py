@@ -245,7 +245,7 @@ def _composed_boundary(
             continue
         if cr.decide(*at(b.infeasible), eps)[0]:  # a skipped route certifies after all: search on, in full
             guess = b.infeasible
-            skip_for = lambda x: None
+            skip_for = lambda x: None  # type: ignore[assignment, return-value]
             continue
         return b
     return monotone_boundary(lambda x: cr.decide(*at(x), eps)[0], clip(guess), feasible_side=feasible_side,

@@ -100,7 +100,7 @@ _CELL_BATCH = 1024
 def check_orders(orders: object) -> np.ndarray:
     """Validate an order list: finite reals ``1 < alpha <= 10^6``, returned sorted and unique."""
     try:
-        arr = np.asarray([float(a) for a in orders], dtype=float)  # type: ignore[union-attr]
+        arr: np.ndarray = np.asarray([float(a) for a in orders], dtype=np.float64)  # type: ignore[attr-defined]
     except (TypeError, ValueError):
         raise InvalidParameter(f"orders must be a list of numbers > 1, got {orders!r}") from None
     if arr.size == 0:
@@ -661,7 +661,7 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
         union[i, i + 1:] = np.max(run_hi - run_lo, axis=0) + 1.0
     idx = np.arange(na + 1)
     cost = (idx[None, :] - idx[:na, None]) * union + 2560.0  # terms, plus an overhead per group
-    best = (float(cost[0, na]), (0, na))
+    best: tuple[float, tuple[int, ...]] = (float(cost[0, na]), (0, na))
     for i in range(1, na):
         c1 = cost[0, i] + cost[i, na]
         if c1 < best[0]:
@@ -878,6 +878,27 @@ class RenyiDirection:
     masses, entries and cell bounds (for all orders) are computed once and kept, so a
     refinement round evaluates only the new blocks, entries and cells.
     """
+
+    # state of the work layout, (re)set by ``bounds``
+    ent_keys: np.ndarray
+    ent_ids: np.ndarray
+    ent_c: np.ndarray
+    ent_u: np.ndarray
+    ent_v: np.ndarray
+    ent_up: np.ndarray
+    ent_lo: np.ndarray
+    ent_exact: np.ndarray
+    cell_ent: np.ndarray
+    cell_e: np.ndarray
+    cell_up: np.ndarray
+    cell_lo: np.ndarray
+    _sorted: bool
+    lo: np.ndarray
+    hi: np.ndarray
+    lw_up: np.ndarray
+    lw_lo: np.ndarray
+    iu: np.ndarray
+    il: np.ndarray
 
     def __init__(self, pair: ClonePair, exact_window: int = _EXACT_WINDOW) -> None:
         self.pair = pair
