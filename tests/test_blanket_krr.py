@@ -230,3 +230,69 @@ def test_dataset_lower_below_blanket(n: int, k: int, eps0: float, frac: float) -
     """attained <= worst case <= blanket."""
     eps = frac * eps0
     assert krr_dataset_lower(n, k, eps0, eps).lower <= KrrBlanket(n, k, eps0).bounds(eps, 1e-6).upper * (1 + 1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# building blocks of the engine against independent references
+# ---------------------------------------------------------------------------------------
+
+import numpy as np  # noqa: E402
+
+from shuffle_accountant.numeric.blanket_krr import _hinges, _kernel_table, _tails_by_runs  # noqa: E402
+from shuffle_accountant.numeric.clones import kernel_hockey_stick  # noqa: E402
+
+
+def _mp_binom_tail(m: int, k: int, rho: float, below: bool) -> mpmath.mpf:
+    with mpmath.workdps(40):
+        r = mpmath.mpf(rho)
+        terms = [mpmath.binomial(m, j) * r**j * (1 - r) ** (m - j) for j in range(m + 1)]
+        return sum(terms[: max(min(k, m) + 1, 0)]) if below else sum(terms[max(k + 1, 0):])
+
+
+@pytest.mark.parametrize("rho", [0.27, 0.02, 0.9])
+def test_tails_by_runs_within_their_error_bounds(rho: float) -> None:
+    rng = np.random.default_rng(7)
+    mm = np.concatenate((np.arange(150, 190), np.arange(100, 400, 37), rng.integers(0, 400, 60))).astype(float)
+    k = np.concatenate((np.full(40, 45.0), np.full(9, 60.0), rng.integers(-2, 400, 60))).astype(float)
+    if rho > 0.5:
+        k = np.round(mm * rho + (k - 200.0) / 20.0)
+    v, e, below = _tails_by_runs(mm, k, rho)
+    for i in range(mm.size):
+        exact = _mp_binom_tail(int(mm[i]), int(k[i]), rho, bool(below[i]))
+        with mpmath.workdps(40):
+            assert abs(v[i] - exact) <= e[i], (mm[i], k[i], v[i], exact, e[i])
+
+
+def test_hinges_within_their_error_bounds() -> None:
+    rho = 0.3
+    for m in (0, 1, 7, 120):
+        xs = np.arange(-2, m + 3, dtype=float)
+        for runs in (False, True):
+            h = _hinges(np.full(xs.shape, float(m)), xs, rho, runs=runs)
+            with mpmath.workdps(40):
+                r = mpmath.mpf(rho)
+                p = [mpmath.binomial(m, j) * r**j * (1 - r) ** (m - j) for j in range(m + 1)]
+                for i, x in enumerate(xs):
+                    ref = {"fp": sum(p[j] * max(j - x, 0) for j in range(m + 1)),
+                           "fm": sum(p[j] * max(x - j, 0) for j in range(m + 1)),
+                           "ge": sum(p[j] for j in range(m + 1) if j >= x),
+                           "lt": sum(p[j] for j in range(m + 1) if j < x)}
+                    for f, val in ref.items():
+                        assert abs(getattr(h, f)[i] - val) <= getattr(h, "e_" + f)[i], (m, x, f)
+
+
+def test_kernel_table_matches_core_kernel() -> None:
+    """The per-clone-count table gives the core's kernel value (within both error bounds) and
+    lines that pass through it at the evaluation point and lie below it elsewhere."""
+    d = 0.5 * math.tanh(0.5)
+    for eps in (0.001, 0.05, 0.4):
+        c = np.repeat(np.array([0.0, 3.0, 40.0, 4000.0, 4e6]), 30)
+        lam = np.tile(np.linspace(0.05, 1.0, 30), 5)
+        val, verr, A, Aerr, B, Berr = _kernel_table(c, lam, d, eps, 1e-12)
+        ref, ref_err = kernel_hockey_stick(c, 0.5 + lam * d, 0.5 - lam * d, 0.5, eps, 1e-12)
+        assert np.all(np.abs(val - ref) <= verr + ref_err + 1e-300)
+        assert np.all(np.abs(A + lam * B - val) <= Aerr + Berr + verr + 1e-300)
+        # a line is a minorant of the kernel at other lambda too
+        lam2 = np.clip(lam[::-1], 0.0, 1.0)
+        ref2, ref2_err = kernel_hockey_stick(c, 0.5 + lam2 * d, 0.5 - lam2 * d, 0.5, eps, 1e-12)
+        assert np.all(A + lam2 * B <= ref2 + ref2_err + Aerr + Berr + 1e-300)
