@@ -227,6 +227,9 @@ class Randomizer:
         """The parameters other than ``eps0`` (for output)."""
         return {}
 
+    def __repr__(self) -> str:
+        return self.describe()
+
     def _pair_check(self, x1: int, x2: int) -> None:
         for name, x in (("x1", x1), ("x2", x2)):
             IntRange(name, 0, self.n_inputs - 1).check(x)

@@ -127,6 +127,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.signal import lfilter  # type: ignore[import-untyped]
 from scipy.special import gammaln  # type: ignore[import-untyped]
 
 from ..errors import CertificationError, InvalidParameter
@@ -205,13 +206,15 @@ def positive_part_mean(x: np.ndarray, m: np.ndarray, c: float, rho: float, rel: 
     xl, ml = x[live], m[live]
     mean = ml * rho
     if c > 0.0:
-        k0 = np.clip(np.floor(-xl / c) + 1.0, 0.0, ml + 1.0)
+        with np.errstate(over="ignore", divide="ignore"):  # +-inf thresholds are clipped
+            k0 = np.clip(np.floor(-xl / c) + 1.0, 0.0, ml + 1.0)
         t1 = bn.sf(k0 - 1.0, ml, rho)  # P[N >= k0]
         t2 = np.where(ml >= 1.0, bn.sf(k0 - 2.0, ml - 1.0, rho), np.where(k0 <= 1.0, 1.0, 0.0))
         val = xl * t1 + c * mean * t2
         edge = bn.pmf(k0, ml, rho) + bn.pmf(k0 - 1.0, ml, rho)
     else:
-        k1 = np.clip(np.ceil(xl / (-c)) - 1.0, -1.0, ml)
+        with np.errstate(over="ignore", divide="ignore"):
+            k1 = np.clip(np.ceil(xl / (-c)) - 1.0, -1.0, ml)
         t1 = bn.cdf(k1, ml, rho)  # P[N <= k1]
         t2 = np.where(ml >= 1.0, bn.cdf(k1 - 1.0, ml - 1.0, rho), np.where(k1 >= 1.0, 1.0, 0.0))
         val = xl * t1 + c * mean * t2
@@ -309,9 +312,10 @@ def _tilt(c: np.ndarray, w: np.ndarray) -> float:
     if f0 >= 0.0 or not np.any(c > 0.0):
         return 0.0
     cmax = float(np.max(np.abs(c)))
+    ctop = float(np.max(c))  # the largest exponent: no overflow, the top term is 1
 
     def slope(t: float) -> tuple[float, float]:
-        e = w * np.exp(t * c - t * cmax)
+        e = w * np.exp(t * (c - ctop))
         tot = float(np.sum(e))
         m1 = float(np.dot(e, c)) / tot
         return m1, float(np.dot(e, c * c)) / tot - m1 * m1
@@ -410,7 +414,8 @@ def _chernoff(log_mgf, upper: float, lower: float, scale: float) -> tuple[float,
         hi = np.min(log_mgf(lam) - lam * upper)
         lo = np.min(log_mgf(-lam) + lam * lower)
     slack = 1e-9
-    return float(np.exp(hi + slack)), float(np.exp(lo + slack))
+    # a probability bound above e^700 is useless anyway (and would overflow)
+    return float(np.exp(min(hi + slack, 700.0))), float(np.exp(min(lo + slack, 700.0)))
 
 
 @dataclass
@@ -501,6 +506,16 @@ class _Lattice:
         scale_t = np.exp(expo - logm)
         v = pi * scale_t
         q1 = q_val * scale_t
+        # entries the tilt pushes below the normal range lose their relative precision: they
+        # are dropped and their (tiny) true mass is charged as a 1-norm error instead
+        tiny = support & (v < fp.SMALLEST_NORMAL)
+        eps_tiny = float(np.count_nonzero(tiny)) * fp.SMALLEST_NORMAL
+        eps_tiny_q = float(np.sum(np.where(tiny, q_abs / np.where(tiny, pi, 1.0), 0.0))) * fp.SMALLEST_NORMAL * 2.0
+        v_mgf = np.where(tiny, fp.SMALLEST_NORMAL, v)  # dominates the exact tilted law
+        support_mgf = support.copy()
+        v = np.where(tiny, 0.0, v)
+        q1 = np.where(tiny, 0.0, q1)
+        support = support & ~tiny
         eta_exp = 6 * _U + 4 * _U * float(np.max(np.abs(expo[support])) + abs(logm))
         eta_v = eta + eta_exp
         v_norm = float(np.sum(v))
@@ -511,14 +526,16 @@ class _Lattice:
         grow_n = math.exp(n * math.log1p(eta_v))
         shrink_n = math.exp(n * math.log1p(-eta_v))
         dq1 = q_err * scale_t + eta_exp * np.abs(q1)
-        eps_q1 = float(np.sum(dq1)) * (1.0 + 16 * _U)
+        eps_q1 = float(np.sum(dq1)) * (1.0 + 16 * _U) + eps_tiny_q
+        eps_v += eps_tiny
         q1_mag = np.abs(q1) + dq1
 
         def log_m1(lam: np.ndarray) -> np.ndarray:
             """log of sum_k v(k) e^{lam k h} (per-user tilted MGF), a bound for the exact v."""
             z = lam[:, None] * (ks * h)[None, :]
-            zmax = np.max(np.where(support[None, :], z, -np.inf), axis=1)
-            return np.log(np.sum(v[None, :] * np.exp(z - zmax[:, None]), axis=1)) + zmax + math.log1p(eta_v) + 8 * _U
+            zmax = np.max(np.where(support_mgf[None, :], z, -np.inf), axis=1)
+            tot = np.sum(v_mgf[None, :] * np.exp(z - zmax[:, None]), axis=1)
+            return np.log(tot) + zmax + math.log1p(eta_v) + 8 * _U
 
         def log_mq(lam: np.ndarray) -> np.ndarray:
             z = lam[:, None] * (ks * h)[None, :]
@@ -532,8 +549,11 @@ class _Lattice:
         sizes = [1]
         mu_b = 4 * _U * H  # bias of the block rounding (upward nudge)
         # ---- level 1: block laws (fine grid), then block rounding to the coarse grid
+        # ``exact_support[tag]``: the computed block law covers the whole support of the true
+        # one (then nothing lies outside its window and no Chernoff tail is needed)
+        exact_support = {"b": True, "r": True}
         if b == 1:
-            pz, z0, eps_z = v.copy(), kmin, 0.0
+            pz, z0, eps_z = v.copy(), kmin, eps_tiny
             qz, eps_qz = q1.copy(), eps_q1
             pzr = qzr = np.zeros(0)
             z0r, eps_zr, eps_qzr = 0, 0.0, 0.0
@@ -546,7 +566,7 @@ class _Lattice:
                 raise _TooLarge(n1)
             sizes.append(n1)
             vf = np.fft.rfft(_place(v, kmin, n1))
-            e_vf = _fft_rel(n1) * v_norm  # P path
+            e_vf = _fft_rel(n1) * v_norm + eps_tiny  # P path
             e_vf_q = eps_v + e_vf  # Q path
             if need_lower:
                 qf = np.fft.rfft(_place(q1, kmin, n1))
@@ -554,10 +574,14 @@ class _Lattice:
             out: dict[str, tuple[np.ndarray, int, float, np.ndarray, float]] = {}
             for cnt, tag in blocks:
                 mu1 = cnt * mean_v
-                lo1 = math.floor(mu1 - LEVEL1_SD * math.sqrt(cnt * var_v)) - span
-                lo1 = max(lo1, int(cnt * kmin))
-                # only the bulk: the entry bound e_p is charged on every point of the window
-                length = min(n1, int(cnt * kmax) - lo1 + 1, int(2 * LEVEL1_SD * math.sqrt(cnt * var_v)) + 2 * span + 4)
+                sup_len = cnt * (kmax - kmin) + 1
+                bulk = int(2 * LEVEL1_SD * math.sqrt(cnt * var_v)) + 2 * span + 4
+                if sup_len <= min(n1, bulk):  # the whole support (small blocks)
+                    lo1, length = cnt * kmin, sup_len
+                else:  # only the bulk: the entry bound e_p is charged on every point of it
+                    exact_support[tag] = False
+                    lo1 = max(math.floor(mu1 - LEVEL1_SD * math.sqrt(cnt * var_v)) - span, cnt * kmin)
+                    length = min(n1, cnt * kmax - lo1 + 1, bulk)
                 py_s, py_o = _power(vf, e_vf, cnt)
                 py_c, e_py = _inverse(py_s, py_o, n1)
                 py = _window(py_c, lo1, length)
@@ -577,8 +601,11 @@ class _Lattice:
                 def lm_qy(lam: np.ndarray, cnt: int = cnt) -> np.ndarray:
                     return math.log(cnt) + log_mq(lam) + (cnt - 1) * log_m1(lam)
 
-                ta, tb = _chernoff(lm_y, hi1 * h, lo1 * h, sd1 * h)
-                qa, qb = _chernoff(lm_qy, hi1 * h, lo1 * h, sd1 * h) if need_lower else (0.0, 0.0)
+                if exact_support[tag]:
+                    ta = tb = qa = qb = 0.0
+                else:
+                    ta, tb = _chernoff(lm_y, hi1 * h, lo1 * h, sd1 * h)
+                    qa, qb = _chernoff(lm_qy, hi1 * h, lo1 * h, sd1 * h) if need_lower else (0.0, 0.0)
                 eps_y = length * e_py + 2.0 * (ta + tb)
                 eps_qy = length * e_qy + 2.0 * (qa + qb)
                 # the P_Y inside Q_Z is the exact law: add the entrywise error of v, in 1-norm
@@ -622,6 +649,16 @@ class _Lattice:
         sd2 = math.sqrt(max((B - 1) * var_z + r * var_v * h * h / (H * H), 1e-300))
         t_lo = math.floor(mu2 - window_sd * sd2) - len(pz) - 2
         t_hi = math.ceil(mu2 + window_sd * sd2) + 2
+        # supports of T_{-1} and T_B when every block law is exactly supported
+        bounded = exact_support["b"] and (r == 0 or exact_support["r"])
+        if bounded:
+            ends = [(B - 1) * z0 + (z0r if r > 0 else 0), (B - 1) * (z0 + len(pz) - 1) + (z0r + len(pzr) - 1 if r > 0 else 0)]
+            if r > 0:
+                ends += [B * z0, B * (z0 + len(pz) - 1)]
+            if max(ends) - min(ends) + 1 <= t_hi - t_lo + 1:
+                t_lo, t_hi = min(ends), max(ends)
+            else:
+                bounded = False
         n2 = _pow2(max(t_hi - t_lo + 1, 2 * len(pz) + 8))
         if n2 > MAX_FFT:
             raise _TooLarge(n2)
@@ -654,7 +691,7 @@ class _Lattice:
         sd2_real = sd2 * H
         funcs = []
         for circ, e_p, lm in laws:
-            tail_hi, tail_lo = _chernoff(lm, t_hi * H, t_lo * H, sd2_real)
+            tail_hi, tail_lo = (0.0, 0.0) if bounded else _chernoff(lm, t_hi * H, t_lo * H, sd2_real)
             mass = float(np.exp(lm(np.zeros(1))[0]))  # bound on the total (tilted) mass
             funcs.append(self._functionals(circ, t_lo, e_p, tail_hi + tail_lo, mass, theta, H))
         # ---- assemble
@@ -695,30 +732,45 @@ class _Lattice:
         ``1/(e theta)`` and 1, so the mass outside the window (missing or aliased into it)
         moves each by at most ``tau`` times that."""
         size = len(circ)
-        t_pos = np.arange(t_lo, t_lo + size, dtype=float)
         p = _window(circ, t_lo, size)
-        dec = np.exp(-theta * H * t_pos)
-        ta = p * dec
-        tb = ta * t_pos * H
+        # Discounted reverse sums, never forming e^{-theta t H} itself (it can overflow):
+        #   A(i) = sum_{t >= i} p(t) a^{t-i},  B(i) = sum_{t >= i} p(t) a^{t-i} (t-i) H,  a = e^{-theta H},
+        # by the stable recursions A(i) = p(i) + a A(i+1), B(i) = a (B(i+1) + H A(i+1)). Then for
+        # the first index i = 1 - z with t + z > 0: G(z) = a (B(i) + H A(i)), Hf(z) = a A(i).
+        a = math.exp(-theta * H)
         rev = slice(None, None, -1)
-        cum_a = np.concatenate((np.cumsum(ta[rev])[rev], [0.0]))
-        cum_b = np.concatenate((np.cumsum(tb[rev])[rev], [0.0]))
-        cum_aa = np.concatenate((np.cumsum(np.abs(ta)[rev])[rev], [0.0]))
-        cum_ab = np.concatenate((np.cumsum(np.abs(tb)[rev])[rev], [0.0]))
-        cum_w0 = np.concatenate((np.cumsum(dec[rev])[rev], [0.0]))
-        cum_w1 = np.concatenate((np.cumsum((dec * np.abs(t_pos) * H)[rev])[rev], [0.0]))
+
+        def discounted(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            xa = lfilter([1.0], [1.0, -a], x[rev])
+            xb = lfilter([1.0], [1.0, -a], np.concatenate(([0.0], a * H * xa[:-1])))
+            return xa[rev], xb[rev]
+
+        cum_a, cum_b = discounted(p)
+        abs_a, abs_b = discounted(np.abs(p))
+        w0, w1 = discounted(np.ones(size))
         wmax_g = 1.0 / (math.e * theta)
-        rnd_n = 2 * size * _U
+        rnd_n = 4 * size * _U
 
         def at(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
-            z = np.asarray(z, dtype=float)
-            idx = np.clip(-z + 1.0 - t_lo, 0, size).astype(np.int64)
-            ez = np.exp(-theta * H * z)
-            a, bb = cum_a[idx], cum_b[idx]
-            g = ez * (bb + z * H * a)
-            hf = ez * a
-            e_g = ez * (e_p * (cum_w1[idx] + np.abs(z) * H * cum_w0[idx]) + rnd_n * (cum_ab[idx] + np.abs(z) * H * cum_aa[idx]))
-            e_h = ez * (e_p * cum_w0[idx] + rnd_n * cum_aa[idx])
+            first = 1 - np.asarray(z, dtype=np.int64)  # least t with t + z > 0
+            idx = np.clip(first - t_lo, 0, size)
+            gap = np.maximum(t_lo - first, 0).astype(float)  # window starts above `first`
+            shift = np.exp(-theta * H * gap)  # a^gap <= 1
+            live = idx < size
+            j = np.minimum(idx, size - 1)
+
+            def pick(arr_a: np.ndarray, arr_b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                va = np.where(live, arr_a[j], 0.0) * shift
+                vb = np.where(live, arr_b[j] + gap * H * arr_a[j], 0.0) * shift
+                return va, vb
+
+            va, vb = pick(cum_a, cum_b)
+            g = a * (vb + H * va)
+            hf = a * va
+            aa, ab = pick(abs_a, abs_b)
+            o0, o1 = pick(w0, w1)
+            e_g = a * (e_p * (o1 + H * o0) + rnd_n * (ab + H * aa))
+            e_h = a * (e_p * o0 + rnd_n * aa)
             g_up = g + e_g + tau * wmax_g
             g_lo = np.maximum(g - e_g - tau * wmax_g, 0.0)
             h_up = hf + e_h + tau
@@ -785,21 +837,27 @@ class PairBlanket:
     def chernoff_upper(self, eps: float) -> float:
         """Certified but loose: ``E[S_+]/n <= min_theta E[e^{theta S}] / (e theta n)`` (on a
         grid of ``theta``; any ``theta > 0`` is valid), with masses inflated by their error."""
+        return math.exp(min(self.log_chernoff_upper(eps), 700.0))
+
+    def log_chernoff_upper(self, eps: float) -> float:
+        """The logarithm of :meth:`chernoff_upper` (no underflow)."""
         cf = coefficients(self.structure, eps)
         c = cf.up
         if not np.any(c > 0.0):
-            return 0.0
+            return -math.inf
         p = cf.p * (1 + cf.eta + 4 * _U)
         rest = cf.rest * (1 + cf.eta + 4 * _U)
         n = self.n
         sd = math.sqrt(max(float(np.sum(p * c * c)) * n, 1e-300))
-        th = np.geomspace(1e-4, 1e2, 120) / sd
-        th = th[th * float(np.max(np.abs(c))) < 700.0]
-        if th.size == 0:
-            return math.inf
-        mg = np.log(rest + np.sum(p[None, :] * np.exp(th[:, None] * c[None, :]), axis=1))
+        star = _tilt(np.concatenate((c, [0.0])), np.concatenate((p, [rest])))
+        th = np.concatenate((np.geomspace(1e-4, 1e2, 60) / sd, max(star, 1e-300) * np.geomspace(0.25, 4.0, 41)))
+        th = th[th > 0.0]
+        # log(rest + sum_j p_j e^{th c_j}) by log-sum-exp (no overflow)
+        expo = th[:, None] * c[None, :]
+        top = np.maximum(np.max(expo, axis=1), 0.0)
+        mg = np.log(rest * np.exp(-top) + np.sum(p[None, :] * np.exp(expo - top[:, None]), axis=1)) + top
         logb = n * mg - np.log(th) - 1.0 - math.log(n)
-        return float(np.exp(np.min(logb) + 1e-12 + 64 * _U * n))
+        return float(np.min(logb)) + 1e-12 + 64 * _U * n * (1.0 + float(np.max(np.abs(mg))))
 
     def upper_only(self, eps: float, rtol: float) -> float:
         """A certified upper bound at ``eps`` from one coarse lattice evaluation (no lower
@@ -840,7 +898,8 @@ class PairBlanket:
             mgf = float(np.sum(w * z))
             logm = math.log(mgf) + float(np.max(th * c))
             var = float(np.sum(w * z * c * c)) / mgf
-            out.flat[i] = math.exp(n * logm - 2 * math.log(th) - 0.5 * math.log(2 * math.pi * n * var) - math.log(n))
+            est = n * logm - 2 * math.log(th) - 0.5 * math.log(2 * math.pi * n * var) - math.log(n)
+            out.flat[i] = math.exp(min(est, 0.0))  # an estimate of a probability: at most 1
         return out
 
     def bounds(self, eps: float, rtol: float) -> DeltaBounds:
@@ -861,10 +920,23 @@ class PairBlanket:
         cf = coefficients(self.structure, eps)
         if not np.any(cf.up > 0.0):
             return DeltaBounds(eps, 0.0, 0.0, 0, True)
+        # (X_1 + ... + X_n)_+ <= sum_i (X_i)_+, so delta <= E[X_+] (the local hockey-stick
+        # divergence) for every n; it is also the answer when eps is within rounding of the
+        # largest log-ratio (every positive coefficient is rounding noise)
+        trivial = float(np.sum(cf.p * np.maximum(cf.up, 0.0))) * (1 + cf.eta + 8 * _U * len(cf.p))
+        if float(np.max(cf.up)) <= 1e-9 * float(np.max(np.abs(cf.up))):
+            return DeltaBounds(eps, 0.0, max(trivial, fp.MIN_PROBABILITY), 0, trivial <= fp.MIN_PROBABILITY)
+        if not self.exact and self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY):
+            # below the package's floor: report the floor (the exponents of the lattice would
+            # leave the double range long before such values)
+            return DeltaBounds(eps, 0.0, fp.MIN_PROBABILITY, 0, True)
         if self.exact:
             lo, up = _exact_bounds(cf, self.n)
             return DeltaBounds(eps, lo, up, exact_size(self.n, self.structure.classes), up - lo <= rtol * lo)
-        return self._lattice(cf, eps, rtol)
+        b = self._lattice(cf, eps, rtol)
+        if b.upper > trivial:
+            return DeltaBounds(eps, min(b.lower, trivial), trivial, b.blocks, trivial - b.lower <= rtol * b.lower)
+        return b
 
     def _plan(self, cf: _Coefficients, rtol: float, shrink: float) -> _Plan:
         """Lattice geometry for a target relative width ``rtol`` (the Jensen gaps are about
@@ -920,6 +992,14 @@ class PairBlanket:
             self._floor.add(eps)
             ok = res.upper - res.lower <= rtol * res.lower
             return DeltaBounds(eps, res.lower, res.upper, res.size, ok)
+        if rtol < 0.3 and self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY) + 230.0:
+            # deep in the tail: a coarse lattice first, which may already certify the floor
+            try:
+                res = lat.evaluate(self._plan(cf, 0.3, 1.0))
+                if res.upper <= fp.MIN_PROBABILITY:
+                    return DeltaBounds(eps, res.lower, res.upper, res.size, True)
+            except _TooLarge:
+                pass
         tried = []
         for _ in range(8):
             plan = self._plan(cf, plan_rtol, shrink)
@@ -933,7 +1013,7 @@ class PairBlanket:
                 continue
             width = res.upper - res.lower
             tried.append((width / res.lower if res.lower > 0 else math.inf, shrink))
-            if width <= rtol * res.lower or res.upper == 0.0:
+            if width <= rtol * res.lower or res.upper <= fp.MIN_PROBABILITY:  # (nothing below the floor)
                 self._h[eps] = shrink
                 self._start = max(self._start, shrink)
                 return DeltaBounds(eps, res.lower, res.upper, res.size, True)
