@@ -619,10 +619,13 @@ class MatrixRandomizer(Randomizer):
     roundings of the grouping. ``eps0`` is computed: ``max_y log(max_x R(x)(y) / min_x
     R(x)(y))`` over the columns that are not identically zero.
 
-    Structures: for each ordered pair, outputs are grouped exactly by the float pair ``(a, b)``
-    (``a = R(x1)(y)/m(y)`` is a correctly rounded quotient, so outputs with equal exact ratios
-    always group; outputs whose exact ratios differ but round equal group too, which the
-    ``rel_err`` of the structure covers). Distinct structures of all ordered pairs are returned.
+    Structures: for each ordered pair, outputs are grouped by their ratios ``(a, b)``, where
+    ``a = R(x1)(y)/m(y)`` and ``b = R(x1')(y)/m(y)`` are correctly rounded quotients. Ratios within
+    relative ``1e-12`` of each other (:data:`GROUP_RTOL`, e.g. the same exact ratio computed from
+    differently rounded entries of a matrix built in floating point) form one class whose
+    representative is the midpoint; the half-spread is added to the structure's ``rel_err``, so
+    the bound stays certified for every member. Distinct structures of all ordered pairs are
+    returned (the bound is their maximum).
     """
 
     name: ClassVar[str] = "matrix"

@@ -535,13 +535,14 @@ class _Lattice:
             z = lam[:, None] * (ks * h)[None, :]
             zmax = np.max(np.where(support_mgf[None, :], z, -np.inf), axis=1)
             tot = np.sum(v_mgf[None, :] * np.exp(z - zmax[:, None]), axis=1)
-            return np.log(tot) + zmax + math.log1p(eta_v) + 8 * _U
+            # (a sum of span terms, each with an exp: (span + 8) u relative)
+            return np.log(tot) + zmax + math.log1p(eta_v) + 2 * (span + 8) * _U
 
         def log_mq(lam: np.ndarray) -> np.ndarray:
             z = lam[:, None] * (ks * h)[None, :]
             live = q1_mag > 0
             zmax = np.max(np.where(live[None, :], z, -np.inf), axis=1)
-            return np.log(np.sum(q1_mag[None, :] * np.exp(z - zmax[:, None]), axis=1)) + zmax + 8 * _U
+            return np.log(np.sum(q1_mag[None, :] * np.exp(z - zmax[:, None]), axis=1)) + zmax + 2 * (span + 8) * _U
 
         mean_v = float(np.sum(v * ks)) / v_norm  # fine units
         var_v = max(float(np.sum(v * (ks - mean_v) ** 2)) / v_norm, 1e-300)
