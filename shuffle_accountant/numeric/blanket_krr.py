@@ -1393,16 +1393,24 @@ class _BinaryFamily:
         budget = float(np.max(bn.tail_error_budget(k, float(b_n), b_p)))
         return np.sum(w[:, None] * tails, axis=0), budget
 
-    def cut(self, m: int, eps: float) -> int | None:
-        """Smallest ``s`` with ``(p - g q) P[Z = s-1] > (g p - q) P[Z = s]`` (the optimal tail),
-        found by a local search around the ``m = 0`` closed form; ``None`` if the set is empty."""
+    def cut(self, m: int, eps: float) -> tuple[int | None, int]:
+        """The optimal tail ``{h >= s}``: the smallest ``s`` with ``(p - g q) P[Z = s-1] >
+        (g p - q) P[Z = s]``, found by a local search around the ``m = 0`` closed form.
+
+        Returns ``(s, 0)``, or ``(None, h)`` when no such ``s`` was found below ``h`` (the set is
+        empty, or it starts where the pmf underflows or past the search's reach): then the
+        divergence of this direction is at most ``P[Z >= h - 1]``.
+        """
         g = math.exp(eps)
         p, q, n = self.p, self.q, self.n
         if p - g * q <= 0.0:
-            return None
+            return None, n + 2
         R = (g * p - q) / (p - g * q)
-        h0 = R * q * n / ((1.0 - q) + R * q) + m * (p - q)
-        width = 8 + int(4.0 * math.sqrt(m + 1.0))
+        # start where the normal approximation puts the cut: S(h-1)/S(h) ~ exp((h - mu)/var) = R
+        mu = m * p + (n - 1 - m) * q
+        var = max(m * p * q + (n - 1 - m) * q * p, 1.0)
+        h0 = mu + var * math.log(R) + 1.0
+        width = 8 + int(4.0 * math.sqrt(self._parts(m)[0] + 1.0))
         while True:
             lo = max(int(h0) - width, 0)
             hi = min(int(h0) + width, n)
@@ -1411,21 +1419,26 @@ class _BinaryFamily:
             term = (p - g * q) * S[:-1] - (g * p - q) * S[1:]  # at h = lo .. hi+1 ... (index of S(h-1))
             pos = term > 0.0
             # the sign is <= 0 then > 0 (log-concavity); locate the change inside the window
-            if pos.all() and lo > 0:
-                width *= 2
-                h0 = lo
-                continue
-            if not pos.any() and hi < n:
-                width *= 2
-                h0 = hi
-                continue
-            return int(h[np.argmax(pos)]) if pos.any() else None
+            if pos.any():
+                if pos.all() and lo > 0 and width < 1 << 20:
+                    width *= 2
+                    h0 = lo
+                    continue
+                return int(h[np.argmax(pos)]), 0
+            # nothing positive up to hi: the set starts above hi (or is empty)
+            if hi >= n or S[-1] == 0.0 or width >= 1 << 14:
+                return None, hi + 1
+            width *= 2
+            h0 = hi
 
     def bracket(self, m: int, eps: float) -> tuple[float, float]:
         """Certified ``[lower, upper]`` on the exact ``δ_{P||Q}(ε)`` of this dataset."""
-        s = self.cut(m, eps)
-        if s is None:
-            return 0.0, 0.0
+        s, bound_h = self.cut(m, eps)
+        if s is None:  # δ <= P[h >= bound_h] <= P[Z >= bound_h - 1]; 0 is a valid lower bound
+            if bound_h > self.n:
+                return 0.0, 0.0
+            T, t_budget = self._tail_z(m, np.array([bound_h - 1.0]))
+            return 0.0, float(T[0]) * (1.0 + 2.0 * self.rel + max(t_budget, self.rel)) + 1e-300
         g = math.exp(eps)
         gm1 = math.expm1(eps)
         cand = np.array([s - 1.0, float(s), s + 1.0])
