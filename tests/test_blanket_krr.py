@@ -69,8 +69,6 @@ def test_blanket_upper_bounds_every_dataset_sweep(k: int, eps0: float) -> None:
 # ---------------------------------------------------------------------------------------
 
 from shuffle_accountant.numeric.blanket_krr import (  # noqa: E402
-    ALL_X1_MAX_N,
-    FAMILY_SCAN_MAX_N,
     KrrDatasetLower,
     _Engine,
     dataset_model,

@@ -1383,7 +1383,7 @@ class _BinaryFamily:
         w = bn.pmf(i, float(s_n), s_p)
         return np.sum(w[:, None] * bn.pmf(h[None, :] - i[:, None], float(b_n), b_p), axis=0)
 
-    def _tail_z(self, m: int, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _tail_z(self, m: int, s: np.ndarray) -> tuple[np.ndarray, float]:
         """``P[Z >= s]`` and the largest per-value tail budget used."""
         s_n, s_p, b_n, b_p = self._parts(m)
         i = np.arange(s_n + 1.0)
@@ -1438,7 +1438,7 @@ class _BinaryFamily:
             if bound_h > self.n:
                 return 0.0, 0.0
             T, t_budget = self._tail_z(m, np.array([bound_h - 1.0]))
-            return 0.0, float(T[0]) * (1.0 + 2.0 * self.rel + max(t_budget, self.rel)) + 1e-300
+            return 0.0, float(T[0]) * (1.0 + 2.0 * self.rel + max(float(t_budget), self.rel)) + 1e-300
         g = math.exp(eps)
         gm1 = math.expm1(eps)
         cand = np.array([s - 1.0, float(s), s + 1.0])
@@ -1446,7 +1446,7 @@ class _BinaryFamily:
         T, t_budget = self._tail_z(m, cand)
         small = self._parts(m)[0]
         eta = 2.0 * self.rel + (small + 8.0) * _U  # pmf products summed
-        eta_t = self.rel + max(t_budget, self.rel) + (small + 8.0) * _U
+        eta_t = self.rel + max(float(t_budget), self.rel) + (small + 8.0) * _U
         a = self.p - g * self.q
         low = a * S * (1.0 - eta) - gm1 * T * (1.0 + eta_t)
         up = a * S * (1.0 + eta) - gm1 * T * (1.0 - eta_t) + 1e-300
@@ -1501,6 +1501,7 @@ class KrrDatasetLower:
         if n <= FAMILY_SCAN_MAX_N[min(k, 4)]:
             self._scan_all = True
             return
+        zero: HockeyStick | _Engine  # both offer bounds(eps, rtol)
         if k == 3:
             zero = HockeyStick(ClonePair(n, c.q, c.q, c.p, c.q, c.q))
         else:
