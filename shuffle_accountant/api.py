@@ -100,8 +100,17 @@ def _query(m: Method, eps0: float, n: int, k: int | None, delta0: float, randomi
     return Query(eps0, n, k, delta0, randomizer)
 
 
-def _delta0_unsupported(m: Method, delta0: float) -> bool:
-    return bool(delta0) and m.kind == "upper" and not m.supports_delta0
+def _prepare(m: Method, quantity: str, inputs: dict, eps0: float, n: int, k: int | None, delta0: float,
+             randomizer: Any) -> tuple[Query, Any] | Bound:
+    """The query and (for numerical methods) the privacy profile of ``m``, or the
+    ``not applicable`` row when ``m`` does not answer for these inputs."""
+    try:
+        q = _query(m, eps0, n, k, delta0, randomizer)
+        if bool(delta0) and m.kind == "upper" and not m.supports_delta0:
+            raise NotApplicable(f"{m.name} assumes pure eps0-DP randomizers (delta0 = 0)")
+        return q, (m.profile(q) if m.profile is not None else None)
+    except NotApplicable as exc:
+        return _not_applicable(m, quantity, inputs, str(exc))
 
 
 def _outcome_bound(m: Method, quantity: str, out: Outcome, inputs: dict, warnings: list[str]) -> Bound:
@@ -137,14 +146,11 @@ def epsilon(
     rtol = _rtol(rtol)
     m = get_method(method)
     inputs = _inputs(eps0, n, k, delta0, randomizer, delta=delta)
-    try:
-        q = _query(m, eps0, n, k, delta0, randomizer)
-        profile = m.profile(q) if m.profile is not None else None
-    except NotApplicable as exc:
-        return _not_applicable(m, "epsilon", inputs, str(exc))
+    prepared = _prepare(m, "epsilon", inputs, eps0, n, k, delta0, randomizer)
+    if isinstance(prepared, Bound):
+        return prepared
+    q, profile = prepared
     warnings = _delta_warnings(n, delta)
-    if _delta0_unsupported(m, delta0):
-        return _not_applicable(m, "epsilon", inputs, f"{m.name} assumes pure eps0-DP randomizers (delta0 = 0)")
     if profile is None:
         assert m.closed_epsilon is not None
         return _outcome_bound(m, "epsilon", m.closed_epsilon(q, delta, rtol), inputs, warnings)
@@ -191,13 +197,10 @@ def delta(
     rtol = _rtol(rtol)
     m = get_method(method)
     inputs = _inputs(eps0, n, k, delta0, randomizer, eps=eps)
-    try:
-        q = _query(m, eps0, n, k, delta0, randomizer)
-        profile = m.profile(q) if m.profile is not None else None
-    except NotApplicable as exc:
-        return _not_applicable(m, "delta", inputs, str(exc))
-    if _delta0_unsupported(m, delta0):
-        return _not_applicable(m, "delta", inputs, f"{m.name} assumes pure eps0-DP randomizers (delta0 = 0)")
+    prepared = _prepare(m, "delta", inputs, eps0, n, k, delta0, randomizer)
+    if isinstance(prepared, Bound):
+        return prepared
+    q, profile = prepared
     if profile is None:
         assert m.closed_delta is not None
         out = m.closed_delta(q, eps)
