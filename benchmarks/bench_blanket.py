@@ -64,7 +64,7 @@ def speed(repeats: int, ns: list[int]) -> None:
 
 def tightness(ns: list[int], ks: list[int], eps0s: list[float]) -> None:
     print(f"## Tightness: blanket eps (upper) and its gap to the attained lower bound, delta = {DELTA:g}\n")
-    worst = 0.0
+    worst = {k: 0.0 for k in ks}
     for k in ks:
         print(f"k = {k}\n")
         print("| n | " + " | ".join(f"eps0={e:g}" for e in eps0s) + " |")
@@ -75,11 +75,14 @@ def tightness(ns: list[int], ks: list[int], eps0s: list[float]) -> None:
                 up = epsilon_for_delta(KrrBlanket(n, k, eps0), DELTA, RTOL).upper
                 lo = epsilon_for_delta(KrrDatasetLower(n, k, eps0), DELTA, RTOL).lower
                 gap = 100.0 * (up / lo - 1.0) if lo > 0 else float("inf")
-                worst = max(worst, gap)
-                cells.append(f"{up:.6g} (+{gap:.3f}%)")
+                worst[k] = max(worst[k], gap)
+                cells.append(f"{up:.6g} (+{gap:.2g}%)")
             print(f"| {n:.0e} | " + " | ".join(cells) + " |", flush=True)
         print()
-    print(f"largest gap: {worst:.3f} % (goal: at most 1 %)")
+    for k in ks:
+        print(f"largest gap, k = {k}: {worst[k]:.3g} %")
+    print("(goal: at most 1 %; for k = 2 the blanket is the stronger-clone pair, whose gap to binary RR is"
+          " generic, see the module docstring of blanket_krr)")
 
 
 def main() -> None:

@@ -147,7 +147,10 @@ applied to both hypotheses cannot increase the hockey-stick divergence, so
 5. Attained lower bounds (``dataset-lower``; *derived*)
 -------------------------------------------------------
 See :class:`KrrDatasetLower`: exact hockey-stick divergences of concrete neighbouring datasets
-(the full output histogram), certified from below.
+(the full output histogram), certified from below. Measured (``benchmarks/bench_blanket.py``,
+``δ = 1e-6``): for ``k >= 3`` the blanket ``ε`` is within 0.1 % of the attained one at
+``n = 1e3`` and within 0.01 % from ``n = 1e4``; for ``k = 2`` the blanket is the stronger-clone
+pair and stays 10-47 % above binary RR's attained value (the generic gap, not closed here).
 """
 
 from __future__ import annotations
