@@ -44,7 +44,7 @@ from ...plugin_api import (
 from .._shared.laws import Law
 from .._shared.population import honest_count
 from .._shared.records import RecordMixin
-from .noise import NoiseLaw, bisect_least, delta, secant_least
+from .noise import NoiseLaw, delta, secant_least
 
 PROTOCOLS = ("lecture", "cheu2019", "bc20")
 #: Randomized response: windows of more points than this are summed in certified blocks.
@@ -274,7 +274,7 @@ def _rr_necessary(h: int, n: int, eps: float, target_delta: float, rtol: float) 
 
     if violates(1.0):  # cannot happen: with w = 1 both views are equal
         raise CertificationError("internal check failed: randomized response with w = 1 violates the target")
-    _, w_bad = bisect_least(lambda w: not violates(w), 1e-300, 1.0, rtol=rtol)
+    _, w_bad = secant_least(lambda w: rr_zero_delta(h, w, eps)[1], target_delta, 1e-300, 1.0, rtol=rtol)
     up, lo = rr_zero_delta(h, w_bad, eps)
     wp = w_bad / 2.0
     rmse = math.sqrt(n * wp * (1 - wp)) / (1 - w_bad)
@@ -314,7 +314,8 @@ def bitsum_plan(protocol: str, n: int, eps: float, target_delta: float, gamma: f
         low = -math.expm1(math.log(target_delta) / h) * (1 - 1e-9)  # (1-p)^h > delta: infeasible
         if low <= 0 or fwd(low) <= target_delta:
             low = 1e-300
-        p_ex, p_bad = bisect_least(lambda p: fwd(p) <= target_delta, low, 0.5, rtol=rtol)
+        p_ex, p_bad = secant_least(fwd, target_delta, low, 0.5, rtol=rtol,
+                                    lower=lambda p: delta(NoiseLaw("binomial", size=float(h), p=p), eps).lower)
         exact = _binomial_point("exact solver", h, n, p_ex, eps, protocol, "delta target",
                                 f"one step less noise ({p_bad:.8g}) gives delta > target")
         if protocol == "lecture":

@@ -42,6 +42,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from importlib import import_module
 from typing import Any
 
 import numpy as np
@@ -91,6 +92,8 @@ __all__ = [
     "dlap_variance",
     "honest_count",
     "honest_law",
+    "least_feasible",
+    "narrow_bracket",
     "pmf_range",
     "privacy_loss_window",
     "quantile_window",
@@ -404,6 +407,42 @@ class Solution:
         }
 
 
+def _search_module() -> Any:
+    """``shuffle_accountant.numeric.search`` (``monotone_boundary``, ``NoBracket``): the core's
+    certified search seam for inverse questions. It is not exported by ``plugin_api`` yet,
+    so it is loaded by name here, in this one place (see ``docs/plugins.md``)."""
+    return import_module("shuffle_accountant.numeric.search")
+
+
+def least_feasible(
+    ok: Callable[[float], bool],
+    lo: float,
+    hi: float,
+    *,
+    start: float | None = None,
+    rtol: float = 1e-6,
+    integer: bool = False,
+) -> tuple[float, float]:
+    """Smallest ``x`` in ``(lo, hi]`` where the monotone predicate ``ok`` holds, with its
+    neighbour one step below, both evaluated: ``(x_ok, x_failing)``.
+
+    A thin layer over the core's certified search ``monotone_boundary`` (feasible side
+    "high"): ``lo`` must fail and ``hi`` hold (the caller has checked both). ``start`` (default
+    the geometric middle) is where the search begins; a good start costs fewer
+    evaluations, never changes what is certified. Steps are relative (``rtol``) for reals
+    and 1 for integers.
+    """
+    search = _search_module()
+    guess = math.sqrt(lo * hi) if start is None else start
+    guess = min(max(guess, lo), hi)
+    if guess == lo:  # the start must be a point not yet known to fail
+        guess = hi
+    found = search.monotone_boundary(ok, guess, feasible_side="high", low=lo, high=hi, integer=integer, rtol=rtol)
+    if found.infeasible is None:
+        raise CertificationError(f"internal check failed: the search found the lower end {lo!r} feasible")
+    return float(found.feasible), float(found.infeasible)
+
+
 def bisect_least(
     feasible: Callable[[float], bool],
     lo: float,
@@ -413,69 +452,86 @@ def bisect_least(
     integer: bool = False,
     geometric: bool = True,
 ) -> tuple[float, float]:
-    """Smallest feasible ``x`` in ``(lo, hi]`` for a predicate that is (essentially)
-    monotone: returns ``(x_feasible, x_infeasible)`` with ``x_infeasible`` one step below.
+    """Smallest feasible ``x`` in ``(lo, hi]`` for a monotone predicate: ``(x_feasible,
+    x_infeasible)``, the second one step below (``lo`` infeasible and ``hi`` feasible, checked
+    by the caller). Kept for callers of the earlier interface; the search is
+    :func:`least_feasible` (``geometric`` is accepted and ignored: the core search takes
+    geometric midpoints while the ends are more than a factor 2 apart)."""
+    del geometric
+    return least_feasible(feasible, lo, hi, rtol=rtol, integer=integer)
 
-    ``lo`` must be infeasible and ``hi`` feasible (checked by the caller). For integers
-    the step is 1, otherwise a relative step ``rtol``.
-    """
-    while True:
-        if integer:
-            if hi - lo <= 1:
-                return hi, lo
-            mid: float = math.floor((lo + hi) / 2)
+
+def narrow_bracket(
+    value: Callable[[float], float], target: float, lo: float, hi: float, *, width: float = 1e-3,
+    max_steps: int = 200,
+) -> tuple[float, float, float]:
+    """Illinois regula-falsi steps on ``log value − log target`` (in ``log x`` while the ends
+    are more than a factor 4 apart, bisecting when two steps did not halve the bracket) for a
+    non-increasing *certified* ``value`` with ``value(lo) > target >= value(hi)``, until
+    ``hi − lo <= width·hi``: returns the narrower ``(lo, hi)`` (every end evaluated, the same
+    sides kept) and the next interpolated guess, the start of :func:`least_feasible`.
+    Nothing reported comes from the interpolation itself."""
+    floor = fp.MIN_PROBABILITY
+    log_target = math.log(max(target, floor))
+
+    def gap(x: float) -> float:
+        return math.log(max(value(x), floor)) - log_target
+
+    g_lo, g_hi = gap(lo), gap(hi)
+    side = 0
+    sizes = [math.log(hi / lo) if lo > 0 else math.inf]
+    guess = hi
+    for _ in range(max_steps):
+        geometric = lo > 0 and hi / lo > 4
+        a, b = (math.log(lo), math.log(hi)) if geometric else (lo, hi)
+        stalled = len(sizes) >= 3 and sizes[-1] > 0.5 * sizes[-3]
+        if not stalled and g_lo > 0.0 >= g_hi and g_lo - g_hi > 0:
+            z = b - g_hi * (b - a) / (g_hi - g_lo)
         else:
-            if hi - lo <= rtol * hi:
-                return hi, lo
-            mid = math.sqrt(lo * hi) if (geometric and lo > 0 and hi / lo > 4) else 0.5 * (lo + hi)
-            if not lo < mid < hi:  # no double strictly between: the bracket is as tight as it gets
-                return hi, lo
-        if feasible(mid):
-            hi = mid
+            z = 0.5 * (a + b)
+        z = min(max(z, a + 1e-3 * (b - a)), b - 1e-3 * (b - a))
+        guess = math.exp(z) if geometric else z
+        if hi - lo <= width * hi or not lo < guess < hi:
+            break
+        g = gap(guess)
+        if g <= 0.0:
+            hi, g_hi = guess, g
+            if side == 1:
+                g_lo *= 0.5
+            side = 1
         else:
-            lo = mid
+            lo, g_lo = guess, g
+            if side == -1:
+                g_hi *= 0.5
+            side = -1
+        sizes.append(math.log(hi / lo) if lo > 0 else math.inf)
+    return lo, hi, guess
 
 
 def secant_least(
-    value: Callable[[float], float], target: float, lo: float, hi: float, *, rtol: float = 1e-6
+    value: Callable[[float], float], target: float, lo: float, hi: float, *, rtol: float = 1e-6,
+    lower: Callable[[float], float] | None = None,
 ) -> tuple[float, float]:
-    """Like :func:`bisect_least` for a non-increasing *certified* quantity ``value`` (an
-    upper bound on delta) with feasibility ``value(x) <= target``: Illinois regula falsi on
-    ``log value - log target``, which needs far fewer evaluations than bisection; every
-    step keeps ``lo`` infeasible and ``hi`` feasible, so the answer is certified the same way.
-    Safeguarded: when two steps did not halve the bracket (a flat or floored ``value``), the
-    next step bisects, so the count of evaluations is at most about twice bisection's.
-    """
-    log_target = math.log(max(target, fp.MIN_PROBABILITY))
+    """Smallest ``x`` in ``(lo, hi]`` with ``value(x) <= target`` for a non-increasing
+    *certified* ``value`` (an upper bound on delta), ``value(lo) > target >= value(hi)``:
+    :func:`narrow_bracket` picks the start, :func:`least_feasible` (the core's certified
+    ``monotone_boundary``) finds the boundary to a relative step ``rtol``; returns
+    ``(x_feasible, x_infeasible)``.
 
-    def f(x: float) -> float:  # <= 0 exactly when value(x) <= target (target >= the floor)
-        return math.log(max(value(x), fp.MIN_PROBABILITY)) - log_target
-
-    f_lo, f_hi = f(lo), f(hi)
-    side = 0
-    widths = [hi - lo]
-    while hi - lo > rtol * hi:
-        if len(widths) >= 3 and widths[-1] > 0.5 * widths[-3]:  # two steps without halving: bisect
-            x = math.sqrt(lo * hi) if (lo > 0 and hi / lo > 4) else 0.5 * (lo + hi)
-        elif f_lo > 0.0 >= f_hi:
-            x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
-        else:
-            x = 0.5 * (lo + hi)
-        # keep the proposal strictly inside, and finish with steps of rtol/2 around the root
-        x = min(max(x, lo + 0.5 * rtol * hi), hi - 0.5 * rtol * hi)
-        fx = f(x)
-        if fx <= 0.0:
-            hi, f_hi = x, fx
-            if side == 1:
-                f_lo *= 0.5
-            side = 1
-        else:
-            lo, f_lo = x, fx
-            if side == -1:
-                f_hi *= 0.5
-            side = -1
-        widths.append(hi - lo)
-    return hi, lo
+    With ``lower`` (the certified lower end of the same delta) the infeasible end is
+    *confirmed*: if ``lower`` there does not exceed the target (the point lies in the
+    floating-point band around the root), the neighbour one full step ``x·(1 − rtol)`` below
+    and then further steps are tried, so that the returned neighbour certainly violates the
+    target whenever floating point can tell (otherwise it is returned unconfirmed and the
+    caller's printed lower end shows it)."""
+    lo, hi, guess = narrow_bracket(value, target, lo, hi)
+    x_ok, x_bad = least_feasible(lambda x: value(x) <= target, lo, hi, start=guess, rtol=rtol)
+    if lower is not None and lower(x_bad) <= target:
+        for j in range(1, 5):
+            candidate = x_ok * (1.0 - j * rtol)
+            if lower(candidate) > target:
+                return x_ok, candidate
+    return x_ok, x_bad
 
 
 def _dlap_solution(eps: float, target_delta: float, h: int, info: dict[str, Any], rtol: float) -> Solution:
@@ -540,6 +596,9 @@ def solve_noise(
     def fwd(x: float) -> float:
         return delta(honest_law(family, x, h, trials=trials, p=nb_p), eps).upper
 
+    def fwd_lower(x: float) -> float:
+        return delta(honest_law(family, x, h, trials=trials, p=nb_p), eps).lower
+
     if family == "binomial":
         top = 0.5
         if fwd(top) > target_delta:
@@ -551,7 +610,7 @@ def solve_noise(
         low = -math.expm1(-log_inv_delta / (h * trials)) * (1 - 1e-9)
         if low <= 0 or fwd(low) <= target_delta:
             low = 1e-300
-        x, x_bad = bisect_least(lambda v: fwd(v) <= target_delta, low, top, rtol=rtol)
+        x, x_bad = secant_least(fwd, target_delta, low, top, rtol=rtol, lower=fwd_lower)
         name = "p (per-user Bernoulli probability)"
     else:
         if family == "negbin":
@@ -569,7 +628,7 @@ def solve_noise(
             low, top = top, top * 4
         if fwd(low) <= target_delta:
             raise CertificationError("target met with (almost) no noise: the target is vacuous")
-        x, x_bad = bisect_least(lambda v: fwd(v) <= target_delta, low, top, rtol=rtol)
+        x, x_bad = secant_least(fwd, target_delta, low, top, rtol=rtol, lower=fwd_lower)
         name = "per-user Poisson mean" if family == "poisson" else "per-user NB shape"
     law_ok = honest_law(family, x, h, trials=trials, p=nb_p)
     law_bad = honest_law(family, x_bad, h, trials=trials, p=nb_p)

@@ -231,7 +231,8 @@ def histogram(
         top = min(0.5, 4 * single)
         if fwd(top) > target_delta:
             top = 0.5
-        p, p_bad = secant_least(fwd, target_delta, single * 0.999, top, rtol=1e-6)
+        p, p_bad = secant_least(fwd, target_delta, single * 0.999, top, rtol=1e-6,
+                                lower=lambda x: two_counter_delta(NoiseLaw("binomial", size=float(h), p=x), eps)[1])
         if fwd(single * 0.999) <= target_delta:  # composition is never cheaper than one counter
             raise CertificationError("internal check failed: two counters cheaper than one")
         solved = {"solved_p": p, "infeasible_neighbor": p_bad}
