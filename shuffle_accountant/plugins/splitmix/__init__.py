@@ -8,6 +8,7 @@ The API mirrors the commands one to one:
 * ``security``  → :func:`security_bounds`
 * ``exact``     → :func:`exact_bound` (and :func:`exact_distance`, :func:`mod2_exact_distance`)
 * ``dp-sum``    → :func:`dp_sum_plan` (re-checked by :func:`check_dp_sum_plan`)
+* ``dp-sum-solve`` → :func:`solve_dp_sum` (smallest n, least precision, fewest messages)
 
 The names are loaded on first use (the command line's ``--help`` stays fast).
 """
@@ -24,6 +25,7 @@ __all__ = [
     "LOWER_CITATION",
     "WRAP_SHARE",
     "DPSumPlan",
+    "DPSumSolution",
     "bbgn_messages",
     "bbgn_sigma",
     "check_dp_sum_plan",
@@ -39,10 +41,13 @@ __all__ = [
     "lower_bound_messages",
     "messages_needed",
     "mod2_exact_distance",
+    "nb_tail_upper",
     "security_bounds",
+    "solve_dp_sum",
 ]
-_DPSUM = ("DPSumPlan", "WRAP_SHARE", "check_dp_sum_plan", "dp_sum_plan")
-_CORE = tuple(name for name in __all__ if name not in _DPSUM)
+_DPSUM = ("DPSumPlan", "WRAP_SHARE", "check_dp_sum_plan", "dp_sum_plan", "nb_tail_upper")
+_SOLVE = ("DPSumSolution", "solve_dp_sum")
+_CORE = tuple(name for name in __all__ if name not in _DPSUM + _SOLVE)
 
 
 def __getattr__(name: str) -> Any:
@@ -50,4 +55,6 @@ def __getattr__(name: str) -> Any:
         return getattr(import_module(".core", __name__), name)
     if name in _DPSUM:
         return getattr(import_module(".dpsum", __name__), name)
+    if name in _SOLVE:
+        return getattr(import_module(".dpsum_solve", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,9 +18,11 @@ from ...plugin_api import (
     Column,
     FiniteFloat,
     IntLike,
+    InvalidParameter,
     Report,
     emit,
     format_option,
+    round_directed,
 )
 from .._shared.secure_sum import MAX_Q_BITS, MAX_SIGMA, describe_modulus
 
@@ -115,6 +117,7 @@ def group() -> None:
       shuffle-acct splitmix security --n 10000 --m 12 --q 2^46
       shuffle-acct splitmix exact --n 10 --m 3 --q 3
       shuffle-acct splitmix dp-sum --n 10000 --eps 1 --delta 1e-6
+      shuffle-acct splitmix dp-sum-solve --find n --eps 1 --delta 1e-6 --rmse-mean 0.001
     """
 
 
@@ -214,48 +217,191 @@ def exact_cmd(n: int, m: int, q: int, fmt: str) -> None:
 
 
 _PLAN_ROWS: list[tuple[str, str, str]] = [
+    ("honest_users", "", "ceil(gamma n): privacy holds whenever at least these follow the protocol"),
     ("precision", "", "inputs in [0,1] randomized-rounded to {0..p}"),
     ("q", "", "modulus: smallest power of two with negligible wrap-around"),
-    ("sigma_target", "", "log2((1 + e^eps)/delta)"),
-    ("sigma_certified", "lower", "BBGN sigma at these messages (>= target)"),
-    ("messages", "", "messages per user (BBGN)"),
+    ("sigma_min", "", "security floor asked for (--sigma)"),
+    ("sigma_target", "", "log2((1 + e^eps)/delta), at least --sigma"),
+    ("sigma_certified", "lower", "BBGN sigma at these messages, over the honest users (>= target)"),
+    ("messages", "", "messages per user (BBGN, honest users)"),
     ("bits_per_message", "", "log2 q"),
     ("total_bits_per_user", "", "messages x bits"),
     ("alpha", "", "noise parameter >= e^(-eps/p)"),
-    ("noise_per_user", "", "Polya shares (infinitely divisible)"),
+    ("noise_per_user", "", "Polya shares (infinitely divisible), calibrated for the honest users"),
     ("noise_total", "", "sum over users"),
     ("decode_margin", "", "L: decoded range [-L, q-L)"),
     ("mse_rounding", "upper", "n/(4p^2)"),
-    ("mse_noise", "upper", "2 alpha/((1-alpha)^2 p^2)"),
-    ("mse_wrap", "upper", "2 alpha^(L+1)/(1+alpha) (q/p)^2"),
-    ("mse_total", "upper", "expected squared error of the sum"),
+    ("mse_noise", "upper", "(n/h) 2 alpha/((1-alpha)^2 p^2), all n users adding noise"),
+    ("mse_wrap", "upper", "P(|noise| > L) (q/p)^2"),
+    ("mse_total", "upper", "expected squared error of the sum, all n users following"),
+    ("rmse_total", "upper", "sqrt(mse_total)"),
+    ("rmse_mean", "upper", "rmse_total / n: error of the mean"),
+    ("mse_total_honest_only", "upper", "squared error when only the honest users follow (the others drop out)"),
     ("epsilon_check", "upper", "eps re-derived from the plan"),
-    ("delta_check", "upper", "(1 + e^eps) 2^-sigma re-derived from the plan"),
+    ("delta_check", "upper", "(1 + e^eps) 2^-sigma re-derived from the plan (honest users)"),
 ]
+_HONEST_ONLY_ROWS = {"honest_users", "mse_total_honest_only"}
+_FLAG_NAMES = {"honest fraction": "--honest-fraction", "sigma": "--sigma", "precision": "--precision", "n": "--n",
+               "eps": "--eps", "delta": "--delta"}
+_GAMMA_HELP = ("Privacy must hold whenever at least ceil(gamma*n) users follow the protocol, 0 < gamma <= 1: noise "
+               "shares calibrated for them, security over them only.")
+
+
+def _flagged(exc: Exception) -> InvalidParameter:
+    """The API's refusal with the parameter name replaced by the user's flag."""
+    text = str(exc)
+    name, sep, rest = text.partition(": ")
+    return InvalidParameter(f"{_FLAG_NAMES[name]}: {rest}" if sep and name in _FLAG_NAMES else text)
+
+
+def _privacy_options(func: Any) -> Any:
+    """--eps and --delta of the DP-summation commands."""
+    func = click.option("--delta", type=DELTA_TYPE, required=True, help="Target delta, 1e-300 <= delta < 1.")(func)
+    return click.option("--eps", type=FiniteFloat(0.0, 700.0, low_open=True), required=True,
+                        help="Target epsilon, 0 < eps <= 700.")(func)
+
+
+def _robust_options(func: Any) -> Any:
+    """--honest-fraction and --sigma of the DP-summation commands."""
+    func = click.option("--sigma", type=SIGMA, default=None,
+                        help=f"Security floor for the aggregation, 0 < sigma <= {MAX_SIGMA:g} "
+                             "[default: what delta needs].")(func)
+    return click.option("--honest-fraction", type=FiniteFloat(0.0, 1.0, low_open=True), default=1.0,
+                        show_default=True, help=_GAMMA_HELP)(func)
 
 
 @group.command("dp-sum")
 @click.option("--n", type=IntLike(3, 10**12), required=True, help="Number of users, 3 <= n <= 1e12.")
-@click.option("--eps", type=FiniteFloat(0.0, 700.0, low_open=True), required=True,
-              help="Target epsilon, 0 < eps <= 700.")
-@click.option("--delta", type=DELTA_TYPE, required=True, help="Target delta, 1e-300 <= delta < 1.")
+@_privacy_options
 @click.option("--precision", type=IntLike(1, 10**9), default=None,
               help="Rounding precision p, 1 <= p <= 1e9 [default: ceil(sqrt n)].")
+@_robust_options
 @format_option
-def dp_sum_cmd(n: int, eps: float, delta: float, precision: int | None, fmt: str) -> None:
+def dp_sum_cmd(n: int, eps: float, delta: float, precision: int | None, honest_fraction: float, sigma: float | None,
+               fmt: str) -> None:
     """Parameter plan for (eps, delta)-DP summation of reals in [0, 1] by split and mix.
+
+    With --honest-fraction gamma the plan stays (eps, delta)-DP whenever at least
+    ceil(gamma n) users follow it (robust shuffle privacy, Balcer-Cheu-Joseph-Mao SODA'21
+    Definition 2.9): the noise shares are calibrated for the honest users, the BBGN message
+    count and sigma are over the honest users only (Ghazi-Manurangsi-Pagh-Velingker
+    EUROCRYPT'20, end of Section 1.1), and the error rows show the cost when all n follow.
 
     \b
     Example:
       shuffle-acct splitmix dp-sum --n 10000 --eps 1 --delta 1e-6
+      shuffle-acct splitmix dp-sum --n 10000 --eps 1 --delta 1e-6 --honest-fraction 0.5
     """
     from .dpsum import dp_sum_plan
 
-    plan = dp_sum_plan(n, eps, delta, precision)
+    try:
+        plan = dp_sum_plan(n, eps, delta, precision, honest_fraction, sigma)
+    except InvalidParameter as exc:
+        raise _flagged(exc) from None
     values = plan.to_dict()
-    rows = [{"quantity": k, "value": values[k], "kind": kind or "exact", "note": note} for k, kind, note in _PLAN_ROWS]
+    shown = [r for r in _PLAN_ROWS if (r[0] not in _HONEST_ONLY_ROWS or plan.honest_users < n)
+             and (r[0] != "sigma_min" or sigma is not None)]
+    rows = [{"quantity": k, "value": values[k], "kind": kind or "exact", "note": note} for k, kind, note in shown]
     columns = [Column("quantity", "quantity"), Column("value", "value", kind_key="kind"), Column("note", "note")]
+    notes = [f"method: {plan.citation}"]
+    if plan.honest_users < n:
+        notes.insert(0, f"{plan.honest_users} of {n} users honest: users who send arbitrary messages instead of "
+                        "dropping out can move the sum arbitrarily (no error bound); privacy is unaffected.")
     report = Report("splitmix dp-sum", "DP summation by split and mix: parameter plan", columns, rows,
-                    inputs={"n": n, "eps": eps, "delta": delta, "precision": precision},
-                    notes=[f"method: {plan.citation}"], records=[values])
+                    inputs={"n": n, "eps": eps, "delta": delta, "precision": precision,
+                            "honest_fraction": honest_fraction if honest_fraction != 1.0 else None, "sigma": sigma},
+                    notes=notes, records=[values])
+    emit(report, fmt)
+
+
+_SOLVE_ROWS: list[tuple[str, str, str]] = [
+    ("n", "", "users"),
+    ("honest_users", "", "ceil(gamma n)"),
+    ("precision", "", "rounding precision p"),
+    ("messages", "", "messages per user (BBGN, honest users)"),
+    ("bits_per_message", "", "log2 q"),
+    ("total_bits_per_user", "", "messages x bits"),
+    ("sigma_certified", "lower", "BBGN sigma over the honest users"),
+    ("mse_total", "upper", "expected squared error of the sum, all n following"),
+    ("rmse_total", "upper", "sqrt(mse_total)"),
+    ("rmse_mean", "upper", "rmse_total / n"),
+    ("epsilon_check", "upper", "eps re-derived from the plan"),
+    ("delta_check", "upper", "delta re-derived from the plan"),
+]
+_QUESTION = {"n": "smallest n", "precision": "least precision", "messages": "fewest messages per user"}
+
+
+@group.command("dp-sum-solve")
+@click.option("--find", type=click.Choice(["n", "precision", "messages"]), required=True,
+              help="Unknown: smallest n (needs --rmse-mean), least precision or fewest messages (need --n).")
+@_privacy_options
+@click.option("--mse", type=FiniteFloat(0.0, None, low_open=True), default=None,
+              help="Target expected squared error of the sum (mse_total of dp-sum), > 0.")
+@click.option("--rmse", type=FiniteFloat(0.0, None, low_open=True), default=None,
+              help="Target root mean squared error of the sum (rmse_total of dp-sum), > 0.")
+@click.option("--rmse-mean", type=FiniteFloat(0.0, None, low_open=True), default=None,
+              help="Target root mean squared error of the mean (rmse_mean of dp-sum), > 0.")
+@click.option("--n", type=IntLike(3, 10**12), default=None,
+              help="Number of users, 3 <= n <= 1e12 (with --find precision or messages).")
+@click.option("--precision", type=IntLike(1, 10**9), default=None,
+              help="Fixed rounding precision with --find n, 1 <= p <= 1e9 [default: ceil(sqrt n) at each n].")
+@_robust_options
+@format_option
+def dp_sum_solve_cmd(find: str, eps: float, delta: float, mse: float | None, rmse: float | None,
+                     rmse_mean: float | None, n: int | None, precision: int | None, honest_fraction: float,
+                     sigma: float | None, fmt: str) -> None:
+    """Inverse questions for dp-sum: smallest n, least precision or fewest messages for a
+    target error at a target (eps, delta).
+
+    The answer's plan meets the target and the value one step less does not (both
+    computed by dp-sum); every smaller value is excluded by the forward computation or a
+    proved monotone lower bound of the error (kind exact), else the answer is an upper bound.
+
+    \b
+    Example:
+      shuffle-acct splitmix dp-sum-solve --find n --eps 1 --delta 1e-6 --rmse-mean 0.001
+      shuffle-acct splitmix dp-sum-solve --find precision --n 10000 --eps 1 --delta 1e-6 --rmse 1.6
+      shuffle-acct splitmix dp-sum-solve --find messages --n 1e9 --eps 0.5 --delta 1e-9 --mse 8.01
+    """
+    from .dpsum_solve import solve_dp_sum
+
+    targets = {"mse": mse, "rmse": rmse, "rmse_mean": rmse_mean}
+    given = [k for k, t in targets.items() if t is not None]
+    if len(given) != 1:
+        raise click.UsageError("give exactly one target: --mse, --rmse or --rmse-mean")
+    metric = given[0]
+    target = targets[metric]
+    assert target is not None
+    if find == "n" and n is not None:
+        raise click.UsageError("--n is the unknown with --find n; give --rmse-mean only")
+    if find != "n" and n is None:
+        raise click.UsageError(f"--find {find} needs --n")
+    if find != "n" and precision is not None:
+        raise click.UsageError(f"--precision cannot be given with --find {find} (it is solved for)")
+    try:
+        sol = solve_dp_sum(find, eps, delta, target, metric, n=n, precision=precision,
+                           honest_fraction=honest_fraction, sigma=sigma)
+    except InvalidParameter as exc:
+        raise _flagged(exc) from None
+    at, below = sol.plan.to_dict(), sol.below.to_dict() if sol.below is not None else {}
+    step = "precision" if find == "messages" else find
+    rows = [{"quantity": f"answer: {_QUESTION[find]}", "value": sol.answer, "below": None, "kind": sol.kind,
+             "note": sol.certificate}]
+    rows += [{"quantity": k, "value": at[k], "below": below.get(k), "kind": kind or "exact", "note": note}
+             for k, kind, note in _SOLVE_ROWS if k != "honest_users" or sol.plan.honest_users < sol.plan.n]
+    columns = [Column("quantity", "quantity"), Column("value", "at answer", kind_key="kind"),
+               Column("below", f"{step} - 1", kind_key="kind"), Column("note", "note")]
+    flag = {"mse": "mse_total", "rmse": "rmse_total", "rmse_mean": "rmse_mean"}[metric]
+    notes = [f"target met: {flag} = {round_directed(sol.achieved, 'upper')} <= {target:g} at {step} = {getattr(sol.plan, step)}"]
+    if sol.below is not None and sol.below_achieved is not None:
+        notes.append(f"one step less: {step} = {sol.below_value} gives {flag} = "
+                     f"{round_directed(sol.below_achieved, 'lower')} > {target:g}")
+    else:
+        notes.append(f"{step} = {getattr(sol.plan, step)} is the smallest value allowed")
+    notes.append(f"method: {sol.plan.citation}")
+    report = Report("splitmix dp-sum-solve", f"DP summation by split and mix: {_QUESTION[find]} for a target {flag}",
+                    columns, rows,
+                    inputs={"find": find, "eps": eps, "delta": delta, metric: target, "n": n, "precision": precision,
+                            "honest_fraction": honest_fraction if honest_fraction != 1.0 else None, "sigma": sigma},
+                    notes=notes, records=[sol.to_dict()])
     emit(report, fmt)
