@@ -4,7 +4,9 @@ aggregation in the shuffle model: error-optimal and communication-efficient").
 Protocol (Algorithms 1–2, Condition 7): each user sends, with probability
 ``1 − q``, ``s + x`` copies of +1 and ``s`` copies of −1 (nothing with probability ``q``),
 plus shares of ``Geo(1 − e^{−ε′})`` noise for each sign and a share of ``Poi(λ)``
-"flooding" sent as that many +1 *and* −1 messages; the analyzer returns ``Σ − ns``.
+"flooding" sent as that many +1 *and* −1 messages. Algorithm 2 prints ``Σ − ns`` as the
+analyzer's output, but the proof of Lemma 11 (and the cancelling ``s`` copies of +1 and −1)
+use the plain sum ``Σ`` of the messages; the error analysis here follows Lemma 11.
 
 Condition 7: ``ε′ < ε``; ``s >= 2 ln(1/((e^ε − 1)q))/(ε − ε′)``;
 ``λ >= e^{ε−ε′} s / (1 − e^{(ε′−ε)/2})``. Lemma 8: then the protocol is ε-DP.
@@ -26,7 +28,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from ...plugin_api import EPSILON, USERS_RANGE, CertificationError, RealRange, fp
+from ...plugin_api import EPSILON, USERS_RANGE, CertificationError, InvalidParameter, RealRange, fp
 from .._shared.laws import Law
 from .._shared.noise import dlap_variance
 
@@ -35,6 +37,9 @@ CITATION = ("Ghazi, Kumar, Manurangsi: Pure-DP aggregation in the shuffle model:
 #: The MSE factor 1 + rho of Theorem 6: ``1e-9 <= rho <= 1/2`` (below 1e-9, ``eps'`` is
 #: within a few ulps of ``eps``).
 RHO = RealRange("rho", 1e-9, 0.5)
+#: The optimiser needs no ``rho <= 1/2`` (that bound is Theorem 6's); the planners search
+#: ``rho`` up to 1e6 (the MSE budget then allows ``q`` close to 1).
+OPT_RHO = RealRange("rho", 1e-9, 1e6)
 
 
 def min_s(eps: float, eps_prime: float, q: float) -> int:
@@ -120,10 +125,10 @@ class PureParams:
         }
 
 
-def _check(eps: float, n: int, rho: float) -> tuple[float, int, float]:
+def _check(eps: float, n: int, rho: float, rho_range: RealRange = RHO) -> tuple[float, int, float]:
     eps = EPSILON.check(eps, "eps")
     n = USERS_RANGE.check(n, "n")
-    rho = RHO.check(rho)
+    rho = rho_range.check(rho)
     if math.isinf(dlap_variance(eps)):
         raise CertificationError(f"Var(DLap(eps)) exceeds double precision at eps = {eps:g}: eps is too small to plan for")
     return eps, n, rho
@@ -141,6 +146,20 @@ def theorem6(eps: float, n: int, rho: float = 0.5) -> PureParams:
         )
     s = min_s(eps, eps_prime, q)
     return PureParams(eps, n, eps_prime, q, s, min_lambda(eps, eps_prime, s), "Theorem 6 rule")
+
+
+RULES = ("optimiser", "theorem6")
+
+
+def plan(eps: float, n: int, rho: float = 0.5, rule: str = "optimiser") -> PureParams:
+    """The counting plan of ``rule``: ``optimiser`` (:func:`optimise`, fewest expected
+    messages with Lemma 11's MSE bound <= ``(1+ρ)Var(DLap(ε))``) or ``theorem6``
+    (:func:`theorem6`, the paper's parameter rule)."""
+    if rule == "optimiser":
+        return optimise(eps, n, rho)
+    if rule == "theorem6":
+        return theorem6(eps, n, rho)
+    raise InvalidParameter(f"rule: {rule!r} is not a known rule (accepted: {', '.join(RULES)})")
 
 
 def _best_q(eps_prime: float, eps: float, n: int, rho: float) -> float | None:
@@ -166,7 +185,7 @@ def optimise(eps: float, n: int, rho: float = 0.5, *, grid: int = 600) -> PurePa
     log-spaced grid of ``ε − ε′`` and refined. Theorem 6's choice is a candidate whenever it
     meets the MSE budget, so the result never needs more messages than it.
     """
-    eps, n, rho = _check(eps, n, rho)
+    eps, n, rho = _check(eps, n, rho, OPT_RHO)
     target = (1 + rho) * dlap_variance(eps)
 
     def build(gap: float) -> PureParams | None:
@@ -181,12 +200,13 @@ def optimise(eps: float, n: int, rho: float = 0.5, *, grid: int = 600) -> PurePa
 
     gaps = eps * np.logspace(-7, 0, grid, endpoint=False)
     cands = [c for c in (build(float(g)) for g in gaps) if c is not None]
-    try:
-        rule = theorem6(eps, n, rho)
-        if rule.mse_bound <= target:
-            cands.append(rule)
-    except CertificationError:
-        pass
+    if rho <= 0.5:  # Theorem 6 is stated for rho <= 1/2 (RHO)
+        try:
+            rule = theorem6(eps, n, rho)
+            if rule.mse_bound <= target:
+                cands.append(rule)
+        except CertificationError:
+            pass
     if not cands:
         raise CertificationError(f"no (eps', q, s, lambda) meets MSE factor 1+rho = {1 + rho:g} at eps = {eps:g}")
     best = min(cands, key=lambda c: c.expected_messages(1))
