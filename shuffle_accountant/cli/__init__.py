@@ -44,6 +44,7 @@ CORE_COMMANDS: dict[str, tuple[str, str]] = {
     "check": (".tables:check_cmd", "Recompute a saved table and compare it (exit 3 on a difference)."),
     "plot": (".tables:plot_cmd", "Plot epsilon against n or eps0 (needs the [plot] extra)."),
     "solve": (".planning:solve_group", "Planning: the largest eps0 or the smallest n meeting a target."),
+    "frequency": (".accuracy:frequency_cmd", "Frequency estimation: central epsilon and estimation error, or n for a target error."),
 }
 
 
