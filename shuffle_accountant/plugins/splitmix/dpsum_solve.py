@@ -57,7 +57,7 @@ from typing import Any
 import mpmath
 
 import shuffle_accountant.plugin_api as _api
-from ...plugin_api import EPSILON, InvalidParameter, check_int, fp
+from ...plugin_api import EPSILON, InvalidParameter, check_int, fp, round_directed
 from .._shared.population import GAMMA, honest_count
 from .._shared.secure_sum import bbgn_messages
 from .dpsum import DPSumPlan, dp_sum_plan
@@ -217,7 +217,7 @@ def _solve_precision(find: str, metric: str, flag: str, target: float, n: int, e
             shown = {"mse": floor, "rmse": mpmath.sqrt(floor), "rmse_mean": mpmath.sqrt(floor) / n}[metric]
             raise InvalidParameter(
                 f"{flag}: {target!r} is out of reach at eps = {epsilon!r}, n = {n}, {h} honest users (accepted: "
-                f"above {fp.up(shown):.6g}, the limit of the discrete Laplace noise as the precision grows)")
+                f"above {round_directed(fp.up(shown), 'upper')}, the limit of the discrete Laplace noise as the precision grows)")
         start = max(1, min(_MAX_PRECISION, math.ceil(math.sqrt(n / (4 * float(need - floor))))))
     high = max(1, min(_MAX_PRECISION, int(epsilon / 4.6e-16)))  # alpha = e^(-eps/p) < 1 in double
     start = min(start, high)
@@ -311,4 +311,4 @@ def _search(ok: Callable[[float], bool], start: int, low: int, high: int, flag: 
                                         integer=True)
     except search.NoBracket:
         raise InvalidParameter(f"{flag}: the target is not met for any {where} (accepted: at least "
-                               f"{fp.up(value(top)):.6g}, the error there)") from None
+                               f"{round_directed(value(top), 'upper')}, the error there)") from None
