@@ -31,6 +31,8 @@ BITSUM_PROTOCOLS = ("lecture", "cheu2019", "bc20")
 GAMMA = FiniteFloat(0.0, 1.0, low_open=True)
 OPEN_UNIT = FiniteFloat(0.0, 1.0, low_open=True, high_open=True)
 PER_USER = FiniteFloat(0.0, 1e12, low_open=True)
+TARGET_ERROR = FiniteFloat(0.0, 1e15, low_open=True)
+BETA = FiniteFloat(1e-300, 1.0, high_open=True)
 
 BALCER_CHEU_JOSEPH_MAO = "Balcer, Cheu, Joseph, Mao, SODA 2021 (arXiv 2004.09481)"
 STEMMER = "Stemmer, lecture notes 'The Shuffle Model' (lecture 8)"
@@ -50,6 +52,48 @@ def _row(quantity: str, value: Any, kind: str, method: str, **extra: Any) -> dic
 def _one_of(target: float | None, p: float | None) -> None:
     if (target is None) == (p is None):
         raise click.UsageError("give exactly one of --delta (solve) or --p (analyse)")
+
+
+def _n_or_target(n: int | None, target_error: float | None) -> None:
+    if (n is None) == (target_error is None):
+        raise click.UsageError("give exactly one of --n (analyse n users) or --target-error (solve for n)")
+
+
+def _target_options(func: Any) -> Any:
+    func = click.option("--relative", is_flag=True, default=False,
+                        help="With --target-error: the target is the error divided by n (e.g. 0.001 = 0.1% of n).")(func)
+    return click.option("--target-error", "target_error", type=TARGET_ERROR, default=None,
+                        help="Solve for n instead of --n: the range of n whose error meets this target "
+                             "(0 < E <= 1e15), every end verified by the forward computation.")(func)
+
+
+def _users_rows(label: str, first: Any, last: Any, kind: str, what: str, error_kind: str = "upper") -> list[dict[str, Any]]:
+    """Rows for the two ends of a users range (:func:`.noise.users_for_error`)."""
+    unit = " / n" if first.relative else ""
+    rows = [
+        _row(f"{label}smallest n meeting the target", first.n, kind, "certified search (monotone_boundary), forward-verified"),
+        _row(f"{label}{what}{unit} at that n", first.error_at_n / (first.n if first.relative else 1), error_kind,
+             "forward computation"),
+    ]
+    if first.n_failing is not None:
+        e = first.error_at_failing
+        rows.append(_row(f"{label}n = {first.n_failing} (one fewer)", "misses" if e is None else
+                         e / (first.n_failing if first.relative else 1), "not certified" if e is None else error_kind,
+                         "no parameters meet (eps, delta)" if e is None else "forward computation: above the target"))
+    rows.append(_row(f"{label}largest n meeting the target", last.n, "exact" if last.n_failing is None else kind,
+                     "end of the range (1e12), checked" if last.n_failing is None else "certified search, forward-verified"))
+    if last.n_failing is not None:
+        e = last.error_at_failing
+        rows.append(_row(f"{label}n = {last.n_failing} (one more)", "misses" if e is None else
+                         e / (last.n_failing if last.relative else 1), error_kind, "forward computation: above the target"))
+    return rows
+
+
+def _users_range(noise_mod: Any, error_at: Any, target_error: float, relative: bool) -> tuple[Any, Any]:
+    try:
+        return noise_mod.users_for_error(error_at, target_error, relative=relative)  # type: ignore[no-any-return]
+    except CertificationError as exc:
+        raise CertificationError(f"--target-error {target_error:g}: {exc}") from None
 
 
 def _gamma_option(func: Any) -> Any:
@@ -79,6 +123,12 @@ def group() -> None:
       shuffle-acct robust bitsum --n 1e6 --eps 1 --delta 1e-6 --protocol all
       shuffle-acct robust histogram --k 1000 --n 1e6 --eps 1 --delta 1e-6
       shuffle-acct robust distinct --n 1e5 --k 1000 --eps 1 --delta 1e-6 --gamma 0.5
+      shuffle-acct robust bitsum --target-error 0.001 --relative --eps 1 --delta 1e-6 --protocol lecture
+
+    \b
+    Inverse questions: --target-error E on bitsum, histogram and distinct replaces --n and
+    answers the range of n whose error meets E (smallest and largest end, each verified by
+    the forward computation against its neighbour).
     """
 
 
@@ -221,24 +271,36 @@ _POINT_KIND = {"exact solver": "exact", "paper rule": "exact"}
 
 
 @group.command("bitsum")
-@click.option("--n", "n", type=USERS, required=True, help="Number of users, 1 <= n <= 1e12.")
+@click.option("--n", "n", type=USERS, default=None, help="Number of users, 1 <= n <= 1e12 (or --target-error).")
 @_eps_option
 @_delta_option(True, "Target delta")
 @_gamma_option
 @click.option("--protocol", type=click.Choice(BITSUM_PROTOCOLS + ("all",)), default="all", show_default=True,
               help="lecture (x + Bern(p) bits), cheu2019 (randomized response), bc20 (x + Bern(p) copies), or all.")
+@_target_options
 @format_option
-def bitsum_cmd(n: int, eps: float, target: float, gamma: float, protocol: str, fmt: str) -> None:
+def bitsum_cmd(n: int | None, eps: float, target: float, gamma: float, protocol: str, target_error: float | None,
+               relative: bool, fmt: str) -> None:
     """Bit-sum protocols: paper rule vs exact solver, exact privacy of both.
+
+    With --target-error E instead of --n: the range of n whose RMSE (all users honest, at
+    the least noise meeting (eps, delta) with ceil(gamma n) honest users) is at most E
+    (--relative: at most E*n).
 
     \b
     Example:
       shuffle-acct robust bitsum --n 1e6 --eps 1 --delta 1e-6 --protocol all
+      shuffle-acct robust bitsum --target-error 0.001 --relative --eps 1 --delta 1e-6 --protocol lecture
     """
     from . import bitsum as bitsum_mod
     from . import noise as noise_mod
 
+    _n_or_target(n, target_error)
     protos = bitsum_mod.PROTOCOLS if protocol == "all" else (protocol,)
+    if target_error is not None:
+        _bitsum_users(bitsum_mod, noise_mod, protos, eps, target, gamma, target_error, relative, fmt)
+        return
+    assert n is not None
     rows, records, warnings, notes = [], [], [], []
     for proto in protos:
         plan = bitsum_mod.bitsum_plan(proto, n, eps, target, gamma)
@@ -267,9 +329,36 @@ def bitsum_cmd(n: int, eps: float, target: float, gamma: float, protocol: str, f
     emit(report, fmt)
 
 
+def _bitsum_users(bitsum_mod: Any, noise_mod: Any, protos: tuple[str, ...], eps: float, target: float, gamma: float,
+                  target_error: float, relative: bool, fmt: str) -> None:
+    """``robust bitsum --target-error``: the range of n per protocol."""
+    rows: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    for proto in protos:
+        def rmse(m: int, proto: str = proto) -> float | None:
+            return bitsum_mod.bitsum_plan(proto, m, eps, target, gamma).exact.rmse  # type: ignore[no-any-return]
+
+        first, last = _users_range(noise_mod, rmse, target_error, relative)
+        kind = "upper" if proto == "cheu2019" else "exact"
+        rows += _users_rows(f"{proto}: ", first, last, kind, "RMSE", kind)
+        records.append({"protocol": proto, "smallest": first.to_dict(), "largest": last.to_dict()})
+    notes = [
+        "RMSE with all n users honest at the exact least noise for (eps, delta) with ceil(gamma n) honest users; "
+        "the absolute RMSE grows slowly with n (fewer users cap the noise per user at p = 1/2), so both ends are shown",
+        "each end was evaluated and its neighbour outside the range too (monotone in n up to rounding)",
+    ]
+    if "cheu2019" in protos:
+        notes.append("cheu2019: computed at the sufficient (upper) noise, so its n range is conservative (kind upper)")
+    report = Report("robust bitsum", "Users needed for a target bit-sum error", ROW_COLUMNS, rows,
+                    inputs={"target_error": target_error, "relative": relative, "eps": eps, "delta": target,
+                            "gamma": gamma},
+                    notes=notes, records=records)
+    emit(report, fmt)
+
+
 @group.command("histogram")
 @click.option("--k", "k", type=IntLike(2, 10**9), required=True, help="Domain size (number of bins), 2 <= k <= 1e9.")
-@click.option("--n", "n", type=USERS, required=True, help="Number of users, 1 <= n <= 1e12.")
+@click.option("--n", "n", type=USERS, default=None, help="Number of users, 1 <= n <= 1e12 (or --target-error).")
 @_eps_option
 @_delta_option(False, "Target for the two-counter composition: solve p")
 @click.option("--p", "p", type=OPEN_UNIT, default=None,
@@ -277,17 +366,29 @@ def bitsum_cmd(n: int, eps: float, target: float, gamma: float, protocol: str, f
 @_gamma_option
 @click.option("--protocol", type=click.Choice(["lecture", "bc20"]), default="lecture", show_default=True,
               help="lecture: subtract the noise mean from every bin; bc20: Balcer-Cheu's zero-in-zero-out analyzer.")
+@_target_options
 @format_option
-def histogram_cmd(k: int, n: int, eps: float, target: float | None, p: float | None, gamma: float, protocol: str,
-                  fmt: str) -> None:
+def histogram_cmd(k: int, n: int | None, eps: float, target: float | None, p: float | None, gamma: float, protocol: str,
+                  target_error: float | None, relative: bool, fmt: str) -> None:
     """Histogram of k counters: exact two-counter composition, l_inf error, messages.
+
+    With --target-error E instead of --n (and --delta): the range of n whose expected
+    l_inf error (certified upper bound, all users honest) is at most E.
 
     \b
     Example:
       shuffle-acct robust histogram --k 100 --n 1e4 --eps 1 --delta 1e-6 --protocol bc20
+      shuffle-acct robust histogram --k 100 --target-error 0.01 --relative --eps 1 --delta 1e-6
     """
     from . import structures
 
+    _n_or_target(n, target_error)
+    if target_error is not None:
+        if target is None:
+            raise click.UsageError("--target-error needs --delta (the privacy target the noise is solved for)")
+        _histogram_users(structures, k, eps, target, gamma, protocol, target_error, relative, fmt)
+        return
+    assert n is not None
     _one_of(target, p)
     r = structures.histogram(k, n, eps, target, gamma=gamma, p=p, protocol=protocol)
     rows = [
@@ -320,6 +421,28 @@ def histogram_cmd(k: int, n: int, eps: float, target: float | None, p: float | N
     report = Report("robust histogram", "Histogram: exact two-counter composition", ROW_COLUMNS, rows,
                     inputs={"k": k, "n": n, "eps": eps, "delta": target, "gamma": gamma, "honest": r.honest},
                     notes=notes, records=[r.to_dict()])
+    emit(report, fmt)
+
+
+def _histogram_users(structures: Any, k: int, eps: float, target: float, gamma: float, protocol: str,
+                     target_error: float, relative: bool, fmt: str) -> None:
+    """``robust histogram --target-error``: the range of n."""
+    from . import noise as noise_mod
+
+    def linf(m: int) -> float | None:
+        return structures.histogram(k, m, eps, target, gamma=gamma, protocol=protocol).linf_error  # type: ignore[no-any-return]
+
+    first, last = _users_range(noise_mod, linf, target_error, relative)
+    rows = _users_rows("", first, last, "upper", "expected l_inf error")
+    report = Report("robust histogram", f"Users needed for a target histogram error ({protocol})", ROW_COLUMNS, rows,
+                    inputs={"k": k, "target_error": target_error, "relative": relative, "eps": eps, "delta": target,
+                            "gamma": gamma, "protocol": protocol},
+                    notes=["error: the certified upper bound on the expected l_inf error of the protocol's analyzer, "
+                           "all users honest, at the exact least noise for the two-counter (eps, delta) target; the n "
+                           "found is where that bound meets the target (kind upper: the true error may meet it sooner)",
+                           "each end was evaluated and its neighbour outside the range too (monotone in n up to "
+                           "rounding)"],
+                    records=[{"smallest": first.to_dict(), "largest": last.to_dict()}])
     emit(report, fmt)
 
 
@@ -358,26 +481,66 @@ def pan_cmd(n: int, eps: float, target: float | None, p: float | None, trials: i
 
 
 @group.command("distinct")
-@click.option("--n", "n", type=USERS, required=True, help="Number of users, 1 <= n <= 1e12.")
-@click.option("--k", "k", type=IntLike(1, 10**9), required=True, help="Domain size, 1 <= k <= 1e9.")
+@click.option("--n", "n", type=USERS, default=None, help="Number of users, 1 <= n <= 1e12 (or --target-error).")
+@click.option("--k", "k", type=IntLike(1, 10**9), default=None,
+              help="Domain size, 1 <= k <= 1e9 (or --universe with --hash-size).")
 @_eps_option
 @_delta_option(True, "Total delta (noise + split and mix)")
 @_gamma_option
 @click.option("--sigma", type=FiniteFloat(0.0, 1e6, low_open=True), default=None,
               help="Split-and-mix security parameter in bits, 0 < sigma <= 1e6 (default: 10% of delta).")
+@click.option("--beta", type=BETA, default=0.05, show_default=True,
+              help="Failure probability of the (alpha, beta) accuracy statement, 1e-300 <= beta < 1.")
+@click.option("--universe", type=IntLike(2, 10**30), default=None,
+              help="Large universe: users hold elements of a universe of this size (2 <= U <= 1e30), hashed "
+                   "into --hash-size bins by a public 2-universal hash (replaces --k).")
+@click.option("--hash-size", "hash_size", type=IntLike(2, 10**9), default=None,
+              help="With --universe: the number of hash bins, 2 <= k < U, k <= 1e9 (default: the size with the "
+                   "smallest certified alpha).")
+@click.option("--target-error", "target_error", type=TARGET_ERROR, default=None,
+              help="Solve for n instead of --n: the range of n whose alpha (at --beta) meets this target "
+                   "(0 < E <= 1e15), every end verified by the forward computation.")
 @format_option
-def distinct_cmd(n: int, k: int, eps: float, target: float, gamma: float, sigma: float | None, fmt: str) -> None:
-    """Distinct elements with exact noisy-OR accounting.
+def distinct_cmd(n: int | None, k: int | None, eps: float, target: float, gamma: float, sigma: float | None,
+                 beta: float, universe: int | None, hash_size: int | None, target_error: float | None,
+                 fmt: str) -> None:
+    """Distinct elements with exact noisy-OR accounting and an (alpha, beta) error.
 
-    The protocol of Balcer, Cheu, Joseph, Mao (SODA 2021, arXiv 2004.09481), Theorem 3.3.
+    The protocol of Balcer, Cheu, Joseph, Mao (SODA 2021, arXiv 2004.09481), Theorem 3.3;
+    with --universe, the hashed variant of its Appendix A.2 (Corollary A.4). The error
+    statement: with probability at least 1 - beta, |estimate - D| <= alpha for every data
+    set (all users honest).
 
     \b
     Example:
       shuffle-acct robust distinct --n 1e5 --k 1000 --eps 1 --delta 1e-6 --gamma 0.5
+      shuffle-acct robust distinct --n 1e4 --universe 1e12 --hash-size 1e6 --eps 1 --delta 1e-6
+      shuffle-acct robust distinct --target-error 300 --k 1000 --eps 1 --delta 1e-6
     """
     from . import structures
 
-    r = structures.distinct_elements(n, k, eps, target, gamma=gamma, sigma=sigma)
+    _n_or_target(n, target_error)
+    if (k is None) == (universe is None):
+        raise click.UsageError("give exactly one of --k (domain size) or --universe (hashed into --hash-size bins)")
+    if hash_size is not None and universe is None:
+        raise click.UsageError("--hash-size needs --universe")
+    options: dict[str, Any] = {"gamma": gamma, "sigma": sigma, "beta": beta}
+    if target_error is not None:
+        if universe is not None and hash_size is None:
+            raise click.UsageError("--target-error with --universe needs --hash-size (the bins are fixed while n varies)")
+        _distinct_users(structures, k if universe is None else hash_size, universe, eps, target, options, target_error,
+                        fmt)
+        return
+    assert n is not None
+    if universe is None:
+        assert k is not None
+        r = structures.distinct_elements(n, k, eps, target, **options)
+    elif hash_size is None:
+        r = structures.best_hash_size(n, universe, eps, target, **options)
+    else:
+        r = structures.distinct_elements(n, hash_size, eps, target, universe=universe, **options)
+    acc = r.accuracy
+    assert acc is not None
     rows = [
         _row("central p (all n honest)", r.p_central, "exact", "Lemma 3.5 with n users"),
         _row("per-user p'", r.p_user, "exact", "exact solver (closed form, verified)"),
@@ -387,10 +550,65 @@ def distinct_cmd(n: int, k: int, eps: float, target: float, gamma: float, sigma:
         _row("split-and-mix messages m", r.splitmix_messages, "upper", r.details["splitmix_method"]),
         _row("split-and-mix delta 2(1+e^eps)2^-sigma", r.splitmix_delta, "upper", f"{BALCER_CHEU_JOSEPH_MAO}, Lemma 3.4"),
         _row("total delta(eps)", r.total_delta, "upper", "noise + split and mix"),
-        _row("RMSE of the distinct count", r.rmse_upper, "upper", "worst case over the data, all honest"),
+    ]
+    if universe is not None:
+        rows.append(_row("hash size k (bins)", r.k, "exact" if hash_size is not None else "estimate",
+                         "given" if hash_size is not None else "smallest certified alpha over k (heuristic optimum)"))
+    rows += [
+        _row(f"alpha at beta = {beta:g}, every data set", acc.alpha_upper, "upper",
+             "Chernoff, exact bit MGFs" + (" + hash collisions (Markov)" if universe is not None else "")),
+        _row("alpha, Hoeffding (the theorem's proof)", acc.alpha_hoeffding, "upper",
+             "sqrt(k ln(2/beta)/2)/(1/2 - p)" + (" + collisions" if universe is not None else "")),
+        _row("alpha needed by one data set", acc.alpha_lower, "lower", f"exact tail: {acc.lower_data}"),
+    ]
+    if universe is not None:
+        rows.append(_row(f"hash collision loss at beta_h = {acc.collision_beta:g}", acc.collision_error, "upper",
+                         "D(D-1)/(2 k beta_h), D <= min(n, U) (Lemma A.3 argument)"))
+    rows += [
+        _row("RMSE of the distinct count" + (" (noise only)" if universe is not None else ""), r.rmse_upper, "upper",
+             "worst case over the data, all honest"),
         _row("messages per user", r.messages_per_user, "exact", "k * m one-bit labelled messages"),
     ]
+    warnings = []
+    if acc.no_better_than_guessing:
+        warnings.append(f"the error bound (alpha {acc.alpha_upper:.4g}, RMSE {acc.rmse_upper:.4g}) exceeds "
+                        f"{acc.trivial_error:g} = min(n, {'U' if universe is not None else 'k'})/2: no better than "
+                        "answering that without any data")
+    notes = [f"binding: {r.binding}",
+             "accuracy: with probability >= 1 - beta, |estimate - D| <= alpha (all users honest); estimate = "
+             "(sum of the k noisy-OR bits - k p)/(1/2 - p)"]
+    if universe is not None:
+        notes.append("hashing is public and applied by each user: neighbouring data sets hash to neighbouring data "
+                     "sets, so privacy is that of the k-bin protocol (Corollary A.4 Part I); beta is split evenly "
+                     "between the noise and the collisions")
     report = Report("robust distinct", "Robust distinct elements", ROW_COLUMNS, rows,
-                    inputs={"n": n, "k": k, "eps": eps, "delta": target, "gamma": gamma, "honest": r.honest},
-                    notes=[f"binding: {r.binding}"], records=[r.to_dict()])
+                    inputs={"n": n, "k": r.k, "universe": universe, "eps": eps, "delta": target, "gamma": gamma,
+                            "beta": beta, "honest": r.honest},
+                    notes=notes, warnings=warnings, records=[r.to_dict()])
+    emit(report, fmt)
+
+
+def _distinct_users(structures: Any, k: int | None, universe: int | None, eps: float, target: float,
+                    options: dict[str, Any], target_error: float, fmt: str) -> None:
+    """``robust distinct --target-error``: the range of n."""
+    from . import noise as noise_mod
+
+    assert k is not None
+
+    def alpha(m: int) -> float | None:
+        acc = structures.distinct_elements(m, k, eps, target, universe=universe, **options).accuracy
+        return None if acc is None else acc.alpha_upper  # type: ignore[no-any-return]
+
+    first, last = _users_range(noise_mod, alpha, target_error, False)
+    rows = _users_rows("", first, last, "upper", f"alpha at beta = {options['beta']:g}")
+    notes = ["alpha: the certified (alpha, beta) bound, all users honest; the n found is where that bound meets the "
+             "target (kind upper: the true error may meet it sooner)",
+             "without hashing the error hardly depends on n (the central noise is fixed by eps, delta and gamma; n "
+             "enters through ceil(gamma n) and min(n, k) held elements): the smallest n is the privacy floor"]
+    if universe is not None:
+        notes.append("with hashing the collision loss grows like n^2/k: the largest n is where it uses up the target")
+    report = Report("robust distinct", "Users for a target distinct-elements error", ROW_COLUMNS, rows,
+                    inputs={"k": k, "universe": universe, "target_error": target_error, "eps": eps, "delta": target,
+                            **options},
+                    notes=notes, records=[{"smallest": first.to_dict(), "largest": last.to_dict()}])
     emit(report, fmt)

@@ -99,6 +99,7 @@ __all__ = [
     "quantile_window",
     "secant_least",
     "solve_noise",
+    "users_for_error",
 ]
 
 
@@ -532,6 +533,109 @@ def secant_least(
             if lower(candidate) > target:
                 return x_ok, candidate
     return x_ok, x_bad
+
+
+@dataclass(frozen=True)
+class UsersAnswer:
+    """Answer to "how many users for a target error": ``n`` meets the target (evaluated),
+    ``n_failing`` (its neighbour on the other side, evaluated) does not, or ``None`` when the
+    end of the range was reached. ``error_at_n`` / ``error_at_failing`` are the errors the
+    forward computation printed there (``None`` where the protocol is not feasible)."""
+
+    n: int
+    n_failing: int | None
+    error_at_n: float
+    error_at_failing: float | None
+    target: float
+    relative: bool
+    evaluations: int
+    side: str  # "smallest" or "largest"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def users_for_error(
+    error_at: Callable[[int], float | None], target: float, *, relative: bool = False, low: int = 1,
+    high: int = 10**12,
+) -> tuple[UsersAnswer, UsersAnswer]:
+    """The range of ``n`` in ``[low, high]`` whose error meets ``target``: its smallest and its
+    largest end, each searched with the core's certified ``monotone_boundary`` over the
+    integers and each verified against its neighbour outside the range.
+
+    ``error_at(n)`` runs the forward computation (the protocol's solver at ``n`` users) and
+    returns its error, or ``None`` when no parameters meet the privacy target at ``n``
+    (raising :class:`CertificationError` counts the same). With ``relative`` the target is
+    ``error/n``. Steps: the privacy floor (smallest feasible ``n``; more honest users never
+    hurt privacy), then the smallest ``n`` meeting the error from there, then the largest
+    (absolute errors of distributed noise *grow* slowly with ``n`` towards the central
+    noise: with fewer users the per-user noise is capped, so both ends matter). The error is
+    monotone in ``n`` only up to rounding (``ceil(gamma n)``, the solver's relative step), so
+    each end is the boundary the search found, verified on both sides.
+
+    Raises the core's ``NoBracket`` (a :class:`CertificationError`) when no ``n`` meets it.
+    """
+    search = _search_module()
+    seen: dict[int, float | None] = {}
+    count = 0
+
+    def err(n: int) -> float | None:
+        nonlocal count
+        if n not in seen:
+            count += 1
+            try:
+                seen[n] = error_at(n)
+            except CertificationError:
+                seen[n] = None
+        return seen[n]
+
+    def feasible(x: float) -> bool:
+        return err(int(x)) is not None
+
+    def ok(x: float) -> bool:
+        e = err(int(x))
+        return e is not None and (e / int(x) if relative else e) <= target
+
+    def answer(n: int, bad: int | None, side: str) -> UsersAnswer:
+        e_n = err(n)
+        if e_n is None or not ok(n):  # cannot happen: the search returns an evaluated feasible point
+            raise CertificationError("internal check failed: the search returned an n that misses the target")
+        return UsersAnswer(n, bad, e_n, None if bad is None else err(bad), target, relative, count, side)
+
+    try:
+        floor = search.monotone_boundary(feasible, float(low), feasible_side="high", low=float(low),
+                                         high=float(high), integer=True)
+    except search.NoBracket:
+        raise search.NoBracket(f"no n in [{low}, {high:.4g}] meets the privacy target (checked up to {high:.4g})") \
+            from None
+    n_floor = int(floor.feasible)
+    try:
+        return _users_range(search, ok, answer, floor, n_floor, high)
+    except search.NoBracket:
+        scored = [((e / m if relative else e), m) for m, e in seen.items() if e is not None]
+        best, at = min(scored)
+        what = "error/n" if relative else "error"
+        raise search.NoBracket(
+            f"no n in [{n_floor}, {high:.4g}] meets the target {what} {target:g}: the least {what} seen is {best:.6g} "
+            f"(at n = {at}; privacy floor n = {n_floor}, {len(seen)} values of n computed)") from None
+
+
+def _users_range(search: Any, ok: Callable[[float], bool], answer: Callable[[int, int | None, str], UsersAnswer],
+                 floor: Any, n_floor: int, high: int) -> tuple[UsersAnswer, UsersAnswer]:
+    """The two ends of :func:`users_for_error` above the privacy floor ``n_floor``."""
+    if ok(n_floor):
+        first = answer(n_floor, None if floor.infeasible is None else int(floor.infeasible), "smallest")
+    else:
+        up = search.monotone_boundary(ok, float(n_floor), feasible_side="high", low=float(n_floor),
+                                      high=float(high), integer=True)
+        first = answer(int(up.feasible), None if up.infeasible is None else int(up.infeasible), "smallest")
+    if ok(high):
+        last = answer(high, None, "largest")
+    else:
+        down = search.monotone_boundary(ok, float(first.n), feasible_side="low", low=float(first.n),
+                                        high=float(high), integer=True)
+        last = answer(int(down.feasible), None if down.infeasible is None else int(down.infeasible), "largest")
+    return first, last
 
 
 def _dlap_solution(eps: float, target_delta: float, h: int, info: dict[str, Any], rtol: float) -> Solution:

@@ -31,6 +31,7 @@ from ...plugin_api import (
     CertificationError,
     IntRange,
     InvalidParameter,
+    RealRange,
     check_real,
     fp,
 )
@@ -39,6 +40,7 @@ from .._shared.population import honest_count
 from .._shared.records import RecordMixin
 from .._shared.secure_sum import bbgn_messages, check_sigma
 from .noise import (
+    ELEMENTARY,
     NoiseLaw,
     delta,
     privacy_loss_window,
@@ -349,6 +351,7 @@ class DistinctResult(RecordMixin):
     messages_per_user: int
     binding: str
     details: Mapping[str, Any] = field(default_factory=dict)
+    accuracy: DistinctAccuracy | None = None
 
 
 def bbgn_messages_z2(h: int, sigma: float) -> int:
@@ -369,7 +372,7 @@ def _splitmix(h: int, sigma: float) -> tuple[int, str]:
 
 def distinct_elements(
     n: int, k: int, eps: float, target_delta: float, *, gamma: float = 1.0, sigma: float | None = None,
-    splitmix_share: float = 0.1,
+    splitmix_share: float = 0.1, beta: float = 0.05, universe: int | None = None, collision_share: float = 0.5,
 ) -> DistinctResult:
     """Robust distinct-elements counting (seed 000, Theorem 3.3) with exact noisy-OR accounting.
 
@@ -378,6 +381,12 @@ def distinct_elements(
     mod-2 sum. If ``sigma`` is omitted, the split-and-mix term gets ``splitmix_share`` of δ.
     The noise part is solved in closed form: ``q_h >= (1 − 2δ_noise)/(1 + e^ε)`` with
     ``q_h = (1 − (1 − 2p′)^h)/2`` the noise bit of the ``h`` honest users.
+
+    ``accuracy`` holds the (α, β) statement of Part II at ``beta`` (:func:`distinct_accuracy`).
+    With ``universe`` (> ``k``), users first hash their elements into the ``k`` bins with a
+    public 2-universal hash (Appendix A.2, Corollary A.4): privacy is that of the ``k``-bin
+    protocol (neighbouring data sets hash to neighbouring data sets), and the error adds
+    the collision loss, which gets ``collision_share`` of ``beta``.
     """
     n = USERS_RANGE.check(n, "n")
     k = IntRange("k", 1, 10**9).check(k)
@@ -410,9 +419,241 @@ def distinct_elements(
     rmse = math.sqrt(k / 4.0) / (0.5 - p_central) if p_central < 0.5 else math.inf
     binding = "noise (noisy-OR composition)" if nd >= sm_delta else "split-and-mix security"
     less = mod2_noise_probability(p_user * (1 - 1e-6), h)
+    collision_beta = 0.0
+    if universe is not None:
+        universe = IntRange("universe", 2, 10**30).check(universe)
+        if universe <= k:
+            raise InvalidParameter(f"universe: {universe} is not larger than the hash size {k} (accepted: universe > "
+                                   "hash size; without hashing give the domain size as k)")
+        share = check_real("collision share", collision_share, low=0.0, high=1.0, low_open=True, high_open=True)
+        collision_beta = BETA.check(beta) * share
+    acc = distinct_accuracy(k, n, p_central, beta, universe=universe, collision_beta=collision_beta)
     return DistinctResult(
-        n, k, gamma, h, eps, p_central, p_user, q_h, nd, float(sigma), m, sm_delta, nd + sm_delta, rmse, k * m,
-        binding,
+        n, k, gamma, h, eps, p_central, p_user, q_h, nd, float(sigma), m, sm_delta, nd + sm_delta,
+        max(rmse, acc.rmse_upper), k * m, binding,
         {"splitmix_method": sm_method, "message_bits": math.ceil(math.log2(max(k, 2))) + 1,
          "one_step_less_noise_delta": noisy_or_delta(less, eps) + sm_delta},
+        acc,
+    )
+
+
+def best_hash_size(n: int, universe: int, eps: float, target_delta: float, **kwargs: Any) -> DistinctResult:
+    """The hash size ``k`` (``2 <= k < universe``, at most ``1e9``) with the smallest certified
+    ``alpha_upper`` of :func:`distinct_elements` with hashing: the noise part grows like
+    ``sqrt(k)`` and the collision part falls like ``1/k``, so golden-section search on ``log k``
+    then a scan of the neighbouring integers. The choice is a heuristic optimum (an
+    ``estimate``); the alpha printed for it is certified whatever ``k`` is chosen."""
+    top = min(universe - 1, 10**9)
+    if top < 2:
+        raise InvalidParameter(f"universe: {universe} leaves no hash size 2 <= k < universe")
+    cache: dict[int, DistinctResult] = {}
+
+    def run(kk: int) -> DistinctResult:
+        if kk not in cache:
+            cache[kk] = distinct_elements(n, kk, eps, target_delta, universe=universe, **kwargs)
+        return cache[kk]
+
+    def alpha(kk: int) -> float:
+        acc = run(kk).accuracy
+        assert acc is not None
+        return acc.alpha_upper
+
+    # a coarse geometric grid first (the collision bound is capped at D - 1, a plateau at small k
+    # where golden section alone can stall), then golden section between the grid neighbours
+    grid = sorted({max(2, min(top, round(2 * (top / 2.0) ** (i / 48.0)))) for i in range(49)})
+    i_best = min(range(len(grid)), key=lambda i: alpha(grid[i]))
+    a = math.log(grid[max(0, i_best - 1)])
+    b = math.log(grid[min(len(grid) - 1, i_best + 1)])
+    golden = (math.sqrt(5.0) - 1.0) / 2.0
+    for _ in range(30):
+        c, d = b - golden * (b - a), a + golden * (b - a)
+        if alpha(max(2, min(top, round(math.exp(c))))) <= alpha(max(2, min(top, round(math.exp(d))))):
+            b = d
+        else:
+            a = c
+    centre = max(2, min(top, round(math.exp(0.5 * (a + b)))))
+    best = min(range(max(2, centre - 3), min(top, centre + 3) + 1), key=alpha)
+    return run(best)
+
+
+# ---------------------------------------------------------------------------------
+# Distinct elements: (alpha, beta) accuracy and the large-universe (hashing) variant
+# ---------------------------------------------------------------------------------
+
+#: Largest ``len(f1)·len(f2)`` of a direct pmf convolution for the attained (lower) value.
+CONVOLVE_LIMIT = 4 * 10**7
+#: The failure probability of an (alpha, beta) statement: ``1e-300 <= beta < 1``.
+BETA = RealRange("beta", fp.MIN_PROBABILITY, 1.0, high_open=True)
+
+
+def _centered_log_mgf(r: float, t: float) -> tuple[float, float, float]:
+    """``ψ_r(t) = log E e^{t(B − r)}`` for ``B ~ Bern(r)``: ``log1p(r·expm1 t) − r t``, with an
+    absolute rounding bound (``ELEMENTARY`` per elementary function, on both terms) and
+    ``|∂ψ/∂r|`` at ``r`` (``ψ`` is concave in ``r``, so ``ψ_{r'} <= ψ_r + |∂ψ/∂r|·|r' − r|``)."""
+    em1 = math.expm1(t)
+    a = math.log1p(r * em1)
+    b = r * t
+    slope = abs(em1 / (1.0 + r * em1) - t)
+    return a - b, ELEMENTARY * (abs(a) + abs(b)) + fp.SMALLEST_NORMAL, slope
+
+
+def _tail_deviation(k: int, held: int, p: float, dp: float, log_inv: float, sign: float) -> float:
+    """Certified ``s`` with ``P[±(S − ES) >= s] <= e^{−log_inv}`` for every data set with at most
+    ``held`` held elements (Chernoff: ``s = min_t (K(t) + log_inv)/t``, ``K = held·max(ψ_{1/2},
+    ψ_p) + (k − held)·ψ_p``, which bounds the log-MGF of the centred sum for every such data
+    set). Any ``t`` gives a valid bound; the minimising ``t`` is found by golden section on
+    ``log t`` and the value there is rounded up."""
+
+    def bound(t: float) -> float:
+        tt = sign * t
+        ph, eh, _ = _centered_log_mgf(0.5, tt)
+        pp, ep, slope = _centered_log_mgf(p, tt)
+        pp_up = pp + ep + slope * dp
+        k_up = held * max(ph + eh, pp_up) + (k - held) * pp_up
+        k_up += 4 * fp.UNIT_ROUNDOFF * (held * abs(ph) + k * abs(pp) + 1.0)
+        return fp.next_up((max(k_up, 0.0) + log_inv) / t * (1 + 4 * fp.UNIT_ROUNDOFF))
+
+    # the Hoeffding choice t = 4 s_H / k, s_H = sqrt(k log_inv / 2), is always a candidate
+    t_h = 4.0 * math.sqrt(k * log_inv / 2.0) / k
+    lo, hi = math.log(t_h) - 12.0, min(math.log(t_h) + 12.0, math.log(700.0))
+    golden = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = lo, hi
+    c, d = b - golden * (b - a), a + golden * (b - a)
+    fc, fd = bound(math.exp(c)), bound(math.exp(d))
+    for _ in range(60):
+        if fc <= fd:
+            b, d, fd = d, c, fc
+            c = b - golden * (b - a)
+            fc = bound(math.exp(c))
+        else:
+            a, c, fc = c, d, fd
+            d = a + golden * (b - a)
+            fd = bound(math.exp(d))
+    return min(fc, fd, bound(min(t_h, 700.0)))
+
+
+def _binomial_window(size: int, r: float, tail: float) -> tuple[int, np.ndarray, float]:
+    """First support point, pmf values and their relative error bound of ``Bin(size, r)`` on a
+    window leaving at most ``tail`` outside on each side (dropped: a lower bound)."""
+    if size == 0:
+        return 0, np.ones(1), 0.0
+    law = Law("binomial", float(size), r)
+    a, b = quantile_window(law, tail)
+    return a, law.pmf(np.arange(a, b + 1)), law.pmf_budget
+
+
+def _attained_deviation(k: int, held: int, p: float, dp: float, c: float, beta: float) -> float:
+    """The largest ``v`` such that, on the data set with ``held`` distinct elements (all users
+    honest), ``P[|error| >= v] > beta`` is certified: a *lower* bound on the worst-case alpha.
+
+    ``S = Bin(held, 1/2) + Bin(k − held, p_true)``, ``|p_true − p| <= dp`` (the rounding of the
+    double ``p``: total variation at most ``(k − held)·dp``, subtracted); the analyzer's error
+    is ``(S − k p − held·c)/c``. Pmf windows (dropping mass lowers the tail: still a lower
+    bound), a direct convolution, the measured pmf budgets."""
+    tail = max(beta * 1e-6, fp.MIN_PROBABILITY)
+    a1, f1, r1 = _binomial_window(held, 0.5, tail)
+    a2, f2, r2 = _binomial_window(k - held, p, tail)
+    g = np.convolve(f1, f2) if len(f1) > 1 and len(f2) > 1 else (f1 * f2[0] if len(f2) == 1 else f2 * f1[0])
+    support = np.arange(a1 + a2, a1 + a2 + len(g), dtype=float)
+    centre = k * p + held * c
+    dev = np.abs(support - centre)
+    order = np.argsort(-dev)
+    cum = np.cumsum(g[order])
+    rel = r1 + r2 + (min(len(f1), len(f2)) + len(g) + 4) * fp.UNIT_ROUNDOFF
+    lower = cum * (1 - rel) - (k - held) * dp - 4 * fp.UNIT_ROUNDOFF * (1 + abs(centre))
+    hit = np.nonzero(lower > beta)[0]
+    if hit.size == 0:
+        return 0.0
+    # the deviation is measured from a rounded centre: give back its rounding
+    v = float(dev[order][hit[0]]) - 4 * fp.UNIT_ROUNDOFF * (1 + abs(centre))
+    return max(0.0, v)
+
+
+@dataclass(frozen=True)
+class DistinctAccuracy(RecordMixin):
+    """(alpha, beta) accuracy of the distinct-elements analyzer, all users honest:
+    ``P[|estimate − D| > alpha] <= beta`` for every data set (``alpha_upper``), and the alpha
+    one concrete data set already needs (``alpha_lower``)."""
+
+    beta: float
+    alpha_upper: float
+    alpha_hoeffding: float
+    alpha_lower: float
+    lower_data: str
+    rmse_upper: float
+    bias_bound: float
+    trivial_error: float
+    collision_error: float = 0.0
+    collision_beta: float = 0.0
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def no_better_than_guessing(self) -> bool:
+        """The certified error bound exceeds the error of answering ``min(n, k)/2`` blind."""
+        return self.alpha_upper > self.trivial_error or self.rmse_upper > self.trivial_error
+
+
+def distinct_accuracy(k: int, n: int, p_central: float, beta: float, *, universe: int | None = None,
+                      collision_beta: float = 0.0) -> DistinctAccuracy:
+    """(alpha, beta) accuracy of the distinct-elements protocol of Balcer, Cheu, Joseph, Mao
+    (SODA 2021, arXiv 2004.09481), Theorem 3.3 Part II, all ``n`` users honest.
+
+    The analyzer returns ``D̂ = (Σ_j y_j − k p)/(1/2 − p)`` with ``y_j ~ Bern(1/2)`` for the ``D``
+    held elements and ``Bern(p)`` for the others (Lemma 3.5), so
+    ``D̂ − D = (S − ES)/(1/2 − p)`` with ``S`` a sum of ``k`` independent bits. The theorem's
+    proof uses Hoeffding's inequality: ``alpha = sqrt(k ln(2/β)/2)/(1/2 − p)`` (its constant is
+    not legible in the stored text; this is Hoeffding's own bound, derived here). The
+    ``alpha_upper`` printed is the Chernoff bound with the exact log-MGF of the bits, at most
+    ``min(k, n)`` elements held (``β/2`` per tail), never above Hoeffding's; ``alpha_lower`` is
+    certified attained by the data set with ``min(k, n)`` held elements (exact convolution of
+    the two binomials; one held element when that convolution is too large).
+
+    Large universe (``universe`` given, the protocol run on ``k`` hashed bins, Appendix A.2,
+    Lemma A.3): each user hashes its element with a public 2-universal hash into ``[k]``;
+    the hashed count loses ``D − D_h <= C`` elements, ``C`` the colliding pairs,
+    ``E C <= D(D−1)/(2k)``, so by Markov ``P[D − D_h >= D(D−1)/(2k·β_h)] <= β_h`` with
+    ``D <= min(n, universe)`` (derived; the paper's constants are not legible in the stored
+    text). ``beta`` is then split: ``collision_beta`` for the hash, the rest for the noise.
+    """
+    k = IntRange("k", 1, 10**9).check(k)
+    n = USERS_RANGE.check(n, "n")
+    beta = BETA.check(beta)
+    p = check_real("p", p_central, low=0.0, high=0.5, high_open=True)
+    c = 0.5 - p
+    c_down = c * (1 - 2 * fp.UNIT_ROUNDOFF)
+    dp = ELEMENTARY * p  # |p_true - p|: Lemma 3.5's closed form evaluated in floating point
+    d_max = min(n, universe) if universe is not None else min(n, k)
+    held = min(k, n)
+    beta_noise = beta - collision_beta
+    if not 0.0 < beta_noise:
+        raise InvalidParameter(f"beta: {beta!r} leaves nothing for the noise after the hash's share {collision_beta!r}")
+    log_inv = fp.up(math.log(2.0 / beta_noise) * (1 + 4 * fp.UNIT_ROUNDOFF))
+    s_up = max(_tail_deviation(k, held, p, dp, log_inv, 1.0), _tail_deviation(k, held, p, dp, log_inv, -1.0))
+    s_hoeffding = fp.next_up(math.sqrt(k * log_inv / 2.0) * (1 + 4 * fp.UNIT_ROUNDOFF))
+    bias = fp.next_up(k * dp / c_down)
+    alpha_up = fp.next_up(min(s_up, s_hoeffding) / c_down + bias)
+    alpha_h = fp.next_up(s_hoeffding / c_down + bias)
+    rmse = fp.next_up(math.sqrt(k / 4.0 + (k * dp) ** 2) / c_down * (1 + 4 * fp.UNIT_ROUNDOFF))
+    collision = 0.0
+    if universe is not None and collision_beta > 0:
+        collision = fp.next_up(min(d_max * (d_max - 1) / (2.0 * k * collision_beta), max(d_max - 1, 0))
+                               * (1 + 4 * fp.UNIT_ROUNDOFF))
+        alpha_up = fp.next_up(alpha_up + collision)
+        alpha_h = fp.next_up(alpha_h + collision)
+    lower_held = held
+    if held < k and held > 1:
+        w1 = 2 * (12 * math.sqrt(held / 4.0) + 10)
+        w2 = 2 * (12 * math.sqrt((k - held) * p * (1 - p)) + 10)
+        if w1 * w2 > CONVOLVE_LIMIT:
+            lower_held = 1
+    if universe is not None:
+        lower_held = 1  # all users hold one element: no collision, D = D_h = 1
+    v = _attained_deviation(k, lower_held, p, dp, c, beta)
+    alpha_low = fp.next_down(v / c * (1 - 4 * fp.UNIT_ROUNDOFF)) if v > 0 else 0.0
+    data = (f"{lower_held} held element(s) of {k}" + (" (every user holds the same element)" if lower_held == 1 else ""))
+    return DistinctAccuracy(
+        beta, alpha_up, alpha_h, alpha_low, data, rmse, bias, d_max / 2.0, collision, collision_beta,
+        {"noise_beta": beta_noise, "chernoff_deviation": s_up, "hoeffding_deviation": s_hoeffding,
+         "denominator_half_minus_p": c, "held_at_most": held, "distinct_at_most": d_max,
+         "universe": universe},
     )
