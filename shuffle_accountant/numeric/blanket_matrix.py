@@ -127,7 +127,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import lfilter  # type: ignore[import-untyped]
 from scipy.special import gammaln  # type: ignore[import-untyped]
 
 from ..errors import CertificationError, InvalidParameter
@@ -738,6 +737,10 @@ class _Lattice:
         #   A(i) = sum_{t >= i} p(t) a^{t-i},  B(i) = sum_{t >= i} p(t) a^{t-i} (t-i) H,  a = e^{-theta H},
         # by the stable recursions A(i) = p(i) + a A(i+1), B(i) = a (B(i+1) + H A(i+1)). Then for
         # the first index i = 1 - z with t + z > 0: G(z) = a (B(i) + H A(i)), Hf(z) = a A(i).
+        # imported here: scipy.signal costs about 1.5 s to import, and only this path needs it
+        # (k-RR queries import this module without ever reaching the lattice)
+        from scipy.signal import lfilter  # type: ignore[import-untyped]
+
         a = math.exp(-theta * H)
         rev = slice(None, None, -1)
 
