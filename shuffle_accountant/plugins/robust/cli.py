@@ -612,3 +612,4 @@ def _distinct_users(structures: Any, k: int | None, universe: int | None, eps: f
                             **options},
                     notes=notes, records=[{"smallest": first.to_dict(), "largest": last.to_dict()}])
     emit(report, fmt)
+from . import cli_extra  # noqa: E402,F401
