@@ -25,6 +25,7 @@ from shuffle_accountant.plugins.splitmix import (
     lower_bound_messages,
     messages_needed,
     security_bounds,
+    solve_dp_sum,
 )
 
 
@@ -44,8 +45,17 @@ def closed_forms() -> list[tuple[str, float]]:
         ("security_bounds(1e9, 20, 2^64)", lambda: security_bounds(10**9, 20, 2**64)),
         ("dp_sum_plan(1e4, 1, 1e-6)  [API: dp-sum]", lambda: dp_sum_plan(10**4, 1.0, 1e-6)),
         ("dp_sum_plan(1e9, 0.1, 1e-12)", lambda: dp_sum_plan(10**9, 0.1, 1e-12)),
+        ("dp_sum_plan(1e9, 0.1, 1e-12, gamma=0.5)", lambda: dp_sum_plan(10**9, 0.1, 1e-12, honest_fraction=0.5)),
     ]
-    return [(name, median_seconds(fn, 201)) for name, fn in cases]
+    out = [(name, median_seconds(fn, 201)) for name, fn in cases]
+    solves: list[tuple[str, Callable[[], Any]]] = [
+        ("solve_dp_sum(n, rmse_mean 1e-3)  [API: dp-sum-solve]", lambda: solve_dp_sum("n", 1.0, 1e-6, 1e-3, "rmse_mean")),
+        ("solve_dp_sum(n, rmse_mean 1e-8, gamma 0.5)",
+         lambda: solve_dp_sum("n", 1.0, 1e-6, 1e-8, "rmse_mean", honest_fraction=0.5)),
+        ("solve_dp_sum(precision, n 1e4, rmse 1.6)", lambda: solve_dp_sum("precision", 1.0, 1e-6, 1.6, "rmse", n=10**4)),
+        ("solve_dp_sum(messages, n 1e9, mse 9.5)", lambda: solve_dp_sum("messages", 0.5, 1e-9, 9.5, "mse", n=10**9)),
+    ]
+    return out + [(name, median_seconds(fn, 11)) for name, fn in solves]
 
 
 def exact_points() -> list[tuple[str, float]]:
