@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from ... import plugin_api as _api
+import shuffle_accountant.plugin_api as _api
 
 _search: Any = _api if hasattr(_api, "monotone_boundary") else import_module("shuffle_accountant.numeric.search")
 
