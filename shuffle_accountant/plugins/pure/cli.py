@@ -390,7 +390,8 @@ def plan_cmd(task: str, find: str, eps: float | None, n: int | None, error: floa
               if find == "n" else "--error"),
     ]
     if a.neighbour is not None:
-        rows.append(_qrow(f"one step beyond: {find} =", a.neighbour, "exact", a.neighbour_reason))
+        shown = a.neighbour if find in ("n", "bits") else f"{a.neighbour:.10g}"  # enough digits to differ
+        rows.append(_qrow(f"one step beyond: {find} =", shown, "exact", a.neighbour_reason))
     rows.append(_qrow("expected messages per user (most)", inverse.messages_of(a.plan), "exact", "at the answer"))
     rec = a.to_dict()
     p = a.plan
