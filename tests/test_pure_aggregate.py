@@ -11,6 +11,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shuffle_accountant.errors import CertificationError, InvalidParameter
 from shuffle_accountant.plugins.pure import count as pc
@@ -314,3 +316,33 @@ def test_rounding_term_and_range_scaling():
 def test_bad_inputs_are_refused(call, err):
     with pytest.raises(err):
         call()
+
+
+# ---------------------------------------------------------------------------------
+# Properties
+# ---------------------------------------------------------------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(eps=st.floats(0.05, 5.0), n=st.integers(1000, 10**9), bits=st.integers(1, 10),
+       split=st.sampled_from(["mse", "uniform"]), rho=st.floats(0.01, 100.0))
+def test_sum_plan_invariants(eps, n, bits, split, rho):
+    plan = rs.real_sum(eps, n, bits, 1.0, rho, split)
+    assert math.fsum(plan.bit_eps) <= eps
+    assert all(p.satisfies_condition7 and p.eps == e for p, e in zip(plan.plans, plan.bit_eps))
+    assert plan.mse_at_max <= plan.mse_bound
+    assert plan.rounding_variance_bound <= plan.mse_bound
+    assert plan.expected_messages(False) < plan.expected_messages(True)
+    # each run meets its own MSE budget, so the noise part is at most (1+rho) times the DLap part
+    dl = math.fsum(4.0**j * _dlap_var(e) for j, e in enumerate(plan.bit_eps))
+    assert plan.noise_variance <= (1 + rho) * dl * (1 + 1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(eps=st.floats(0.05, 5.0), n=st.integers(1000, 10**9), k=st.integers(2, 10**6))
+def test_histogram_plan_invariants(eps, n, k):
+    plan = hg.histogram(eps, n, k)
+    lo, hi = plan.linf_bracket
+    assert 0 <= lo <= hi
+    assert hi - lo == pytest.approx(plan.bucket.q * n, rel=1e-6, abs=1e-9)
+    bigger = hg.HistogramPlan(eps, n, 2 * k, plan.rho, plan.bucket)
+    assert bigger.linf_bracket[0] >= lo and bigger.expected_messages() > plan.expected_messages()
