@@ -125,6 +125,22 @@ def test_asymmetric_matrix_max_over_pairs_against_oracle():
     assert worst <= BlanketProfile(rand, 3).bounds(0.3, 1e-6).upper
 
 
+def test_max_over_pairs_memory_across_eps_against_oracle():
+    """The maximum over pairs reuses brackets from earlier calls (uppers from smaller eps,
+    lowers from larger eps, both by monotonicity in eps) and prunes progressively: visiting eps
+    in both directions on ONE profile must still bracket the oracle's value every time."""
+    counts = [[32, 13, 12, 7], [16, 26, 10, 12], [19, 19, 16, 10]]
+    rand = MatrixRandomizer(np.array([[c / 64 for c in r] for r in counts]))
+    m = [[mpmath.mpf(c) / 64 for c in r] for r in counts]
+    for method, tol in (("exact", 1e-9), ("lattice", 1e-4)):
+        prof = BlanketProfile(rand, 5, method=method)
+        for eps in (0.9, 0.4, 0.0, 0.41, 0.2, 0.6, 0.39):
+            with mpmath.workdps(DPS):
+                want = _f(ob.blanket_delta(m, 5, eps))
+            b = prof.bounds(eps, tol)
+            assert _contains(b, want), (method, eps, b, want)
+
+
 @pytest.mark.parametrize("n,k,eps0,eps", [(10, 3, 1.0, 0.2), (25, 4, 0.5, 0.1), (30, 2, 2.0, 0.9), (18, 7, 3.0, 1.5)])
 def test_krr_matrix_path_equals_spec_trinomial_formula(n, k, eps0, eps):
     """Spec blanket.md §3 for k-RR, summed by the oracle in mpmath, against the general path

@@ -1054,7 +1054,7 @@ class BlanketProfile:
         self.randomizer = randomizer
         self.n = _check_n(n)
         self.pairs = [PairBlanket(s, self.n, method) for s in randomizer.pair_structures()]
-        self._known: dict[int, tuple[list[float], list[float]]] = {}  # certified uppers per pair
+        self._known: dict[int, tuple[list[float], list[float], list[float]]] = {}  # (eps, lower, upper) per pair
         self._hint: dict[int, float] = {}  # last lower end per pair (ordering only)
 
     @property
@@ -1077,51 +1077,63 @@ class BlanketProfile:
         return self._max_over_pairs(eps, rtol)
 
     def _max_over_pairs(self, eps: float, rtol: float) -> DeltaBounds:
-        """Certified maximum over the pairs by bound-and-prune.
+        """Certified maximum over the pairs by progressive bound-and-prune.
 
         A pair is set aside only when a certified upper bound of it is at most a certified lower
-        bound of another pair. Upper bounds come from the cheap Chernoff bound, from coarse
-        lattice brackets, and from earlier calls: each pair's ``delta`` is non-increasing in
-        ``eps`` (the functional ``E[(sum_j (a_j - e^eps b_j) N_j)_+]`` decreases pointwise), so a
-        certified upper end at ``eps' <= eps`` is one at ``eps``. Pairs that may still be the
-        maximum are refined to ``rtol``. The returned upper end is the largest upper end of the
-        pairs not set aside (each of those is below the returned lower end).
+        bound of another pair. Each pair's ``delta`` is non-increasing in ``eps`` (the functional
+        ``E[(sum_j (a_j - e^eps b_j) N_j)_+]`` decreases pointwise), so a certified upper end at
+        ``eps' <= eps`` is one at ``eps`` and a certified lower end at ``eps' >= eps`` is one at
+        ``eps``: brackets from earlier calls serve too, as does the cheap Chernoff bound. The
+        pairs that may still be the maximum are refined together through tolerances ``0.3,
+        0.03, ...`` down to ``rtol``, and pruned after every evaluation: pairs clearly below
+        the leader leave at a coarse (cheap) tolerance. The returned upper end is the largest
+        upper end of the pairs not set aside (each of those is at most the returned lower end).
         """
         m = len(self.pairs)
-        cheap = np.array([p.chernoff_upper(eps) for p in self.pairs])
-        for i, (e_prev, u_prev) in self._known.items():
-            for e1, u1 in zip(e_prev, u_prev):
+        up = np.array([p.chernoff_upper(eps) for p in self.pairs])
+        lo = np.zeros(m)
+        for i, (e_prev, l_prev, u_prev) in self._known.items():
+            for e1, l1, u1 in zip(e_prev, l_prev, u_prev):
                 if e1 <= eps:
-                    cheap[i] = min(cheap[i], u1)
-        # most promising first (largest lower end seen before, then largest cheap bound)
-        hint = np.array([self._hint.get(i, 0.0) for i in range(m)])
-        order = sorted(range(m), key=lambda i: (-hint[i], -cheap[i]))
+                    up[i] = min(up[i], u1)
+                if e1 >= eps:
+                    lo[i] = max(lo[i], l1)
+        lower = float(np.max(lo))
+        # most promising first (largest lower end seen before, then largest upper bound)
+        order = sorted(range(m), key=lambda i: (-self._hint.get(i, 0.0), -up[i]))
+        live = [i for i in order if up[i] > lower]
         found: dict[int, DeltaBounds] = {}
-        ups: dict[int, float] = {}
-        lower = 0.0
         blocks = 0
-        for i in order:
-            if cheap[i] <= lower:
-                continue
-            if found:
-                ups[i] = self.pairs[i].upper_only(eps, 0.3)
-                if ups[i] <= lower:
+        tol = 0.3
+        while live:
+            tol = max(tol, rtol)
+            for i in live:
+                if up[i] <= lower:
                     continue
-            b = self.pairs[i].bounds(eps, rtol)
-            found[i] = b
-            blocks += b.blocks
-            lower = max(lower, b.lower)
-        certified = {i: u for i, u in ups.items()}
-        certified.update({i: b.upper for i, b in found.items()})
-        for i, u in certified.items():
-            e_prev, u_prev = self._known.setdefault(i, ([], []))
+                if tol >= 0.3 and found:  # first screening: an upper end only (half the work)
+                    up[i] = min(up[i], self.pairs[i].upper_only(eps, tol))
+                    continue
+                b = self.pairs[i].bounds(eps, tol)
+                found[i] = b
+                blocks += b.blocks
+                up[i] = min(up[i], b.upper)
+                lo[i] = max(lo[i], b.lower)
+                lower = max(lower, lo[i])
+            live = [i for i in live if up[i] > lower]
+            top = max([float(up[i]) for i in live] + [lower])
+            if tol <= rtol or top - lower <= rtol * lower:
+                break
+            # the last step goes straight to rtol (a level just above it costs nearly as much)
+            tol = rtol if tol * 0.1 < 3.0 * rtol else tol * 0.1
+        for i in set(found) | {i for i in order if up[i] < math.inf}:
+            e_prev, l_prev, u_prev = self._known.setdefault(i, ([], [], []))
             e_prev.append(eps)
-            u_prev.append(u)
+            l_prev.append(float(lo[i]))
+            u_prev.append(float(up[i]))
             if len(e_prev) > 32:
-                del e_prev[0], u_prev[0]
-        for i, b in found.items():
-            self._hint[i] = b.lower
-        live = [b for b in found.values() if b.upper > lower]
-        upper = max([b.upper for b in live] + [lower])
-        converged = all(b.converged or b.upper - b.lower <= rtol * b.lower for b in live)
+                del e_prev[0], l_prev[0], u_prev[0]
+            if i in found:
+                self._hint[i] = float(lo[i])
+        upper = max([float(up[i]) for i in live] + [lower])
+        converged = all(found[i].converged or up[i] - lo[i] <= rtol * lo[i] for i in live if i in found)
         return DeltaBounds(eps, lower, upper, blocks, converged and upper - lower <= rtol * lower * (1 + 1e-9))
