@@ -262,19 +262,23 @@ def rr_zero_delta(h: int, w: float, eps: float) -> tuple[float, float]:
     return float(up[0]), float(lo[0])
 
 
-def _rr_necessary(h: int, n: int, eps: float, target_delta: float, rtol: float) -> ProtocolPoint:
+def _rr_necessary(h: int, n: int, eps: float, target_delta: float, rtol: float) -> ProtocolPoint | None:
     """The certified lower bound on the least randomization probability: the largest ``w``
     (to ``rtol``) at which the all-zero data set certainly violates the target. Since a
     larger ``w`` is a post-processing of a smaller one (each user's coin flip composes:
     ``1 − (1 − w₁)(1 − w₂)``), every ``w`` up to it violates too, so the least noise lies
-    in ``(this, sufficient]``."""
+    in ``(this, sufficient]``. ``None`` when even ``w = 1e-300`` is not certified to violate
+    (e.g. a very large ``eps``): no lower bound above 0 is certified then."""
 
     def violates(w: float) -> bool:
         return rr_zero_delta(h, w, eps)[1] > target_delta
 
     if violates(1.0):  # cannot happen: with w = 1 both views are equal
         raise CertificationError("internal check failed: randomized response with w = 1 violates the target")
-    _, w_bad = secant_least(lambda w: rr_zero_delta(h, w, eps)[1], target_delta, 1e-300, 1.0, rtol=rtol)
+    if not violates(fp.MIN_PROBABILITY):
+        return None
+    _, w_bad = secant_least(lambda w: rr_zero_delta(h, w, eps)[1], target_delta, fp.MIN_PROBABILITY, 1.0,
+                            rtol=rtol)
     up, lo = rr_zero_delta(h, w_bad, eps)
     wp = w_bad / 2.0
     rmse = math.sqrt(n * wp * (1 - wp)) / (1 - w_bad)
@@ -355,15 +359,20 @@ def bitsum_plan(protocol: str, n: int, eps: float, target_delta: float, gamma: f
         # the necessary bound is cheap (one data set) and brackets the search from below: where
         # a concrete data set violates, the certified upper end does too
         necessary = _rr_necessary(h, n, eps, target_delta, rtol)
-        low = float(necessary.value or 0.0)
-        top = min(1.0, 2.0 * low)
-        while fwd_rr(top) > target_delta:
-            low, top = top, min(1.0, 2.0 * top)
-        w_ex, w_bad = secant_least(fwd_rr, target_delta, low, top, rtol=rtol) if top > low else (top, low)
-        exact = _rr_point("sufficient (solver on the certified upper end)", h, n, w_ex, eps,
-                          "delta target (certified upper end)",
-                          f"one step less noise ({w_bad:.8g}) gives certified upper end > target; "
-                          "an upper bound on the least noise")
+        low = fp.MIN_PROBABILITY if necessary is None or necessary.value is None else float(necessary.value)
+        if fwd_rr(low) <= target_delta:  # (almost) no randomization needed
+            exact = _rr_point("sufficient (solver on the certified upper end)", h, n, low, eps,
+                              "delta target (certified upper end)",
+                              f"lambda/n = {low:.3g} already meets the target: an upper bound on the least noise")
+        else:
+            top = min(1.0, 2.0 * low)
+            while fwd_rr(top) > target_delta:
+                low, top = top, min(1.0, 2.0 * top)
+            w_ex, w_bad = secant_least(fwd_rr, target_delta, low, top, rtol=rtol)
+            exact = _rr_point("sufficient (solver on the certified upper end)", h, n, w_ex, eps,
+                              "delta target (certified upper end)",
+                              f"one step less noise ({w_bad:.8g}) gives certified upper end > target; "
+                              "an upper bound on the least noise")
         rule = ProtocolPoint("paper rule", "lambda/n (randomization probability)", None, None, None, None, None, "",
                              note=("Cheu et al.'s constant for lambda was not recoverable offline; not printed "
                                    "(spec: never invent a constant)"))

@@ -54,6 +54,9 @@ def _one_of(target: float | None, p: float | None) -> None:
         raise click.UsageError("give exactly one of --delta (solve) or --p (analyse)")
 
 
+NO_PARAMETERS = "no certified parameters: privacy target not met or beyond the computation's limits"
+
+
 def _n_or_target(n: int | None, target_error: float | None) -> None:
     if (n is None) == (target_error is None):
         raise click.UsageError("give exactly one of --n (analyse n users) or --target-error (solve for n)")
@@ -79,17 +82,22 @@ def _users_rows(label: str, first: Any, last: Any, kind: str, what: str, error_k
         e = first.error_at_failing
         rows.append(_row(f"{label}n = {first.n_failing} (one fewer)", "misses" if e is None else
                          e / (first.n_failing if first.relative else 1), "not certified" if e is None else error_kind,
-                         "no parameters meet (eps, delta)" if e is None else "forward computation: above the target"))
+                         NO_PARAMETERS if e is None else "forward computation: above the target"))
+    if last is None:
+        rows.append(_row(f"{label}largest n meeting the target", None, "not applicable",
+                         "not searched: error / n falls as n grows"))
+        return rows
     rows.append(_row(f"{label}largest n meeting the target", last.n, "exact" if last.n_failing is None else kind,
                      "end of the range (1e12), checked" if last.n_failing is None else "certified search, forward-verified"))
     if last.n_failing is not None:
         e = last.error_at_failing
         rows.append(_row(f"{label}n = {last.n_failing} (one more)", "misses" if e is None else
-                         e / (last.n_failing if last.relative else 1), error_kind, "forward computation: above the target"))
+                         e / (last.n_failing if last.relative else 1), "not certified" if e is None else error_kind,
+                         NO_PARAMETERS if e is None else "forward computation: above the target"))
     return rows
 
 
-def _users_range(noise_mod: Any, error_at: Any, target_error: float, relative: bool) -> tuple[Any, Any]:
+def _users_range(noise_mod: Any, error_at: Any, target_error: float, relative: bool) -> tuple[Any, Any | None]:
     try:
         return noise_mod.users_for_error(error_at, target_error, relative=relative)  # type: ignore[no-any-return]
     except CertificationError as exc:
@@ -341,7 +349,7 @@ def _bitsum_users(bitsum_mod: Any, noise_mod: Any, protos: tuple[str, ...], eps:
         first, last = _users_range(noise_mod, rmse, target_error, relative)
         kind = "upper" if proto == "cheu2019" else "exact"
         rows += _users_rows(f"{proto}: ", first, last, kind, "RMSE", kind)
-        records.append({"protocol": proto, "smallest": first.to_dict(), "largest": last.to_dict()})
+        records.append({"protocol": proto, "smallest": first.to_dict(), "largest": last and last.to_dict()})
     notes = [
         "RMSE with all n users honest at the exact least noise for (eps, delta) with ceil(gamma n) honest users; "
         "the absolute RMSE grows slowly with n (fewer users cap the noise per user at p = 1/2), so both ends are shown",
@@ -442,7 +450,7 @@ def _histogram_users(structures: Any, k: int, eps: float, target: float, gamma: 
                            "found is where that bound meets the target (kind upper: the true error may meet it sooner)",
                            "each end was evaluated and its neighbour outside the range too (monotone in n up to "
                            "rounding)"],
-                    records=[{"smallest": first.to_dict(), "largest": last.to_dict()}])
+                    records=[{"smallest": first.to_dict(), "largest": last and last.to_dict()}])
     emit(report, fmt)
 
 
@@ -610,6 +618,6 @@ def _distinct_users(structures: Any, k: int | None, universe: int | None, eps: f
     report = Report("robust distinct", "Users for a target distinct-elements error", ROW_COLUMNS, rows,
                     inputs={"k": k, "universe": universe, "target_error": target_error, "eps": eps, "delta": target,
                             **options},
-                    notes=notes, records=[{"smallest": first.to_dict(), "largest": last.to_dict()}])
+                    notes=notes, records=[{"smallest": first.to_dict(), "largest": last and last.to_dict()}])
     emit(report, fmt)
 from . import cli_extra  # noqa: E402,F401

@@ -409,9 +409,12 @@ class Solution:
 
 
 def _search_module() -> Any:
-    """``shuffle_accountant.numeric.search`` (``monotone_boundary``, ``NoBracket``): the core's
-    certified search seam for inverse questions. It is not exported by ``plugin_api`` yet,
-    so it is loaded by name here, in this one place (see ``docs/plugins.md``)."""
+    """Where ``monotone_boundary`` and ``NoBracket`` (the core's certified search seam for
+    inverse questions) come from: ``plugin_api`` once it exports them, else the core module
+    ``shuffle_accountant.numeric.search`` loaded by name, in this one place."""
+    api = import_module("...plugin_api", __package__)
+    if hasattr(api, "monotone_boundary") and hasattr(api, "NoBracket"):
+        return api
     return import_module("shuffle_accountant.numeric.search")
 
 
@@ -557,8 +560,8 @@ class UsersAnswer:
 
 def users_for_error(
     error_at: Callable[[int], float | None], target: float, *, relative: bool = False, low: int = 1,
-    high: int = 10**12,
-) -> tuple[UsersAnswer, UsersAnswer]:
+    high: int = 10**12, largest: bool | None = None,
+) -> tuple[UsersAnswer, UsersAnswer | None]:
     """The range of ``n`` in ``[low, high]`` whose error meets ``target``: its smallest and its
     largest end, each searched with the core's certified ``monotone_boundary`` over the
     integers and each verified against its neighbour outside the range.
@@ -566,7 +569,8 @@ def users_for_error(
     ``error_at(n)`` runs the forward computation (the protocol's solver at ``n`` users) and
     returns its error, or ``None`` when no parameters meet the privacy target at ``n``
     (raising :class:`CertificationError` counts the same). With ``relative`` the target is
-    ``error/n``. Steps: the privacy floor (smallest feasible ``n``; more honest users never
+    ``error/n``; the largest end is searched only if ``largest`` (default: for absolute
+    targets; ``error/n`` falls with ``n``), else ``None`` is returned for it. Steps: the privacy floor (smallest feasible ``n``; more honest users never
     hurt privacy), then the smallest ``n`` meeting the error from there, then the largest
     (absolute errors of distributed noise *grow* slowly with ``n`` towards the central
     noise: with fewer users the per-user noise is capped, so both ends matter). The error is
@@ -610,7 +614,7 @@ def users_for_error(
             from None
     n_floor = int(floor.feasible)
     try:
-        return _users_range(search, ok, answer, floor, n_floor, high)
+        return _users_range(search, ok, answer, floor, n_floor, high, not relative if largest is None else largest)
     except search.NoBracket:
         scored = [((e / m if relative else e), m) for m, e in seen.items() if e is not None]
         best, at = min(scored)
@@ -621,7 +625,7 @@ def users_for_error(
 
 
 def _users_range(search: Any, ok: Callable[[float], bool], answer: Callable[[int, int | None, str], UsersAnswer],
-                 floor: Any, n_floor: int, high: int) -> tuple[UsersAnswer, UsersAnswer]:
+                 floor: Any, n_floor: int, high: int, largest: bool) -> tuple[UsersAnswer, UsersAnswer | None]:
     """The two ends of :func:`users_for_error` above the privacy floor ``n_floor``."""
     if ok(n_floor):
         first = answer(n_floor, None if floor.infeasible is None else int(floor.infeasible), "smallest")
@@ -629,6 +633,8 @@ def _users_range(search: Any, ok: Callable[[float], bool], answer: Callable[[int
         up = search.monotone_boundary(ok, float(n_floor), feasible_side="high", low=float(n_floor),
                                       high=float(high), integer=True)
         first = answer(int(up.feasible), None if up.infeasible is None else int(up.infeasible), "smallest")
+    if not largest:
+        return first, None
     if ok(high):
         last = answer(high, None, "largest")
     else:

@@ -552,7 +552,11 @@ def _attained_deviation(k: int, held: int, p: float, dp: float, c: float, beta: 
     bound), a direct convolution, the measured pmf budgets."""
     tail = max(beta * 1e-6, fp.MIN_PROBABILITY)
     a1, f1, r1 = _binomial_window(held, 0.5, tail)
-    a2, f2, r2 = _binomial_window(k - held, p, tail)
+    if p < fp.MIN_PROBABILITY:  # below Boost's range: the unheld bits are 0 up to total variation (k - held) p
+        dp += p
+        a2, f2, r2 = 0, np.ones(1), 0.0
+    else:
+        a2, f2, r2 = _binomial_window(k - held, p, tail)
     g = np.convolve(f1, f2) if len(f1) > 1 and len(f2) > 1 else (f1 * f2[0] if len(f2) == 1 else f2 * f1[0])
     support = np.arange(a1 + a2, a1 + a2 + len(g), dtype=float)
     centre = k * p + held * c
