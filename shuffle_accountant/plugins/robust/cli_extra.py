@@ -143,7 +143,7 @@ def uniformity_cmd(k: int, alpha: float, eps: float, target: float, gamma: float
     report = Report("robust uniformity", "Robust shuffle-private uniformity testing", ROW_COLUMNS, rows,
                     inputs={"k": k, "alpha": alpha, "eps": eps, "delta": target, "gamma": gamma, "beta": beta,
                             "n": n, "groups": groups_fixed},
-                    notes=notes, records=records)
+                    notes=notes, extra={"plan" if n is None else "tester": records[0]})
     emit(report, fmt)
 
 
@@ -194,7 +194,7 @@ def pan_histogram_cmd(k: int, eps: float, target: float | None, p: float, trials
              "with k", "the stream-length design of 'robust pan' (N = n, small p) has worst-case error 2N(1-p)"]
     report = Report("robust pan-histogram", "Pan-private histogram", ROW_COLUMNS, rows,
                     inputs={"k": k, "eps": eps, "delta": target, "p": p, "trials": r.trials}, notes=notes,
-                    records=[r.to_dict()])
+                    extra={"histogram": r.to_dict()})
     emit(report, fmt)
 
 
@@ -276,7 +276,7 @@ def convert_cmd(problem: str, k: int, eps: float, target: float, m: int | None, 
     report = Report("robust convert", f"Robust shuffle -> pan-private: {problem}", ROW_COLUMNS, rows,
                     inputs={"problem": problem, "k": k, "eps": eps, "delta": target, "m": m, "alpha": alpha,
                             "beta": beta, "sigma": sigma, "gamma": 1.0 / 3.0},
-                    notes=notes, records=records)
+                    notes=notes, extra={problem: records[0]})
     emit(report, fmt)
 
 

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from statistics import NormalDist
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,6 +112,7 @@ class Groups(RecordMixin):
     w: float
 
 
+@lru_cache(maxsize=4096)
 def groups(k: int, kp: int) -> Groups:
     """Facts of the balanced partition of ``[k]`` into ``kp`` groups (``kp = k``: no compression)."""
     small, big_count = divmod(k, kp)
@@ -337,9 +340,7 @@ def _cantelli_quantile(b: float) -> float:
 
 def _normal_quantile(b: float) -> float:
     """``z`` with ``Pr[N(0,1) > z] = b`` (normal approximation, estimate only)."""
-    from scipy import stats
-
-    return float(stats.norm.isf(b))
+    return NormalDist().inv_cdf(1.0 - b)
 
 
 def _feasible_margin(n_d: int, n_u: int, g: Groups, nm: NoiseMoments, alpha: float, beta: float,
@@ -393,8 +394,11 @@ class TesterResult(RecordMixin):
     details: Mapping[str, Any] = field(default_factory=dict)
 
 
+@lru_cache(maxsize=512)
 def calibrate(n: int, eps: float, delta: float, gamma: float, kp: int = 2) -> structures.HistogramResult:
-    """Noise calibration through the robust histogram accounting (two counters composed, exact)."""
+    """Noise calibration through the robust histogram accounting (two counters composed, exact;
+    the noise does not depend on the number of groups ``kp``, which only sets the reported
+    error and messages). Cached: the planner's searches revisit the same ``n``."""
     return structures.histogram(kp, n, eps, delta, gamma=gamma)
 
 
