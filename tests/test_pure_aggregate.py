@@ -120,7 +120,7 @@ def test_sum_plans_pass_the_windowed_check():
 
 
 def test_sum_check_reports_runs_too_large_to_check():
-    check = rs.real_sum(1.0, 10**6, 8).check()
+    check = rs.real_sum(1.0, 10**6, 10).check()
     assert check.max_divergence is None and check.holds is None
     assert check.unchecked and check.unchecked[0][0] == 0 and "exceeds the limit" in check.unchecked[0][1]
 

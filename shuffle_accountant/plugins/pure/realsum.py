@@ -44,7 +44,7 @@ from scipy import optimize
 
 from ...plugin_api import USERS_RANGE, CertificationError, IntRange, InvalidParameter, RealRange, fp
 from .._shared.noise import dlap_variance
-from .count import EPSILON, PureParams, plan, verify
+from .count import EPSILON, WINDOW_LIMIT, PureParams, plan, verify, window_points
 
 CITATION = ("Ghazi, Kumar, Manurangsi, 'Pure-DP aggregation in the shuffle model: error-optimal and "
             "communication-efficient' (arXiv 2305.17634), Corollary 3 (bit-by-bit reduction of Ghazi, Golowich, "
@@ -192,17 +192,19 @@ class SumPlan:
 
     def check(self) -> SumCheck:
         """The windowed max-divergence of every run (:func:`.count.verify`), composed exactly."""
-        per_bit: list[tuple[float, float] | None] = []
-        unchecked: list[tuple[int, str]] = []
+        per_bit: list[tuple[float, float] | None] = [None] * self.bits
+        unchecked = [(j, f"verification window of {window_points(p):.3g} points exceeds the limit {WINDOW_LIMIT:.3g}")
+                     for j, p in enumerate(self.plans) if window_points(p) > WINDOW_LIMIT]
+        sizes = [window_points(p) for p in self.plans]
+        if not unchecked and math.fsum(sizes) > 2 * WINDOW_LIMIT:
+            unchecked = [(max(range(self.bits), key=lambda j: sizes[j]),
+                          f"the runs' windows total {math.fsum(sizes):.3g} points, above the limit {2 * WINDOW_LIMIT:.3g}")]
         allowance = 0.0
         for j, p in enumerate(self.plans):
-            try:
-                v = verify(p)
-            except CertificationError as exc:
-                per_bit.append(None)
-                unchecked.append((j, str(exc)))
-                continue
-            per_bit.append((v.divergence_1_0, v.divergence_0_1))
+            if unchecked:  # the total cannot be had: do not spend time on the other runs
+                break
+            v = verify(p)
+            per_bit[j] = (v.divergence_1_0, v.divergence_0_1)
             allowance += v.rounding_allowance
         total = None
         if not unchecked:
