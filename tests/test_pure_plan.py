@@ -9,6 +9,8 @@ import math
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shuffle_accountant.cli import main
 from shuffle_accountant.errors import CertificationError, InvalidParameter
@@ -178,3 +180,18 @@ def test_plan_refuses_with_one_line(args, flag):
 def test_plan_impossible_target_exits_1_with_the_reason():
     res = _run(["pure", "plan", "--task", "count", "--find", "rho", "--eps", "1", "--n", "1e4", "--error", "1"])
     assert res.exit_code == 1 and "no rho" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+@settings(max_examples=8, deadline=None)
+@given(eps=st.floats(0.1, 4.0), alpha=st.floats(1e-4, 0.2), task=st.sampled_from(["count", "histogram"]))
+def test_smallest_n_property(eps, alpha, task):
+    t = iv.Task(task, k=8 if task == "histogram" else None)
+    a = iv.smallest_n(t, eps, alpha)
+    n = int(a.value)
+
+    def err(m: int) -> float:
+        return _count_rmse(eps, m, 0.5) if task == "count" else _hist_linf(eps, m, 8, 0.5)
+
+    assert err(n) <= alpha * n
+    if n > 1:
+        assert not _feasible(lambda m: err(m) <= alpha * m, n - 1)
