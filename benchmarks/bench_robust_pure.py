@@ -33,8 +33,11 @@ def main() -> None:
             cases.append((f"bitsum {proto}", n, lambda proto=proto, n=n: bitsum.bitsum_plan(proto, n, eps, target, gamma)))
         cases.append(("histogram k=1000", n, lambda n=n: structures.histogram(1000, n, eps, target, gamma=gamma)))
         cases.append(("pan counter", n, lambda n=n: structures.pan_counter(n, eps, target)))
+        cases.append(("distinct k=1000", n, lambda n=n: structures.distinct_elements(n, 1000, eps, target, gamma=gamma)))
         cases.append(("pure theorem6", n, lambda n=n: count.theorem6(eps, n, 0.5)))
         cases.append(("pure optimise", n, lambda n=n: count.optimise(eps, n, 0.5)))
+    cases.append(("bitsum n for 0.1%", 0, lambda: noise.users_for_error(
+        lambda m: bitsum.bitsum_plan("lecture", m, eps, target, gamma).exact.rmse, 1e-3, relative=True)))
     print(f"{'solver':<20} {'n':>12} {'median ms':>10}")
     for name, n, fn in cases:
         print(f"{name:<20} {n:>12.0e} {_time(fn):>10.2f}")

@@ -466,7 +466,7 @@ def bisect_least(
 
 
 def narrow_bracket(
-    value: Callable[[float], float], target: float, lo: float, hi: float, *, width: float = 1e-3,
+    value: Callable[[float], float], target: float, lo: float, hi: float, *, width: float = 2e-5,
     max_steps: int = 200,
 ) -> tuple[float, float, float]:
     """Illinois regula-falsi steps on ``log value − log target`` (in ``log x`` while the ends
