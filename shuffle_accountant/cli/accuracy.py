@@ -81,7 +81,9 @@ def _forward_notes(rep: accuracy.FrequencyReport) -> list[str]:
 @randomizer_options
 @click.option("--method", "-m", type=click.Choice(list(accuracy.METHOD_CHOICES)), default="best", show_default=True,
               help="Privacy analysis: 'best' takes the least certified upper bound of blanket, stronger-clones, "
-                   "clones (and krr for k-RR); a single one is faster (blanket is the slow one at large n).")
+                   "clones (and krr for k-RR). blanket is the slow one: with a target --eps or --target-error it "
+                   "runs at every step of the search (minutes for sue/oue/olh/hadamard/subset); "
+                   "-m stronger-clones answers in about a second.")
 @click.option("--target-error", "target_error", type=RangeType(accuracy.TARGET_ERROR), default=None,
               help="Inverse question: the smallest n whose l_inf error bound (frequency units, 0 < error < 1) "
                    "at 1 - beta is at most this, at the target --eps and --delta (with --eps0: that eps0; "
