@@ -108,8 +108,9 @@ def pan_histogram(k: int, eps: float, target: float | None = None, *, p: float =
         target = DELTA.check(target, "delta")
         n_ok, n_bad = least_trials(eps, target, p)
         trials = n_ok
-        extra = {"solved_trials": n_ok, "one_less_trials": n_bad,
-                 "one_less_delta": _two(NoiseLaw("binomial", size=float(n_bad), p=p), eps)[0] if n_bad else None}
+        less = _two(NoiseLaw("binomial", size=float(n_bad), p=p), eps) if n_bad else (None, None)
+        extra = {"solved_trials": n_ok, "one_less_trials": n_bad, "one_less_delta": less[0],
+                 "one_less_delta_lower": less[1]}
     else:
         trials = TRIALS.check(trials, "trials")
     law = NoiseLaw("binomial", size=float(trials), p=p)

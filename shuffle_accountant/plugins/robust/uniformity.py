@@ -529,9 +529,16 @@ def smallest_n(k: int, alpha: float, eps: float, delta: float, *, gamma: float =
         return check(x, quantile)[0]
 
     lo = 1  # fails: the statistic needs two tested samples
-    start = max(lo + 1, int(4 * math.sqrt(k) / alpha**2) // scale)
-    x_ok = _least_n(meets, lo, start, n_max // scale,
-                    f"alpha = {alpha:g}, eps = {eps:g}, delta = {delta:g}, beta = {beta:g}")
+    start = max(lo + 1, int(min(float(n_max), 4 * math.sqrt(k) / alpha / alpha)) // scale)
+    try:
+        x_ok = _least_n(meets, lo, start, n_max // scale,
+                        f"alpha = {alpha:g}, eps = {eps:g}, delta = {delta:g}, beta = {beta:g}")
+    except CertificationError as exc:
+        try:  # say why when the privacy calibration itself is what fails
+            calibrate(min(n_max, 10**9), eps, delta, PAN_GAMMA if pan else gamma)
+        except CertificationError as why:
+            raise CertificationError(f"{exc}; the robust histogram accounting says: {why}") from None
+        raise
     good, kp, theta = check(x_ok)
     below, _, _ = check(x_ok - 1)
     if not good:
