@@ -183,8 +183,11 @@ def _support_estimator(r: Randomizer) -> Estimator:
     p, q, diff = support_probabilities(r)
     if not diff > 0.0:
         raise CertificationError(f"{r.describe()}: p* - q* = {diff!r} underflows; eps0 is too small to estimate")
-    own = p * (1.0 - p) / diff**2
-    other = q * (1.0 - q) / diff**2
+    own = p * (1.0 - p) / diff / diff
+    other = q * (1.0 - q) / diff / diff
+    if not (math.isfinite(own) and math.isfinite(other) and math.isfinite(own + (r.n_inputs - 1) * other)):
+        raise CertificationError(f"{r.describe()}: the estimator's variance overflows double precision "
+                                 f"(p* - q* = {diff:.3g}); eps0 is too small to estimate anything")
     k = r.n_inputs
     one = np.ones(1)
     return Estimator(
@@ -329,6 +332,8 @@ def _error_from(est: Estimator, n: int, beta: float, inputs: dict[str, Any]) -> 
         det["worst_input"] = int(np.argmax(est.s2_sum)) + 1
     up = 1.0 + est.rel_err + 1e-12
     linf, which = linf_bound(est, n, beta)
+    if not all(math.isfinite(x) for x in (empty, worst, l2sq, linf)):
+        raise CertificationError(f"{inputs['randomizer']}: the error overflows double precision at n = {n}")
     return FrequencyError(
         name,
         Bound("variance (empty bin)", empty, "exact", name, cite, inputs,

@@ -176,6 +176,7 @@ def test_target_eps_with_a_matrix_file_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args", [["--eps", "1e-9", "--delta", "1e-12", "--n", "1"],
+                                  ["--eps0", "1e-300", "--n", "100"], ["--eps0", "1e-160", "--n", "100"],
                                   ["--eps", "1", "--target-error", "1e-13"]])
 def test_unreachable_targets_exit_1(args: list[str]) -> None:
     code, out, err = run("frequency", "--randomizer", "krr", "--k", "5", *args, *FAST)
