@@ -213,7 +213,7 @@ def test_epsilon_below_krr_and_stronger_clones_and_delta_of_epsilon(n: int, k: i
     br = epsilon_for_delta(prof, delta, 1e-6)
     # delta(eps(delta)) <= delta, recomputed on a fresh profile
     if br.upper > 0:
-        assert KrrBlanket(n, k, eps0).bounds(br.upper, 1e-9).upper <= delta * (1 + 1e-9)
+        assert KrrBlanket(n, k, eps0, shared=False).bounds(br.upper, 1e-9).upper <= delta * (1 + 1e-9)
     for method in ("krr", "stronger-clones"):
         other = api.epsilon(eps0, n, delta, method=method, k=k).value
         assert other is not None
@@ -294,3 +294,20 @@ def test_kernel_table_matches_core_kernel() -> None:
         lam2 = np.clip(lam[::-1], 0.0, 1.0)
         ref2, ref2_err = kernel_hockey_stick(c, 0.5 + lam2 * d, 0.5 - lam2 * d, 0.5, eps, 1e-12)
         assert np.all(A + lam2 * B <= ref2 + ref2_err + Aerr + Berr + 1e-300)
+
+
+def test_shared_engine_after_other_queries_brackets_fresh_value() -> None:
+    """Profiles of one (n, k, eps0) share an engine (refined blocks, cached functionals, a memo
+    of brackets per eps, coarse initial blocks first): after queries at other eps and delta,
+    its brackets must still contain a private engine's tight value, at coarse and fine rtol."""
+    n, k, eps0 = 3000, 4, 1.5
+    epsilon_for_delta(KrrBlanket(n, k, eps0), 1e-5, 1e-6)
+    epsilon_for_delta(KrrBlanket(n, k, eps0), 1e-8, 1e-6)
+    for eps in (0.05, 0.11, 0.2, 0.4):
+        tight = KrrBlanket(n, k, eps0, shared=False).bounds(eps, 1e-9)
+        mid = 0.5 * (tight.lower + tight.upper)
+        for rtol in (1e-2, 1e-4, 1e-8):
+            b = KrrBlanket(n, k, eps0).bounds(eps, rtol)
+            assert b.lower <= tight.upper * (1 + 1e-12) and tight.lower <= b.upper * (1 + 1e-12), (eps, rtol, b, tight)
+            assert not b.converged or b.upper - b.lower <= rtol * b.lower * (1 + 1e-9), (eps, rtol, b)
+            assert b.upper - b.lower <= max(rtol, 1e-6) * mid, (eps, rtol, b)

@@ -767,8 +767,10 @@ class _Engine:
         edges = np.unique(np.clip(np.concatenate(([1.0, model.n + 1.0], inner)), 1.0, model.n + 1.0))
         t1, t2 = edges[:-1], edges[1:] - 1.0
         self.b = self._make_blocks(t1, t2, np.zeros(t1.shape, dtype=int))
+        self.b0 = self.b  # the initial blocks (kept: coarse requests are answered from them)
         self._eps: float | None = None
         self._K: dict = {}
+        self._memo: dict[float, DeltaBounds] = {}
 
     # -- eps-independent data --------------------------------------------------------
     def _branch_ranges(self, t1: np.ndarray, t2: np.ndarray, off: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1056,7 +1058,37 @@ class _Engine:
                 K2[key] = np.concatenate((arr[keep_cell], nK[key]))
         return out, K2
 
+    @staticmethod
+    def _totals(b: _Blocks, R: dict) -> tuple[float, float]:
+        """Certified ``(lower, upper)`` from the per-block bounds (summation error charged)."""
+        nblk = b.t1.size
+        upper = float(np.sum(R["U_cert"])) * (1.0 + 4.0 * _U * nblk)
+        lower = max(float(np.sum(R["L_cert"])) * (1.0 - 4.0 * _U * nblk), 0.0)
+        return lower, upper
+
     def bounds(self, eps: float, rtol: float, max_rounds: int = 200) -> DeltaBounds:
+        """Certified bracket at ``eps``, ``upper - lower <= rtol * lower`` when floating point
+        allows. Answered, in this order, by the narrowest bracket already found at this ``eps``,
+        by the initial (coarse, cheap) blocks, or by refining the current blocks. Each of the
+        three is a certified bracket of its own; only the cost differs."""
+        hit = self._memo.get(eps)
+        if hit is not None and (hit.upper - hit.lower <= rtol * hit.lower or hit.upper <= 1e-300):
+            return hit
+        if self.b is not self.b0:
+            lower, upper = self._totals(self.b0, self._assemble(self.b0, self._kernels(self.b0, eps)))
+            if lower <= upper and (upper - lower <= rtol * lower or upper <= 1e-300):
+                return self._remember(DeltaBounds(eps, lower, upper, int(self.b0.y.size), True))
+        return self._remember(self._refine(eps, rtol, max_rounds))
+
+    def _remember(self, r: DeltaBounds) -> DeltaBounds:
+        old = self._memo.get(r.eps)
+        if old is None or r.upper - r.lower < old.upper - old.lower:
+            if len(self._memo) >= 256:
+                self._memo.clear()
+            self._memo[r.eps] = r
+        return r
+
+    def _refine(self, eps: float, rtol: float, max_rounds: int = 200) -> DeltaBounds:
         """Refine until ``upper - lower <= rtol * lower`` (or floating point stops it)."""
         if self._eps != eps:
             self._K = self._kernels(self.b, eps)
@@ -1066,9 +1098,7 @@ class _Engine:
             b, K = self.b, self._K
             R = self._assemble(b, K)
             nblk = b.t1.size
-            upper = float(np.sum(R["U_cert"])) * (1.0 + 4.0 * _U * nblk)
-            lower = float(np.sum(R["L_cert"])) * (1.0 - 4.0 * _U * nblk)
-            lower = max(lower, 0.0)
+            lower, upper = self._totals(b, R)
             ncell = int(b.y.size)
             target = rtol * lower
             if upper < lower:
@@ -1142,9 +1172,7 @@ class _Engine:
             keep[chosen] = False
             self.b, self._K = self._merge(b, K, keep, nb, nK)
         b, K = self.b, self._K
-        R = self._assemble(b, K)
-        lower = max(float(np.sum(R["L_cert"])) * (1.0 - 4.0 * _U * b.t1.size), 0.0)
-        upper = float(np.sum(R["U_cert"])) * (1.0 + 4.0 * _U * b.t1.size)
+        lower, upper = self._totals(b, self._assemble(b, K))
         return DeltaBounds(eps, lower, upper, int(b.y.size), False)
 
 
@@ -1211,6 +1239,14 @@ def _validate(n: int, k: int, eps0: float) -> tuple[int, int, float]:
     return int(n), int(k), float(eps0)
 
 
+#: Profiles of this many recent ``(n, k, eps0)`` are kept (:class:`KrrBlanket` shares them): a
+#: repeated query (``delta`` after ``epsilon``, a table, another delta) starts from the blocks,
+#: binomial functionals and refinement the last one left. Every bracket an engine returns is
+#: certified whatever its refinement state, so sharing changes the cost only.
+BACKEND_CACHE = 8
+_BACKENDS: dict[tuple[int, int, float], HockeyStick | _Engine] = {}
+
+
 def blanket_model(n: int, k: int, eps0: float) -> _Model:
     """The blanket mixture of module docstring §2 (``k >= 3``)."""
     c = KrrConstants(n, k, eps0)
@@ -1234,16 +1270,29 @@ class KrrBlanket:
     True
     """
 
-    def __init__(self, n: int, k: int, eps0: float) -> None:
+    def __init__(self, n: int, k: int, eps0: float, shared: bool = True) -> None:
+        """``shared=False``: a private engine (not taken from or added to the cache of recent
+        ``(n, k, eps0)``; for independent re-checks)."""
         self.n, self.k, self.eps0 = _validate(n, k, eps0)
         self.const = KrrConstants(self.n, self.k, self.eps0)
         c = self.const
         self._pair: HockeyStick | None = None
         self._engine: _Engine | None = None
-        if self.k == 2:
-            self._pair = HockeyStick(ClonePair(self.n, c.pb, c.pb, c.pa, c.pb, 0.0))
+        key = (self.n, self.k, self.eps0)
+        cached = _BACKENDS.pop(key, None) if shared else None
+        if cached is None:
+            if self.k == 2:
+                cached = HockeyStick(ClonePair(self.n, c.pb, c.pb, c.pa, c.pb, 0.0))
+            else:
+                cached = _Engine(blanket_model(self.n, self.k, self.eps0))
+        if shared:
+            _BACKENDS[key] = cached  # most recently used last
+            while len(_BACKENDS) > BACKEND_CACHE:
+                del _BACKENDS[next(iter(_BACKENDS))]
+        if isinstance(cached, _Engine):
+            self._engine = cached
         else:
-            self._engine = _Engine(blanket_model(self.n, self.k, self.eps0))
+            self._pair = cached
 
     @property
     def max_log_ratio(self) -> float:
