@@ -28,6 +28,8 @@ What is here:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from . import validation as _v
@@ -75,6 +77,24 @@ DELTA: RealRange = _v.DELTA
 USERS_RANGE: IntRange = _v.N
 
 
+if TYPE_CHECKING:  # exported lazily at run time, see __getattr__
+    from .numeric.search import Boundary, NoBracket, monotone_boundary
+
+#: Exported lazily (:func:`__getattr__`): the certified search of the numeric core, which
+#: imports numpy; ``shuffle-acct --help`` and plug-in help screens must not.
+_LAZY_SEARCH = ("Boundary", "NoBracket", "monotone_boundary")
+
+
+def __getattr__(name: str) -> object:
+    """``Boundary``, ``NoBracket`` and ``monotone_boundary`` of
+    :mod:`shuffle_accountant.numeric.search`, imported on first use."""
+    if name in _LAZY_SEARCH:
+        from .numeric import search
+
+        return getattr(search, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def emit(report: Report, fmt: str) -> None:
     """Print ``report`` in ``fmt`` (one of :data:`FORMATS`) on stdout."""
     click.echo(render(report, fmt), nl=False)
@@ -98,12 +118,14 @@ __all__ = [
     "USERS",
     "USERS_RANGE",
     "Bound",
+    "Boundary",
     "CertificationError",
     "Column",
     "FiniteFloat",
     "IntLike",
     "IntRange",
     "InvalidParameter",
+    "NoBracket",
     "RangeType",
     "RealRange",
     "Report",
@@ -115,6 +137,7 @@ __all__ = [
     "emit",
     "format_option",
     "fp",
+    "monotone_boundary",
     "render",
     "round_directed",
 ]
