@@ -319,6 +319,7 @@ def compose(
     orders: Iterable[float] | None = None,
     rtol: float = 1e-3,
     discretization: float | None = None,
+    randomizer: Any = None,
 ) -> Composition:
     """(eps, delta) after the adaptive composition of shuffled rounds, by (1) RDP
     composition + the CKS20 conversion, (2) the PLD route (pessimistic Connect-the-Dots
@@ -327,8 +328,14 @@ def compose(
     optimal/advanced composition of each round's (eps, delta).
 
     Give either ``rounds`` or the homogeneous ``eps0, n, T``. ``discretization`` is the
-    privacy-loss grid of the PLD route (``None``: 1e-4, finer for rounds whose losses span
-    few steps).
+    privacy-loss grid of the PLD route (``None``: sized from the rounds).
+
+    ``randomizer``: the randomizer every user runs in every round (a
+    :class:`.randomizers.RandomizerFamily`, or one :class:`.randomizers.Randomizer` whose eps0
+    every round has). The PLD and advanced routes then compose the exact privacy-blanket bound
+    of each round (its profile is a valid per-round profile: it bounds every pair of
+    neighbouring datasets in both orders); the RDP route keeps ``method`` (a generic analysis,
+    which must apply to the randomizer).
     """
     if rounds is None:
         if eps0 is None or n is None or T is None:
@@ -352,11 +359,15 @@ def compose(
     m = get_method(method)
     if m.kind != "upper" or not m.numerical:
         raise InvalidParameter(f"compose needs a numerical upper-bound method (clones, stronger-clones, krr), got {method!r}")
+    if randomizer is not None:
+        k = _check_randomizer(randomizer, rounds, m, k)
     alpha = check_orders(DEFAULT_ORDERS if orders is None else v.check_orders(orders))
     total_T = sum(r.count for r in rounds)
     if total_T > v.MAX_ROUNDS:
         raise InvalidParameter(f"T: {total_T} rounds in all is out of range (accepted: at most {v.MAX_ROUNDS:g})")
     inputs: dict[str, Any] = {"delta": delta, "T": total_T, "method": method, "k": k}
+    if randomizer is not None:
+        inputs["randomizer"] = randomizer.describe()
     if len(rounds) == 1:
         inputs.update(eps0=rounds[0].eps0, n=rounds[0].n)
     else:
@@ -367,9 +378,9 @@ def compose(
     rdp_bound = _rdp_route(rounds, delta, method, k, alpha, rtol, inputs)
     # (2) PLD route: pessimistic PLD per distinct round, composed by dp_accounting
     #     (skipped with the reason when its grids would be too large to finish).
-    pld_bound = _pld_route_checked(rounds, delta, method, k, discretization, inputs)
+    pld_bound = _pld_route_checked(rounds, delta, method, k, discretization, inputs, randomizer)
     # (3) Per-round (eps, delta) + optimal (homogeneous) or advanced (heterogeneous) composition.
-    adv_bound = _advanced_route(rounds, delta, method, k, inputs)
+    adv_bound = _advanced_route(rounds, delta, method, k, inputs, randomizer)
     bounds = (rdp_bound, pld_bound, adv_bound)
     applicable = [b for b in bounds if b.applicable and b.value is not None]
     best = min(applicable, key=lambda b: b.value).method  # type: ignore[arg-type, return-value]
@@ -401,23 +412,48 @@ def _rdp_route(rounds: Sequence[Round], delta: float, method: str, k: int | None
     )
 
 
+def _check_randomizer(randomizer: Any, rounds: Sequence[Round], m: Any, k: int | None) -> int | None:
+    """Check the randomizer against every round's eps0 and ``method`` (which must apply to
+    it); returns ``k`` (a k-RR randomizer's own when not given)."""
+    from .analyses import applies_to
+    from .pld import _randomizer_at
+
+    members = [_randomizer_at(randomizer, r.eps0) for r in rounds]
+    if not applies_to(m, members[0]) or m.needs_randomizer:
+        raise InvalidParameter(f"method {m.name!r} does not apply to {randomizer.describe()} in compose (the RDP "
+                               "route needs a generic analysis: clones or stronger-clones; krr for k-RR)")
+    rk = getattr(members[0], "k", None) if members[0].name == "krr" else None
+    if k is not None and rk is not None and k != rk:
+        raise InvalidParameter(f"k = {k} differs from the randomizer's k = {rk}")
+    return k if k is not None else rk
+
+
 def _pld_route_checked(rounds: Sequence[Round], delta: float, method: str, k: int | None,
-                       discretization: float | None, inputs: dict[str, Any]) -> Bound:
+                       discretization: float | None, inputs: dict[str, Any], randomizer: Any = None) -> Bound:
     """The PLD row of :func:`compose` (:func:`.pld.pld_route`), or ``not applicable`` with
-    the reason when its grids would be too large (:func:`_pld_size_problem`)."""
-    too_large = _pld_size_problem(rounds, method, k, discretization)
+    the reason when its grids would be too large (:func:`_pld_size_problem`; with a randomizer
+    the estimate uses the stronger-clones pair, whose tails and spread bound the blanket's)."""
+    too_large = _pld_size_problem(rounds, method if randomizer is None else "stronger-clones", k, discretization)
     if too_large is not None:
         return Bound("epsilon", None, "not applicable", "pld", "Google dp_accounting",
                      dict(inputs, discretization=discretization), f"PLD route: {too_large}")
-    return pld_route([(r.eps0, r.n, r.count) for r in rounds], delta, method, k, discretization, inputs)
+    return pld_route([(r.eps0, r.n, r.count) for r in rounds], delta, method, k, discretization, inputs, randomizer)
 
 
 def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int | None,
-                    inputs: dict[str, Any]) -> Bound:
+                    inputs: dict[str, Any], randomizer: Any = None) -> Bound:
     """Each round's (eps, delta_round) composed as a generic (eps, delta)-DP mechanism: KOV15
     Theorem 3.3 (optimal, homogeneous, up to :data:`OPTIMAL_MAX_T` rounds), else Theorem
-    3.5 (advanced); the best of five splits of ``delta`` between the rounds and the slack."""
+    3.5 (advanced); the best of five splits of ``delta`` between the rounds and the slack.
+    With a randomizer, each round's eps is its privacy-blanket bound."""
     from . import api  # lazy: api pulls in the hockey-stick machinery
+    from .pld import _randomizer_at
+
+    def round_eps(r: Round, d_round: float) -> float:
+        if randomizer is None:
+            return float(api.epsilon(r.eps0, r.n, d_round, method, k).value)  # type: ignore[arg-type]
+        b = api.epsilon(r.eps0, r.n, d_round, "blanket", randomizer=_randomizer_at(randomizer, r.eps0))
+        return math.inf if b.value is None else float(b.value)
 
     total_T = sum(r.count for r in rounds)
     validity = "per-round (eps, delta) of the shuffled round, composed as generic (eps, delta)-DP mechanisms"
@@ -426,7 +462,7 @@ def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int |
         d_round = delta * frac / total_T
         if d_round < v.MIN_DELTA:
             continue
-        eps_r = [float(api.epsilon(r.eps0, r.n, d_round, method, k).value) for r in rounds]  # type: ignore[arg-type]
+        eps_r = [round_eps(r, d_round) for r in rounds]
         if len(rounds) == 1 and total_T <= OPTIMAL_MAX_T:
             e = optimal_composition_epsilon(eps_r[0], d_round, total_T, delta)
             how = f"{KOV}, Theorem 3.3 (optimal composition)"
@@ -439,6 +475,8 @@ def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int |
     if not best_detail:
         return Bound("epsilon", None, "not applicable", "advanced", KOV, inputs,
                      f"delta / T = {delta / total_T:.3g} per round is below {v.MIN_DELTA:g}")
+    if randomizer is not None:
+        validity = f"per-round (eps, delta) of the blanket of {randomizer.describe()}, composed as generic (eps, delta)-DP mechanisms"
     return Bound("epsilon", best_adv, "upper", "advanced", best_detail["theorem"], inputs, validity, (), best_detail)
 
 

@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from . import api
-from .analyses import get_method
+from .analyses import applies_to, get_method
 from .composition import (
     Round,
     _advanced_route,
@@ -49,6 +49,7 @@ from .composition import (
 )
 from .errors import CertificationError, InvalidParameter
 from .numeric.search import Boundary, NoBracket, monotone_boundary
+from .pld import _randomizer_at
 from .results import Bound
 from .validation import (
     MAX_N,
@@ -72,12 +73,20 @@ ROUTES = ("pld", "rdp", "advanced")
 
 
 def _feasible(eps0: float, n: int, eps: float, delta: float, method: str, k: int | None,
-              delta0: float) -> tuple[bool, float]:
+              delta0: float, randomizer: Any = None, search: bool = False) -> tuple[bool, float]:
     """Whether ``method`` certifies ``(eps, delta)`` for one round at ``(eps0, n)``, and the
-    certified delta at ``eps``."""
-    b = api.delta(eps0, n, eps, method, k, delta0, rtol=1e-9)
-    if b.value is None:
-        return False, math.inf
+    certified delta at ``eps`` (``randomizer``: a family or one randomizer, see
+    :func:`solve_eps0`). ``search``: decide from a coarse bracket when it suffices (the
+    returned delta is then that bracket's upper end); reported values use the tight one."""
+    r = None if randomizer is None else _randomizer_at(randomizer, eps0)
+    for rtol in ((1e-2, 1e-9) if search else (1e-9,)):  # a coarse bracket decides most points (the blanket's are dear); then tight
+        b = api.delta(eps0, n, eps, method, k, delta0, rtol=rtol, randomizer=r)
+        if b.value is None:
+            return False, math.inf
+        lower = b.details["bracket"][0] if b.details and "bracket" in b.details else b.value
+        if b.value <= delta or lower > delta * (1.0 + 1e-6):
+            break
+    assert b.value is not None
     return b.value <= delta, b.value
 
 
@@ -87,8 +96,9 @@ class ComposedRounds:
     the orders :data:`SOLVER_ORDERS`): a point of a search costs only the routes needed to
     decide it, and no route is evaluated twice at the same point."""
 
-    def __init__(self, rounds: int, delta: float, method: str, k: int | None) -> None:
+    def __init__(self, rounds: int, delta: float, method: str, k: int | None, randomizer: Any = None) -> None:
         self.rounds, self.delta, self.method, self.k = rounds, delta, method, k
+        self.randomizer = randomizer
         self.alpha = np.asarray(SOLVER_ORDERS)
         self._values: dict[tuple[str, float, int], float] = {}
 
@@ -98,11 +108,11 @@ class ComposedRounds:
         if key not in self._values:
             rounds = (Round(float(eps0), int(n), self.rounds),)
             if route == "pld":
-                b = _pld_route_checked(rounds, self.delta, self.method, self.k, None, {})
+                b = _pld_route_checked(rounds, self.delta, self.method, self.k, None, {}, self.randomizer)
             elif route == "rdp":
                 b = _rdp_route(rounds, self.delta, self.method, self.k, self.alpha, 1e-3, {})
             else:
-                b = _advanced_route(rounds, self.delta, self.method, self.k, {})
+                b = _advanced_route(rounds, self.delta, self.method, self.k, {}, self.randomizer)
             ok = b.applicable and b.value is not None
             self._values[key] = float(b.value) if ok else math.inf  # type: ignore[arg-type]
         return self._values[key]
@@ -252,15 +262,49 @@ def _composed_boundary(
                              low=low, high=high, integer=integer, rtol=rtol)
 
 
+def _recheck(feasible: Callable[[bool], tuple[bool, float]]) -> float:
+    """The certified delta at a solver's answer, from the tight bracket; from the search's
+    (coarse) one in the rare case that only it certifies (both are certified upper bounds)."""
+    for search in (False, True):
+        ok, value = feasible(search)
+        if ok:
+            return value
+    raise CertificationError("solver output failed its re-check")  # pragma: no cover - search points were evaluated
+
+
+def _generic_hint(answer: Callable[[], float | int | None], default: float) -> float:
+    """Where a search for a mechanism-aware (blanket) answer starts: the generic
+    stronger-clones answer, which the blanket bound improves on (it is below stronger-clones
+    pointwise, ``docs/generic_bounds.md``). Only a starting point: every end the search returns
+    is evaluated with the blanket itself."""
+    try:
+        value = answer()
+    except (NoBracket, CertificationError):
+        return default
+    return float(value) if value is not None else default
+
+
 def _target(eps: float, delta: float, method: str, k: int | None, delta0: float, rounds: int,
-            **given: float) -> dict:
+            randomizer: Any = None, **given: float) -> dict:
     """Validate the common solver inputs; return the inputs record (``given`` is the
     fixed parameter, already validated)."""
     m = get_method(method)
     if m.kind != "upper":
         raise InvalidParameter(f"solving needs an upper-bound method; {method!r} is a {m.kind} bound")
+    if randomizer is None and m.needs_randomizer:
+        raise InvalidParameter(f"method {method!r} needs a randomizer (--randomizer NAME or --randomizer-file F)")
+    if randomizer is not None:
+        member = _randomizer_at(randomizer, given.get("eps0", getattr(randomizer, "fixed_eps0", None) or 1.0))
+        if not applies_to(m, member):
+            raise InvalidParameter(f"method {method!r} does not apply to {randomizer.describe()}")
+        if rounds > 1 and m.needs_randomizer:
+            raise InvalidParameter(f"with --rounds, --method names the generic analysis of the RDP route (clones, "
+                                   f"stronger-clones; krr for k-RR), not {method!r}: the PLD and advanced routes "
+                                   "already compose the randomizer's blanket bound")
     inputs = {"eps": check_positive("eps", eps), "delta": check_probability_open("delta", delta), **given,
               "method": method}
+    if randomizer is not None:
+        inputs["randomizer"] = randomizer.describe()
     if k is not None:
         inputs["k"] = k
     if delta0:
@@ -298,19 +342,27 @@ def solve_eps0(
     delta0: float = 0.0,
     rtol: float = 1e-6,
     rounds: int = 1,
+    randomizer: Any = None,
 ) -> Bound:
     """The largest local eps0 whose shuffled guarantee is at most ``(eps, delta)`` by
-    ``method`` (to relative resolution ``rtol``), certified by the forward computation."""
+    ``method`` (to relative resolution ``rtol``), certified by the forward computation.
+
+    ``randomizer``: a :class:`.randomizers.RandomizerFamily` (a named randomizer whose
+    parameters stay fixed while eps0 varies) for the mechanism-aware methods (``blanket``), and
+    with ``rounds > 1`` for the blanket PLD / advanced routes of :func:`.composition.compose`."""
     n = check_int("n", n)
     rtol = check_real("rtol", rtol, low=1e-10, high=1e-2)
     rounds = check_int("rounds", rounds, high=10**9)
-    inputs = _target(eps, delta, method, k, delta0, rounds, n=n)
+    if randomizer is not None and (not hasattr(randomizer, "at") or randomizer.fixed_eps0 is not None):
+        raise InvalidParameter(f"{randomizer.describe()} has one fixed eps0, so there is no eps0 to solve for; "
+                               "ask for the smallest n instead (solve n)")
+    inputs = _target(eps, delta, method, k, delta0, rounds, randomizer, n=n)
     eps, delta = inputs["eps"], inputs["delta"]
     start = min(eps, api.MAX_EPS0)
     fail = f"{method} certifies (eps={eps:g}, delta={delta:g}) at n={n} for no eps0 >= 1e-12"
     warnings: list[str] = []
     if rounds > 1:
-        cr = ComposedRounds(rounds, delta, method, k)
+        cr = ComposedRounds(rounds, delta, method, k, randomizer)
         try:
             found = _composed_boundary(cr, eps, lambda e0: (e0, n), start=start, low=1e-12, high=api.MAX_EPS0,
                                        integer=False, feasible_side="low", rtol=rtol, slope=1.0)
@@ -323,21 +375,21 @@ def solve_eps0(
     else:
 
         def ok(e0: float) -> bool:
-            return _feasible(e0, n, eps, delta, method, k, delta0)[0]
+            return _feasible(e0, n, eps, delta, method, k, delta0, randomizer, search=True)[0]
 
         try:
+            if get_method(method).needs_randomizer:  # the blanket admits at least the generic answer
+                start = _generic_hint(lambda: solve_eps0(eps, delta, n, "stronger-clones", rtol=1e-3).value, start)
             found = monotone_boundary(ok, start, feasible_side="low", low=1e-12, high=api.MAX_EPS0, rtol=rtol)
         except NoBracket:
             raise NoBracket(fail) from None
         lo = found.feasible
-        feasible, certified = _feasible(lo, n, eps, delta, method, k, delta0)
-        if not feasible:  # pragma: no cover - monotone_boundary only returns evaluated feasible points
-            raise CertificationError("solver output failed its re-check")
+        certified = _recheck(lambda search: _feasible(lo, n, eps, delta, method, k, delta0, randomizer, search))
         if found.infeasible is None:
             beyond, beyond_value = math.inf, certified
         else:
             beyond = found.infeasible
-            beyond_value = _feasible(beyond, n, eps, delta, method, k, delta0)[1]
+            beyond_value = _feasible(beyond, n, eps, delta, method, k, delta0, randomizer)[1]
         details = {"certified_delta": certified}
     if found.infeasible is None:
         warnings.append(f"every eps0 up to the supported maximum {api.MAX_EPS0:g} meets the target")
@@ -363,16 +415,18 @@ def solve_n(
     k: int | None = None,
     delta0: float = 0.0,
     rounds: int = 1,
+    randomizer: Any = None,
 ) -> Bound:
     """The smallest number of users for which ``method`` certifies ``(eps, delta)`` with an
-    ``eps0``-DP local randomizer (exact integer search, re-checked)."""
+    ``eps0``-DP local randomizer (exact integer search, re-checked). ``randomizer``: a family
+    or one randomizer with this eps0, as in :func:`solve_eps0`."""
     eps0 = check_real("eps0", eps0, low=0.0, high=api.MAX_EPS0, low_open=True)
     rounds = check_int("rounds", rounds, high=10**9)
-    inputs = _target(eps, delta, method, k, delta0, rounds, eps0=eps0)
+    inputs = _target(eps, delta, method, k, delta0, rounds, randomizer, eps0=eps0)
     eps, delta = inputs["eps"], inputs["delta"]
     fail = f"{method} does not certify (eps={eps:g}, delta={delta:g}) with eps0={eps0:g} for any n <= {MAX_N:g}"
     if rounds > 1:
-        cr = ComposedRounds(rounds, delta, method, k)
+        cr = ComposedRounds(rounds, delta, method, k, randomizer)
         ref = 1000  # start where the coarse RDP bound scales to eps (eps ~ n^-1/2)
         v_ref = cr.rdp_coarse(eps0, ref)
         start = ref * (v_ref / eps) ** 2 if math.isfinite(v_ref) and v_ref > 0.0 else float(ref)
@@ -391,17 +445,20 @@ def solve_n(
     else:
 
         def ok(n_: float) -> bool:
-            return _feasible(eps0, int(n_), eps, delta, method, k, delta0)[0]
+            return _feasible(eps0, int(n_), eps, delta, method, k, delta0, randomizer, search=True)[0]
 
         try:
-            found = monotone_boundary(ok, 1, feasible_side="high", low=1, high=MAX_N, integer=True)
+            start = 1.0
+            if get_method(method).needs_randomizer:  # the blanket needs at most the generic answer
+                start = _generic_hint(lambda: solve_n(eps, delta, eps0, "stronger-clones").value, start)
+            found = monotone_boundary(ok, start, feasible_side="high", low=1, high=MAX_N, integer=True)
         except NoBracket:
             raise NoBracket(fail) from None
         hi = int(found.feasible)
-        _, certified = _feasible(eps0, hi, eps, delta, method, k, delta0)
+        certified = _recheck(lambda search: _feasible(eps0, hi, eps, delta, method, k, delta0, randomizer, search))
         details = {"certified_delta": certified}
         if hi > 1:  # the neighbour one user fewer, which the forward computation does not certify
-            details.update(previous_n=hi - 1, previous_value=_feasible(eps0, hi - 1, eps, delta, method, k, delta0)[1])
+            details.update(previous_n=hi - 1, previous_value=_feasible(eps0, hi - 1, eps, delta, method, k, delta0, randomizer)[1])
     m = get_method(method)
     return Bound(
         "n",

@@ -903,3 +903,92 @@ def make_randomizer(name: str, eps0: float, **params: Any) -> Randomizer:
     if missing:
         raise InvalidParameter(f"randomizer {name!r} needs {', '.join(missing)}")
     return spec.constructor(eps0=eps0, **given)
+
+
+@dataclass(frozen=True)
+class RandomizerFamily:
+    """A deployed randomizer up to its ``eps0``: what planning (``solve eps0``), tables and plots
+    need, since they vary ``eps0``. ``at(eps0)`` builds the randomizer.
+
+    A named family keeps only the parameters the user gave (``params``), so a default that
+    depends on ``eps0`` (``g`` of OLH, ``d`` of subset selection) follows ``eps0``. A matrix
+    family has one fixed ``eps0`` (:attr:`fixed_eps0`); ``at`` refuses any other.
+    """
+
+    name: str
+    params: tuple[tuple[str, int], ...] = ()
+    fixed: MatrixRandomizer | None = None
+
+    @classmethod
+    def named(cls, name: str, **params: Any) -> RandomizerFamily:
+        """A named family (parameters checked by building it once at eps0 = 1)."""
+        given = tuple(sorted((k, v) for k, v in params.items() if v is not None))
+        make_randomizer(name, 1.0, **dict(given))  # refuses unknown names / parameters now
+        return cls(name, given)
+
+    @classmethod
+    def of(cls, randomizer: Randomizer) -> RandomizerFamily:
+        """The family of a matrix randomizer (fixed eps0). Named randomizers are built from
+        :meth:`named` (their defaults follow eps0, which an instance no longer records)."""
+        if not isinstance(randomizer, MatrixRandomizer):
+            raise InvalidParameter("RandomizerFamily.of takes a matrix randomizer; use RandomizerFamily.named(...)")
+        return cls("matrix", (), randomizer)
+
+    @property
+    def fixed_eps0(self) -> float | None:
+        """The eps0 of a matrix family (None for a named family)."""
+        return None if self.fixed is None else self.fixed.eps0
+
+    def at(self, eps0: float) -> Randomizer:
+        """The family's randomizer at ``eps0``."""
+        if self.fixed is not None:
+            if abs(eps0 - self.fixed.eps0) > 1e-9 * self.fixed.eps0:
+                raise InvalidParameter(f"eps0 = {eps0:g} differs from the eps0 of {self.fixed.describe()}; a matrix "
+                                       "randomizer has one eps0")
+            return self.fixed
+        return make_randomizer(self.name, eps0, **dict(self.params))
+
+    @property
+    def k(self) -> int | None:
+        """The domain size ``k`` when the family has one."""
+        return dict(self.params).get("k")
+
+    def describe(self) -> str:
+        """``krr(k=10)``, ``olh(k=100, g default)``, or the matrix's description."""
+        if self.fixed is not None:
+            return self.fixed.describe()
+        given = dict(self.params)
+        parts = [f"{k}={v}" for k, v in self.params]
+        spec = registry[self.name]
+        parts += [f"{p} default" for p in spec.optional if p not in given]
+        return f"{self.name}({', '.join(parts)})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form (grid files and saved tables): ``{"name": ..., <params>}``, a matrix as its rows."""
+        if self.fixed is not None:
+            return {"name": "matrix", "matrix": self.fixed.matrix().tolist(), "source": self.fixed.source}
+        return {"name": self.name, **dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str = "randomizer") -> RandomizerFamily:
+        """Inverse of :meth:`to_dict`; unknown keys and names are refused."""
+        if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+            raise InvalidParameter(f"{where}: an object with a 'name' (one of {', '.join(sorted(registry))}, matrix)")
+        name = d["name"]
+        if name == "matrix":
+            unknown = sorted(set(d) - {"name", "matrix", "source"})
+            if unknown:
+                raise InvalidParameter(f"{where}: unknown key(s) {', '.join(map(repr, unknown))} of a matrix randomizer")
+            source = d.get("source", "matrix")
+            return cls.of(MatrixRandomizer(d.get("matrix", []), source=str(source), where=where))
+        if name not in registry:
+            raise InvalidParameter(f"{where}: unknown randomizer {name!r}; choose one of {', '.join(sorted(registry))}, matrix")
+        spec = registry[name]
+        unknown = sorted(set(d) - {"name"} - set(spec.required) - set(spec.optional))
+        if unknown:
+            raise InvalidParameter(f"{where}: randomizer {name!r} does not take {', '.join(map(repr, unknown))}")
+        params = {}
+        for p in spec.required + spec.optional:
+            if p in d:
+                params[p] = (G_RANGE if p == "g" else K_RANGE).check(d[p], p)
+        return cls.named(name, **params)

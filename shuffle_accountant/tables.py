@@ -34,8 +34,9 @@ from . import api
 from . import validation as v
 from ._version import __version__
 from .analyses import all_methods as registered_methods
-from .analyses import get_method
+from .analyses import applies_to, get_method
 from .errors import CertificationError, InvalidParameter
+from .randomizers import RandomizerFamily
 from .output import Column, _text_table, dump_json, envelope, jsonable, round_directed
 from .results import KINDS, NO_VALUE_KINDS
 
@@ -58,7 +59,7 @@ MAX_AXIS = 10_000
 MAX_FILE_BYTES = 64 * 2**20
 #: The range of each axis value, by axis name.
 AXIS_RANGES: dict[str, v.RealRange | v.IntRange] = {"n": v.N, "eps0": v.EPS0, "delta": v.DELTA, "eps": v.EPS}
-GRID_KEYS = ("quantity", "n", "eps0", "delta", "eps", "methods", "k", "rtol")
+GRID_KEYS = ("quantity", "n", "eps0", "delta", "eps", "methods", "k", "rtol", "randomizer")
 
 
 def _clean(x: float) -> float:
@@ -162,14 +163,15 @@ def _int(name: str, value: Any) -> int:
     return k  # type: ignore[return-value]
 
 
-def _method_names(names: Iterable[Any], with_k: bool) -> tuple[str, ...]:
-    """Method names, with ``all`` expanded; every other name must be a registered method."""
+def _method_names(names: Iterable[Any], with_k: bool, randomizer: Any = None) -> tuple[str, ...]:
+    """Method names, with ``all`` expanded (with a randomizer: every method that applies to
+    it); every other name must be a registered method."""
     out: list[str] = []
     for name in names:
         if not isinstance(name, str):
             raise InvalidParameter(f"methods: {name!r} is not a method name (see 'shuffle-acct methods')")
         if name == "all":
-            out += all_methods(with_k)
+            out += all_methods(with_k) if randomizer is None else _randomizer_methods(randomizer)
         else:
             get_method(name)
             out.append(name)
@@ -192,6 +194,7 @@ class Grid:
     quantity: str = "epsilon"
     k: int | None = None
     rtol: float | None = None
+    randomizer: RandomizerFamily | None = None
 
     def __post_init__(self) -> None:
         if self.quantity not in QUANTITIES:
@@ -210,12 +213,27 @@ class Grid:
             object.__setattr__(self, "k", v.K.check(self.k))
         if self.rtol is not None:
             object.__setattr__(self, "rtol", v.RTOL.check(self.rtol))
-        methods = _method_names(self.methods, self.k is not None)
+        if self.randomizer is not None:
+            if not isinstance(self.randomizer, RandomizerFamily):
+                raise InvalidParameter("grid randomizer: a RandomizerFamily (named randomizer or matrix)")
+            fixed = self.randomizer.fixed_eps0
+            if fixed is not None and any(abs(e - fixed) > 1e-9 * fixed for e in self.eps0):
+                raise InvalidParameter(f"grid eps0: {self.randomizer.describe()} has the one eps0 {fixed:.12g}; "
+                                       "give only that value (or omit --eps0)")
+            if self.k is None and self.randomizer.name == "krr":
+                object.__setattr__(self, "k", self.randomizer.k)
+            if self.k is not None and self.randomizer.name == "krr" and self.k != self.randomizer.k:
+                raise InvalidParameter(f"grid k = {self.k} differs from the randomizer's k = {self.randomizer.k}")
+        methods = _method_names(self.methods, self.k is not None, self.randomizer)
         if not methods:
             raise InvalidParameter("the grid needs at least one method")
         for m in methods:
             if get_method(m).needs_k and self.k is None:
                 raise InvalidParameter(f"method {m!r} needs k (the alphabet size, k >= 2)")
+            if get_method(m).needs_randomizer and self.randomizer is None:
+                raise InvalidParameter(f"method {m!r} needs a randomizer (--randomizer NAME or --randomizer-file F)")
+            if self.randomizer is not None and m not in _randomizer_methods(self.randomizer):
+                raise InvalidParameter(f"method {m!r} does not apply to {self.randomizer.describe()}")
         object.__setattr__(self, "methods", methods)
         cells = len(self.n) * len(self.eps0) * len(self.target_values) * len(methods)
         if cells > MAX_CELLS:
@@ -251,6 +269,8 @@ class Grid:
             d["k"] = self.k
         if self.rtol is not None:
             d["rtol"] = self.rtol
+        if self.randomizer is not None:
+            d["randomizer"] = self.randomizer.to_dict()
         return d
 
     @classmethod
@@ -278,21 +298,32 @@ class Grid:
         if not isinstance(methods, list):
             raise InvalidParameter("methods: a method name or a list of names (see 'shuffle-acct methods')")
         k = v.K.check(d["k"]) if d.get("k") is not None else None
+        randomizer = RandomizerFamily.from_dict(d["randomizer"], "grid randomizer") if "randomizer" in d else None
+        if randomizer is not None and k is None and randomizer.name == "krr":
+            k = randomizer.k
         return cls(
             n=parse_axis("n", d["n"], integer=True),
             eps0=parse_axis("eps0", d["eps0"]),
             delta=parse_axis("delta", d["delta"]) if quantity == "epsilon" else (),
             eps=parse_axis("eps", d["eps"]) if quantity == "delta" else (),
-            methods=_method_names(methods, k is not None),
+            methods=_method_names(methods, k is not None, randomizer),
             quantity=quantity,
             k=k,
             rtol=v.RTOL.check(d["rtol"]) if d.get("rtol") is not None else None,
+            randomizer=randomizer,
         )
 
 
 def all_methods(with_k: bool) -> tuple[str, ...]:
     """Every registered method (those needing ``k`` only when ``k`` is given)."""
     return tuple(m.name for m in registered_methods().values() if (with_k or not m.needs_k) and not m.needs_randomizer)
+
+
+def _randomizer_methods(family: RandomizerFamily) -> tuple[str, ...]:
+    """Every registered method that answers for the family's randomizers (built at its eps0,
+    or at eps0 = 1 for a named family: which methods apply does not depend on eps0)."""
+    member = family.at(family.fixed_eps0 or 1.0)
+    return tuple(m.name for m in registered_methods().values() if applies_to(m, member))
 
 
 def _read_file(path: str | Path, what: str) -> tuple[Path, bytes]:
@@ -351,20 +382,24 @@ def load_grid(path: str | Path) -> Grid:
 # ---------------------------------------------------------------------------------------
 
 
-def evaluate_cell(grid_quantity: str, point: dict[str, Any], k: int | None, rtol: float | None) -> dict[str, Any]:
+def evaluate_cell(grid_quantity: str, point: dict[str, Any], k: int | None, rtol: float | None,
+                  randomizer: RandomizerFamily | None = None) -> dict[str, Any]:
     """One cell: the point, its value and kind (a CertificationError becomes kind
     ``not certified``; the reason is kept in ``note``)."""
     cell = dict(point)
     if k is not None:
         cell["k"] = k
     method = point["method"]
+    kw: dict[str, Any] = {"rtol": rtol} if rtol is not None else {}
+    eps0 = point["eps0"]
+    if randomizer is not None:
+        kw["randomizer"] = randomizer.at(eps0)
+        eps0 = kw["randomizer"].eps0  # a matrix's own eps0 (the grid holds it to 12 digits)
     try:
         if grid_quantity == "epsilon":
-            kw = {"rtol": rtol} if rtol is not None else {}
-            b = api.epsilon(point["eps0"], point["n"], point["delta"], method, k, **kw)
+            b = api.epsilon(eps0, point["n"], point["delta"], method, k, **kw)
         else:
-            kw = {"rtol": rtol} if rtol is not None else {}
-            b = api.delta(point["eps0"], point["n"], point["eps"], method, k, **kw)
+            b = api.delta(eps0, point["n"], point["eps"], method, k, **kw)
     except CertificationError as exc:
         cell.update(value=None, kind="not certified", note=str(exc))
         return cell
@@ -396,7 +431,7 @@ def evaluate(grid: Grid, jobs: int = 1, progress: Callable[[int], None] | None =
     ``progress(k)`` is called as cells complete (``k`` = number just completed)."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InvalidParameter(f"jobs must be an integer >= 1, got {jobs!r}")
-    tasks = [(grid.quantity, p, grid.k, grid.rtol) for p in grid.points()]
+    tasks = [(grid.quantity, p, grid.k, grid.rtol, grid.randomizer) for p in grid.points()]
     cells: list[dict[str, Any]] = []
     if jobs == 1 or len(tasks) < 2:
         for t in tasks:

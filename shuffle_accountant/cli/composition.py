@@ -14,6 +14,7 @@ from ..errors import InvalidParameter
 from ..output import Column, Report, render, round_directed
 from ..results import warnings_by_method
 from .params import ALPHABET, DELTA, EPS0, ROUNDS, USERS, RangeType, format_option
+from .randomizer_options import build_family, randomizer_options
 
 NUMERICAL = click.Choice([m.name for m in METHODS.values() if m.numerical])
 UPPER = click.Choice([m.name for m in METHODS.values() if m.numerical and m.kind == "upper"])
@@ -117,37 +118,49 @@ def _rounds_file(rounds_file: str | None, deprecated: str | None) -> str | None:
                    "eps0,n[,count]; other columns or keys are refused.")
 @click.option("--rounds", "deprecated_rounds", default=None, hidden=True)
 @click.option("--delta", type=DELTA, default=1e-6, show_default=True, help="Target total delta (1e-300 <= delta < 1).")
-@click.option("--method", "-m", type=UPPER, default="clones", show_default=True, help="Clone-pair analysis of each round.")
-@click.option("--k", type=ALPHABET, default=None, help="Alphabet size for --method krr (2 <= k <= 1e9).")
+@click.option("--method", "-m", type=UPPER, default=None,
+              help="Clone-pair analysis of each round (default clones; with a randomizer, the generic analysis "
+                   "of the RDP route: default stronger-clones, as the randomizer is fixed).")
+@click.option("--k", type=ALPHABET, default=None, help="Alphabet size: of --method krr, or of --randomizer (2 <= k <= 1e9).")
 @click.option("--orders", type=OrdersType(), default=None, help=ORDERS_HELP)
 @click.option("--discretization", type=RangeType(v.DISCRETIZATION), default=None,
               help="Privacy-loss grid of the PLD route, 1e-7 to 0.1 (smaller: tighter and slower; the PLD row says "
                    "when the composition would not fit). Default: from the rounds themselves (the narrowest "
                    "round's tail eps over 1000 steps).")
+@randomizer_options
 @format_option
 def compose_cmd(eps0: float | None, n: int | None, T: int | None, rounds_file: str | None,
-                deprecated_rounds: str | None, delta: float, method: str, k: int | None,
-                orders: tuple[float, ...] | None, discretization: float | None, fmt: str) -> None:
+                deprecated_rounds: str | None, delta: float, method: str | None, k: int | None,
+                orders: tuple[float, ...] | None, discretization: float | None, randomizer_name: str | None,
+                g: int | None, d: int | None, randomizer_file: str | None, fmt: str) -> None:
     """(eps, delta) after T adaptive shuffled rounds, by every route, tightest marked.
+
+    With --randomizer (or --randomizer-file) every user runs that randomizer in every round:
+    the PLD and advanced routes compose its exact privacy-blanket bound.
 
     \b
     Examples:
       shuffle-acct compose --eps0 1 --n 1e5 --T 1000
       shuffle-acct compose --rounds-file rounds.csv --delta 1e-8 --format markdown
+      shuffle-acct compose --eps0 1 --n 1e4 --T 100 --randomizer krr --k 10
     """
     rounds_file = _rounds_file(rounds_file, deprecated_rounds)
+    family = build_family(k, randomizer_name, g, d, randomizer_file)
+    if family is not None and family.fixed_eps0 is not None and eps0 is None and rounds_file is None:
+        eps0 = family.fixed_eps0
+    method = method or ("clones" if family is None else "stronger-clones")
     if rounds_file is not None:
         if eps0 is not None or n is not None or T is not None:
             raise click.UsageError("give either --rounds-file FILE or --eps0/--n/--T, not both")
         result = comp.compose(comp.read_rounds(rounds_file), delta=delta, method=method, k=k, orders=orders,
-                              discretization=discretization)
+                              discretization=discretization, randomizer=family)
     else:
         missing = [flag for flag, val in (("--eps0", eps0), ("--n", n), ("--T", T)) if val is None]
         if missing:
             raise click.UsageError(f"missing {', '.join(missing)}: give --eps0, --n and --T (homogeneous rounds) "
                                    "or --rounds-file FILE")
         result = comp.compose(eps0=eps0, n=n, T=T, delta=delta, method=method, k=k, orders=orders,
-                              discretization=discretization)
+                              discretization=discretization, randomizer=family)
     rows = []
     for b in result.bounds:
         if b.method == "pld":
@@ -156,6 +169,8 @@ def compose_cmd(eps0: float | None, n: int | None, T: int | None, rounds_file: s
             how = f"RDP + {comp.CONVERSION} (best order {b.details.get('best_order', '')})"
         else:
             how = b.details.get("theorem", "")
+        if family is not None and b.applicable:
+            how = f"{method} (generic): {how}" if b.method == "rdp" else f"blanket: {how}"
         rows.append({"route": b.method, "epsilon": b.value, "kind": b.kind,
                      "tightest": "*" if b.method == result.best else "", "how": how})
     report = Report(
@@ -165,7 +180,9 @@ def compose_cmd(eps0: float | None, n: int | None, T: int | None, rounds_file: s
          Column("tightest", "tightest"), Column("how", "how")],
         rows,
         inputs={k_: v for k_, v in result.bounds[0].inputs.items() if v is not None},
-        notes=[f"method: {METHODS[method].citation}", "* = tightest certified upper bound"],
+        notes=[f"method: {METHODS[method].citation}", "* = tightest certified upper bound"]
+        + ([f"randomizer: {family.describe()} in every round; PLD and advanced routes compose its exact "
+            "privacy-blanket bound (Balle, Bell, Gascon, Nissim, CRYPTO 2019)"] if family is not None else []),
         warnings=warnings_by_method(result.bounds) + list(result.warnings),
         records=[b.to_dict() for b in result.bounds],
         extra={"best": result.best},

@@ -18,17 +18,29 @@ from ..analyses import all_methods
 from ..output import Column, Report, render, round_directed
 from ..results import Bound, warnings_by_method
 from .params import ALPHABET, DELTA, DELTA0, EPS, EPS0, EPS_POSITIVE, ROUNDS, USERS, RangeType, format_option
+from .randomizer_options import build_family, build_randomizer, randomizer_options
 
-UPPER_METHODS = [name for name, m in all_methods().items() if m.kind == "upper" and not m.needs_randomizer]
+UPPER_METHODS = [name for name, m in all_methods().items() if m.kind == "upper"]
 
 
 def _opt_method(func: Any) -> Any:
     func = click.option("--delta0", type=DELTA0, default=0.0, show_default=True,
                         help="The local randomizer is (eps0, delta0)-DP, 0 <= delta0 < 1 (FMT21 Theorem 3.8).")(func)
     func = click.option("--k", type=ALPHABET, default=None,
-                        help="Alphabet size for the k-RR methods (2 <= k <= 1e9).")(func)
-    return click.option("--method", "-m", type=click.Choice(UPPER_METHODS), default="clones", show_default=True,
-                        help="Upper-bound analysis to plan with (see 'shuffle-acct methods').")(func)
+                        help="Alphabet size: of the k-RR methods, or of --randomizer (2 <= k <= 1e9).")(func)
+    return click.option("--method", "-m", type=click.Choice(UPPER_METHODS), default=None,
+                        help="Upper-bound analysis to plan with (see 'shuffle-acct methods'). Default: clones; with "
+                        "--randomizer, blanket (with --rounds: the PLD and advanced routes compose the blanket and "
+                        "--method, default stronger-clones, is the RDP route's generic analysis).")(func)
+
+
+def _method(method: str | None, family: Any, rounds: int) -> str:
+    """The analysis to plan with: the given one, else the default for the randomizer and rounds."""
+    if method is not None:
+        return method
+    if family is None:
+        return "clones"
+    return "blanket" if rounds == 1 else "stronger-clones"
 
 
 def _rounds_option(func: Any) -> Any:
@@ -99,81 +111,104 @@ def solve_group() -> None:
 @click.option("--rtol", type=RangeType(v.SOLVER_RTOL), default=1e-6, show_default=True,
               help="Relative resolution of the answer (1e-10 to 0.01).")
 @_rounds_option
+@randomizer_options
 @format_option
-def solve_eps0_cmd(eps: float, delta: float, n: int, method: str, k: int | None, delta0: float,
-                   rtol: float, rounds: int, fmt: str) -> None:
+def solve_eps0_cmd(eps: float, delta: float, n: int, method: str | None, k: int | None, delta0: float,
+                   rtol: float, rounds: int, randomizer_name: str | None, g: int | None, d: int | None,
+                   randomizer_file: str | None, fmt: str) -> None:
     """Largest local eps0 whose shuffled guarantee is at most (eps, delta)
     (after --rounds adaptive rounds, composed as in 'shuffle-acct compose').
+    With --randomizer, the largest eps0 of that randomizer (its other parameters fixed).
 
     \b
-    Example:
+    Examples:
       shuffle-acct solve eps0 --eps 1 --delta 1e-6 --n 100000
+      shuffle-acct solve eps0 --eps 1 --delta 1e-6 --n 100000 --randomizer krr --k 10
     """
+    family = build_family(k, randomizer_name, g, d, randomizer_file)
+    if family is not None and family.fixed_eps0 is not None:
+        raise click.UsageError("a --randomizer-file matrix has one fixed eps0: there is no eps0 to solve for "
+                               "(ask 'solve n' instead)")
     _announce(rounds)
-    b = planning.solve_eps0(eps, delta, n, method, k, delta0, rtol, rounds)
-    d = b.details
-    if math.isfinite(d["next_eps0"]):
-        further = f"eps0 = {d['next_eps0']:.9g} gives {_quantity(rounds)} = {d['next_value']:.6g}"
+    b = planning.solve_eps0(eps, delta, n, _method(method, family, rounds), k, delta0, rtol, rounds, family)
+    details = b.details
+    if math.isfinite(details["next_eps0"]):
+        further = f"eps0 = {details['next_eps0']:.9g} gives {_quantity(rounds)} = {details['next_value']:.6g}"
     else:
         further = f"none: every eps0 up to {v.MAX_EPS0:g} meets the target"
-    _emit("eps0", b, fmt, [_recheck_line("this eps0", d, eps, delta, rounds), ("one step further", further)])
+    _emit("eps0", b, fmt, [_recheck_line("this eps0", details, eps, delta, rounds), ("one step further", further)])
 
 
 @solve_group.command("n")
 @click.option("--eps", type=EPS_POSITIVE, required=True, help="Target central epsilon (0 < eps <= 700).")
 @click.option("--delta", type=DELTA, required=True, help="Target delta (1e-300 <= delta < 1).")
-@click.option("--eps0", type=EPS0, required=True, help="Local randomizer's epsilon (0 < eps0 <= 700).")
+@click.option("--eps0", type=EPS0, default=None,
+              help="Local randomizer's epsilon (0 < eps0 <= 700); required unless --randomizer-file.")
 @_opt_method
 @_rounds_option
+@randomizer_options
 @format_option
-def solve_n_cmd(eps: float, delta: float, eps0: float, method: str, k: int | None, delta0: float,
-                rounds: int, fmt: str) -> None:
+def solve_n_cmd(eps: float, delta: float, eps0: float | None, method: str | None, k: int | None, delta0: float,
+                rounds: int, randomizer_name: str | None, g: int | None, d: int | None,
+                randomizer_file: str | None, fmt: str) -> None:
     """Smallest number of users for which the target (eps, delta) is certified
     (after --rounds adaptive rounds, composed as in 'shuffle-acct compose').
 
     \b
-    Example:
+    Examples:
       shuffle-acct solve n --eps 0.1 --delta 1e-6 --eps0 2
+      shuffle-acct solve n --eps 0.1 --delta 1e-6 --eps0 2 --randomizer krr --k 10
     """
+    randomizer, eps0 = build_randomizer(eps0, k, randomizer_name, g, d, randomizer_file)
     _announce(rounds)
-    b = planning.solve_n(eps, delta, eps0, method, k, delta0, rounds)
-    d = b.details
-    if d.get("previous_n"):
-        fewer = f"n = {d['previous_n']} gives {_quantity(rounds)} = {d['previous_value']:.6g}"
+    b = planning.solve_n(eps, delta, eps0, _method(method, randomizer, rounds), k, delta0, rounds, randomizer)
+    details = b.details
+    if details.get("previous_n"):
+        fewer = f"n = {details['previous_n']} gives {_quantity(rounds)} = {details['previous_value']:.6g}"
     else:
         fewer = "none: n = 1 is the smallest number of users"
-    _emit("n", b, fmt, [_recheck_line("this n", d, eps, delta, rounds), ("one user fewer", fewer)])
+    _emit("n", b, fmt, [_recheck_line("this n", details, eps, delta, rounds), ("one user fewer", fewer)])
 
 
 @solve_group.command("eps")
 @click.option("--delta", type=DELTA, required=True, help="Target delta (1e-300 <= delta < 1).")
-@click.option("--eps0", type=EPS0, required=True, help="Local randomizer's epsilon (0 < eps0 <= 700).")
+@click.option("--eps0", type=EPS0, default=None,
+              help="Local randomizer's epsilon (0 < eps0 <= 700); required unless --randomizer-file.")
 @click.option("--n", "n", type=USERS, required=True, help="Number of users (1 to 1e12).")
 @_opt_method
+@randomizer_options
 @format_option
-def solve_eps_cmd(delta: float, eps0: float, n: int, method: str, k: int | None, delta0: float, fmt: str) -> None:
+def solve_eps_cmd(delta: float, eps0: float | None, n: int, method: str | None, k: int | None, delta0: float,
+                  randomizer_name: str | None, g: int | None, d: int | None, randomizer_file: str | None,
+                  fmt: str) -> None:
     """Central eps at delta (the forward question, as 'shuffle-acct epsilon').
 
     \b
     Example:
       shuffle-acct solve eps --delta 1e-6 --eps0 3 --n 10000
     """
-    b = api.epsilon(eps0, n, delta, method, k, delta0)
+    randomizer, eps0 = build_randomizer(eps0, k, randomizer_name, g, d, randomizer_file)
+    b = api.epsilon(eps0, n, delta, _method(method, randomizer, 1), k, delta0, randomizer=randomizer)
     _emit("eps", b, fmt, _bracket_note(b))
 
 
 @solve_group.command("delta")
 @click.option("--eps", type=EPS, required=True, help="Target central epsilon (0 <= eps <= 700).")
-@click.option("--eps0", type=EPS0, required=True, help="Local randomizer's epsilon (0 < eps0 <= 700).")
+@click.option("--eps0", type=EPS0, default=None,
+              help="Local randomizer's epsilon (0 < eps0 <= 700); required unless --randomizer-file.")
 @click.option("--n", "n", type=USERS, required=True, help="Number of users (1 to 1e12).")
 @_opt_method
+@randomizer_options
 @format_option
-def solve_delta_cmd(eps: float, eps0: float, n: int, method: str, k: int | None, delta0: float, fmt: str) -> None:
+def solve_delta_cmd(eps: float, eps0: float | None, n: int, method: str | None, k: int | None, delta0: float,
+                    randomizer_name: str | None, g: int | None, d: int | None, randomizer_file: str | None,
+                    fmt: str) -> None:
     """Delta at eps (the forward question, as 'shuffle-acct delta').
 
     \b
     Example:
       shuffle-acct solve delta --eps 0.5 --eps0 3 --n 10000
     """
-    b = api.delta(eps0, n, eps, method, k, delta0)
+    randomizer, eps0 = build_randomizer(eps0, k, randomizer_name, g, d, randomizer_file)
+    b = api.delta(eps0, n, eps, _method(method, randomizer, 1), k, delta0, randomizer=randomizer)
     _emit("delta", b, fmt, _bracket_note(b))

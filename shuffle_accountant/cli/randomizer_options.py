@@ -11,7 +11,7 @@ from typing import Any, Callable
 import click
 
 from .. import validation as v
-from ..randomizers import Randomizer, load_matrix, make_randomizer, registry
+from ..randomizers import Randomizer, RandomizerFamily, load_matrix, registry
 from .params import RangeType
 
 _NAMES = ", ".join(f"{name} ({spec.summary})" for name, spec in registry.items())
@@ -37,9 +37,10 @@ def randomizer_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def build_randomizer(eps0: float | None, k: int | None, randomizer_name: str | None, g: int | None,
-                     d: int | None, randomizer_file: str | None) -> tuple[Randomizer | None, float]:
-    """The randomizer the options describe (or ``None``) and the eps0 to analyse.
+def build_family(k: int | None, randomizer_name: str | None, g: int | None, d: int | None,
+                 randomizer_file: str | None) -> RandomizerFamily | None:
+    """The randomizer family the options describe (``None`` without ``--randomizer`` or
+    ``--randomizer-file``), for commands that vary eps0 (solve eps0, table, plot).
 
     Refuses contradictory or incomplete combinations with a one-line usage error."""
     if randomizer_name and randomizer_file:
@@ -47,14 +48,25 @@ def build_randomizer(eps0: float | None, k: int | None, randomizer_name: str | N
     if (g is not None or d is not None) and not randomizer_name:
         raise click.UsageError("--g and --d are parameters of --randomizer olh / subset")
     if randomizer_file:
-        r: Randomizer = load_matrix(randomizer_file)
-        if eps0 is not None and abs(eps0 - r.eps0) > 1e-9 * r.eps0:
+        return RandomizerFamily.of(load_matrix(randomizer_file))
+    if not randomizer_name:
+        return None
+    return RandomizerFamily.named(randomizer_name, k=k, g=g, d=d)
+
+
+def build_randomizer(eps0: float | None, k: int | None, randomizer_name: str | None, g: int | None,
+                     d: int | None, randomizer_file: str | None) -> tuple[Randomizer | None, float]:
+    """The randomizer the options describe (or ``None``) and the eps0 to analyse (a matrix
+    file's own eps0 when ``--eps0`` is omitted).
+
+    Refuses contradictory or incomplete combinations with a one-line usage error."""
+    family = build_family(k, randomizer_name, g, d, randomizer_file)
+    fixed = None if family is None else family.fixed_eps0
+    if fixed is not None:
+        if eps0 is not None and abs(eps0 - fixed) > 1e-9 * fixed:
             raise click.UsageError(
-                f"--eps0 {eps0:g} differs from the eps0 of {randomizer_file} ({r.eps0:.12g}); omit --eps0")
-        return r, r.eps0
+                f"--eps0 {eps0:g} differs from the eps0 of {randomizer_file} ({fixed:.12g}); omit --eps0")
+        eps0 = fixed
     if eps0 is None:
         raise click.UsageError("Missing option '--eps0' (required unless --randomizer-file is given).")
-    if not randomizer_name:
-        return None, eps0
-    params = {"k": k, "g": g, "d": d}
-    return make_randomizer(randomizer_name, eps0, **params), eps0
+    return (None if family is None else family.at(eps0)), eps0

@@ -19,7 +19,9 @@ from .. import plotting, tables
 from .. import validation as v
 from ..analyses import get_method
 from ..output import check_output_path, dump_json, envelope, write_text_atomically
+from ..randomizers import RandomizerFamily
 from .params import ALPHABET, JOBS, RangeType
+from .randomizer_options import build_family, randomizer_options
 
 AXIS_HELP = "values: a list '1e3,1e4' or a range start:stop:num[:lin|log], e.g. 1e3:1e9:7:log"
 #: Tables with at least this many cells show a progress bar (unless --no-progress).
@@ -46,18 +48,28 @@ def _grid_options(func: Any) -> Any:
     ]
     for option in reversed(options):
         func = option(func)
-    return func
+    return randomizer_options(func)
+
+
+def _randomizer_defaults(family: RandomizerFamily) -> tuple[str, ...]:
+    """Default methods with a randomizer: its blanket bound, the attained datasets (k-RR),
+    and the generic upper bounds for comparison."""
+    return ("blanket", *(("dataset-lower",) if family.name == "krr" else ()), "stronger-clones", "clones")
 
 
 def _build_grid(grid_file: str | None, n_axis: str | None, eps0_axis: str | None, delta_axis: str | None,
                 eps_axis: str | None, methods: tuple[str, ...], k: int | None, rtol: float | None,
-                quantity: str, default_methods: tuple[str, ...]) -> tables.Grid:
+                quantity: str, default_methods: tuple[str, ...], family: RandomizerFamily | None = None,
+                randomizer_given: tuple[str, ...] = ()) -> tables.Grid:
     if grid_file is not None:
         given = [o for o, val in (("--n", n_axis), ("--eps0", eps0_axis), ("--delta", delta_axis),
                                   ("--eps", eps_axis), ("--method", methods), ("--k", k), ("--rtol", rtol)) if val]
+        given += list(randomizer_given)
         if given:
             raise click.UsageError(f"--grid replaces {', '.join(given)}: put them in the grid file")
         return tables.load_grid(grid_file)
+    if family is not None and family.fixed_eps0 is not None and eps0_axis is None:
+        eps0_axis = repr(family.fixed_eps0)
     if n_axis is None or eps0_axis is None:
         raise click.UsageError("give --n and --eps0 (or --grid FILE)")
     d: dict[str, Any] = {"quantity": quantity, "n": n_axis, "eps0": eps0_axis}
@@ -76,7 +88,19 @@ def _build_grid(grid_file: str | None, n_axis: str | None, eps0_axis: str | None
         d["k"] = k
     if rtol is not None:
         d["rtol"] = rtol
+    if family is not None:
+        d["randomizer"] = family.to_dict()
+        if family.name != "krr":
+            d.pop("k", None)  # --k is the randomizer's domain size, not a k-RR method's
     return tables.Grid.from_dict(d)
+
+
+def _family(k: int | None, randomizer_name: str | None, g: int | None, d: int | None,
+            randomizer_file: str | None) -> tuple[RandomizerFamily | None, tuple[str, ...]]:
+    """The randomizer family of the options, and which randomizer options were given."""
+    given = tuple(o for o, val in (("--randomizer", randomizer_name), ("--g", g), ("--d", d),
+                                   ("--randomizer-file", randomizer_file)) if val is not None)
+    return build_family(k, randomizer_name, g, d, randomizer_file), given
 
 
 @contextmanager
@@ -105,7 +129,8 @@ def _progress(total: int, label: str, enabled: bool) -> Iterator[Callable[[int],
               help="Write to a file instead of stdout (checked before computing; written atomically).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 def table_cmd(grid_file: str | None, n_axis: str | None, eps0_axis: str | None, delta_axis: str | None,
-              methods: tuple[str, ...], k: int | None, rtol: float | None, jobs: int, eps_axis: str | None,
+              methods: tuple[str, ...], k: int | None, rtol: float | None, jobs: int, randomizer_name: str | None,
+              g: int | None, d: int | None, randomizer_file: str | None, eps_axis: str | None,
               quantity: str, fmt: str, output: str | None, progress: bool) -> None:
     """Evaluate methods over a grid of n x eps0 x delta (or eps) and print a bound table.
 
@@ -117,11 +142,14 @@ def table_cmd(grid_file: str | None, n_axis: str | None, eps0_axis: str | None, 
     Examples:
       shuffle-acct table --n 1e3:1e9:7:log --eps0 0.5,1,2,4,8 --delta 1e-6,1e-9 -m all
       shuffle-acct table --grid grid.toml --format json -o golden.json --jobs 2
+      shuffle-acct table --n 1e3,1e4,1e5 --eps0 1,2 --randomizer krr --k 10
     """
     if output is not None:
         check_output_path(output)
-    grid = _build_grid(grid_file, n_axis, eps0_axis, delta_axis, eps_axis, methods, k, rtol, quantity,
-                       ("clones", "stronger-clones", "binary-rr-lower"))
+    family, given = _family(k, randomizer_name, g, d, randomizer_file)
+    defaults = ("clones", "stronger-clones", "binary-rr-lower") if family is None else _randomizer_defaults(family)
+    grid = _build_grid(grid_file, n_axis, eps0_axis, delta_axis, eps_axis, methods, k, rtol, quantity, defaults,
+                       family, given)
     with _progress(grid.cells, "table", progress) as bar:
         table = tables.evaluate(grid, jobs=jobs, progress=bar)
     text = tables.render_table(table, fmt)
@@ -193,15 +221,17 @@ def check_cmd(golden: str, rtol: float, accept_tighter: bool, jobs: int, fmt: st
 @click.option("--format", "deprecated_format", type=click.Choice(plotting.PLOT_FORMATS), default=None, hidden=True)
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Progress bar on stderr.")
 def plot_cmd(grid_file: str | None, n_axis: str | None, eps0_axis: str | None, delta_axis: str | None,
-             methods: tuple[str, ...], k: int | None, rtol: float | None, jobs: int, output: str,
+             methods: tuple[str, ...], k: int | None, rtol: float | None, jobs: int, randomizer_name: str | None,
+             g: int | None, d: int | None, randomizer_file: str | None, output: str,
              image_format: str | None, deprecated_format: str | None, progress: bool) -> None:
     """Plot epsilon against n (or against eps0) for chosen methods, lower bound as a floor.
 
     Needs the optional extra: pip install 'shuffle-accountant[plot]'.
 
     \b
-    Example:
+    Examples:
       shuffle-acct plot --n 1e3:1e7:9:log --eps0 1 -m clones -m blanket-hoeffding -o eps.png
+      shuffle-acct plot --n 1e3:1e6:7:log --eps0 1 --randomizer krr --k 10 -o krr.png
     """
     if deprecated_format is not None:
         if image_format is not None:
@@ -214,13 +244,17 @@ def plot_cmd(grid_file: str | None, n_axis: str | None, eps0_axis: str | None, d
         import matplotlib  # noqa: F401
     except ModuleNotFoundError:
         raise click.ClickException(plotting.PLOT_INSTALL_HINT) from None
+    family, given = _family(k, randomizer_name, g, d, randomizer_file)
     names = list(methods)
-    if "all" not in names and not any(get_method(m).kind == "lower" for m in names):
-        names.append("krr-lower" if k is not None else "binary-rr-lower")
-    if not methods:
-        names = ["clones", "stronger-clones", "closed-form", *names]
+    if family is not None:  # the floor is what the randomizer attains (k-RR datasets); no generic floor
+        names = names or list(_randomizer_defaults(family))
+    else:
+        if "all" not in names and not any(get_method(m).kind == "lower" for m in names):
+            names.append("krr-lower" if k is not None else "binary-rr-lower")
+        if not methods:
+            names = ["clones", "stronger-clones", "closed-form", *names]
     grid = _build_grid(grid_file, n_axis, eps0_axis, delta_axis, None, tuple(names) if not grid_file else (),
-                       k, rtol, "epsilon", ())
+                       k, rtol, "epsilon", (), family, given)
     plotting.check_plot(grid)
     with _progress(grid.cells, "plot", progress) as bar:
         path = plotting.plot_epsilon(grid, output, fmt, jobs=jobs, progress=bar)
