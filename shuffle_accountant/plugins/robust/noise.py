@@ -42,12 +42,13 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from importlib import import_module
 from typing import Any
 
 import numpy as np
 
 from ...plugin_api import (
+    NoBracket,
+    monotone_boundary,
     DELTA,
     EPSILON,
     EPSILON_OR_ZERO,
@@ -408,16 +409,6 @@ class Solution:
         }
 
 
-def _search_module() -> Any:
-    """Where ``monotone_boundary`` and ``NoBracket`` (the core's certified search seam for
-    inverse questions) come from: ``plugin_api`` once it exports them, else the core module
-    ``shuffle_accountant.numeric.search`` loaded by name, in this one place."""
-    api = import_module("...plugin_api", __package__)
-    if hasattr(api, "monotone_boundary") and hasattr(api, "NoBracket"):
-        return api
-    return import_module("shuffle_accountant.numeric.search")
-
-
 def least_feasible(
     ok: Callable[[float], bool],
     lo: float,
@@ -436,12 +427,13 @@ def least_feasible(
     evaluations, never changes what is certified. Steps are relative (``rtol``) for reals
     and 1 for integers.
     """
-    search = _search_module()
+    from ...plugin_api import monotone_boundary
+
     guess = math.sqrt(lo * hi) if start is None else start
     guess = min(max(guess, lo), hi)
     if guess == lo:  # the start must be a point not yet known to fail
         guess = hi
-    found = search.monotone_boundary(ok, guess, feasible_side="high", low=lo, high=hi, integer=integer, rtol=rtol)
+    found = monotone_boundary(ok, guess, feasible_side="high", low=lo, high=hi, integer=integer, rtol=rtol)
     if found.infeasible is None:
         raise CertificationError(f"internal check failed: the search found the lower end {lo!r} feasible")
     return float(found.feasible), float(found.infeasible)
@@ -579,7 +571,6 @@ def users_for_error(
 
     Raises the core's ``NoBracket`` (a :class:`CertificationError`) when no ``n`` meets it.
     """
-    search = _search_module()
     seen: dict[int, float | None] = {}
     count = 0
 
@@ -607,30 +598,30 @@ def users_for_error(
         return UsersAnswer(n, bad, e_n, None if bad is None else err(bad), target, relative, count, side)
 
     try:
-        floor = search.monotone_boundary(feasible, float(low), feasible_side="high", low=float(low),
+        floor = monotone_boundary(feasible, float(low), feasible_side="high", low=float(low),
                                          high=float(high), integer=True)
-    except search.NoBracket:
-        raise search.NoBracket(f"no n in [{low}, {high:.4g}] meets the privacy target (checked up to {high:.4g})") \
+    except NoBracket:
+        raise NoBracket(f"no n in [{low}, {high:.4g}] meets the privacy target (checked up to {high:.4g})") \
             from None
     n_floor = int(floor.feasible)
     try:
-        return _users_range(search, ok, answer, floor, n_floor, high, not relative if largest is None else largest)
-    except search.NoBracket:
+        return _users_range(ok, answer, floor, n_floor, high, not relative if largest is None else largest)
+    except NoBracket:
         scored = [((e / m if relative else e), m) for m, e in seen.items() if e is not None]
         best, at = min(scored)
         what = "error/n" if relative else "error"
-        raise search.NoBracket(
+        raise NoBracket(
             f"no n in [{n_floor}, {high:.4g}] meets the target {what} {target:g}: the least {what} seen is {best:.6g} "
             f"(at n = {at}; privacy floor n = {n_floor}, {len(seen)} values of n computed)") from None
 
 
-def _users_range(search: Any, ok: Callable[[float], bool], answer: Callable[[int, int | None, str], UsersAnswer],
+def _users_range(ok: Callable[[float], bool], answer: Callable[[int, int | None, str], UsersAnswer],
                  floor: Any, n_floor: int, high: int, largest: bool) -> tuple[UsersAnswer, UsersAnswer | None]:
     """The two ends of :func:`users_for_error` above the privacy floor ``n_floor``."""
     if ok(n_floor):
         first = answer(n_floor, None if floor.infeasible is None else int(floor.infeasible), "smallest")
     else:
-        up = search.monotone_boundary(ok, float(n_floor), feasible_side="high", low=float(n_floor),
+        up = monotone_boundary(ok, float(n_floor), feasible_side="high", low=float(n_floor),
                                       high=float(high), integer=True)
         first = answer(int(up.feasible), None if up.infeasible is None else int(up.infeasible), "smallest")
     if not largest:
@@ -638,7 +629,7 @@ def _users_range(search: Any, ok: Callable[[float], bool], answer: Callable[[int
     if ok(high):
         last = answer(high, None, "largest")
     else:
-        down = search.monotone_boundary(ok, float(first.n), feasible_side="low", low=float(first.n),
+        down = monotone_boundary(ok, float(first.n), feasible_side="low", low=float(first.n),
                                         high=float(high), integer=True)
         last = answer(int(down.feasible), None if down.infeasible is None else int(down.infeasible), "largest")
     return first, last

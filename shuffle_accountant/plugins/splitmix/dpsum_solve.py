@@ -47,7 +47,6 @@ and Balcer, Cheu, Joseph, Mao, SODA 2021 (arXiv 2004.09481), Definition 2.9.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -75,15 +74,6 @@ _MAX_PRECISION = 10**9
 _MAX_N = 10**12
 _MARGIN = 1e-9  # relative margin between a lower bound and the target
 _DPS = 40
-
-
-def _search_module() -> Any:
-    """Where ``monotone_boundary`` and ``NoBracket`` (the package's certified boundary
-    search) come from: ``plugin_api`` once it exports them (requested); until then
-    ``shuffle_accountant.numeric.search``, loaded by name."""
-    if hasattr(_api, "monotone_boundary") and hasattr(_api, "NoBracket"):
-        return _api
-    return importlib.import_module("shuffle_accountant.numeric.search")
 
 
 @dataclass(frozen=True)
@@ -305,10 +295,9 @@ def _search(ok: Callable[[float], bool], start: int, low: int, high: int, flag: 
             top: DPSumPlan, value: Callable[[DPSumPlan], float]) -> Any:
     """``monotone_boundary`` over the integers (smallest feasible value), its ``NoBracket``
     turned into a one-line refusal naming the flag and the reachable range."""
-    search = _search_module()
     try:
-        return search.monotone_boundary(ok, float(start), feasible_side="high", low=float(low), high=float(high),
-                                        integer=True)
-    except search.NoBracket:
+        return _api.monotone_boundary(ok, float(start), feasible_side="high", low=float(low), high=float(high),
+                                      integer=True)
+    except _api.NoBracket:
         raise InvalidParameter(f"{flag}: the target is not met for any {where} (accepted: at least "
                                f"{round_directed(value(top), 'upper')}, the error there)") from None
