@@ -147,7 +147,7 @@ def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float) -> tuple[np.
         # sum the pmf by the exact ratio recurrence: error relative to the block's own mass,
         # where a difference of two cdf values would carry an error relative to the cdf
         a, b = lo[narrow], hi[narrow]
-        steps = np.arange(NARROW - 1)[None, :]
+        steps = np.arange(int(np.max(b - a)))[None, :]  # the widest block's steps (< NARROW)
         below = (b <= np.floor((n + 1) * p))[:, None]  # pmf increasing across the whole block
         # Walk away from the block's largest term so every ratio is <= 1 (no overflow): below
         # the mode downward from b with B(j-1)/B(j) = j(1-p)/((n-j+1)p), otherwise upward from

@@ -135,6 +135,14 @@ class ClonePair:
 def kernel_hockey_stick(
     c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: float | np.ndarray, rel: float
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Hockey-stick divergence of the kernel pair; see :func:`_kernel` (no cache)."""
+    return _kernel(c, u, v, s, eps, rel, None)
+
+
+def _kernel(
+    c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: float | np.ndarray, rel: float,
+    cache: "dict[float, _CutCache] | None",
+) -> tuple[np.ndarray, np.ndarray]:
     """Hockey-stick divergence ``sum_a (P(a) - e^eps Q(a))_+`` of the kernel pair
 
         P(a) = u B(a-1) + (1-u) B(a),   Q(a) = v B(a-1) + (1-v) B(a),   B = Bin(c, s),
@@ -147,6 +155,11 @@ def kernel_hockey_stick(
     ``(u - g v) B(k-1) - (g - 1) P[Bin(c,s) >= k]`` with ``g = e^eps``. The cut ``k`` is
     computed in floating point and then corrected by the exact sign of the two terms next
     to it, so an off-by-one cut cannot lower the result.
+
+    ``cache`` (optional, keyed by the split) keeps the Boost values ``B(k-1)`` and
+    ``P[Bin(c,s) >= k]`` of the cuts seen before: a search evaluates nearby ``eps`` on the
+    same blocks, where most cuts ``k`` do not move, and a cached value is the very number
+    (with the very error budget) Boost would return again.
     """
     c, u, v, eps = np.broadcast_arrays(
         np.asarray(c, dtype=float), np.asarray(u, dtype=float), np.asarray(v, dtype=float), np.asarray(eps, dtype=float)
@@ -161,14 +174,62 @@ def kernel_hockey_stick(
         sel = (flip == mirrored) & (uu > vv)
         if not np.any(sel):
             continue
-        val, e = _kernel_upper_tail(c[sel], uu[sel], vv[sel], ss, eps[sel], rel)
+        cut_cache = None if cache is None else cache.setdefault(ss, _CutCache())
+        val, e = _kernel_upper_tail(c[sel], uu[sel], vv[sel], ss, eps[sel], rel, cut_cache)
         value[sel] = val
         err[sel] = e
     return value, err
 
 
+class _CutCache:
+    """Boost values at cuts ``(c, k)`` of ``Bin(c, s)`` for one split ``s``: ``B(k-1)``, the
+    tail ``P[Bin(c, s) >= k]`` and the tail's relative error budget, one cut per ``c`` (the
+    latest), sorted by ``c``. Values are stored exactly as computed, so a hit returns the
+    number Boost returns for the same arguments, with the same budget."""
+
+    def __init__(self) -> None:
+        self.c = np.zeros(0)
+        self.k = np.zeros(0)
+        self.pmf = np.zeros(0)
+        self.tail = np.zeros(0)
+        self.rel_tail = np.zeros(0)
+
+    def values(self, k: np.ndarray, c: np.ndarray, s: float, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(B(k-1), P[Bin(c,s) >= k], rel_tail)`` elementwise, Boost called on misses only."""
+        pos = np.minimum(np.searchsorted(self.c, c), max(self.c.size - 1, 0))
+        if self.c.size:
+            hit = (self.c[pos] == c) & (self.k[pos] == k)
+        else:
+            hit = np.zeros(c.shape, dtype=bool)
+        b = np.empty(c.shape)
+        tail = np.empty(c.shape)
+        rt = np.empty(c.shape)
+        b[hit], tail[hit], rt[hit] = self.pmf[pos[hit]], self.tail[pos[hit]], self.rel_tail[pos[hit]]
+        miss = ~hit
+        if np.any(miss):
+            km, cm = k[miss], c[miss]
+            b[miss] = bn.pmf(km - 1.0, cm, s)
+            tail[miss] = bn.sf(km - 1.0, cm, s)
+            rt[miss] = np.maximum(bn.tail_error_budget(km - 1.0, cm, s), rel)
+            # keep the requested cuts (they are what the next, nearby eps asks for) and, while
+            # the cache stays small, the older ones at other c
+            keep = ~np.isin(self.c, c) if self.c.size <= 4 * c.size + 1024 else np.zeros(self.c.size, dtype=bool)
+            cc = np.concatenate((self.c[keep], c))
+            order = np.argsort(cc, kind="stable")
+            cc = cc[order]
+            first = np.concatenate(([True], cc[1:] != cc[:-1]))  # duplicates in c: keep one
+            sel = order[first]
+            self.c = cc[first]
+            self.k = np.concatenate((self.k[keep], k))[sel]
+            self.pmf = np.concatenate((self.pmf[keep], b))[sel]
+            self.tail = np.concatenate((self.tail[keep], tail))[sel]
+            self.rel_tail = np.concatenate((self.rel_tail[keep], rt))[sel]
+        return b, tail, rt
+
+
 def _kernel_upper_tail(
-    c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: np.ndarray, rel: float
+    c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: np.ndarray, rel: float,
+    cache: _CutCache | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`kernel_hockey_stick` for ``u > v`` (ratio increasing in ``a``)."""
     gm1 = np.expm1(eps)  # g - 1, accurate for small eps
@@ -190,7 +251,12 @@ def _kernel_upper_tail(
         else:
             astar = rho * s * (c + 1.0) / ((1.0 - s) + rho * s)
     k = np.clip(np.floor(astar) + 1.0, 0.0, c + 1.0)
-    b_km1 = bn.pmf(k - 1.0, c, s)
+    if cache is not None:
+        b_km1, tail_k, rel_tail = cache.values(k, c, s, rel)
+    else:
+        b_km1 = bn.pmf(k - 1.0, c, s)
+        tail_k = bn.sf(k - 1.0, c, s)  # P[Bin(c, s) >= k]
+        rel_tail = np.maximum(bn.tail_error_budget(k - 1.0, c, s), rel)
     if 0.0 < s < 1.0:
         # neighbours by the exact pmf ratio: B(j-1)/B(j) = j(1-s)/((c-j+1)s)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -202,8 +268,6 @@ def _kernel_upper_tail(
             b_k[first] = bn.pmf(k[first], c[first], s)
     else:
         b_km2, b_k = bn.pmf(k - 2.0, c, s), bn.pmf(k, c, s)
-    tail_k = bn.sf(k - 1.0, c, s)  # P[Bin(c, s) >= k]
-    rel_tail = np.maximum(bn.tail_error_budget(k - 1.0, c, s), rel)
     coef_a = -du - gm1 * (1.0 - v)  # (1-u) - g (1-v)
     value = coef_b * b_km1 - gm1 * tail_k
     # Exact local correction: the term at a = k-1 (if positive it belongs to the set)
@@ -240,6 +304,7 @@ class TotalsGeometry:
         self.rel = bn.pmf_error_budget(max(self.N, 1))  # pmf values; tails charge their own
         total = pair.pa + pair.pb
         self.pa1, self.pb1 = pair.pa / total, pair.pb / total
+        self._cuts: dict[float, _CutCache] = {}  # Boost values at cuts, reused across nearby eps
 
     def initial_edges(self) -> np.ndarray:
         """Block edges over totals t in [0, n]: block i is ``edges[i] .. edges[i+1]-1``."""
@@ -303,7 +368,8 @@ class TotalsGeometry:
         """
         if self.pair.p0 == 0.0:
             ts, inv = np.unique(np.concatenate((np.maximum(lo, 1.0), hi + 1.0)), return_inverse=True)
-            val, err = self.h(ts, np.ones(ts.shape), eps)
+            val, err = _kernel(ts - 1.0, np.full(ts.shape, self.pa1), np.full(ts.shape, self.pb1), self.s, eps,
+                               self.rel, self._cuts)
             m = len(lo)
             up, up_err = val[inv[:m]], err[inv[:m]]
             certain = np.maximum(val - err, 0.0)  # the kernel's own rounding, taken off the lower corner

@@ -32,9 +32,10 @@ class NoBracket(CertificationError):
     the target, or no finite eps reaches delta)."""
 
 
-def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float) -> float | None:
-    """Where the profile's cheap surrogate (if it has one) crosses ``delta``: a starting
-    point for the certified search, never a reported value."""
+def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float) -> tuple[float, float] | None:
+    """Where the profile's cheap surrogate (if it has one) crosses ``delta``, and the
+    surrogate's slope ``d log delta / d eps`` there: a starting point for the certified
+    search, never a reported value."""
     surrogate = getattr(profile, "surrogate", None)
     if surrogate is None or not math.isfinite(hi) or hi <= 0.0:
         return None
@@ -49,7 +50,13 @@ def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float)
     est = surrogate(fine)
     j = int(np.argmax(est <= delta))
     x = float(fine[j])
-    return x if lo < x < hi else None
+    slope = math.nan
+    if j >= 1 and est[j] > 0.0 and est[j - 1] > 0.0:
+        # log-linear interpolation inside the fine cell, and the cell's slope
+        slope = float((math.log(est[j]) - math.log(est[j - 1])) / (fine[j] - fine[j - 1]))
+        if slope < 0.0:
+            x = float(fine[j - 1]) + (math.log(delta) - math.log(est[j - 1])) / slope
+    return (x, slope) if lo < x < hi else None
 
 
 @dataclass(frozen=True)
@@ -81,10 +88,15 @@ def epsilon_for_delta(
     ``extra`` must be affine in ``e^eps``, so the feasible set is an interval and the search
     below finds its left end.
 
-    Method: Illinois regula falsi on ``log delta_estimate(eps) - log delta`` inside a
-    bracket that is kept certified (the low end has ``delta_lower > delta``, the high end
-    ``delta_upper <= delta``), with per-evaluation refinement chosen so each evaluation is
-    decisive; stops when ``upper - lower <= rtol * upper``.
+    Method: first :func:`_fast_phase` (Newton / secant steps on ``log delta`` from the
+    surrogate's root, every evaluation at the resolution the final bracket needs, then two
+    decisive evaluations straddling the estimated root); if that does not close the bracket,
+    Illinois regula falsi on ``log delta_estimate(eps) - log delta`` inside a bracket that is
+    kept certified (the low end has ``delta_lower > delta``, the high end ``delta_upper <=
+    delta``), with per-evaluation refinement chosen so each evaluation is decisive; stops when
+    ``upper - lower <= rtol * upper``. Either way every end returned was evaluated and
+    decided by the certified bounds (or is 0, or the profile's ``max_log_ratio`` where delta
+    is 0 by the profile's contract), so the speed of the steps never affects soundness.
     """
     if not 0.0 < delta < 1.0:
         raise InvalidParameter(f"delta must be in (0, 1), got {delta!r}")
@@ -117,16 +129,21 @@ def epsilon_for_delta(
             f"the added delta term (e.g. FMT21 Theorem 3.8's n*delta0 term) exceeds delta = {delta:.3g} "
             f"even at eps = {hi:.6g}; no eps is certified"
         )
-    t0 = 1e-2
-    l0, u0 = evaluate(0.0, t0)
-    while l0 <= delta < u0 and t0 > 1e-9:  # decide whether the total variation is <= delta
-        t0 *= 1e-2
+    start = _surrogate_root(profile, delta, lo, hi)
+    fast = _fast_phase(evaluate, gap, delta, rtol, lo, hi, start, profile.max_log_ratio)
+    if isinstance(fast, EpsilonBracket):
+        return EpsilonBracket(delta, fast.lower, fast.upper, evaluations)
+    lo, hi, lo_certified, f_lo, f_hi = fast
+    if not lo_certified:
+        t0 = 1e-2
         l0, u0 = evaluate(0.0, t0)
-    if u0 <= delta:
-        return EpsilonBracket(delta, 0.0, 0.0, evaluations)
-    x0 = _surrogate_root(profile, delta, lo, hi)
-    f_lo, f_hi = gap(l0, u0), -math.inf
-    lo_certified = l0 > delta
+        while l0 <= delta < u0 and t0 > 1e-9:  # decide whether the total variation is <= delta
+            t0 *= 1e-2
+            l0, u0 = evaluate(0.0, t0)
+        if u0 <= delta:
+            return EpsilonBracket(delta, 0.0, 0.0, evaluations)
+        lo, f_lo, lo_certified = 0.0, gap(l0, u0), l0 > delta
+    x0 = start[0] if start is not None else None
     side, tol = 0, 1e-2
 
     def needed_tol(x: float) -> float:
@@ -206,6 +223,124 @@ def epsilon_for_delta(
             return EpsilonBracket(delta, lo, hi, evaluations)
         tol = min(1e-2, max(floor, 0.2 * abs(gap(lb, ub))))
     raise CertificationError("the epsilon search did not converge")
+
+
+def _g_chord(xa: float, da: float, xb: float, db: float, delta: float) -> float:
+    """Where the chord through ``(e^xa, da)`` and ``(e^xb, db)`` (``da > delta >= db``) meets
+    ``delta``, as an eps. ``delta(eps)`` is convex in ``e^eps``, so the chord lies above it and
+    this point is on the feasible side of the root (for exact values; only used as a step)."""
+    ga, gb = math.expm1(xa), math.expm1(xb)
+    return math.log1p(ga + (gb - ga) * (da - delta) / (da - db))
+
+
+FastResult = tuple[float, float, bool, float, float]
+
+
+def _fast_phase(
+    evaluate: Callable[[float, float], tuple[float, float]],
+    gap: Callable[[float, float], float],
+    delta: float,
+    rtol: float,
+    lo: float,
+    hi: float,
+    start: tuple[float, float] | None,
+    top: float,
+) -> EpsilonBracket | FastResult:
+    """Few-evaluation search for ``eps(delta)``; returns the final bracket, or the certified
+    state ``(lo, hi, lo_certified, f_lo, f_hi)`` for the Illinois loop when it cannot close.
+
+    * No surrogate crossing below ``top = max_log_ratio`` (e.g. large eps0 at small n: no
+      amplification at this delta): one probe at ``top (1 - 0.99 rtol)``; if its certified
+      lower bound exceeds delta, ``[probe, top]`` is the answer (delta(top) = 0).
+    * Otherwise Newton steps on ``log delta`` from the surrogate's root and slope, then secant
+      steps, every evaluation refined to the resolution ``tol = 0.3 rtol eps |d log delta / d
+      eps|`` that the final bracket needs (the profile keeps its refinement between calls), and
+      never beyond the chord of ``delta`` against ``e^eps`` towards a known feasible end (on
+      the feasible side by convexity). When the estimated root is known to ``0.1 rtol``, two
+      evaluations at ``+-0.49 rtol`` (or one, next to an end already certified) close the bracket.
+    """
+    lo_cert, f_lo, f_hi = False, math.nan, -math.inf
+    d_lo, d_hi = math.nan, 0.0  # delta estimates at the ends (0 at top)
+    if start is None:
+        if not (math.isfinite(top) and hi == top and top > 0.0):
+            return lo, hi, lo_cert, f_lo, f_hi
+        x = top * (1.0 - 0.99 * rtol)
+        lb, ub = evaluate(x, 1e-3)
+        if lb > delta:
+            return EpsilonBracket(delta, x, hi, 0)
+        if ub <= delta:
+            hi, f_hi, d_hi = x, gap(lb, ub), 0.5 * (lb + ub)
+        return lo, hi, lo_cert, f_lo, f_hi
+    x, slope = start
+    if not (math.isfinite(slope) and slope < 0.0):
+        return lo, hi, lo_cert, f_lo, f_hi
+    slope_err = 0.1  # the surrogate's slope: a rough guide
+    err: float | None = None  # estimated distance of x from the root (None: unknown)
+    prev: tuple[float, float, float] | None = None  # (x, gap, tol) of the previous evaluation
+    estimate: float | None = None
+    for _ in range(8):
+        tol_fin = min(1e-2, max(1e-12, 0.3 * rtol * x * abs(slope)))
+        tol = tol_fin
+        if err is None or abs(slope) * err > 0.05:
+            # possibly far from the root: look coarsely first, so that the profile is not refined
+            # at an eps that does not matter
+            tol = max(tol_fin, 1e-2)
+            lb, ub = evaluate(x, tol)
+            if abs(gap(lb, ub)) <= 0.05 and tol > tol_fin:
+                tol = tol_fin
+                lb, ub = evaluate(x, tol)
+        else:
+            lb, ub = evaluate(x, tol)
+        g = gap(lb, ub)
+        mid = 0.5 * (lb + ub)
+        if ub <= delta:
+            hi, f_hi, d_hi = x, g, mid
+        elif lb > delta:
+            lo, f_lo, d_lo, lo_cert = x, g, mid, True
+        else:  # delta within the bracket at this resolution: x is the root to ~tol / |slope|
+            estimate = x
+            break
+        if prev is not None and x != prev[0]:
+            s = (g - prev[1]) / (x - prev[0])
+            if math.isfinite(s) and s < 0.0:
+                slope = s
+                slope_err = (prev[2] + tol) / abs(g - prev[1]) + 0.5 * abs(x - prev[0]) / x
+        new = x - g / slope
+        if lo_cert and math.isfinite(d_lo) and d_lo > delta >= d_hi:
+            new = min(new, _g_chord(lo, d_lo, hi, d_hi, delta))
+        if not lo < new < hi:
+            new = math.sqrt(lo * hi) if lo > 0.0 else 0.5 * (lo + hi)
+        err = abs(new - x) * slope_err + tol / abs(slope)
+        prev = (x, g, tol)
+        x = new
+        if err <= 0.1 * rtol * x:
+            estimate = x
+            break
+    if estimate is None:
+        return lo, hi, lo_cert, f_lo, f_hi
+    tol_fin = min(1e-2, max(1e-12, 0.3 * rtol * estimate * abs(slope)))
+    # The two ends: next to a certified end when one is close, else +-0.49 rtol around the estimate.
+    if hi <= estimate * (1.0 + 0.6 * rtol):
+        a, b = hi * (1.0 - 0.98 * rtol), hi
+    elif lo_cert and lo >= estimate * (1.0 - 0.6 * rtol):
+        a, b = lo, lo / (1.0 - 0.98 * rtol)
+    else:
+        a, b = estimate * (1.0 - 0.49 * rtol), estimate * (1.0 + 0.49 * rtol)
+    if b < hi:
+        lb, ub = evaluate(b, tol_fin)
+        if ub <= delta:
+            hi, f_hi = b, gap(lb, ub)
+        elif lb > delta:
+            lo, f_lo, lo_cert = b, gap(lb, ub), True
+    if a > lo and a < hi:
+        lb, ub = evaluate(a, tol_fin)
+        if lb > delta:
+            lo, f_lo, lo_cert = a, gap(lb, ub), True
+        elif ub <= delta:
+            hi, f_hi = a, gap(lb, ub)
+    if lo_cert and hi - lo <= rtol * hi:
+        return EpsilonBracket(delta, lo, hi, 0)
+    return lo, hi, lo_cert, f_lo, f_hi
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,131 @@
+"""The fast single eps(delta) query (issue 13) against the simple path it replaces.
+
+The fast path is the few-evaluation start of :func:`~shuffle_accountant.numeric.search.epsilon_for_delta`
+(Newton / secant from the surrogate, a straddle around the estimated root) plus the cache of
+Boost values at the cuts of :mod:`~shuffle_accountant.numeric.clones`. The simple path is the
+Illinois search alone (no fast phase) on a pair whose kernels call Boost every time. Checked:
+
+* on a grid of small cases, both brackets contain the exact eps of the independent mpmath
+  brute force (``tests/oracle.py``), and the fast upper end is not looser than the simple
+  one by more than the requested rtol;
+* at larger n (no oracle), the two certified brackets overlap and the same rtol comparison holds;
+* the cache returns the very numbers an uncached kernel computes, over a sequence of eps;
+* the search brackets a closed form for a profile whose surrogate is deliberately wrong.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import oracle
+from test_search import RandomizedResponse
+from shuffle_accountant.analyses import pair_for
+from shuffle_accountant.numeric import clones, search
+from shuffle_accountant.numeric.clones import ClonePair, HockeyStick, kernel_hockey_stick
+from shuffle_accountant.numeric.search import EpsilonBracket, epsilon_for_delta
+
+RTOL = 1e-6
+
+
+def simple_bracket(pair: ClonePair, delta: float, rtol: float, monkeypatch: pytest.MonkeyPatch) -> EpsilonBracket:
+    """The simple path: no fast phase, no cut cache."""
+    with monkeypatch.context() as m:
+        m.setattr(search, "_fast_phase", lambda evaluate, gap, delta, rtol, lo, hi, start, top: (lo, hi, False,
+                                                                                                  math.nan, -math.inf))
+        plain = clones._kernel
+        m.setattr(clones, "_kernel", lambda c, u, v, s, eps, rel, cache: plain(c, u, v, s, eps, rel, None))
+        return epsilon_for_delta(HockeyStick(pair), delta, rtol)
+
+
+def fast_bracket(pair: ClonePair, delta: float, rtol: float) -> EpsilonBracket:
+    return epsilon_for_delta(HockeyStick(pair), delta, rtol)
+
+
+def oracle_pair(method: str, eps0: float, n: int):
+    e0 = mpmath.mpf(eps0)
+    params = oracle.clones_params(e0) if method == "clones" else oracle.stronger_clones_params(e0)
+    return oracle.clone_pair(n, *params)
+
+
+@pytest.mark.parametrize("method", ["clones", "stronger-clones"])
+@pytest.mark.parametrize("n,eps0", [(n, e) for n in (3, 20, 60) for e in (0.5, 2.0, 5.0)])
+def test_fast_and_simple_brackets_contain_the_oracle(method: str, n: int, eps0: float,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    pair = pair_for(method, eps0, n).pair
+    exact_pair = oracle_pair(method, eps0, n)
+    for delta in (1e-2, 1e-6):
+        exact = float(oracle.epsilon_exact(exact_pair, mpmath.mpf(delta)))
+        fast = fast_bracket(pair, delta, RTOL)
+        simple = simple_bracket(pair, delta, RTOL, monkeypatch)
+        for br in (fast, simple):
+            assert br.lower <= exact * (1 + 1e-11) + 1e-15, (n, eps0, delta, br, exact)
+            assert br.upper >= exact * (1 - 1e-11) - 1e-15, (n, eps0, delta, br, exact)
+            assert br.upper - br.lower <= RTOL * br.upper * (1 + 1e-9) + 1e-15
+        assert fast.upper <= simple.upper * (1 + RTOL) + 1e-15, (n, eps0, delta, fast, simple)
+
+
+@pytest.mark.parametrize("method", ["clones", "stronger-clones"])
+@pytest.mark.parametrize("n,eps0,delta", [(10**4, 1.0, 1e-6), (10**4, 8.0, 1e-6), (10**5, 0.5, 1e-10),
+                                          (10**6, 3.0, 1e-6), (10**3, 3.0, 1e-10)])
+def test_fast_agrees_with_simple_at_larger_n(method: str, n: int, eps0: float, delta: float,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    pair = pair_for(method, eps0, n).pair
+    fast = fast_bracket(pair, delta, RTOL)
+    simple = simple_bracket(pair, delta, RTOL, monkeypatch)
+    assert fast.lower <= simple.upper and simple.lower <= fast.upper, (fast, simple)
+    assert fast.upper <= simple.upper * (1 + RTOL), (fast, simple)
+    assert fast.upper - fast.lower <= RTOL * fast.upper * (1 + 1e-9)
+    # the fast end is feasible by a fresh certified evaluation (no state shared with the search)
+    assert HockeyStick(pair).bounds(fast.upper, 1e-9).upper <= delta * (1 + 1e-12)
+
+
+@given(st.integers(2, 10**7), st.floats(0.1, 6.0), st.lists(st.floats(0.0, 1.0), min_size=2, max_size=6))
+@settings(max_examples=40, deadline=None)
+def test_cut_cache_returns_the_uncached_numbers(n: int, eps0: float, fracs: list[float]) -> None:
+    pair = pair_for("clones", eps0, n).pair
+    geo = clones.TotalsGeometry(pair)
+    mu = geo.N * geo.p
+    sd = math.sqrt(max(geo.N * geo.p * (1 - geo.p), 1.0))
+    c = np.unique(np.clip(np.round(mu + sd * np.linspace(-6, 6, 37)), 0, geo.N))
+    cache: dict = {}
+    for f in fracs:
+        eps = f * eps0
+        u, v = np.full(c.shape, geo.pa1), np.full(c.shape, geo.pb1)
+        got = clones._kernel(c, u, v, geo.s, eps, geo.rel, cache)
+        want = kernel_hockey_stick(c, u, v, geo.s, eps, geo.rel)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        # a nearby eps: most cuts are hits
+        got = clones._kernel(c, u, v, geo.s, eps * (1 + 1e-7), geo.rel, cache)
+        want = kernel_hockey_stick(c, u, v, geo.s, eps * (1 + 1e-7), geo.rel)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+class BiasedRR(RandomizedResponse):
+    """test_search's exact randomized-response profile with a surrogate that is off by a
+    constant factor (so the search starts from a wrong root)."""
+
+    def __init__(self, eps0: float, bias: float) -> None:
+        super().__init__(eps0)
+        self.bias = bias
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray:
+        return self.bias * np.maximum(self.p - np.exp(eps) * self.q, 0.0)
+
+
+@given(st.floats(0.05, 8.0), st.floats(1e-9, 0.999), st.sampled_from([1e-3, 1e-6, 1e-9]), st.floats(0.01, 100.0))
+@settings(max_examples=80, deadline=None)
+def test_search_with_a_wrong_surrogate_brackets_the_closed_form(eps0: float, frac: float, rtol: float,
+                                                                bias: float) -> None:
+    rr = BiasedRR(eps0, bias)
+    delta = frac * (rr.p - rr.q)
+    exact = math.log1p((rr.p - rr.q - delta) / rr.q)  # where p - e^eps q = delta
+    br = epsilon_for_delta(rr, delta, rtol)
+    assert br.lower * (1 - 1e-12) - 1e-15 <= exact <= br.upper * (1 + 1e-12)
+    assert br.upper * (1 - rtol * 1.0001) - 1e-15 <= br.lower
+    assert rr.bounds(br.upper, rtol).upper <= delta * (1 + 1e-12)  # the returned end is feasible
