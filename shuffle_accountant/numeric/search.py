@@ -235,6 +235,15 @@ def _g_chord(xa: float, da: float, xb: float, db: float, delta: float) -> float:
 
 FastResult = tuple[float, float, bool, float, float]
 
+#: Relative delta resolution of the fast phase's evaluations, per unit of ``rtol * eps *
+#: |d log delta / d eps|`` (the change of log delta across the whole eps bracket). The two
+#: straddle points sit ``0.49`` of that change away from the estimated root on either side;
+#: a certified bracket of relative width ``0.6`` of it puts its upper end about ``0.3`` above
+#: the exact value (block bounds bracket the exact value near their middle), so both points
+#: are decided with room for the estimate's error. Too large a value only costs evaluations
+#: (an undecided straddle falls back to the Illinois loop), never soundness.
+TOL_FACTOR = 0.6
+
 
 def _fast_phase(
     evaluate: Callable[[float, float], tuple[float, float]],
@@ -249,12 +258,13 @@ def _fast_phase(
     """Few-evaluation search for ``eps(delta)``; returns the final bracket, or the certified
     state ``(lo, hi, lo_certified, f_lo, f_hi)`` for the Illinois loop when it cannot close.
 
-    * No surrogate crossing below ``top = max_log_ratio`` (e.g. large eps0 at small n: no
+    * No surrogate crossing below ``top = max_log_ratio`` (e.g. large eps0 at small n: little
       amplification at this delta): one probe at ``top (1 - 0.99 rtol)``; if its certified
-      lower bound exceeds delta, ``[probe, top]`` is the answer (delta(top) = 0).
+      lower bound exceeds delta, ``[probe, top]`` is the answer (delta(top) = 0); if it is
+      feasible, the steps below start where the chord towards ``(top, 0)`` reaches delta.
     * Otherwise Newton steps on ``log delta`` from the surrogate's root and slope, then secant
-      steps, every evaluation refined to the resolution ``tol = 0.3 rtol eps |d log delta / d
-      eps|`` that the final bracket needs (the profile keeps its refinement between calls), and
+      steps, every evaluation refined to the resolution ``tol = TOL_FACTOR rtol eps |d log
+      delta / d eps|`` that the final bracket needs (the profile keeps its refinement between calls), and
       never beyond the chord of ``delta`` against ``e^eps`` towards a known feasible end (on
       the feasible side by convexity). When the estimated root is known to ``0.1 rtol``, two
       evaluations at ``+-0.49 rtol`` (or one, next to an end already certified) close the bracket.
@@ -268,9 +278,18 @@ def _fast_phase(
         lb, ub = evaluate(x, 1e-3)
         if lb > delta:
             return EpsilonBracket(delta, x, hi, 0)
-        if ub <= delta:
-            hi, f_hi, d_hi = x, gap(lb, ub), 0.5 * (lb + ub)
-        return lo, hi, lo_cert, f_lo, f_hi
+        if not (ub <= delta and lb > 0.0):
+            return lo, hi, lo_cert, f_lo, f_hi
+        hi, f_hi, d_hi = x, gap(lb, ub), 0.5 * (lb + ub)
+        # Extrapolate the chord through (e^x, delta(x)) and (e^top, 0) down to delta: beyond
+        # the chord's interval a convex function lies above its chord, so this is a start on
+        # the infeasible side (for exact values), and the chord's log-slope there a slope.
+        g_top, g_x = math.expm1(top), math.expm1(x)
+        g_r = g_top - (g_top - g_x) * delta / d_hi
+        if not g_r > 0.0:
+            return lo, hi, lo_cert, f_lo, f_hi
+        x_r = math.log1p(g_r)
+        start = (x_r, -(g_r + 1.0) / (g_top - g_r))
     x, slope = start
     if not (math.isfinite(slope) and slope < 0.0):
         return lo, hi, lo_cert, f_lo, f_hi
@@ -279,7 +298,7 @@ def _fast_phase(
     prev: tuple[float, float, float] | None = None  # (x, gap, tol) of the previous evaluation
     estimate: float | None = None
     for _ in range(8):
-        tol_fin = min(1e-2, max(1e-12, 0.3 * rtol * x * abs(slope)))
+        tol_fin = min(1e-2, max(1e-12, TOL_FACTOR * rtol * x * abs(slope)))
         tol = tol_fin
         if err is None or abs(slope) * err > 0.05:
             # possibly far from the root: look coarsely first, so that the profile is not refined
@@ -318,7 +337,7 @@ def _fast_phase(
             break
     if estimate is None:
         return lo, hi, lo_cert, f_lo, f_hi
-    tol_fin = min(1e-2, max(1e-12, 0.3 * rtol * estimate * abs(slope)))
+    tol_fin = min(1e-2, max(1e-12, TOL_FACTOR * rtol * estimate * abs(slope)))
     # The two ends: next to a certified end when one is close, else +-0.49 rtol around the estimate.
     if hi <= estimate * (1.0 + 0.6 * rtol):
         a, b = hi * (1.0 - 0.98 * rtol), hi
