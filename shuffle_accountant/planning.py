@@ -262,6 +262,15 @@ def _composed_boundary(
                              low=low, high=high, integer=integer, rtol=rtol)
 
 
+def _answer_method(method: str, randomizer: Any, details: dict) -> tuple[str, Any]:
+    """The method an answer is labelled with: with a randomizer over several rounds, the
+    blanket when its PLD or advanced route certified the answer (``method`` is then only the
+    RDP route's generic analysis)."""
+    if randomizer is not None and details.get("certified_by") in ("pld", "advanced"):
+        return "blanket", get_method("blanket")
+    return method, get_method(method)
+
+
 def _recheck(feasible: Callable[[bool], tuple[bool, float]]) -> float:
     """The certified delta at a solver's answer, from the tight bracket; from the search's
     (coarse) one in the rare case that only it certifies (both are certified upper bounds)."""
@@ -343,13 +352,15 @@ def solve_eps0(
     rtol: float = 1e-6,
     rounds: int = 1,
     randomizer: Any = None,
+    on_start: Callable[[], None] | None = None,
 ) -> Bound:
     """The largest local eps0 whose shuffled guarantee is at most ``(eps, delta)`` by
     ``method`` (to relative resolution ``rtol``), certified by the forward computation.
 
     ``randomizer``: a :class:`.randomizers.RandomizerFamily` (a named randomizer whose
     parameters stay fixed while eps0 varies) for the mechanism-aware methods (``blanket``), and
-    with ``rounds > 1`` for the blanket PLD / advanced routes of :func:`.composition.compose`."""
+    with ``rounds > 1`` for the blanket PLD / advanced routes of :func:`.composition.compose`.
+    ``on_start`` is called once the inputs are validated (the CLI announces long searches)."""
     n = check_int("n", n)
     rtol = check_real("rtol", rtol, low=1e-10, high=1e-2)
     rounds = check_int("rounds", rounds, high=10**9)
@@ -357,6 +368,8 @@ def solve_eps0(
         raise InvalidParameter(f"{randomizer.describe()} has one fixed eps0, so there is no eps0 to solve for; "
                                "ask for the smallest n instead (solve n)")
     inputs = _target(eps, delta, method, k, delta0, rounds, randomizer, n=n)
+    if on_start is not None:  # inputs are valid: the search starts (the CLI says so for long ones)
+        on_start()
     eps, delta = inputs["eps"], inputs["delta"]
     start = min(eps, api.MAX_EPS0)
     fail = f"{method} certifies (eps={eps:g}, delta={delta:g}) at n={n} for no eps0 >= 1e-12"
@@ -393,12 +406,12 @@ def solve_eps0(
         details = {"certified_delta": certified}
     if found.infeasible is None:
         warnings.append(f"every eps0 up to the supported maximum {api.MAX_EPS0:g} meets the target")
-    m = get_method(method)
+    label, m = _answer_method(method, randomizer, details)
     return Bound(
         "eps0",
         lo,
         "lower",
-        method,
+        label,
         m.citation,
         inputs,
         "largest eps0 certified by the forward computation (the true optimum of this analysis is >= this)",
@@ -416,13 +429,17 @@ def solve_n(
     delta0: float = 0.0,
     rounds: int = 1,
     randomizer: Any = None,
+    on_start: Callable[[], None] | None = None,
 ) -> Bound:
     """The smallest number of users for which ``method`` certifies ``(eps, delta)`` with an
     ``eps0``-DP local randomizer (exact integer search, re-checked). ``randomizer``: a family
-    or one randomizer with this eps0, as in :func:`solve_eps0`."""
+    or one randomizer with this eps0, as in :func:`solve_eps0`. ``on_start`` is called once the
+    inputs are validated."""
     eps0 = check_real("eps0", eps0, low=0.0, high=api.MAX_EPS0, low_open=True)
     rounds = check_int("rounds", rounds, high=10**9)
     inputs = _target(eps, delta, method, k, delta0, rounds, randomizer, eps0=eps0)
+    if on_start is not None:
+        on_start()
     eps, delta = inputs["eps"], inputs["delta"]
     fail = f"{method} does not certify (eps={eps:g}, delta={delta:g}) with eps0={eps0:g} for any n <= {MAX_N:g}"
     if rounds > 1:
@@ -459,12 +476,12 @@ def solve_n(
         details = {"certified_delta": certified}
         if hi > 1:  # the neighbour one user fewer, which the forward computation does not certify
             details.update(previous_n=hi - 1, previous_value=_feasible(eps0, hi - 1, eps, delta, method, k, delta0, randomizer)[1])
-    m = get_method(method)
+    label, m = _answer_method(method, randomizer, details)
     return Bound(
         "n",
         hi,
         "upper",
-        method,
+        label,
         m.citation,
         inputs,
         "smallest n certified by the forward computation (the true optimum of this analysis is <= this)",

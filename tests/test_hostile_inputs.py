@@ -163,6 +163,31 @@ BAD += [
     ["solve", "delta", "--eps", "-1", "--eps0", "1", "--n", "100"],
     ["solve", "nope"],
     ["nope"],
+    # a deployed randomizer on every command that takes one
+    ["epsilon", "--eps0", "1", "--n", "100", "--randomizer", "krr"],
+    ["epsilon", "--eps0", "1", "--n", "100", "--randomizer", "oue", "--k", "3", "--g", "4"],
+    ["epsilon", "--n", "100", "--randomizer-file", "missing.csv"],
+    ["delta", "--eps0", "1", "--n", "100", "--eps", "0.1", "--randomizer", "nope", "--k", "3"],
+    ["compose", "--eps0", "1", "--n", "100", "--T", "2", "--randomizer", "krr", "--k", "1"],
+    ["compose", "--eps0", "1", "--n", "100", "--T", "2", "--randomizer", "krr", "--k", "3", "--g", "4"],
+    ["compose", "--eps0", "1", "--n", "100", "--T", "2", "--randomizer", "sue", "--k", "3", "-m", "krr"],
+    ["solve", "eps0", "--eps", "1", "--delta", "1e-6", "--n", "100", "--randomizer", "olh", "--k", "nan"],
+    ["solve", "n", "--eps", "1", "--delta", "1e-6", "--eps0", "1", "-m", "blanket"],
+    ["solve", "n", "--eps", "1", "--delta", "1e-6", "--eps0", "1", "--randomizer", "krr", "--k", "3", "-m", "blanket",
+     "--rounds", "3"],
+    ["solve", "eps", "--delta", "1e-6", "--eps0", "1", "--n", "100", "--randomizer", "subset", "--k", "4", "--d", "9"],
+    ["solve", "delta", "--eps", "0.1", "--eps0", "1", "--n", "100", "--randomizer", "hadamard", "--k", "-3"],
+    ["table", "--n", "100", "--eps0", "1", "--randomizer", "krr", "--k", "3", "-m", "blanket-bennett-krr", "-m", "x"],
+    ["table", "--n", "100", "--eps0", "1", "-m", "blanket"],
+    ["plot", "--n", "1e3,1e4", "--eps0", "1", "--randomizer", "krr", "-o", "p.png"],
+    # frequency estimation
+    ["frequency", "--randomizer", "krr", "--k", "10", "--eps0", "nan", "--n", "100"],
+    ["frequency", "--randomizer", "krr", "--k", "1", "--eps0", "1", "--n", "100"],
+    ["frequency", "--randomizer", "krr", "--k", "10", "--eps0", "1", "--n", "1e13"],
+    ["frequency", "--randomizer", "krr", "--k", "10", "--eps0", "1", "--n", "100", "--beta", "1"],
+    ["frequency", "--randomizer", "krr", "--k", "10", "--eps0", "1", "--n", "100", "--delta", "0"],
+    ["frequency", "--randomizer", "krr", "--k", "10", "--eps0", "-1", "--n", "100"],
+    ["frequency", "--k", "10", "--eps0", "1", "--n", "100"],
 ]
 
 
@@ -175,10 +200,15 @@ def test_bad_input_exit_2_one_line(args, tmp_path, monkeypatch):
 
 
 def test_every_core_command_is_exercised():
+    from shuffle_accountant.cli import CORE_COMMANDS
+
     commands = {a[0] if a[0] != "solve" else f"solve {a[1]}" for a in BAD}
-    core = {"epsilon", "delta", "methods", "renyi", "compose", "table", "check", "plot",
-            "solve eps0", "solve n", "solve eps", "solve delta"}
-    assert core <= commands
+    core = (set(CORE_COMMANDS) - {"solve"}) | {"solve eps0", "solve n", "solve eps", "solve delta"}
+    assert core <= commands, core - commands
+    with_randomizer = {a[0] if a[0] != "solve" else f"solve {a[1]}" for a in BAD
+                       if "--randomizer" in a or "--randomizer-file" in a or "blanket" in a}
+    assert {"epsilon", "delta", "compose", "table", "plot", "solve eps0", "solve n", "solve eps",
+            "solve delta"} <= with_randomizer
 
 
 # ---------------------------------------------------------------------------------------

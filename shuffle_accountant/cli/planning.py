@@ -49,11 +49,12 @@ def _rounds_option(func: Any) -> Any:
                         "tightest certified one is used; each step of the search then runs a composition).")(func)
 
 
-def _announce(rounds: int) -> None:
+def _announce(rounds: int, randomizer: bool = False) -> None:
     """A composed plan takes many compositions: say so on stderr rather than stay silent."""
     if rounds > 1:
+        how_long = "seconds to a minute: each step builds the blanket PLD" if randomizer else "about a second"
         click.echo(f"solving for {rounds} composed rounds: bracketing with RDP, then certifying with "
-                   "compose's tightest route (about a second)...", err=True)
+                   f"compose's tightest route ({how_long})...", err=True)
 
 
 def _quantity(rounds: int) -> str:
@@ -129,8 +130,8 @@ def solve_eps0_cmd(eps: float, delta: float, n: int, method: str | None, k: int 
     if family is not None and family.fixed_eps0 is not None:
         raise click.UsageError("a --randomizer-file matrix has one fixed eps0: there is no eps0 to solve for "
                                "(ask 'solve n' instead)")
-    _announce(rounds)
-    b = planning.solve_eps0(eps, delta, n, _method(method, family, rounds), k, delta0, rtol, rounds, family)
+    b = planning.solve_eps0(eps, delta, n, _method(method, family, rounds), k, delta0, rtol, rounds, family,
+                            on_start=lambda: _announce(rounds, family is not None))
     details = b.details
     if math.isfinite(details["next_eps0"]):
         further = f"eps0 = {details['next_eps0']:.9g} gives {_quantity(rounds)} = {details['next_value']:.6g}"
@@ -160,8 +161,8 @@ def solve_n_cmd(eps: float, delta: float, eps0: float | None, method: str | None
       shuffle-acct solve n --eps 0.1 --delta 1e-6 --eps0 2 --randomizer krr --k 10
     """
     randomizer, eps0 = build_randomizer(eps0, k, randomizer_name, g, d, randomizer_file)
-    _announce(rounds)
-    b = planning.solve_n(eps, delta, eps0, _method(method, randomizer, rounds), k, delta0, rounds, randomizer)
+    b = planning.solve_n(eps, delta, eps0, _method(method, randomizer, rounds), k, delta0, rounds, randomizer,
+                         on_start=lambda: _announce(rounds, randomizer is not None))
     details = b.details
     if details.get("previous_n"):
         fewer = f"n = {details['previous_n']} gives {_quantity(rounds)} = {details['previous_value']:.6g}"
