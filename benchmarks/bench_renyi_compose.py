@@ -9,7 +9,13 @@ route's per-round caches are cleared before each run, so every run is cold). Rep
 interleave the cases, so that load changes hit them alike. The one-off dp_accounting import
 (~1 s) is paid before timing. Targets: the curve <= 10 reference queries, compose <= 50.
 
-Run: python benchmarks/bench_renyi_compose.py [--repeats R] [--quick]
+With ``--randomizer``: a second table for ``compose --randomizer krr --k 10`` (the PLD and
+advanced routes compose the exact blanket bound, built from few evaluations of it), T = 100,
+next to the single clones query and the generic compose at the same n (blanket PLDs cleared
+before each run; the blanket engines' own per-(n, k, eps0) cache is not, so repeated runs
+measure a warm engine).
+
+Run: python benchmarks/bench_renyi_compose.py [--repeats R] [--quick] [--randomizer]
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="n = 1e3, 1e4, 1e6 only")
+    ap.add_argument("--randomizer", action="store_true", help="also compose a deployed k-RR (blanket routes)")
     args = ap.parse_args()
     ns = [10**3, 10**4, 10**6] if args.quick else NS
     try:
@@ -77,6 +84,38 @@ def main() -> None:
         print(f"| {n:.0e} | {q * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {r:.1f} | {m['c100'] * 1e3:.1f} | {c1:.1f} "
               f"| {m['c1e4'] * 1e3:.1f} | {c2:.1f} |", flush=True)
     print(f"\nworst ratios: renyi curve {worst['renyi']:.1f} (target 10), compose {worst['compose']:.1f} (target 50)")
+    if args.randomizer:
+        randomizer_table([10**3, 10**4, 10**6] if args.quick else [10**3, 10**4, 10**5, 10**6], args.repeats)
+
+
+def randomizer_table(ns: list[int], repeats: int) -> None:
+    """compose T = 100 with a deployed k-RR (k = 10) against the clones query and generic compose."""
+    from shuffle_accountant.randomizers import RandomizerFamily
+
+    fam = RandomizerFamily.named("krr", k=10)
+    print("\n| n | single eps query | compose T=100 (generic) | compose T=100 --randomizer krr --k 10 | ratio to query "
+          "| ratio to generic | eps: generic best / blanket PLD |")
+    print("|---|---|---|---|---|---|---|")
+    for n in ns:
+        results: dict[str, object] = {}
+
+        def blanket(n: int = n) -> object:
+            pld._blanket_pld.cache_clear()  # noqa: SLF001 - a cold PLD
+            results["b"] = comp.compose(eps0=1.0, n=n, T=100, method="stronger-clones", randomizer=fam)
+            return results["b"]
+
+        def generic(n: int = n) -> object:
+            results["g"] = cold(lambda: comp.compose(eps0=1.0, n=n, T=100, method="stronger-clones"))()
+            return results["g"]
+
+        cases = {"q": lambda n=n: api.epsilon(1.0, n, 1e-6), "g": generic, "b": blanket}
+        for fn in cases.values():
+            fn()
+        m = medians(cases, repeats)
+        eg = min(x.value for x in results["g"].bounds if x.value is not None)  # type: ignore[attr-defined]
+        eb = next(x.value for x in results["b"].bounds if x.method == "pld")  # type: ignore[attr-defined]
+        print(f"| {n:.0e} | {m['q'] * 1e3:.1f} | {m['g'] * 1e3:.1f} | {m['b'] * 1e3:.1f} | {m['b'] / m['q']:.0f} "
+              f"| {m['b'] / m['g']:.1f} | {eg:.5g} / {eb:.5g} |", flush=True)
 
 
 if __name__ == "__main__":
