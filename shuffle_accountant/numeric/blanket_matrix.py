@@ -1123,8 +1123,15 @@ class BlanketProfile:
             top = max([float(up[i]) for i in live] + [lower])
             if tol <= rtol or top - lower <= rtol * lower:
                 break
-            # the last step goes straight to rtol (a level just above it costs nearly as much)
-            tol = rtol if tol * 0.1 < 3.0 * rtol else tol * 0.1
+            # The next tolerance only needs to separate the live pairs from the leader: about a
+            # third of the largest relative gap between brackets' midpoints (pairs tied within
+            # it, or a leader alone, go straight to rtol; so does a level just above rtol).
+            mid = {i: 0.5 * (lo[i] + up[i]) for i in live}
+            lead = max(mid.values())
+            gaps = [(lead - v) / lead for v in mid.values() if lead > 0.0 and v < lead]
+            tol = min(0.1 * tol, 0.3 * max(gaps, default=0.0))
+            if tol < 3.0 * rtol:
+                tol = rtol
         for i in set(found) | {i for i in order if up[i] < math.inf}:
             e_prev, l_prev, u_prev = self._known.setdefault(i, ([], [], []))
             e_prev.append(eps)
