@@ -268,3 +268,38 @@ def test_unreachable_target_exit_1_one_line():
     assert res.exit_code == 1
     lines = res.output.strip().splitlines()
     assert len(lines) == 1 and "--target-error 4" in lines[0] and "least error seen" in lines[0]
+
+
+def _results(args):
+    import csv
+    import io
+
+    res = _run(args + ["--format", "csv"])
+    assert res.exit_code == 0, res.output
+    return {row["quantity"]: dict(row, value=int(row["value"]) if row["value"].isdigit() else row["value"])
+            for row in csv.DictReader(io.StringIO(res.output))}
+
+
+def test_largest_end_of_a_users_range_is_a_lower_bound_unless_exact():
+    # the certified range of n is contained in the true one when the error is an upper bound (or when
+    # the computation stops, or at the searched range's end): its largest end is at least this, never "upper"
+    rows = _results(["robust", "bitsum", "--target-error", "30", "--eps", "1", "--delta", "1e-6", "--protocol", "all"])
+    for proto in ("lecture", "cheu2019", "bc20"):
+        row = rows[f"{proto}: largest n meeting the target"]
+        assert row["value"] == 10**12 and row["kind"] == "lower", row
+    rows = _results(["robust", "distinct", "--target-error", "3000", "--universe", "1e9", "--hash-size", "1e5",
+                     "--eps", "1", "--delta", "1e-6"])
+    assert rows["largest n meeting the target"]["kind"] == "lower"  # alpha is an upper bound: may reach further
+    assert rows["smallest n meeting the target"]["kind"] == "upper"
+
+
+def test_largest_end_kind_by_case():
+    from shuffle_accountant.plugins.robust.cli import _largest_kind
+
+    def end(failing, err):
+        return noise.UsersAnswer(100, failing, 1.0, err, 2.0, False, 3, "largest")
+
+    assert _largest_kind(end(None, None), "exact")[0] == "lower"  # end of the searched range
+    assert _largest_kind(end(101, None), "exact")[0] == "lower"  # the computation stops: not shown to miss
+    assert _largest_kind(end(101, 2.5), "upper")[0] == "lower"  # an upper-bound error misses: the truth may not
+    assert _largest_kind(end(101, 2.5), "exact")[0] == "exact"  # an exact error misses at the next n

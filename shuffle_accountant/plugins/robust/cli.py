@@ -87,14 +87,28 @@ def _users_rows(label: str, first: Any, last: Any, kind: str, what: str, error_k
         rows.append(_row(f"{label}largest n meeting the target", None, "not applicable",
                          "not searched: error / n falls as n grows"))
         return rows
-    rows.append(_row(f"{label}largest n meeting the target", last.n, "exact" if last.n_failing is None else kind,
-                     "end of the range (1e12), checked" if last.n_failing is None else "certified search, forward-verified"))
+    rows.append(_row(f"{label}largest n meeting the target", last.n, *_largest_kind(last, error_kind)))
     if last.n_failing is not None:
         e = last.error_at_failing
         rows.append(_row(f"{label}n = {last.n_failing} (one more)", "misses" if e is None else
                          e / (last.n_failing if last.relative else 1), "not certified" if e is None else error_kind,
                          NO_PARAMETERS if e is None else "forward computation: above the target"))
     return rows
+
+
+def _largest_kind(last: Any, error_kind: str) -> tuple[str, str]:
+    """Kind and method of the largest end of a users range. The true range of n contains the
+    certified one when the error is an upper bound, so its largest end is a *lower* bound on the
+    true largest n; it is exact only for an exact error whose next n is computed and misses."""
+    if last.n_failing is None:
+        return "lower", "end of the searched range (1e12): meets the target; larger n not searched (at least this)"
+    if last.error_at_failing is None:
+        return "lower", ("certified search, forward-verified; the next n is beyond what the computation certifies, "
+                         "not shown to miss the target (at least this)")
+    if error_kind != "exact":
+        return "lower", ("certified search, forward-verified; the error there is an upper bound, so the true range "
+                         "may reach further (at least this)")
+    return "exact", "certified search, forward-verified: the next n misses the target"
 
 
 def _users_range(noise_mod: Any, error_at: Any, target_error: float, relative: bool) -> tuple[Any, Any | None]:
