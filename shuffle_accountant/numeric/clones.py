@@ -468,23 +468,30 @@ class Direction(TotalsGeometry):
             if floor >= 0.5 * target and float(np.sum(reducible)) <= floor:
                 # floating-point error dominates: refining further cannot help
                 return DeltaBounds(eps, max(lower, 0.0), upper, nblocks, False)
-            # Split the blocks whose reducible gaps dominate, largest first, 8 ways.
-            order = np.argsort(reducible)[::-1]
-            cum = np.cumsum(reducible[order])
-            excess = float(np.sum(reducible)) - max(0.5 * target - floor, 0.25 * float(np.sum(reducible)))
-            count = int(np.searchsorted(cum, excess)) + 1
-            chosen = order[:count]
-            chosen = chosen[reducible[chosen] > 0.0]
+            # Split blocks so that the reducible gap should reach 90% of the room left in one
+            # round: a block split into m equal parts keeps about 1/m of its gap (W and the
+            # kernel's drop both shrink by m, and there are m parts), so the fewest parts for a
+            # total gap ``goal`` are m_i ~ sqrt(r_i) * sum_j sqrt(r_j) / goal (Lagrange). At
+            # least 2 and at most 256 parts per block and round, never below width one.
+            total_r = float(np.sum(reducible))
+            goal = max(0.9 * (target - floor), 0.05 * total_r)
+            root = np.sqrt(reducible)
+            parts = np.ceil(root * (float(np.sum(root)) / goal))
+            width = hi - lo + 1.0
+            parts = np.minimum(np.minimum(parts, 256.0), width)
+            chosen = np.nonzero((parts >= 2.0) & (reducible > 0.0))[0]
             if chosen.size == 0:
                 return DeltaBounds(eps, max(lower, 0.0), upper, nblocks, False)
-            if nblocks + 7 * chosen.size > MAX_BLOCKS:
+            m = parts[chosen].astype(np.int64)
+            if nblocks + int(np.sum(m)) - chosen.size > MAX_BLOCKS:
                 raise CertificationError(
                     f"block refinement exceeded {MAX_BLOCKS} blocks at eps = {eps!r}; loosen the tolerance"
                 )
-            width = hi[chosen] - lo[chosen] + 1.0
-            cuts = np.floor(lo[chosen][:, None] + width[:, None] * (np.arange(9)[None, :] / 8.0))
-            cuts[:, -1] = hi[chosen] + 1.0
-            child_lo, child_hi = cuts[:, :-1].ravel(), cuts[:, 1:].ravel() - 1.0
+            owner = np.repeat(np.arange(chosen.size), m)
+            j = (np.arange(owner.size) - np.repeat(np.cumsum(m) - m, m)).astype(float)
+            mm, w0, l0 = m[owner].astype(float), width[chosen][owner], lo[chosen][owner]
+            child_lo = l0 + np.floor(w0 * j / mm)
+            child_hi = np.where(j + 1.0 == mm, hi[chosen][owner], l0 + np.floor(w0 * (j + 1.0) / mm) - 1.0)
             keep = child_hi >= child_lo
             child_lo, child_hi = child_lo[keep], child_hi[keep]
             c_mass, c_err = self.block_mass(child_lo, child_hi)
