@@ -195,3 +195,22 @@ def test_smallest_n_property(eps, alpha, task):
     assert err(n) <= alpha * n
     if n > 1:
         assert not _feasible(lambda m: err(m) <= alpha * m, n - 1)
+
+
+@pytest.mark.parametrize("args,kind", [
+    # count: Lemma 11 is attained by the data set where every user holds 1, so the answer is exact
+    (["--task", "count", "--find", "n", "--eps", "1", "--rel-error", "0.01"], "exact"),
+    # histogram (upper end of the expected l_inf bracket) and sum (Minkowski RMSE bound): bounds not
+    # attained, so the smallest n / fewest bits whose bound meets the target only bounds the truth from above
+    (["--task", "histogram", "--find", "n", "--eps", "1", "--k", "20", "--rel-error", "0.05"], "upper"),
+    (["--task", "sum", "--find", "n", "--eps", "1", "--bits", "4", "--rel-error", "0.01"], "upper"),
+    (["--task", "sum", "--find", "bits", "--eps", "1", "--n", "1e6", "--error", "5"], "upper"),
+])
+def test_plan_answer_kind_follows_the_metric(args, kind):
+    import csv
+    import io
+
+    res = _run(["pure", "plan", *args, "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    first = next(csv.DictReader(io.StringIO(res.output)))
+    assert first["kind"] == kind, first

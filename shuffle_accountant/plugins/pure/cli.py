@@ -370,6 +370,9 @@ def plan_cmd(task: str, find: str, eps: float | None, n: int | None, error: floa
         assert eps is not None and rel_error is not None
         a = inverse.smallest_n(t, eps, rel_error, r)
         label, kind, how = "smallest n", "exact", "n meets the target, n - 1 does not (forward-verified)"
+        if task != "count":  # the metric is an upper bound (not attained): the true error may meet it sooner
+            kind, how = "upper", ("the certified error bound meets the target at n, not at n - 1 (forward-verified); "
+                                  "the true error may meet it sooner")
     elif find == "eps":
         assert n is not None and error is not None
         a = inverse.least_eps(t, n, error, r)
@@ -382,7 +385,8 @@ def plan_cmd(task: str, find: str, eps: float | None, n: int | None, error: floa
     else:
         assert eps is not None and n is not None and error is not None
         a = inverse.fewest_bits(t, eps, n, error, r)
-        label, kind, how = "fewest bits L", "exact", "every smaller L evaluated: none meets the target"
+        label, kind, how = "fewest bits L", "upper", ("every smaller L evaluated: none has an RMSE bound meeting the "
+                                                      "target (the bound is not attained: the true RMSE may meet it)")
     rows = [
         _qrow(label, a.value, kind, how),
         _qrow(f"{a.metric} at the answer", a.error, "upper", "forward computation, any data set"),
