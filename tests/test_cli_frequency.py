@@ -187,3 +187,27 @@ def test_help_shows_examples() -> None:
     code, out, err = run("frequency", "--help")
     assert code == 0 and "shuffle-acct frequency --randomizer" in out
     assert "frequency" in run("--help")[1]
+
+
+def test_stepped_default_d_is_not_called_the_least_eps0() -> None:
+    # subset selection's default d = ceil(k / (e^eps0 + 1)) steps with eps0, so the l_inf bound jumps up
+    # (d = 2 -> 1) and the bisection over eps0 can miss smaller feasible eps0: fewer users do suffice
+    args = ["frequency", "--randomizer", "subset", "--k", "100", "--eps", "5", "--target-error", "0.2",
+            "-m", "stronger-clones"]
+    res = CliRunner().invoke(main, args + ["--format", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    n_found = doc["results"][0]["value"]
+    family = accuracy.named_factory("subset", k=100)
+    assert family.stepped == ("d",)
+    m = n_found - 1  # independent scan: some eps0 meets both at n - 1
+    feasible = [e0 / 100 for e0 in range(430, 461)
+                if accuracy.linf_bound(accuracy.estimator(family(e0 / 100)), m, 0.05)[0] <= 0.2
+                and accuracy.certify(family(e0 / 100), m, 5.0, 1e-6, "stronger-clones")[0]]
+    assert feasible, "n - 1 should be feasible with another eps0 (the point of the warning)"
+    text = CliRunner().invoke(main, args).output
+    assert "need not be the least" in text and "fix --d" in text
+    assert "the least one meeting the error target" not in text
+    fixed = CliRunner().invoke(main, ["frequency", "--randomizer", "krr", "--k", "10", "--eps", "0.5",
+                                      "--target-error", "0.05", "-m", "stronger-clones"]).output
+    assert "need not be the least" not in fixed and "the least one meeting the error target" in fixed

@@ -167,7 +167,17 @@ def _inverse(n: int | None, eps0: float | None, eps: float | None, delta: float,
         f"one user fewer: {prev}.",
         "without --eps0 the eps0 at each n is the least one meeting the error target (to 1e-6 relative); "
         "the answer is an upper bound on the smallest n of these analyses.",
-    ] + _forward_notes(forward)
+    ]
+    stepped = dd.get("eps0_stepped_defaults") or []
+    if stepped:
+        flags = " / ".join(f"--{p}" for p in stepped)
+        notes[-2:] = [
+            f"one user fewer: {prev} (that eps0 only: another may meet both).",
+            f"warning: the default {', '.join(stepped)} of {randomizer_name} changes with eps0 in steps, so the l_inf "
+            "bound is not monotone in eps0 and the eps0 found at each n need not be the least: fewer users may "
+            f"suffice with another eps0 (the answer is an upper bound; fix {flags} for a search that is exact in eps0).",
+        ]
+    notes += _forward_notes(forward)
     inputs = {"randomizer": r.describe(), "target_error": target_error, "eps": eps, "delta": delta, "beta": beta,
               "method": method, "eps0": eps0}
     report = _report([answer, *forward.bounds()], found, inputs, notes)
