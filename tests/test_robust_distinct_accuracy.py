@@ -253,6 +253,9 @@ def test_distinct_json_carries_the_accuracy_statement():
     (["robust", "bitsum", "--target-error", "0", "--eps", "1", "--delta", "1e-6"], "--target-error"),
     (["robust", "bitsum", "--target-error", "-3", "--eps", "1", "--delta", "1e-6"], "--target-error"),
     (["robust", "bitsum", "--n", "100", "--target-error", "3", "--eps", "1", "--delta", "1e-6"], "--target-error"),
+    # --relative only changes a --target-error: refused, not ignored, without one
+    (["robust", "bitsum", "--n", "100", "--relative", "--eps", "1", "--delta", "1e-6"], "--relative"),
+    (["robust", "histogram", "--k", "10", "--n", "100", "--relative", "--eps", "1", "--delta", "1e-6"], "--relative"),
     (["robust", "bitsum", "--eps", "1", "--delta", "1e-6"], "--n"),
     (["robust", "histogram", "--k", "10", "--target-error", "3", "--eps", "1"], "--delta"),
 ])

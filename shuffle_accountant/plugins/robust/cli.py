@@ -57,9 +57,11 @@ def _one_of(target: float | None, p: float | None) -> None:
 NO_PARAMETERS = "no certified parameters: privacy target not met or beyond the computation's limits"
 
 
-def _n_or_target(n: int | None, target_error: float | None) -> None:
+def _n_or_target(n: int | None, target_error: float | None, relative: bool = False) -> None:
     if (n is None) == (target_error is None):
         raise click.UsageError("give exactly one of --n (analyse n users) or --target-error (solve for n)")
+    if relative and target_error is None:
+        raise click.UsageError("--relative applies to --target-error only (it makes the target error / n)")
 
 
 def _target_options(func: Any) -> Any:
@@ -317,7 +319,7 @@ def bitsum_cmd(n: int | None, eps: float, target: float, gamma: float, protocol:
     from . import bitsum as bitsum_mod
     from . import noise as noise_mod
 
-    _n_or_target(n, target_error)
+    _n_or_target(n, target_error, relative)
     protos = bitsum_mod.PROTOCOLS if protocol == "all" else (protocol,)
     if target_error is not None:
         _bitsum_users(bitsum_mod, noise_mod, protos, eps, target, gamma, target_error, relative, fmt)
@@ -404,7 +406,7 @@ def histogram_cmd(k: int, n: int | None, eps: float, target: float | None, p: fl
     """
     from . import structures
 
-    _n_or_target(n, target_error)
+    _n_or_target(n, target_error, relative)
     if target_error is not None:
         if target is None:
             raise click.UsageError("--target-error needs --delta (the privacy target the noise is solved for)")
