@@ -146,6 +146,8 @@ def test_rank_deficient_file_gives_not_applicable_rows(tmp_path: Path) -> None:
     (["--eps", "0.5", "--target-error", "nan"], "target-error"),
     (["--eps0", "1", "--randomizer-file", "x.csv"], "not both"),
     (["--eps0", "1", "-m", "magic"], "method"),
+    (["--eps0", "1", "--rtol", "1e-3"], "--rtol"),  # does nothing without a target --eps: refused, not ignored
+    (["--eps", "0.5", "--target-error", "0.01", "--rtol", "1e-3"], "--rtol"),
 ])
 def test_hostile_inputs_exit_2_with_one_line(args: list[str], word: str) -> None:
     base = {"--randomizer": "krr", "--k": "5", "--n": "1000"}

@@ -88,12 +88,12 @@ def _forward_notes(rep: accuracy.FrequencyReport) -> list[str]:
               help="Inverse question: the smallest n whose l_inf error bound (frequency units, 0 < error < 1) "
                    "at 1 - beta is at most this, at the target --eps and --delta (with --eps0: that eps0; "
                    "without: the eps0 chosen per n).")
-@click.option("--rtol", type=RangeType(v.RealRange("rtol", 1e-8, 1e-2)), default=1e-4, show_default=True,
-              help="Relative resolution of the eps0 search of a target --eps (1e-8 to 0.01).")
+@click.option("--rtol", type=RangeType(v.RealRange("rtol", 1e-8, 1e-2)), default=None, show_default="1e-4",
+              help="Relative resolution of the eps0 search of a target --eps without --target-error (1e-8 to 0.01).")
 @format_option
 def frequency_cmd(n: int | None, eps0: float | None, eps: float | None, delta: float, beta: float, k: int | None,
                   randomizer_name: str | None, g: int | None, d: int | None, randomizer_file: str | None,
-                  method: str, target_error: float | None, rtol: float, fmt: str) -> None:
+                  method: str, target_error: float | None, rtol: float | None, fmt: str) -> None:
     """Frequency estimation with a shuffled local randomizer: the central epsilon (upper) and
     the error of the standard unbiased estimator -- exact per-bin variance and expected l2
     error, and an l_inf bound holding with probability 1 - beta (upper) -- or the smallest n
@@ -109,6 +109,9 @@ def frequency_cmd(n: int | None, eps0: float | None, eps: float | None, delta: f
         raise click.UsageError("frequency estimation needs --randomizer NAME (with --k) or --randomizer-file F")
     if randomizer_name and k is None:
         raise click.UsageError(f"--randomizer {randomizer_name} needs --k (the domain size, an integer >= 2)")
+    if rtol is not None and (eps is None or target_error is not None):
+        raise click.UsageError("--rtol sets the resolution of the eps0 search of a target --eps (without "
+                               "--target-error); it does nothing here")
     if target_error is not None:
         _inverse(n, eps0, eps, delta, beta, k, randomizer_name, g, d, randomizer_file, method, target_error, fmt)
         return
@@ -121,7 +124,8 @@ def frequency_cmd(n: int | None, eps0: float | None, eps: float | None, delta: f
             raise click.UsageError("a --randomizer-file has a fixed eps0: a target --eps needs a named --randomizer")
         build_randomizer(1.0, k, randomizer_name, g, d, None)  # validates the names and parameters
         factory = accuracy.named_factory(randomizer_name, k=k, g=g, d=d)  # type: ignore[arg-type]
-        rep = accuracy.frequency(None, n, delta, beta, method, eps=eps, factory=factory, rtol=rtol)
+        rep = accuracy.frequency(None, n, delta, beta, method, eps=eps, factory=factory,
+                                 rtol=1e-4 if rtol is None else rtol)
     else:
         r, _ = build_randomizer(eps0, k, randomizer_name, g, d, randomizer_file)
         assert r is not None
