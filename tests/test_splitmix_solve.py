@@ -198,3 +198,26 @@ def test_hostile_inputs_one_line_exit_2(args: list[str], flag: str) -> None:
     assert result.exit_code == 2, result.output
     assert len(lines) == 1 and flag in lines[0], result.stderr
     assert "Traceback" not in result.output and result.stdout == ""
+
+
+@pytest.mark.parametrize("args", [
+    ["dp-sum", "--n", "10000", "--eps", "1", "--delta", "1e-6", "--honest-fraction", "0.5"],
+    ["dp-sum-solve", "--find", "n", "--eps", "1", "--delta", "1e-6", "--rmse-mean", "0.001"],
+])
+def test_dp_sum_tables_show_the_kind_of_every_number(args):
+    # every printed number is labelled: the error rows are upper bounds, sigma_certified a lower bound
+    import csv
+    import io
+
+    from click.testing import CliRunner
+
+    from shuffle_accountant.cli import main
+
+    res = CliRunner().invoke(main, ["splitmix", *args, "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    rows = {r["quantity"]: r for r in csv.DictReader(io.StringIO(res.output))}
+    assert rows["mse_total"]["kind"] == "upper" and rows["rmse_mean"]["kind"] == "upper"
+    assert rows["sigma_certified"]["kind"] == "lower"
+    assert all(r["kind"] in ("exact", "upper", "lower") for r in rows.values())
+    text = CliRunner().invoke(main, ["splitmix", *args]).output
+    assert " kind " in text.splitlines()[2]

@@ -302,7 +302,9 @@ def dp_sum_cmd(n: int, eps: float, delta: float, precision: int | None, honest_f
     shown = [r for r in _PLAN_ROWS if (r[0] not in _HONEST_ONLY_ROWS or plan.honest_users < n)
              and (r[0] != "sigma_min" or sigma is not None)]
     rows = [{"quantity": k, "value": values[k], "kind": kind or "exact", "note": note} for k, kind, note in shown]
-    columns = [Column("quantity", "quantity"), Column("value", "value", kind_key="kind"), Column("note", "note")]
+    # kind before value: the noise descriptions make the value column wide
+    columns = [Column("quantity", "quantity"), Column("kind", "kind"), Column("value", "value", kind_key="kind"),
+               Column("note", "note")]
     notes = [f"method: {plan.citation}"]
     if plan.honest_users < n:
         notes.insert(0, f"{plan.honest_users} of {n} users honest: users who send arbitrary messages instead of "
@@ -390,7 +392,7 @@ def dp_sum_solve_cmd(find: str, eps: float, delta: float, mse: float | None, rms
     rows += [{"quantity": k, "value": at[k], "below": below.get(k), "kind": kind or "exact", "note": note}
              for k, kind, note in _SOLVE_ROWS if k != "honest_users" or sol.plan.honest_users < sol.plan.n]
     columns = [Column("quantity", "quantity"), Column("value", "at answer", kind_key="kind"),
-               Column("below", f"{step} - 1", kind_key="kind"), Column("note", "note")]
+               Column("below", f"{step} - 1", kind_key="kind"), Column("kind", "kind"), Column("note", "note")]
     flag = {"mse": "mse_total", "rmse": "rmse_total", "rmse_mean": "rmse_mean"}[metric]
     notes = [f"target met: {flag} = {round_directed(sol.achieved, 'upper')} <= {target:g} at {step} = {getattr(sol.plan, step)}"]
     if sol.below is not None and sol.below_achieved is not None:
