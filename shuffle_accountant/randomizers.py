@@ -948,10 +948,24 @@ class RandomizerFamily:
             return self.fixed
         return make_randomizer(self.name, eps0, **dict(self.params))
 
+    def __call__(self, eps0: float) -> Randomizer:
+        """:meth:`at` (a family is a callable ``eps0 -> randomizer``)."""
+        return self.at(eps0)
+
     @property
     def k(self) -> int | None:
         """The domain size ``k`` when the family has one."""
         return dict(self.params).get("k")
+
+    @property
+    def stepped(self) -> tuple[str, ...]:
+        """The parameters left to their eps0-dependent default (OLH's ``g``, subset's ``d``):
+        they change in steps as eps0 varies, so quantities that are monotone in eps0 for fixed
+        parameters need not be monotone along the family."""
+        if self.fixed is not None:
+            return ()
+        given = dict(self.params)
+        return tuple(p for p in registry[self.name].optional if p not in given)
 
     def describe(self) -> str:
         """``krr(k=10)``, ``olh(k=100, g default)``, or the matrix's description."""
