@@ -87,23 +87,62 @@ def test_fast_agrees_with_simple_at_larger_n(method: str, n: int, eps0: float, d
 
 @given(st.integers(2, 10**7), st.floats(0.1, 6.0), st.lists(st.floats(0.0, 1.0), min_size=2, max_size=6))
 @settings(max_examples=40, deadline=None)
-def test_cut_cache_returns_the_uncached_numbers(n: int, eps0: float, fracs: list[float]) -> None:
+def test_cut_cache_agrees_with_the_uncached_kernel(n: int, eps0: float, fracs: list[float]) -> None:
+    """Cached kernels (Boost values reused, runs of consecutive clone counts by recurrence)
+    agree with a fresh uncached kernel within the two certified error bounds, over a sequence
+    of eps; where no run applies the numbers are identical."""
     pair = pair_for("clones", eps0, n).pair
     geo = clones.TotalsGeometry(pair)
     mu = geo.N * geo.p
     sd = math.sqrt(max(geo.N * geo.p * (1 - geo.p), 1.0))
-    c = np.unique(np.clip(np.round(mu + sd * np.linspace(-6, 6, 37)), 0, geo.N))
-    cache: dict = {}
-    for f in fracs:
-        eps = f * eps0
+    spread = np.unique(np.clip(np.round(mu + sd * np.linspace(-6, 6, 37)), 0, geo.N))
+    dense = np.arange(max(0.0, np.floor(mu) - 30), min(float(geo.N), np.floor(mu) + 30) + 1)
+    for c in (spread, dense):
+        cache: dict = {}
         u, v = np.full(c.shape, geo.pa1), np.full(c.shape, geo.pb1)
-        got = clones._kernel(c, u, v, geo.s, eps, geo.rel, cache)
-        want = kernel_hockey_stick(c, u, v, geo.s, eps, geo.rel)
-        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
-        # a nearby eps: most cuts are hits
-        got = clones._kernel(c, u, v, geo.s, eps * (1 + 1e-7), geo.rel, cache)
-        want = kernel_hockey_stick(c, u, v, geo.s, eps * (1 + 1e-7), geo.rel)
-        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        for f in fracs:
+            for eps in (f * eps0, f * eps0 * (1 + 1e-7)):  # a nearby eps: most cuts are hits
+                got, got_err = clones._kernel(c, u, v, geo.s, eps, geo.rel, cache)
+                want, want_err = kernel_hockey_stick(c, u, v, geo.s, eps, geo.rel)
+                assert np.all(np.abs(got - want) <= got_err + want_err + 1e-300)
+                assert np.all(got_err <= 12.0 * want_err + 1e-300)  # tails within 10x Boost's budget
+                if np.all(np.diff(c) > 1.0):
+                    assert np.array_equal(got, want) and np.array_equal(got_err, want_err)
+
+
+def upper_tail(c: int, j: int, s: mpmath.mpf) -> mpmath.mpf:
+    """``P[Bin(c, s) > j]`` by summing the pmf upwards with the exact ratio recurrence in the
+    current mpmath precision (mpmath's betainc does not converge at these sizes)."""
+    term = mpmath.binomial(c, j + 1) * s ** (j + 1) * (1 - s) ** (c - j - 1)
+    total = mpmath.mpf(0)
+    i = j + 1
+    while i <= c and term > total * mpmath.mpf("1e-45"):
+        total += term
+        term *= mpmath.mpf(c - i) / (i + 1) * s / (1 - s)
+        i += 1
+    return total
+
+
+@pytest.mark.parametrize("c0,s,beta", [(20, 0.5, 0.55), (1000, 0.5, 0.53), (1000, 0.3, 0.33), (20000, 0.5, 0.51),
+                                       (20000, 0.5 / 1.5, 0.35)])
+def test_run_recurrence_against_mpmath(c0: int, s: float, beta: float) -> None:
+    """The run recurrence's pmf and tail values lie within their stated relative errors of
+    40-digit mpmath values (an independent computation)."""
+    c = np.arange(c0, c0 + 300, dtype=float)
+    k = np.floor(beta * (c + 1.0)) + 1.0
+    got = clones._run_values(k, c, s, clones.bn.pmf_error_budget(c0 + 300))
+    assert got is not None
+    b, tail, rel_b, rel_t, done = got
+    assert done.sum() >= 0.5 * done.size  # the rest (tails within 10x Boost's budget only) go to Boost
+    with mpmath.workdps(40):
+        sp = mpmath.mpf(s)
+        for i in np.nonzero(done)[0][::37]:
+            cc, j = int(c[i]), int(k[i]) - 1
+            exact_b = mpmath.binomial(cc, j) * sp**j * (1 - sp) ** (cc - j)
+            exact_t = upper_tail(cc, j, sp)
+            assert abs(b[i] - exact_b) <= rel_b[i] * exact_b * (1 + 1e-9), (i, b[i], exact_b)
+            assert abs(tail[i] - exact_t) <= rel_t[i] * exact_t * (1 + 1e-9), (i, tail[i], exact_t)
+            assert rel_t[i] <= 1e-9 and rel_b[i] <= 1e-9
 
 
 class BiasedRR(RandomizedResponse):

@@ -181,21 +181,116 @@ def _kernel(
     return value, err
 
 
+#: Runs of at least this many consecutive clone counts get their kernel values by the exact
+#: recurrence of :func:`_run_values` (one Boost anchor per segment) instead of one Boost call each.
+RUN_MIN = 16
+#: Segment length of the recurrence: every segment restarts from Boost values at its first
+#: element, so errors grow over at most this many steps.
+RUN_SEGMENT = 64
+#: Refinement goes straight to single totals when its parts would be at most this wide (a
+#: single total costs a few vectorised operations, a wider block Boost calls).
+UNIT_SPLIT = 10.0
+#: ... as long as a round creates at most this many single totals (beyond, at large n, the
+#: per-total work outweighs the Boost calls saved).
+UNIT_CAP = 8192.0
+#: A run's values by recurrence are used only while the pmf stays this far above underflow.
+_RUN_FLOOR = 1e-250
+
+
+def _run_values(k: np.ndarray, c: np.ndarray, s: float, rel: float) -> tuple[np.ndarray, ...] | None:
+    """``B_c(k_c - 1)``, ``P[Bin(c, s) >= k_c]`` and their relative error bounds for the
+    elements of ``(k, c)`` (sorted by ``c``, distinct) that lie in *runs*: at least
+    :data:`RUN_MIN` consecutive ``c`` whose cuts step by 0 or 1 with ``1 <= k_c <= c``. Every
+    run is cut into segments of :data:`RUN_SEGMENT` that start from Boost values at their first
+    element; all segments are processed together. Returns ``(B, tail, rel_B, rel_tail, done)``
+    (``done`` marks the elements computed here; the caller uses Boost for the others), or
+    ``None`` when no run qualifies. Elements whose tail bound would exceed ten times Boost's
+    own budget (cancellation when the cut climbs) or whose pmf nears underflow are left to Boost.
+
+    With ``j = k_c - 1`` and ``X_{c+1} = X_c + xi``, ``xi ~ Bern(s)`` (exact identities):
+    ``B_{c+1}(j) = B_c(j) (c+1)(1-s)/(c+1-j)``, ``P[X_{c+1} > j] = P[X_c > j] + s B_c(j)`` when
+    the cut stays, and ``B_{c+1}(j+1) = B_c(j) (c+1)s/(j+1)``, ``P[X_{c+1} > j+1] = P[X_c > j] -
+    B_c(j) (c-j)s/(j+1)`` when it moves up. Error bounds (first order in the unit roundoff
+    ``u``, then widened by ``1 + 1e-6``): each pmf step costs at most ``6u`` relative, so
+    ``rel_B(i) = rel_0 + 6u i`` (``i`` steps from the segment's anchor); the tail carries the
+    anchor's budget, each increment's error ``|inc| (rel_B + 4u)``, and the recursive
+    summation's ``u sum_l |T_l|``.
+    """
+    u = 2.0**-53
+    n = c.size
+    if n < RUN_MIN or not (0.0 < s < 1.0):
+        return None
+    j = k - 1.0
+    ok = (j >= 0.0) & (j < c)
+    dj = np.diff(j)
+    link = ok[:-1] & ok[1:] & (np.diff(c) == 1.0) & ((dj == 0.0) | (dj == 1.0))
+    first = np.ones(n, dtype=bool)
+    first[1:] = ~link
+    run_start = np.nonzero(first)[0]
+    run_len = np.diff(np.append(run_start, n))
+    run_id = np.cumsum(first) - 1
+    pos = np.arange(n) - run_start[run_id]
+    use = ok & (run_len[run_id] >= RUN_MIN)
+    L = RUN_SEGMENT
+    seg_start = np.nonzero(use & (pos % L == 0))[0]
+    if seg_start.size == 0:
+        return None
+    seg_len = np.minimum(L, run_len[run_id[seg_start]] - pos[seg_start])
+    cols = np.arange(L)[None, :]
+    inrow = cols < seg_len[:, None]
+    idx = np.where(inrow, seg_start[:, None] + cols, seg_start[:, None])  # padding repeats the anchor
+    cc, jj = c[idx], j[idx]
+    up = np.zeros(idx.shape, dtype=bool)
+    up[:, :-1] = (jj[:, 1:] - jj[:, :-1] == 1.0) & inrow[:, 1:]
+    step_ok = inrow[:, 1:]
+    ratio = np.where(up, (cc + 1.0) * s / (jj + 1.0), (cc + 1.0) * (1.0 - s) / (cc + 1.0 - jj))[:, :-1]
+    ratio = np.where(step_ok, ratio, 1.0)
+    b0 = bn.pmf(jj[:, 0], cc[:, 0], s)
+    t0 = bn.sf(jj[:, 0], cc[:, 0], s)
+    rows = seg_start.size
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        b = b0[:, None] * np.concatenate((np.ones((rows, 1)), np.cumprod(ratio, axis=1)), axis=1)
+        inc = np.where(step_ok, b[:, :-1] * np.where(up, -(cc - jj) * s / (jj + 1.0), s)[:, :-1], 0.0)
+        tail = np.cumsum(np.concatenate((t0[:, None], inc), axis=1), axis=1)
+    steps = cols.astype(float)
+    rel_b = (rel + 6.0 * u * steps) * (1.0 + 1e-6) + np.zeros((rows, 1))
+    rel_t0 = np.maximum(bn.tail_error_budget(jj[:, 0], cc[:, 0], s), rel)
+    # the error analysis needs normal numbers all the way from the anchor
+    good = np.cumprod(inrow & (b > _RUN_FLOOR) & (tail > 0.0) & np.isfinite(b), axis=1).astype(bool)
+    abs_t = np.where(good, np.abs(tail), 0.0)
+    err_t = ((rel_t0 * t0)[:, None]
+             + np.concatenate((np.zeros((rows, 1)), np.cumsum(np.abs(inc) * (rel_b[:, :-1] + 4.0 * u), axis=1)), axis=1)
+             + u * np.cumsum(abs_t, axis=1)) * (1.0 + 1e-6)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel_t = np.where(good, err_t / tail, np.inf)
+    good &= rel_t <= 10.0 * rel_t0[:, None]
+    out_b, out_t, out_rb, out_rt = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    done = np.zeros(n, dtype=bool)
+    at = idx[good]
+    out_b[at], out_t[at], out_rb[at], out_rt[at] = b[good], tail[good], rel_b[good], rel_t[good]
+    done[at] = True
+    return out_b, out_t, out_rb, out_rt, done
+
+
 class _CutCache:
-    """Boost values at cuts ``(c, k)`` of ``Bin(c, s)`` for one split ``s``: ``B(k-1)``, the
-    tail ``P[Bin(c, s) >= k]`` and the tail's relative error budget, one cut per ``c`` (the
-    latest), sorted by ``c``. Values are stored exactly as computed, so a hit returns the
-    number Boost returns for the same arguments, with the same budget."""
+    """Values at cuts ``(c, k)`` of ``Bin(c, s)`` for one split ``s``: ``B(k-1)``, the tail
+    ``P[Bin(c, s) >= k]`` and the relative error budgets of both, one cut per ``c`` (the
+    latest), sorted by ``c``. Values are stored exactly as computed (by Boost, or by the
+    recurrence of :func:`_run_values` with its own budgets), so a hit returns the same number
+    with the same budget as a fresh computation."""
 
     def __init__(self) -> None:
         self.c = np.zeros(0)
         self.k = np.zeros(0)
         self.pmf = np.zeros(0)
         self.tail = np.zeros(0)
+        self.rel_pmf = np.zeros(0)
         self.rel_tail = np.zeros(0)
 
-    def values(self, k: np.ndarray, c: np.ndarray, s: float, rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(B(k-1), P[Bin(c,s) >= k], rel_tail)`` elementwise, Boost called on misses only."""
+    def values(self, k: np.ndarray, c: np.ndarray, s: float, rel: float) -> tuple[np.ndarray, ...]:
+        """``(B(k-1), P[Bin(c,s) >= k], rel_pmf, rel_tail)`` elementwise (``c`` sorted,
+        distinct); misses in runs of ``RUN_MIN`` consecutive ``c`` by recurrence, other
+        misses by Boost."""
         pos = np.minimum(np.searchsorted(self.c, c), max(self.c.size - 1, 0))
         if self.c.size:
             hit = (self.c[pos] == c) & (self.k[pos] == k)
@@ -203,28 +298,37 @@ class _CutCache:
             hit = np.zeros(c.shape, dtype=bool)
         b = np.empty(c.shape)
         tail = np.empty(c.shape)
+        rb = np.full(c.shape, rel)
         rt = np.empty(c.shape)
-        b[hit], tail[hit], rt[hit] = self.pmf[pos[hit]], self.tail[pos[hit]], self.rel_tail[pos[hit]]
-        miss = ~hit
-        if np.any(miss):
-            km, cm = k[miss], c[miss]
-            b[miss] = bn.pmf(km - 1.0, cm, s)
-            tail[miss] = bn.sf(km - 1.0, cm, s)
-            rt[miss] = np.maximum(bn.tail_error_budget(km - 1.0, cm, s), rel)
+        ph = pos[hit]
+        b[hit], tail[hit], rb[hit], rt[hit] = self.pmf[ph], self.tail[ph], self.rel_pmf[ph], self.rel_tail[ph]
+        miss = np.nonzero(~hit)[0]
+        if miss.size:
+            todo = np.ones(miss.size, dtype=bool)
+            got = _run_values(k[miss], c[miss], s, rel)
+            if got is not None:
+                done = got[4]
+                at = miss[done]
+                b[at], tail[at], rb[at], rt[at] = got[0][done], got[1][done], got[2][done], got[3][done]
+                todo = ~done
+            idx = miss[todo]
+            if idx.size:
+                km, cm = k[idx], c[idx]
+                b[idx] = bn.pmf(km - 1.0, cm, s)
+                tail[idx] = bn.sf(km - 1.0, cm, s)
+                rt[idx] = np.maximum(bn.tail_error_budget(km - 1.0, cm, s), rel)
             # keep the requested cuts (they are what the next, nearby eps asks for) and, while
             # the cache stays small, the older ones at other c
             keep = ~np.isin(self.c, c) if self.c.size <= 4 * c.size + 1024 else np.zeros(self.c.size, dtype=bool)
             cc = np.concatenate((self.c[keep], c))
             order = np.argsort(cc, kind="stable")
-            cc = cc[order]
-            first = np.concatenate(([True], cc[1:] != cc[:-1]))  # duplicates in c: keep one
-            sel = order[first]
-            self.c = cc[first]
-            self.k = np.concatenate((self.k[keep], k))[sel]
-            self.pmf = np.concatenate((self.pmf[keep], b))[sel]
-            self.tail = np.concatenate((self.tail[keep], tail))[sel]
-            self.rel_tail = np.concatenate((self.rel_tail[keep], rt))[sel]
-        return b, tail, rt
+            self.c = cc[order]
+            self.k = np.concatenate((self.k[keep], k))[order]
+            self.pmf = np.concatenate((self.pmf[keep], b))[order]
+            self.tail = np.concatenate((self.tail[keep], tail))[order]
+            self.rel_pmf = np.concatenate((self.rel_pmf[keep], rb))[order]
+            self.rel_tail = np.concatenate((self.rel_tail[keep], rt))[order]
+        return b, tail, rb, rt
 
 
 def _kernel_upper_tail(
@@ -251,8 +355,9 @@ def _kernel_upper_tail(
         else:
             astar = rho * s * (c + 1.0) / ((1.0 - s) + rho * s)
     k = np.clip(np.floor(astar) + 1.0, 0.0, c + 1.0)
+    rel_pmf: float | np.ndarray = rel
     if cache is not None:
-        b_km1, tail_k, rel_tail = cache.values(k, c, s, rel)
+        b_km1, tail_k, rel_pmf, rel_tail = cache.values(k, c, s, rel)
     else:
         b_km1 = bn.pmf(k - 1.0, c, s)
         tail_k = bn.sf(k - 1.0, c, s)  # P[Bin(c, s) >= k]
@@ -276,9 +381,10 @@ def _kernel_upper_tail(
     term_k = coef_b * b_km1 + coef_a * b_k
     value = value + np.maximum(0.0, np.maximum(term_km1, -term_k))
     scale = coef_b * b_km1 + gm1 * tail_k + np.abs(term_km1) + np.abs(term_k)
-    # Boost's relative error (pmf values: rel; the tail: its own, possibly larger, budget),
-    # rounding of the few operations here, and of du = u - v.
-    e = rel * scale + (rel_tail - rel) * gm1 * tail_k + 8e-16 * scale + 4e-16 * (u + v) * (b_km1 + b_km2 + b_k)
+    # The values' relative errors (pmf values: rel_pmf, Boost's budget or the recurrence's;
+    # the tail: its own, possibly larger, budget), rounding of the few operations here, and
+    # of du = u - v.
+    e = rel_pmf * scale + (rel_tail - rel_pmf) * gm1 * tail_k + 8e-16 * scale + 4e-16 * (u + v) * (b_km1 + b_km2 + b_k)
     out[live] = np.maximum(value, 0.0)
     err[live] = e
     return out, err
@@ -479,6 +585,12 @@ class Direction(TotalsGeometry):
             parts = np.ceil(root * (float(np.sum(root)) / goal))
             width = hi - lo + 1.0
             parts = np.minimum(np.minimum(parts, 256.0), width)
+            if self.pair.p0 == 0.0 and 0.0 < self.s < 1.0:
+                # parts of UNIT_SPLIT totals or fewer: go to single totals, whose kernels come in runs
+                # by recurrence (one Boost anchor per run) instead of one Boost call per edge
+                unit = (parts >= 2.0) & (width <= UNIT_SPLIT * parts)
+                if float(np.sum(width[unit])) <= UNIT_CAP:
+                    parts = np.where(unit, width, parts)
             chosen = np.nonzero((parts >= 2.0) & (reducible > 0.0))[0]
             if chosen.size == 0:
                 return DeltaBounds(eps, max(lower, 0.0), upper, nblocks, False)
