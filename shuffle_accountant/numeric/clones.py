@@ -294,6 +294,8 @@ class _CutCache:
         pos = np.minimum(np.searchsorted(self.c, c), max(self.c.size - 1, 0))
         if self.c.size:
             hit = (self.c[pos] == c) & (self.k[pos] == k)
+            if hit.all():
+                return self.pmf[pos], self.tail[pos], self.rel_pmf[pos], self.rel_tail[pos]
         else:
             hit = np.zeros(c.shape, dtype=bool)
         b = np.empty(c.shape)
@@ -335,7 +337,8 @@ def _kernel_upper_tail(
     c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: np.ndarray, rel: float,
     cache: _CutCache | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`kernel_hockey_stick` for ``u > v`` (ratio increasing in ``a``)."""
+    """:func:`kernel_hockey_stick` for ``u > v`` (ratio increasing in ``a``); ``u``, ``v`` and
+    ``eps`` may be scalars (one pair and one eps for all ``c``)."""
     gm1 = np.expm1(eps)  # g - 1, accurate for small eps
     du = u - v
     coef_b = du - gm1 * v  # u - g v
@@ -344,7 +347,9 @@ def _kernel_upper_tail(
     live = coef_b > 0.0  # otherwise u/v <= g and the divergence is 0
     if not np.any(live):
         return out, err
-    c, u, v, du, coef_b, gm1 = c[live], u[live], v[live], du[live], coef_b[live], gm1[live]
+    scalar = np.ndim(coef_b) == 0
+    if not scalar:
+        c, u, v, du, coef_b, gm1 = c[live], u[live], v[live], du[live], coef_b[live], gm1[live]
     # rho > rho* with rho* = (g(1-v) - (1-u)) / (u - g v) = (du + gm1 (1-v)) / coef_b.
     rho = (du + gm1 * (1.0 - v)) / coef_b
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -385,6 +390,8 @@ def _kernel_upper_tail(
     # the tail: its own, possibly larger, budget), rounding of the few operations here, and
     # of du = u - v.
     e = rel_pmf * scale + (rel_tail - rel_pmf) * gm1 * tail_k + 8e-16 * scale + 4e-16 * (u + v) * (b_km1 + b_km2 + b_k)
+    if scalar:
+        return np.maximum(value, 0.0), e + np.zeros(c.shape)
     out[live] = np.maximum(value, 0.0)
     err[live] = e
     return out, err
@@ -462,6 +469,18 @@ class TotalsGeometry:
         v = lam * self.pb1 + (1.0 - lam) * self.s
         return kernel_hockey_stick(np.maximum(t - 1.0, 0.0), u, v, self.s, eps, self.rel)
 
+    def _h_corners(self, ts: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`h` at totals ``ts`` (sorted, distinct) for ``p0 = 0`` (``lam = 1``): one kernel
+        pair for all, through the cut cache (same numbers as :func:`kernel_hockey_stick`, with
+        its mirror step done once)."""
+        u, v, s = self.pa1, self.pb1, self.s
+        if u < v:  # mirror a -> c + 1 - a (see _kernel)
+            u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+        if not u > v:
+            return np.zeros(ts.shape), np.zeros(ts.shape)
+        return _kernel_upper_tail(np.maximum(ts - 1.0, 0.0), u, v, s, np.float64(eps), self.rel,
+                                  self._cuts.setdefault(s, _CutCache()))
+
     def corners(self, lo: np.ndarray, hi: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Kernel bounds for blocks ``lo..hi``: ``(upper, its error, certified lower)``
         (the lower value already has its floating-point error bound subtracted).
@@ -474,8 +493,7 @@ class TotalsGeometry:
         """
         if self.pair.p0 == 0.0:
             ts, inv = np.unique(np.concatenate((np.maximum(lo, 1.0), hi + 1.0)), return_inverse=True)
-            val, err = _kernel(ts - 1.0, np.full(ts.shape, self.pa1), np.full(ts.shape, self.pb1), self.s, eps,
-                               self.rel, self._cuts)
+            val, err = self._h_corners(ts, eps)
             m = len(lo)
             up, up_err = val[inv[:m]], err[inv[:m]]
             certain = np.maximum(val - err, 0.0)  # the kernel's own rounding, taken off the lower corner
