@@ -334,7 +334,7 @@ class _CutCache:
 
 
 def _kernel_upper_tail(
-    c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: np.ndarray, rel: float,
+    c: np.ndarray, u: np.ndarray | float, v: np.ndarray | float, s: float, eps: np.ndarray | np.floating, rel: float,
     cache: _CutCache | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`kernel_hockey_stick` for ``u > v`` (ratio increasing in ``a``); ``u``, ``v`` and
@@ -349,6 +349,7 @@ def _kernel_upper_tail(
         return out, err
     scalar = np.ndim(coef_b) == 0
     if not scalar:
+        u, v, du, gm1 = np.asarray(u), np.asarray(v), np.asarray(du), np.asarray(gm1)
         c, u, v, du, coef_b, gm1 = c[live], u[live], v[live], du[live], coef_b[live], gm1[live]
     # rho > rho* with rho* = (g(1-v) - (1-u)) / (u - g v) = (du + gm1 (1-v)) / coef_b.
     rho = (du + gm1 * (1.0 - v)) / coef_b
