@@ -36,8 +36,8 @@ RTOL = 1e-6
 def simple_bracket(pair: ClonePair, delta: float, rtol: float, monkeypatch: pytest.MonkeyPatch) -> EpsilonBracket:
     """The simple path: no fast phase, no cut cache."""
     with monkeypatch.context() as m:
-        m.setattr(search, "_fast_phase", lambda evaluate, gap, delta, rtol, lo, hi, start, top: (lo, hi, False,
-                                                                                                  math.nan, -math.inf))
+        m.setattr(search, "_fast_phase", lambda evaluate, gap, delta, rtol, lo, hi, *rest: (lo, hi, False, math.nan,
+                                                                                             -math.inf))
         plain = clones._kernel
         m.setattr(clones, "_kernel", lambda c, u, v, s, eps, rel, cache: plain(c, u, v, s, eps, rel, None))
         return epsilon_for_delta(HockeyStick(pair), delta, rtol)

@@ -333,6 +333,22 @@ class _CutCache:
         return b, tail, rb, rt
 
 
+def _cut(c: np.ndarray, v: np.ndarray | float, du: np.ndarray | float, coef_b: np.ndarray | float,
+         gm1: np.ndarray | np.floating, s: float) -> np.ndarray:
+    """The cut ``k`` of the kernel pair (``u > v``, ``coef_b = u - g v > 0``), in floating
+    point: the set ``{a >= k}`` is where ``rho(a) = a(1-s)/((c-a+1)s)`` exceeds
+    ``rho* = (g(1-v) - (1-u)) / (u - g v) = (du + gm1 (1-v)) / coef_b``."""
+    rho = (du + gm1 * (1.0 - v)) / coef_b
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if s <= 0.0:
+            astar = np.zeros(c.shape)
+        elif s >= 1.0:
+            astar = c + 0.5  # B is a point mass at a = c; rho(c+1) = inf, rho(c) = 0 or less
+        else:
+            astar = rho * s * (c + 1.0) / ((1.0 - s) + rho * s)
+    return np.clip(np.floor(astar) + 1.0, 0.0, c + 1.0)
+
+
 def _kernel_upper_tail(
     c: np.ndarray, u: np.ndarray | float, v: np.ndarray | float, s: float, eps: np.ndarray | np.floating, rel: float,
     cache: _CutCache | None = None,
@@ -351,16 +367,7 @@ def _kernel_upper_tail(
     if not scalar:
         u, v, du, gm1 = np.asarray(u), np.asarray(v), np.asarray(du), np.asarray(gm1)
         c, u, v, du, coef_b, gm1 = c[live], u[live], v[live], du[live], coef_b[live], gm1[live]
-    # rho > rho* with rho* = (g(1-v) - (1-u)) / (u - g v) = (du + gm1 (1-v)) / coef_b.
-    rho = (du + gm1 * (1.0 - v)) / coef_b
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if s <= 0.0:
-            astar = np.zeros(c.shape)
-        elif s >= 1.0:
-            astar = c + 0.5  # B is a point mass at a = c; rho(c+1) = inf, rho(c) = 0 or less
-        else:
-            astar = rho * s * (c + 1.0) / ((1.0 - s) + rho * s)
-    k = np.clip(np.floor(astar) + 1.0, 0.0, c + 1.0)
+    k = _cut(c, v, du, coef_b, gm1, s)
     rel_pmf: float | np.ndarray = rel
     if cache is not None:
         b_km1, tail_k, rel_pmf, rel_tail = cache.values(k, c, s, rel)
@@ -640,6 +647,34 @@ class Direction(TotalsGeometry):
             self._h_lo = np.concatenate((h_lo[rest], c_lo))[order2]
         raise CertificationError(f"block refinement did not settle at eps = {eps!r}")
 
+    def log_slope(self, eps: float) -> float:
+        """An *estimate* of ``d log delta / d eps`` at the ``eps`` of the last :meth:`bounds`
+        call, from the same blocks (``nan`` when unavailable): the hockey-stick divergence is
+        convex in ``g = e^eps`` with derivative ``-Q(S)``, ``S`` the set where ``P > g Q``, so
+        ``d log delta / d eps = -g Q(S) / delta``; ``Q(S)`` of the kernel at ``c`` with cut ``k``
+        is ``P[Bin(c, s) >= k] + v B(k-1)``, read from the cut cache at the upper corners.
+        Only steers the search; never reported."""
+        if self._eps != eps or self.pair.p0 != 0.0 or not 0.0 < self.s < 1.0 or self.lo.size == 0:
+            return math.nan
+        u, v, s = self.pa1, self.pb1, self.s
+        if u < v:
+            u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+        gm1 = np.expm1(np.float64(eps))
+        coef_b = (u - v) - gm1 * v
+        if not coef_b > 0.0:
+            return math.nan
+        counted = self.hi >= 1.0
+        c = np.maximum(self.lo[counted], 1.0) - 1.0
+        if c.size > 1 and not np.all(np.diff(c) > 0.0):
+            return math.nan
+        k = _cut(c, v, u - v, coef_b, gm1, s)
+        b, tail, _, _ = self._cuts.setdefault(s, _CutCache()).values(k, c, s, self.rel)
+        w = self.mass[counted]
+        delta = float(np.sum(w * self._h_up[counted]))
+        if not delta > 0.0:
+            return math.nan
+        return -float(1.0 + gm1) * float(np.sum(w * (tail + v * b))) / delta
+
     def surrogate(self, eps: np.ndarray) -> np.ndarray:
         """A cheap estimate of delta(eps) on an array of eps: the kernel at the mean total
         (used only to start the search; never reported)."""
@@ -658,6 +693,7 @@ class HockeyStick:
     def __init__(self, pair: ClonePair) -> None:
         self.pair = pair
         self.directions = [Direction(pair)] if pair.symmetric else [Direction(pair), Direction(pair.mirrored())]
+        self._last: tuple[float, int] | None = None  # eps of the last bounds() and its larger direction
 
     def direction(self, reverse: bool = False) -> Direction:
         """The :class:`Direction` ``P || Q`` (or ``Q || P`` when ``reverse``; the same object
@@ -674,6 +710,15 @@ class HockeyStick:
         clone count; used only to start a search, never reported)."""
         return np.max([d.surrogate(eps) for d in self.directions], axis=0)
 
+    def log_slope(self, eps: float) -> float:
+        """Estimate of ``d log delta / d eps`` at the ``eps`` of the last :meth:`bounds` call
+        (the direction with the larger upper bound; ``nan`` when unavailable). Only steers
+        the search; never reported."""
+        last = self._last
+        if last is None or last[0] != eps:
+            return math.nan
+        return self.directions[last[1]].log_slope(eps)
+
     def bounds(self, eps: float, rtol: float = 1e-10) -> DeltaBounds:
         """Certified ``lower <= delta(eps) <= upper`` with ``upper - lower <= rtol * lower``
         when achievable in floating point (``converged`` says whether it was)."""
@@ -682,6 +727,7 @@ class HockeyStick:
         if eps >= self.pair.max_log_ratio:
             return DeltaBounds(eps, 0.0, 0.0, 0, True)
         results = [d.bounds(eps, rtol) for d in self.directions]
+        self._last = (eps, int(np.argmax([r.upper for r in results])))
         return DeltaBounds(
             eps,
             max(r.lower for r in results),

@@ -130,7 +130,9 @@ def epsilon_for_delta(
             f"even at eps = {hi:.6g}; no eps is certified"
         )
     start = _surrogate_root(profile, delta, lo, hi)
-    fast = _fast_phase(evaluate, gap, delta, rtol, lo, hi, start, profile.max_log_ratio)
+    # the profile's own slope estimate (clone pairs), when delta is the profile alone
+    slope_of = getattr(profile, "log_slope", None) if extra is None else None
+    fast = _fast_phase(evaluate, gap, delta, rtol, lo, hi, start, profile.max_log_ratio, slope_of)
     if isinstance(fast, EpsilonBracket):
         return EpsilonBracket(delta, fast.lower, fast.upper, evaluations)
     lo, hi, lo_certified, f_lo, f_hi = fast
@@ -238,11 +240,12 @@ FastResult = tuple[float, float, bool, float, float]
 #: Relative delta resolution of the fast phase's evaluations, per unit of ``rtol * eps *
 #: |d log delta / d eps|`` (the change of log delta across the whole eps bracket). The two
 #: straddle points sit ``0.49`` of that change away from the estimated root on either side;
-#: a certified bracket of relative width ``0.6`` of it puts its upper end about ``0.3`` above
+#: a certified bracket of relative width ``0.5`` of it puts its upper end about ``0.25`` above
 #: the exact value (block bounds bracket the exact value near their middle), so both points
-#: are decided with room for the estimate's error. Too large a value only costs evaluations
+#: are decided when the estimate is within ``0.2`` (an undecided straddle is re-estimated and
+#: tried again, at most three times). Too large a value only costs evaluations
 #: (an undecided straddle falls back to the Illinois loop), never soundness.
-TOL_FACTOR = 0.6
+TOL_FACTOR = 0.5
 
 
 def _fast_phase(
@@ -254,6 +257,7 @@ def _fast_phase(
     hi: float,
     start: tuple[float, float] | None,
     top: float,
+    slope_of: Callable[[float], float] | None = None,
 ) -> EpsilonBracket | FastResult:
     """Few-evaluation search for ``eps(delta)``; returns the final bracket, or the certified
     state ``(lo, hi, lo_certified, f_lo, f_hi)`` for the Illinois loop when it cannot close.
@@ -262,12 +266,14 @@ def _fast_phase(
       amplification at this delta): one probe at ``top (1 - 0.99 rtol)``; if its certified
       lower bound exceeds delta, ``[probe, top]`` is the answer (delta(top) = 0); if it is
       feasible, the steps below start where the chord towards ``(top, 0)`` reaches delta.
-    * Otherwise Newton steps on ``log delta`` from the surrogate's root and slope, then secant
-      steps, every evaluation refined to the resolution ``tol = TOL_FACTOR rtol eps |d log
-      delta / d eps|`` that the final bracket needs (the profile keeps its refinement between calls), and
-      never beyond the chord of ``delta`` against ``e^eps`` towards a known feasible end (on
-      the feasible side by convexity). When the estimated root is known to ``0.1 rtol``, two
-      evaluations at ``+-0.49 rtol`` (or one, next to an end already certified) close the bracket.
+    * Otherwise Newton steps on ``log delta`` from the surrogate's root and slope (then the
+      profile's own slope estimate ``slope_of(eps)`` when it offers one, else secant steps),
+      every evaluation refined to the resolution ``tol = TOL_FACTOR rtol eps |d log delta /
+      d eps|`` that the final bracket needs (the profile keeps its refinement between calls),
+      and never beyond the chord of ``delta`` against ``e^eps`` towards a known feasible end
+      (on the feasible side by convexity). When the estimated root is known to ``0.2 rtol``,
+      two evaluations at ``+-0.49 rtol`` (or one, next to an end already certified) close the
+      bracket; an undecided end is re-estimated and the straddle tried again (three times).
     """
     lo_cert, f_lo, f_hi = False, math.nan, -math.inf
     d_lo, d_hi = math.nan, 0.0  # delta estimates at the ends (0 at top)
@@ -319,7 +325,10 @@ def _fast_phase(
         else:  # delta within the bracket at this resolution: x is the root to ~tol / |slope|
             estimate = x
             break
-        if prev is not None and x != prev[0]:
+        exact = slope_of(x) if slope_of is not None else math.nan
+        if math.isfinite(exact) and exact < 0.0:
+            slope, slope_err = exact, 1e-3  # the profile's slope at x: Newton
+        elif prev is not None and x != prev[0]:
             s = (g - prev[1]) / (x - prev[0])
             if math.isfinite(s) and s < 0.0:
                 slope = s
@@ -329,36 +338,49 @@ def _fast_phase(
             new = min(new, _g_chord(lo, d_lo, hi, d_hi, delta))
         if not lo < new < hi:
             new = math.sqrt(lo * hi) if lo > 0.0 else 0.5 * (lo + hi)
-        err = abs(new - x) * slope_err + tol / abs(slope)
+        # slope error, curvature (log delta ~ -a eps^2 near the root: |f''/f'| ~ 1/eps) and the
+        # estimate's noise (block bounds bracket the exact value near their middle: a quarter
+        # of the relative width, in practice)
+        err = abs(new - x) * slope_err + (new - x) ** 2 / x + 0.25 * tol / abs(slope)
         prev = (x, g, tol)
         x = new
-        if err <= 0.1 * rtol * x:
+        if err <= 0.2 * rtol * x:
             estimate = x
             break
     if estimate is None:
         return lo, hi, lo_cert, f_lo, f_hi
-    tol_fin = min(1e-2, max(1e-12, TOL_FACTOR * rtol * estimate * abs(slope)))
-    # The two ends: next to a certified end when one is close, else +-0.49 rtol around the estimate.
-    if hi <= estimate * (1.0 + 0.6 * rtol):
-        a, b = hi * (1.0 - 0.98 * rtol), hi
-    elif lo_cert and lo >= estimate * (1.0 - 0.6 * rtol):
-        a, b = lo, lo / (1.0 - 0.98 * rtol)
-    else:
-        a, b = estimate * (1.0 - 0.49 * rtol), estimate * (1.0 + 0.49 * rtol)
-    if b < hi:
-        lb, ub = evaluate(b, tol_fin)
-        if ub <= delta:
-            hi, f_hi = b, gap(lb, ub)
-        elif lb > delta:
-            lo, f_lo, lo_cert = b, gap(lb, ub), True
-    if a > lo and a < hi:
-        lb, ub = evaluate(a, tol_fin)
-        if lb > delta:
-            lo, f_lo, lo_cert = a, gap(lb, ub), True
-        elif ub <= delta:
-            hi, f_hi = a, gap(lb, ub)
-    if lo_cert and hi - lo <= rtol * hi:
-        return EpsilonBracket(delta, lo, hi, 0)
+    for _attempt in range(3):
+        tol_fin = min(1e-2, max(1e-12, TOL_FACTOR * rtol * estimate * abs(slope)))
+        # The two ends: next to a certified end when one is close, else +-0.49 rtol around the estimate.
+        if hi <= estimate * (1.0 + 0.6 * rtol):
+            a, b = hi * (1.0 - 0.98 * rtol), hi
+        elif lo_cert and lo >= estimate * (1.0 - 0.6 * rtol):
+            a, b = lo, lo / (1.0 - 0.98 * rtol)
+        else:
+            a, b = estimate * (1.0 - 0.49 * rtol), estimate * (1.0 + 0.49 * rtol)
+        last: tuple[float, float] | None = None
+        for point in (b, a):
+            if not lo < point < hi:
+                continue
+            lb, ub = evaluate(point, tol_fin)
+            g = gap(lb, ub)
+            last = (point, g)
+            if ub <= delta:
+                hi, f_hi = point, g
+            elif lb > delta:
+                lo, f_lo, lo_cert = point, g, True
+            if point == b and not ub <= delta:
+                break  # the estimate was too high: re-estimate before spending the other end
+        if lo_cert and hi - lo <= rtol * hi:
+            return EpsilonBracket(delta, lo, hi, 0)
+        if last is None:
+            break
+        exact = slope_of(last[0]) if slope_of is not None else math.nan
+        if math.isfinite(exact) and exact < 0.0:
+            slope = exact
+        estimate = last[0] - last[1] / slope
+        if not lo < estimate < hi:
+            break
     return lo, hi, lo_cert, f_lo, f_hi
 
 
