@@ -168,3 +168,20 @@ def test_search_with_a_wrong_surrogate_brackets_the_closed_form(eps0: float, fra
     assert br.lower * (1 - 1e-12) - 1e-15 <= exact <= br.upper * (1 + 1e-12)
     assert br.upper * (1 - rtol * 1.0001) - 1e-15 <= br.lower
     assert rr.bounds(br.upper, rtol).upper <= delta * (1 + 1e-12)  # the returned end is feasible
+
+
+@pytest.mark.parametrize("n,p,k0", [(1000, 0.3, 250), (10**6, 0.05, 49_900), (10**9, 0.0498, 49_800_000),
+                                    (200, 0.5, 0)])
+def test_pmf_points_against_mpmath(n: int, p: float, k0: int) -> None:
+    """Point masses by the ratio recurrence lie within their stated relative errors of
+    40-digit mpmath values."""
+    k = np.arange(k0, k0 + 150, dtype=float)
+    v, rel = clones.bn.pmf_points(k, n, p)
+    assert np.all(rel <= 1e-9)
+    with mpmath.workdps(40):
+        pp = mpmath.mpf(p)
+        for i in range(0, 150, 13):
+            kk = int(k[i])
+            exact = mpmath.exp(mpmath.loggamma(n + 1) - mpmath.loggamma(kk + 1) - mpmath.loggamma(n - kk + 1)
+                               + kk * mpmath.log(pp) + (n - kk) * mpmath.log1p(-pp))
+            assert abs(v[i] - exact) <= rel[i] * exact * (1 + 1e-9), (i, v[i], exact)

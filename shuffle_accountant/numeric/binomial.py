@@ -116,8 +116,87 @@ def cdf(k: np.ndarray, n: np.ndarray | float, p: float) -> np.ndarray:
     return _masked(_binom_cdf, k, n, p, below=0.0, above=1.0, n_inclusive=False)
 
 
+#: Runs of at least this many consecutive points get their pmf by the ratio recurrence of
+#: :func:`pmf_points`, in segments of :data:`RUN_SEGMENT` from Boost anchors.
+RUN_MIN = 16
+RUN_SEGMENT = 64
+_RUN_FLOOR = 1e-250
+
+
+def run_segments(ok: np.ndarray, link: np.ndarray, min_len: int = RUN_MIN,
+                 length: int = RUN_SEGMENT) -> tuple[np.ndarray, np.ndarray]:
+    """Segments for the recurrences over runs: ``ok[i]`` says element ``i`` may join a run,
+    ``link[i]`` that elements ``i`` and ``i + 1`` are consecutive. Maximal runs of at least
+    ``min_len`` usable elements are cut into segments of at most ``length``; returns the
+    segments' first indices and lengths."""
+    m = ok.size
+    first = np.ones(m, dtype=bool)
+    first[1:] = ~(link & ok[:-1] & ok[1:])
+    run_start = np.nonzero(first)[0]
+    run_len = np.diff(np.append(run_start, m))
+    run_id = np.cumsum(first) - 1
+    pos = np.arange(m) - run_start[run_id]
+    seg_start = np.nonzero(ok & (run_len[run_id] >= min_len) & (pos % length == 0))[0]
+    return seg_start, np.minimum(length, run_len[run_id[seg_start]] - pos[seg_start])
+
+
+def pmf_points(k: np.ndarray, n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
+    """``P[Bin(n, p) = k]`` at integer points ``k`` and the relative error bound of each value.
+
+    Points in runs of at least :data:`RUN_MIN` consecutive integers (in the order given) are
+    computed by the exact ratio ``B(k+1)/B(k) = (n-k)/(k+1) * p/(1-p)`` from a Boost value at
+    the start of every segment of :data:`RUN_SEGMENT`: each step costs at most ``8u`` relative
+    (the ratio's four roundings, ``p/(1-p)``'s two, the product's one), so the bound is the
+    Boost budget plus ``8u`` per step from the anchor, widened by ``1 + 1e-6`` for second-order
+    terms. Other points (and values near underflow) come from Boost with its budget.
+    """
+    k = np.asarray(k, dtype=float)
+    rel = pmf_error_budget(n)
+    out = np.empty(k.shape)
+    rel_out = np.full(k.shape, rel)
+    todo = np.ones(k.shape, dtype=bool)
+    m = k.size
+    if m >= RUN_MIN and 0.0 < p < 1.0:
+        seg_start, seg_len = run_segments((k >= 0.0) & (k <= n), np.diff(k) == 1.0)
+        if seg_start.size:
+            cols = np.arange(RUN_SEGMENT)[None, :]
+            inrow = cols < seg_len[:, None]
+            idx = np.where(inrow, seg_start[:, None] + cols, seg_start[:, None])
+            kk = k[idx]
+            odds = p / (1.0 - p)
+            ratio = np.where(inrow[:, 1:], (n - kk[:, :-1]) / (kk[:, :-1] + 1.0) * odds, 1.0)
+            anchor = pmf(kk[:, 0], n, p)
+            with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+                vals = anchor[:, None] * np.concatenate((np.ones((seg_start.size, 1)), np.cumprod(ratio, axis=1)), axis=1)
+            good = np.cumprod(inrow & (vals > _RUN_FLOOR) & np.isfinite(vals), axis=1).astype(bool)
+            at = idx[good]
+            out[at] = vals[good]
+            rel_out[at] = ((rel + 8.0 * _fp.UNIT_ROUNDOFF * cols) * (1.0 + 1e-6) + np.zeros(vals.shape))[good]
+            todo[at] = False
+    if np.any(todo):
+        out[todo] = pmf(k[todo], n, p)
+    return out, rel_out
+
+
 #: Blocks narrower than this are summed term by term (see :func:`interval_mass`).
 NARROW = 64
+
+
+def _narrow_mass(a: np.ndarray, b: np.ndarray, n: int, p: float) -> np.ndarray:
+    """``P[a <= Bin(n, p) <= b]`` for blocks of fewer than :data:`NARROW` points (``0 <= a``,
+    ``b <= n``, ``0 < p < 1``), by the exact pmf ratio recurrence from one Boost value."""
+    steps = np.arange(int(np.max(b - a)))[None, :]  # the widest block's steps (< NARROW)
+    below = (b <= np.floor((n + 1) * p))[:, None]  # pmf increasing across the whole block
+    # Walk away from the block's largest term so every ratio is <= 1 (no overflow): below
+    # the mode downward from b with B(j-1)/B(j) = j(1-p)/((n-j+1)p), otherwise upward from
+    # a with B(j+1)/B(j) = (n-j)/(j+1) p/(1-p).
+    j = np.where(below, b[:, None] - steps, a[:, None] + steps)
+    inside = np.where(below, j > a[:, None], j < b[:, None])
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # masked-out entries only
+        step = np.where(below, j * (1.0 - p) / ((n - j + 1.0) * p), (n - j) / (j + 1.0) * (p / (1.0 - p)))
+    ratio = np.where(inside, step, 0.0)
+    terms = np.concatenate((np.ones((len(a), 1)), np.cumprod(ratio, axis=1)), axis=1)
+    return pmf(np.where(below[:, 0], b, a), n, p) * terms.sum(axis=1)
 
 
 def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
@@ -140,28 +219,22 @@ def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float) -> tuple[np.
     high_side = ~point & ~narrow & (lo > median)
     middle = ~point & ~narrow & ~low_side & ~high_side
     if np.any(point):
-        v = pmf(lo[point], n, p)
+        v, rel_v = pmf_points(lo[point], n, p)
         mass[point] = v
-        err[point] = rel * v
+        err[point] = rel_v * v
     if np.any(narrow):
         # sum the pmf by the exact ratio recurrence: error relative to the block's own mass,
-        # where a difference of two cdf values would carry an error relative to the cdf
-        a, b = lo[narrow], hi[narrow]
-        steps = np.arange(int(np.max(b - a)))[None, :]  # the widest block's steps (< NARROW)
-        below = (b <= np.floor((n + 1) * p))[:, None]  # pmf increasing across the whole block
-        # Walk away from the block's largest term so every ratio is <= 1 (no overflow): below
-        # the mode downward from b with B(j-1)/B(j) = j(1-p)/((n-j+1)p), otherwise upward from
-        # a with B(j+1)/B(j) = (n-j)/(j+1) p/(1-p).
-        j = np.where(below, b[:, None] - steps, a[:, None] + steps)
-        inside = np.where(below, j > a[:, None], j < b[:, None])
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # masked-out entries only
-            step = np.where(below, j * (1.0 - p) / ((n - j + 1.0) * p), (n - j) / (j + 1.0) * (p / (1.0 - p)))
-        ratio = np.where(inside, step, 0.0)
-        terms = np.concatenate((np.ones((len(a), 1)), np.cumprod(ratio, axis=1)), axis=1)
-        v = pmf(np.where(below[:, 0], b, a), n, p) * terms.sum(axis=1)
-        mass[narrow] = v
-        # (+1e-300: a block whose first pmf underflowed is charged its possible tiny mass)
-        err[narrow] = (rel + NARROW * 4e-16) * v + np.where(v == 0.0, 1e-300, 0.0)
+        # where a difference of two cdf values would carry an error relative to the cdf;
+        # blocks grouped by width so that each group's matrix is only as wide as its blocks
+        where = np.nonzero(narrow)[0]
+        steps_needed = hi[where] - lo[where]
+        for top in (4, 16, NARROW):
+            sel = where[(steps_needed < top) & (steps_needed >= (top // 4 if top > 4 else 0))]
+            if sel.size:
+                v = _narrow_mass(lo[sel], hi[sel], n, p)
+                mass[sel] = v
+                # (+1e-300: a block whose first pmf underflowed is charged its possible tiny mass)
+                err[sel] = (rel + NARROW * 4e-16) * v + np.where(v == 0.0, 1e-300, 0.0)
     if np.any(low_side):
         ka, kb = hi[low_side], lo[low_side] - 1
         a, b = cdf(ka, n, p), cdf(kb, n, p)

@@ -193,6 +193,9 @@ UNIT_SPLIT = 10.0
 #: ... as long as a round creates at most this many single totals (beyond, at large n, the
 #: per-total work outweighs the Boost calls saved).
 UNIT_CAP = 8192.0
+#: ... and only when the clone count's variance is at most this (sd ~ 1400; beyond, the
+#: blocks that matter are wide and single totals do not pay: measured at n = 1e7 .. 1e9).
+UNIT_MAX_VAR = 2.0e6
 #: A run's values by recurrence are used only while the pmf stays this far above underflow.
 _RUN_FLOOR = 1e-250
 
@@ -221,21 +224,12 @@ def _run_values(k: np.ndarray, c: np.ndarray, s: float, rel: float) -> tuple[np.
     if n < RUN_MIN or not (0.0 < s < 1.0):
         return None
     j = k - 1.0
-    ok = (j >= 0.0) & (j < c)
     dj = np.diff(j)
-    link = ok[:-1] & ok[1:] & (np.diff(c) == 1.0) & ((dj == 0.0) | (dj == 1.0))
-    first = np.ones(n, dtype=bool)
-    first[1:] = ~link
-    run_start = np.nonzero(first)[0]
-    run_len = np.diff(np.append(run_start, n))
-    run_id = np.cumsum(first) - 1
-    pos = np.arange(n) - run_start[run_id]
-    use = ok & (run_len[run_id] >= RUN_MIN)
     L = RUN_SEGMENT
-    seg_start = np.nonzero(use & (pos % L == 0))[0]
+    seg_start, seg_len = bn.run_segments((j >= 0.0) & (j < c), (np.diff(c) == 1.0) & ((dj == 0.0) | (dj == 1.0)),
+                                         RUN_MIN, L)
     if seg_start.size == 0:
         return None
-    seg_len = np.minimum(L, run_len[run_id[seg_start]] - pos[seg_start])
     cols = np.arange(L)[None, :]
     inrow = cols < seg_len[:, None]
     idx = np.where(inrow, seg_start[:, None] + cols, seg_start[:, None])  # padding repeats the anchor
@@ -611,7 +605,7 @@ class Direction(TotalsGeometry):
             parts = np.ceil(root * (float(np.sum(root)) / goal))
             width = hi - lo + 1.0
             parts = np.minimum(np.minimum(parts, 256.0), width)
-            if self.pair.p0 == 0.0 and 0.0 < self.s < 1.0:
+            if self.pair.p0 == 0.0 and 0.0 < self.s < 1.0 and self.N * self.p * (1.0 - self.p) <= UNIT_MAX_VAR:
                 # parts of UNIT_SPLIT totals or fewer: go to single totals, whose kernels come in runs
                 # by recurrence (one Boost anchor per run) instead of one Boost call per edge
                 unit = (parts >= 2.0) & (width <= UNIT_SPLIT * parts)
