@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from . import closed_forms
 from .comparators import BLANKET19, COMPARATOR_METHODS, ERLINGSSON19, Outcome, comparator_delta, comparator_epsilon
-from .errors import InvalidParameter, NotApplicable
+from .errors import InvalidParameter
 from .numeric.clones import ClonePair, HockeyStick
 from .numeric.profile import MaxProfile, PrivacyProfile, ScaledProfile
 
@@ -391,11 +391,15 @@ def _blanket_profile(q: Query) -> PrivacyProfile:
 
 
 def _dataset_lower_profile(q: Query) -> PrivacyProfile:
+    """Attained lower bound of the query's randomizer: k-RR's own family, or, for every other
+    randomizer, the datasets of :mod:`.numeric.dataset_lower` (others all holding x1, or a
+    third value)."""
     from .numeric.blanket_krr import KrrDatasetLower
+    from .numeric.dataset_lower import DatasetLowerProfile
 
     k = _krr_k(q)
     if k is None:
-        raise NotApplicable(f"attained datasets are implemented for k-RR only, not for {q.randomizer.describe()}")
+        return DatasetLowerProfile(q.randomizer, q.n)
     return KrrDatasetLower(q.n, k, q.eps0)
 
 

@@ -1,0 +1,689 @@
+"""Attained lower bounds for shuffled finite randomizers other than k-RR (issue 10,
+method ``dataset-lower``): the hockey-stick divergence of the shuffled outputs of concrete
+neighbouring datasets, certified from below, the largest over a small family.
+
+Spec: ``shared/spec/blanket.md`` §4. k-ary randomized response has its own, richer family in
+:class:`~.blanket_krr.KrrDatasetLower`; this module serves unary encoding (SUE, OUE), optimized
+local hashing, Hadamard response, subset selection and matrix randomizers
+(:mod:`shuffle_accountant.randomizers`).
+
+1. The identity every family here rests on (exact)
+----------------------------------------------------
+Let the first user hold ``x1`` (dataset ``D``) or ``x1'`` (dataset ``D'``) and let the other
+``n - 1`` users' reports be i.i.d. with law ``mu`` (e.g. all of them hold one input ``x3``, then
+``mu = R(x3)``). Write ``s = R(x1)``, ``s' = R(x1')`` and ``W_n`` for the law of the histogram
+``h`` of ``n`` i.i.d. ``mu`` reports. Since ``W_{n-1}(h - e_y) = W_n(h) h_y / (n mu(y))``,
+
+    P_D(h) = sum_y s(y) W_{n-1}(h - e_y) = W_n(h) (1/n) sum_y h_y s(y) / mu(y),
+
+and likewise for ``D'`` (``mu(y) > 0`` wherever ``s(y) > 0``: pure LDP). Hence, for ``eps >= 0``,
+
+    delta_{D||D'}(eps) = sum_h (P_D(h) - e^eps P_D'(h))_+
+                      = (1/n) E[(sum_j c_j N_j)_+],   c_j = (s_j - e^eps s'_j) / mu_j,
+
+where the outputs are grouped into *classes* ``j`` on which ``s/mu`` and ``s'/mu`` are constant
+and ``(N_j) ~ Multinomial(n; mu_j)`` counts the reports per class (all ``n`` reports, drawn
+from ``mu``). The other direction swaps ``s`` and ``s'``; we report the larger. This is the
+form of the privacy-blanket bound (Balle, Bell, Gascón, Nissim, CRYPTO 2019, arXiv 1903.02837,
+§3) with the blanket replaced by a real user's law, and the same identity applies verbatim
+to any *post-processing* that maps every report to a coarser class (the projected reports are
+still independent, the others' still i.i.d.): the coarse classes give a value that is a lower
+bound on the dataset's exact divergence (data processing), and equal to it when the coarse
+classes still carry constant ratios ``s/mu``, ``s'/mu`` (then they are sufficient).
+
+2. The families
+---------------
+For the named randomizers an output ``y`` *hits* an input ``x`` when ``R(x)(y)`` takes the high
+value (unary encoding: bit ``x`` is 1; local hashing ``(H, v)``: ``H(x) = v``; Hadamard: ``y`` in
+``C_x``; subset selection: ``x`` in the subset), and ``R(x)(y) / R(x')(y) = e^{eps0 (hit_x -
+hit_x')}``. Two datasets, both directions:
+
+* **"all others hold x1"** (``mu = R(x1)``): ``s/mu = 1`` and ``s'/mu = e^{-eps0}, e^{eps0}, 1``
+  on "hits x1 only", "hits x1' only", the rest. Three classes, *exact* (sufficient), built for
+  every randomizer from its :class:`~shuffle_accountant.randomizers.PairStructure`: class ``j``
+  of the blanket structure has ``R(x1)``-mass ``a_j p_j`` and ratio ``s'/s = b_j / a_j``. By the
+  relabelling ``x1 <-> x1'`` (a symmetry of every named randomizer) "all others hold x1'" has the
+  same value.
+* **"all others hold a third value x3"**, projected on the reports' hit pattern at ``(x1, x1')``
+  (a lower bound on that dataset's exact value: the exact value also sees, e.g., the bit at
+  ``x3``, which the first user sets less often than the others). For unary encoding, local
+  hashing (idealised family) and Hadamard response (``x3 + 1`` outside the span of ``x1 + 1``,
+  ``x1' + 1``, possible for ``k >= 4``) the two hit indicators are independent under every
+  user's law: the others' are ``Bern(q)`` each, the first user's ``Bern(p)`` at its own input
+  and ``Bern(q)`` at the other, with ``(p, q)`` = ``(p, q)`` of the bits (SUE/OUE), ``(e^eps0 /
+  (e^eps0 + g - 1), 1/g)`` (OLH) and ``(e^eps0 / (e^eps0 + 1), 1/2)`` (Hadamard). Then the ratio
+  of a pattern ``(u, v)`` is ``alpha(u)`` under ``D`` and ``alpha(v)`` under ``D'`` with
+  ``alpha(1) = p/q``, ``alpha(0) = (1-p)/(1-q)``, so the column counts ``C1, C2`` (i.i.d.
+  ``Bin(n, q)`` under ``mu``) are sufficient for the patterns and
+
+      delta = (1/n) E[((alpha(1) - alpha(0)) (C1 - e^eps C2) + alpha(0) n (1 - e^eps))_+]
+
+  (symmetric in the directions). Subset selection (and Hadamard with ``k = 3``): the three
+  classes "hits x1 only", "hits x1' only", the rest, with hypergeometric pattern laws.
+* **Matrix randomizers**: every ordered pair and every ``x3`` (including ``x1`` and ``x1'``),
+  classes of equal ratios read from the matrix. Exact when there are at most three classes or
+  when ``n`` is small enough to enumerate every count vector (:data:`ENUMERATE_MAX`); otherwise
+  the classes are merged into "``s > s'``", "``s < s'``" and "``s = s'``" (a projection, so a
+  lower bound). At most :data:`MAX_CANDIDATES` datasets are kept, the ones with the largest
+  normal-approximation value at ``eps0 / 4`` (any choice is a valid lower bound).
+
+3. Evaluation (certified)
+-------------------------
+Both kernels are ``(1/n) sum_i P(i) E[(alpha_i + beta B_i)_+]`` with ``i`` binomial (``N_A``, or
+``C1``) over a window of ``mean +- 12 sd`` (the mass outside is computed and, times the largest
+value ``max_j c_j`` of the integrand, added to the upper end only) and ``B_i`` binomial (``N_B``
+given ``N_A``, i.e. ``Bin(n - i, mu_B / (mu_B + mu_C))``, or ``C2``), summed in closed form:
+``E[(alpha - beta B)_+] = alpha F_m(t) - beta m pi F_{m-1}(t - 1)`` (``t = floor(alpha /
+beta)``) when ``t`` lies below the mean of ``B`` and ``(alpha - beta m pi) + beta m pi S_{m-1}(t
+- 1) - alpha S_m(t)`` above it, so the binomial tails that enter are the small ones. Error
+accounting: the Boost budgets of :mod:`.binomial` on every pmf / cdf / sf value, a few ulps per
+operation, a misplaced threshold ``t`` (a term of a few ulps of ``alpha``), the coefficients'
+error (``|Delta delta| <= sum_j |Delta c_j| mu_j`` since ``x -> x_+`` is 1-Lipschitz and ``E[N_j]
+= n mu_j``), and the error ``eta`` of the class probabilities: every count vector's probability
+is within ``(1 +- eta)^n`` of the exact one and the integrand is non-negative, so the exact value
+lies in ``[value / (1 + eta)^n, value / (1 - eta)^n]``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from ..errors import InvalidParameter
+from ..randomizers import KRR, OLH, Hadamard, MatrixRandomizer, Randomizer, Subset, _UnaryEncoding
+from . import binomial as bn
+from .profile import DeltaBounds
+
+_U = 2.0**-53
+#: relative error charged to each closed-form class probability of this module: each is a
+#: product / quotient of at most six correctly rounded operations on ``exp(eps0)`` or
+#: ``expm1(eps0)`` (libm: below 1 ulp) and the integers ``k, d, g`` -- below 8 ulps; charged 32
+_PROB_REL = 32 * _U
+#: half-width of the outer window in standard deviations (plus :data:`_MIN_HALF` points)
+_Z = 12.0
+_MIN_HALF = 40
+#: largest number of count vectors enumerated exactly (matrix randomizers, small n)
+ENUMERATE_MAX = 200_000
+#: largest n for the exact enumeration (factorials as doubles)
+ENUMERATE_MAX_N = 170
+#: at most this many datasets of a matrix randomizer are evaluated
+MAX_CANDIDATES = 24
+#: evaluations remembered per profile
+_MEMO = 64
+#: ratios within this relative distance form one class (the spread is charged as error)
+_GROUP_RTOL = 1e-12
+
+
+def _inflate(rel: float, n: float) -> float:
+    """``(1 + rel)^n - 1``, rounded up (``rel * n`` small or not)."""
+    return math.expm1(n * math.log1p(rel)) * (1.0 + 1e-12) + 4 * _U
+
+
+# ---------------------------------------------------------------------------------------
+# The kernel: (1/n) sum_i P(i) E[(alpha_i + beta B_i)_+].
+# ---------------------------------------------------------------------------------------
+
+
+def _inner(alpha: np.ndarray, scale: np.ndarray, m: np.ndarray, beta: float, pi: float, pi_c: float,
+           want: str) -> tuple[np.ndarray, np.ndarray]:
+    """``E[(alpha + beta B)_+]`` for ``B ~ Bin(m, pi)`` elementwise (``pi_c = 1 - pi``,
+    computed without cancellation), and an absolute error bound on the value returned.
+
+    ``alpha`` was computed with an absolute error below ``2 ulps * scale``; the integrand is
+    non-decreasing in ``alpha``, so ``alpha`` is first pushed 4 ulps of ``scale`` down
+    (``want = "lower"``) or up, and likewise after the reflection ``alpha + beta m`` used when
+    ``beta > 0``. The error bound then covers the Boost budgets of the tails (module docstring
+    §3), the roundings of the closed forms, and a threshold ``t`` misplaced by the rounding of
+    ``alpha / beta`` (the term moved is a few ulps of ``alpha`` times one pmf value, below
+    ``16 ulps * alpha * F(t)``)."""
+    sign = -1.0 if want == "lower" else 1.0
+    alpha = alpha + sign * 4 * _U * scale
+    if beta > 0.0:  # B = m - B', B' ~ Bin(m, 1 - pi)
+        alpha = alpha + beta * m
+        alpha = alpha + sign * 4 * _U * (np.abs(alpha) + 2 * beta * m)
+        beta, pi, pi_c = -beta, pi_c, pi
+    if beta == 0.0 or pi == 0.0:
+        return np.maximum(alpha, 0.0), np.zeros(alpha.shape)
+    b = -beta
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.floor(alpha / b)
+    full = t >= m
+    out = np.where(full, np.maximum(alpha - b * m * pi, 0.0), 0.0)
+    err = np.where(full, 4 * _U * (np.abs(alpha) + b * m * pi), 0.0)
+    live = (t >= 0.0) & (t < m)
+    if not np.any(live):
+        return out, err
+    a, mm, tt = alpha[live], m[live], t[live]
+    low = tt < mm * pi
+    val = np.empty(a.shape)
+    e = np.empty(a.shape)
+    if np.any(low):  # sum_{j <= t} (alpha - b j) P(j), lower tails
+        al, ml, tl = a[low], mm[low], tt[low]
+        t1 = al * bn.cdf(tl, ml, pi)
+        t2 = b * ml * pi * bn.cdf(tl - 1.0, ml - 1.0, pi)
+        r = bn.tail_error_budget(tl, ml, pi) + bn.tail_error_budget(tl - 1.0, ml - 1.0, pi)
+        val[low] = t1 - t2
+        e[low] = (r + 16 * _U) * (t1 + t2)
+    high = ~low
+    if np.any(high):  # the mean minus sum_{j > t} (alpha - b j) P(j), upper tails
+        ah, mh, th = a[high], mm[high], tt[high]
+        mu = b * mh * pi
+        u1 = mu * bn.sf(th - 1.0, mh - 1.0, pi)
+        u2 = ah * bn.sf(th, mh, pi)
+        r = bn.tail_error_budget(th - 1.0, mh - 1.0, pi) + bn.tail_error_budget(th, mh, pi)
+        val[high] = (ah - mu) + u1 - u2
+        e[high] = (r + 16 * _U) * (u1 + u2) + 16 * _U * (ah + mu)
+    out[live] = np.maximum(val, 0.0)
+    err[live] = e
+    return out, err
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    """``(1/n) E[(a0 + a1 I + beta J)_+]`` with ``I ~ Bin(n_out, pi_out)`` and, given ``I = i``,
+    ``J ~ Bin(m0 - step * i, pi_in)``, for coefficients taken as exact; ``eta`` is the relative
+    error of the probabilities (module docstring §3)."""
+
+    n: int
+    n_out: int
+    pi_out: float
+    m0: int
+    step: int
+    pi_in: float
+    pi_in_c: float
+    eta: float
+
+    def window(self) -> np.ndarray:
+        mean = self.n_out * self.pi_out
+        sd = math.sqrt(self.n_out * self.pi_out * max(1.0 - self.pi_out, 0.0))
+        half = _Z * sd + _MIN_HALF
+        lo, hi = max(0, math.floor(mean - half)), min(self.n_out, math.ceil(mean + half))
+        return np.arange(lo, hi + 1, dtype=float)
+
+    def bracket(self, a0: float, a1: float, beta: float, cap: float, want: str) -> float:
+        """The lower (``want = "lower"``) or upper end; ``cap`` bounds the integrand ``(...)_+ /
+        n`` everywhere (it multiplies the mass outside the window in the upper end)."""
+        i = self.window()
+        n_out = float(self.n_out)
+        alpha = a0 + a1 * i
+        val, err = _inner(alpha, abs(a0) + np.abs(a1 * i), self.m0 - self.step * i, beta, self.pi_in, self.pi_in_c,
+                          want)
+        w = bn.pmf(i, n_out, self.pi_out)
+        w_rel = bn.pmf_error_budget(max(self.n_out, 2))
+        s = float(np.sum(w * val))
+        e = float(np.sum(w * err)) * (1.0 + w_rel) + (w_rel + 4 * _U * len(i)) * s
+        n = float(self.n)
+        infl = _inflate(self.eta, n)
+        if want == "lower":
+            return max((s - e) / n / (1.0 + infl), 0.0) * (1.0 - 8 * _U)
+        ends = np.array([i[0] - 1.0, i[-1]])
+        tail = float(bn.cdf(ends[:1], n_out, self.pi_out)[0] + bn.sf(ends[1:], n_out, self.pi_out)[0])
+        tail *= 1.0 + float(np.max(bn.tail_error_budget(ends, n_out, self.pi_out)))
+        return ((s + e + n * tail * max(cap, 0.0)) / n / max(1.0 - infl, 0.5)) * (1.0 + 8 * _U)
+
+
+# ---------------------------------------------------------------------------------------
+# Datasets.
+# ---------------------------------------------------------------------------------------
+
+
+class _Dataset:
+    """A neighbouring pair of datasets with a certified bracket on its (possibly projected)
+    hockey-stick divergence, both directions."""
+
+    label: str
+    exact: bool
+
+    def bracket(self, eps: float) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def estimate(self, eps: float) -> float:
+        """A normal-approximation estimate (ranking only, never reported)."""
+        raise NotImplementedError
+
+
+def _normal_positive_part(mean: float, sd: float) -> float:
+    if sd <= 0.0:
+        return max(mean, 0.0)
+    z = mean / sd
+    return sd * math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) + mean * 0.5 * math.erfc(-z / math.sqrt(2))
+
+
+class ClassDataset(_Dataset):
+    """Others i.i.d. with class law ``mu``; the first user's class laws ``s`` (``x1``) and
+    ``s2`` (``x1'``); probabilities known to relative ``eta``. Exact evaluation for at most
+    three classes (trinomial kernel) or, for small ``n``, by enumerating every count vector;
+    otherwise the classes are merged into three by the sign of ``s - s2`` (a projection)."""
+
+    def __init__(self, n: int, mu: Sequence[float] | np.ndarray, s: Sequence[float] | np.ndarray,
+                 s2: Sequence[float] | np.ndarray, eta: float,
+                 label: str, exact: bool) -> None:
+        keep = [j for j in range(len(mu)) if mu[j] > 0.0]
+        self.n = n
+        self.mu = np.array([mu[j] for j in keep], dtype=float)
+        self.s = np.array([s[j] for j in keep], dtype=float)
+        self.s2 = np.array([s2[j] for j in keep], dtype=float)
+        self.eta = eta
+        self.label = label
+        self.exact = exact
+        r = len(keep)
+        self._enumerate = r > 3 and n <= ENUMERATE_MAX_N and math.comb(n + r - 1, r - 1) <= ENUMERATE_MAX
+        if r > 3 and not self._enumerate:
+            groups = [self.s > self.s2 * (1 + 1e-9), self.s2 > self.s * (1 + 1e-9)]
+            groups.append(~(groups[0] | groups[1]))
+            merged = [(float(np.sum(self.mu[g])), float(np.sum(self.s[g])), float(np.sum(self.s2[g]))) for g in groups]
+            merged = [x for x in merged if x[0] > 0.0]
+            self.mu = np.array([x[0] for x in merged])
+            self.s = np.array([x[1] for x in merged])
+            self.s2 = np.array([x[2] for x in merged])
+            # sums of r non-negative terms: r more roundings
+            self.eta = eta + (r + 2) * _U
+            self.exact = False
+            self.label = label + " (projected on the classes s > s', s < s', s = s')"
+        self._counts: np.ndarray | None = None
+        self._logw: np.ndarray | None = None
+        self._w_rel: np.ndarray = np.zeros(0)
+
+    def _coefficients(self, s: np.ndarray, s2: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+        """``c_j = (s_j - e^eps s2_j) / mu_j`` rounded down and up: ``s, s2, mu`` carry relative
+        ``eta`` each, ``e^eps`` 1 ulp, product, difference and quotient one rounding each. The
+        integrand ``(sum_j c_j N_j)_+`` is non-decreasing in every ``c_j`` (``N_j >= 0``), so
+        the value at the lowered (raised) coefficients is below (above) the exact one."""
+        g = math.exp(eps)
+        c = (s - g * s2) / self.mu
+        dc = (3 * self.eta + 8 * _U) * (s + g * s2) / self.mu
+        return c - dc, c + dc
+
+    # the three-class kernel --------------------------------------------------------------
+    def _trinomial_end(self, c: np.ndarray, cap: float, want: str) -> float:
+        r = len(self.mu)
+        if r == 1:
+            return max(float(c[0]), 0.0)
+        # outer: the lightest class (so 1 - mu_outer loses nothing), inner: the lighter of the
+        # other two given the outer count (conditional probability <= 1/2), rest: the heaviest
+        order = np.argsort(self.mu, kind="stable")
+        if r == 2:
+            mu0, c0, c2 = float(self.mu[order[0]]), float(c[order[0]]), float(c[order[1]])
+            k = _Kernel(self.n, self.n, mu0, self.n, 1, 0.0, 1.0, 2 * self.eta + 4 * _U)
+            return k.bracket(c2 * self.n, c0 - c2, 0.0, cap, want)
+        mu0, mu1, mu2 = (float(self.mu[j]) for j in order)
+        c0, c1, c2 = (float(c[j]) for j in order)
+        k = _Kernel(self.n, self.n, mu0, self.n, 1, mu1 / (mu1 + mu2), mu2 / (mu1 + mu2), 4 * self.eta + 8 * _U)
+        return k.bracket(c2 * self.n, c0 - c2, c1 - c2, cap, want)
+
+    def _trinomial(self, s: np.ndarray, s2: np.ndarray, eps: float) -> tuple[float, float]:
+        c_lo, c_hi = self._coefficients(s, s2, eps)
+        cap = float(np.max(c_hi))
+        if cap <= 0.0:
+            return 0.0, 0.0
+        # the kernel works with a0 = c2 n, a1 = c0 - c2, beta = c1 - c2, each rounded: the
+        # effective class coefficients (a0/n + a1, a0/n + beta, a0/n) are within 2 ulps of
+        # |c0| + |c2| of the intended ones, so a further shift by 4 ulps of max|c| keeps the
+        # direction
+        shift = 4 * _U * float(np.max(np.abs(c_hi)) + np.max(np.abs(c_lo)))
+        return (self._trinomial_end(c_lo - shift, cap, "lower"),
+                self._trinomial_end(c_hi + shift, cap + shift, "upper"))
+
+    # exact enumeration of every count vector -------------------------------------------------
+    def _enumerated_end(self, c: np.ndarray, cap: float, want: str) -> float:
+        r = len(self.mu)
+        if self._counts is None:
+            cnt = _count_vectors(self.n, r)
+            logfact = np.array([math.log(math.factorial(j)) for j in range(self.n + 1)])
+            logmu = np.log(self.mu)
+            terms = np.abs(logfact[cnt]).sum(axis=1) + cnt @ np.abs(logmu) + abs(logfact[self.n])
+            logw = logfact[self.n] - logfact[cnt].sum(axis=1) + cnt @ logmu
+            # log: 1 ulp each, sums of at most 2 r + 1 terms; then exp (1 ulp)
+            self._w_rel = np.expm1(8 * (r + 4) * _U * terms) + 4 * _U
+            self._counts, self._logw = cnt, np.exp(logw)
+        assert self._logw is not None
+        w, cnt = self._logw, self._counts
+        vals = np.maximum(cnt @ c, 0.0)
+        tot = float(np.sum(w * vals))
+        # each value: a dot product of r terms; the sum over count vectors: len(w) roundings
+        e = float(np.sum(w * (self._w_rel * vals + (r + 2) * _U * (cnt @ np.abs(c))))) + len(w) * 2 * _U * tot
+        n = float(self.n)
+        infl = _inflate(self.eta, n)
+        if want == "lower":
+            return max((tot - e) / n / (1 + infl), 0.0) * (1 - 4 * _U)
+        # weights that underflowed (each below 1e-300) times the largest value n cap
+        e += len(w) * 1e-300 * n * cap
+        return ((tot + e) / n / max(1 - infl, 0.5)) * (1 + 4 * _U)
+
+    def _enumerated(self, s: np.ndarray, s2: np.ndarray, eps: float) -> tuple[float, float]:
+        c_lo, c_hi = self._coefficients(s, s2, eps)
+        cap = max(float(np.max(c_hi)), 0.0)
+        if cap <= 0.0:
+            return 0.0, 0.0
+        return self._enumerated_end(c_lo, cap, "lower"), self._enumerated_end(c_hi, cap, "upper")
+
+    def bracket(self, eps: float) -> tuple[float, float]:
+        lo, hi = 0.0, 0.0
+        for s, s2 in ((self.s, self.s2), (self.s2, self.s)):
+            a, b = self._enumerated(s, s2, eps) if self._enumerate else self._trinomial(s, s2, eps)
+            lo, hi = max(lo, a), max(hi, b)
+        return lo, max(hi, lo)
+
+    def estimate(self, eps: float) -> float:
+        g = math.exp(eps)
+        best = 0.0
+        for s, s2 in ((self.s, self.s2), (self.s2, self.s)):
+            c = (s - g * s2) / self.mu
+            mean = float(np.sum(c * self.mu))
+            var = float(np.sum(c * c * self.mu)) - mean * mean
+            best = max(best, _normal_positive_part(self.n * mean, math.sqrt(max(self.n * var, 0.0))) / self.n)
+        return best
+
+
+def _count_vectors(n: int, r: int) -> np.ndarray:
+    """Every vector of ``r`` non-negative integers summing to ``n`` (rows)."""
+    rows = [c for c in combinations(range(n + r - 1), r - 1)]
+    bars = np.array(rows, dtype=np.int64).reshape(len(rows), r - 1)
+    edges = np.concatenate((np.full((len(rows), 1), -1), bars, np.full((len(rows), 1), n + r - 1)), axis=1)
+    return np.diff(edges, axis=1) - 1
+
+
+class ProductDataset(_Dataset):
+    """"All others hold a third value", projected on the two hit indicators when these are
+    independent ``Bern(q)`` under the others' law and ``Bern(p)``, ``Bern(q)`` under the first
+    user's (module docstring §2): ``delta = (1/n) E[(d (C1 - e^eps C2) + alpha0 n (1 - e^eps))_+]``
+    with ``d = alpha1 - alpha0 = (p - q) / (q (1 - q))``, ``alpha0 = (1 - p) / (1 - q)`` and ``C1,
+    C2`` i.i.d. ``Bin(n, q)``; the same value in both directions. ``p, q, 1 - p, 1 - q, p - q``
+    are given without cancellation, each to relative ``eta``; ``q <= 1/2``."""
+
+    def __init__(self, n: int, p: float, q: float, p_c: float, q_c: float, diff: float, eta: float,
+                 label: str) -> None:
+        if not (0.0 < q <= 0.5 and q < p < 1.0 and diff > 0.0):
+            raise ValueError("ProductDataset needs 0 < q <= 1/2 and q < p < 1")
+        self.n, self.q, self.q_c, self.eta = n, q, q_c, eta
+        self.label = label
+        self.exact = False
+        self.alpha0 = p_c / q_c
+        self.diff = diff / (q * q_c)
+        self._kernel = _Kernel(n, n, q, n, 0, q, q_c, 2 * eta + 4 * _U)
+
+    def bracket(self, eps: float) -> tuple[float, float]:
+        g = math.exp(eps)
+        n = float(self.n)
+        d, a0 = self.diff, self.alpha0
+        # d and a0 are quotients of values known to relative eta: relative 3 eta + 4 ulps.
+        # (d (C1 - g C2) + a0 n (1 - g))_+ is non-decreasing in d >= 0 (it is 0 unless C1 > g C2)
+        # and non-increasing in a0 (1 - g <= 0): lower end at (d down, a0 up), upper end at
+        # (d up, a0 down). The kernel's rounded a0 n (1 - g) and g d: a few ulps of d (1 + g) +
+        # a0 g per unit of n, charged absolutely.
+        rel = 3 * self.eta + 4 * _U
+        d_lo, d_hi, a_lo, a_hi = d * (1 - rel), d * (1 + rel), a0 * (1 - rel), a0 * (1 + rel)
+        cap = d_hi + a_lo * (1 - g)  # at C1 = n, C2 = 0
+        if cap <= 0.0:
+            return 0.0, 0.0
+        # the kernel's constant a0 n (1 - g) and slope g d are products of 2-3 rounded factors:
+        # pushed 8 ulps in the direction that lowers (raises) the integrand
+        m1 = -math.expm1(eps) * n
+        lo = self._kernel.bracket(a_hi * m1 * (1 + 8 * _U), d_lo, -g * d_lo * (1 + 8 * _U), cap, "lower")
+        hi = self._kernel.bracket(a_lo * m1 * (1 - 8 * _U), d_hi, -g * d_hi * (1 - 8 * _U), cap, "upper")
+        return lo, hi
+
+    def estimate(self, eps: float) -> float:
+        g = math.exp(eps)
+        n = float(self.n)
+        mean = self.diff * n * self.q * (1 - g) + self.alpha0 * n * (1 - g)
+        sd = self.diff * math.sqrt(n * self.q * self.q_c * (1 + g * g))
+        return _normal_positive_part(mean, sd) / n
+
+
+# ---------------------------------------------------------------------------------------
+# The families of each randomizer.
+# ---------------------------------------------------------------------------------------
+
+
+def _ratio_groups(values: np.ndarray) -> tuple[np.ndarray, float]:
+    """Labels grouping values equal within relative :data:`_GROUP_RTOL` (sorted sweep), and
+    the largest relative spread of a group."""
+    order = np.argsort(values, kind="stable")
+    v = values[order]
+    labels = np.zeros(len(v), dtype=np.int64)
+    start, spread = 0, 0.0
+    for i in range(1, len(v)):
+        if v[i] > v[start] * (1.0 + _GROUP_RTOL):
+            start = i
+            labels[i] = labels[i - 1] + 1
+        else:
+            labels[i] = labels[i - 1]
+            spread = max(spread, (v[i] - v[start]) / v[start])
+    out = np.empty(len(v), dtype=np.int64)
+    out[order] = labels
+    return out, spread
+
+
+def all_hold_x1(randomizer: Randomizer, n: int, x1: int = 0, x2: int = 1) -> ClassDataset:
+    """"All other users hold ``x1``", exact, from the pair structure of ``(x1, x2)`` (module
+    docstring §2): class masses ``a_j p_j`` under ``R(x1)``, ratio ``s'/s = b_j / a_j``."""
+    st = randomizer.pair_structure(x1, x2)
+    a, b, p = np.asarray(st.a), np.asarray(st.b), np.asarray(st.mass)
+    ratio = b / a
+    labels, spread = _ratio_groups(ratio)
+    mu = np.zeros(int(labels.max()) + 1)
+    s2 = np.zeros_like(mu)
+    np.add.at(mu, labels, a * p)
+    np.add.at(s2, labels, b * p)
+    r = len(a)
+    eta = 2 * st.rel_err + (r + 4) * _U + spread
+    return ClassDataset(n, mu, mu, s2, eta, f"first user x1 vs x1', all {n - 1} other users hold x1", True)
+
+
+def _param(v: int | None) -> int:
+    """A parameter the randomizer's constructor has filled in (``g`` of OLH, ``d`` of subset)."""
+    if v is None:  # pragma: no cover - set in __post_init__
+        raise ValueError("randomizer parameter not set")
+    return v
+
+
+def _hit_masses(randomizer: Randomizer) -> tuple[float, float, float] | None:
+    """``(mu_A, mu_B, mu_C)``: the law under ``R(x1)`` of "hits x1 only", "hits x1' only" and
+    the rest, in closed form (module docstring §2), for the named randomizers; None otherwise.
+    Under ``R(x1')`` the law is ``(mu_B, mu_A, mu_C)`` (relabelling symmetry)."""
+
+    e = math.exp(randomizer.eps0)
+    if isinstance(randomizer, _UnaryEncoding):
+        p, q, pc, qc, _ = randomizer.bit_probabilities()
+        return p * qc, pc * q, p * q + pc * qc
+    if isinstance(randomizer, OLH):
+        g = float(_param(randomizer.g))
+        z = e + g - 1.0
+        return e / z * (g - 1.0) / g, (g - 1.0) / (z * g), (e + (g - 1.0) ** 2) / (z * g)
+    if isinstance(randomizer, Hadamard):
+        return 0.5 * e / (e + 1.0), 0.5 / (e + 1.0), 0.5
+    if isinstance(randomizer, Subset):
+        k, d = float(randomizer.k), float(_param(randomizer.d))
+        w = d * e + (k - d)
+        return d * e * (k - d) / (w * (k - 1.0)), d * (k - d) / (w * (k - 1.0)), \
+            (d * e * (d - 1.0) + (k - d) * (k - 1.0 - d)) / (w * (k - 1.0))
+    return None
+
+
+def _all_hold_x1_named(randomizer: Randomizer, n: int) -> ClassDataset:
+    """"All other users hold ``x1``" from :func:`_hit_masses` (exact: sufficient classes)."""
+    masses = _hit_masses(randomizer)
+    if masses is None:
+        return all_hold_x1(randomizer, n)
+    a, b, c = masses
+    return ClassDataset(n, [a, b, c], [a, b, c], [b, a, c], _PROB_REL,
+                        f"first user x1 vs x1', all {n - 1} other users hold x1", True)
+
+
+def _subset_third(randomizer: Subset, n: int) -> ClassDataset:
+    """Subset selection, "all others hold x3", hit patterns of ``(x1, x1')`` merged into three
+    classes (hypergeometric laws; module docstring §2)."""
+    k, d = float(randomizer.k), float(_param(randomizer.d))
+    e = math.exp(randomizer.eps0)
+    w = d * e + (k - d)
+    p_in, p_out = d * e / w, (k - d) / w  # P[x in Z] for the holder of x, and its complement
+    km1, km2 = k - 1.0, k - 2.0
+    # first user holding x1: x1 in Z w.p. p_in; the other d - 1 (or d) members uniform over k - 1
+    s_a = p_in * (k - d) / km1  # x1 in, x1' out
+    s_b = p_out * d / km1  # x1 out, x1' in
+    s_r = p_in * (d - 1.0) / km1 + p_out * (k - 1.0 - d) / km1
+    # holder of x3: (x1, x1') among the k - 1 others of x3, d - 1 (x3 in) or d (x3 out) chosen
+    o_a = (p_in * (d - 1.0) * (k - d) + p_out * d * (k - 1.0 - d)) / (km1 * km2)
+    o_r = (p_in * ((d - 1.0) * (d - 2.0) + (k - d) * (k - d - 1.0))
+           + p_out * (d * (d - 1.0) + (k - 1.0 - d) * (k - 2.0 - d))) / (km1 * km2)
+    return ClassDataset(n, [o_a, o_a, o_r], [s_a, s_b, s_r], [s_b, s_a, s_r], _PROB_REL,
+                        f"first user x1 vs x1', all {n - 1} other users hold a third value x3", False)
+
+
+def _hadamard_dependent_third(randomizer: Randomizer, n: int) -> ClassDataset:
+    """Hadamard response, ``x3 + 1 = (x1 + 1) xor (x1' + 1)`` (exists for every ``k >= 3``): under ``x3`` the
+    patterns 11 / 00 have probability ``e^eps0 / (2 (e^eps0 + 1))`` each, 10 / 01 ``1 / (2 (e^eps0
+    + 1))``; the first user's ``(hit x1, hit x1')`` is ``Bern(e^eps0/(e^eps0+1))`` x ``Bern(1/2)``."""
+    e = math.exp(randomizer.eps0)
+    hi, lo = e / (e + 1.0), 1.0 / (e + 1.0)
+    return ClassDataset(n, [0.5 * lo, 0.5 * lo, hi], [0.5 * hi, 0.5 * lo, 0.5], [0.5 * lo, 0.5 * hi, 0.5], _PROB_REL,
+                        f"first user x1 vs x1', all {n - 1} other users hold x3 with x3 + 1 = (x1 + 1) xor (x1' + 1) "
+                        "(projected on the hits of x1, x1')", False)
+
+
+def _third_value(randomizer: Randomizer, n: int) -> list[_Dataset]:
+    """The projected third-value datasets of a named randomizer (none when ``k < 3``)."""
+    if getattr(randomizer, "k", 0) < 3:
+        return []
+    label = f"first user x1 vs x1', all {n - 1} other users hold a third value x3 (projected on the hits of x1, x1')"
+    e = math.exp(randomizer.eps0)
+    if isinstance(randomizer, _UnaryEncoding):
+        p, q, pc, qc, diff = randomizer.bit_probabilities()
+        return [ProductDataset(n, p, q, pc, qc, diff, _PROB_REL, label)]
+    if isinstance(randomizer, OLH):
+        g = float(_param(randomizer.g))
+        z = e + g - 1.0
+        return [ProductDataset(n, e / z, 1.0 / g, (g - 1.0) / z, (g - 1.0) / g,
+                               (g - 1.0) * math.expm1(randomizer.eps0) / (g * z), _PROB_REL, label)]
+    if isinstance(randomizer, Hadamard):
+        # x3 + 1 = (x1 + 1) xor (x1' + 1) always exists; an x3 + 1 outside their span needs k >= 4
+        out: list[_Dataset] = [_hadamard_dependent_third(randomizer, n)]
+        if randomizer.k >= 4:
+            out.append(ProductDataset(n, e / (e + 1.0), 0.5, 1.0 / (e + 1.0), 0.5,
+                                      0.5 * math.expm1(randomizer.eps0) / (e + 1.0), _PROB_REL, label))
+        return out
+
+    if isinstance(randomizer, Subset):
+        return [_subset_third(randomizer, n)]
+    return []
+
+
+def _matrix_candidates(randomizer: MatrixRandomizer, n: int) -> list[_Dataset]:
+    """Every (unordered pair, x3) dataset of a matrix randomizer, the most promising
+    :data:`MAX_CANDIDATES` kept (module docstring §2)."""
+    m = randomizer.matrix()
+    rows = m / m.sum(axis=1, keepdims=True)
+    used = rows.max(axis=0) > 0.0
+    rows = rows[:, used]
+    rel = randomizer.rel_err
+    out: list[_Dataset] = []
+    k = rows.shape[0]
+    for x1, x2 in combinations(range(k), 2):
+        for x3 in range(k):
+            mu = rows[x3]
+            ra, rb = rows[x1] / mu, rows[x2] / mu
+            la, sa = _ratio_groups(ra)
+            lb, sb = _ratio_groups(rb)
+            keys, inv = np.unique(np.stack((la, lb), axis=1), axis=0, return_inverse=True)
+            inv = inv.ravel()
+            cm = np.zeros(len(keys))
+            cs = np.zeros(len(keys))
+            cs2 = np.zeros(len(keys))
+            np.add.at(cm, inv, mu)
+            np.add.at(cs, inv, rows[x1])
+            np.add.at(cs2, inv, rows[x2])
+            eta = 2 * rel + (rows.shape[1] + 8) * _U + max(sa, sb)
+            who = {x1: "x1", x2: "x1'"}.get(x3, f"input {x3 + 1}")
+            label = f"first user input {x1 + 1} vs {x2 + 1}, all {n - 1} other users hold {who}"
+            out.append(ClassDataset(n, cm, cs, cs2, eta, label, True))
+    if len(out) > MAX_CANDIDATES:
+        eps = 0.25 * randomizer.eps0
+        out.sort(key=lambda d: -d.estimate(eps))
+        out = out[:MAX_CANDIDATES]
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# The profile.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttainedValue:
+    """The best dataset found at one ``eps``: ``lower`` is certified below that dataset's exact
+    ``delta(eps)`` (hence below the worst case of the shuffled randomizer)."""
+
+    eps: float
+    lower: float
+    upper: float
+    dataset: str
+
+
+class DatasetLowerProfile:
+    """Attained lower bound of a shuffled finite randomizer (not k-RR): the largest certified
+    value over the datasets of module docstring §2, as a
+    :class:`~.profile.PrivacyProfile`. ``bounds(eps).lower`` is certified below the exact
+    divergence of a concrete neighbouring pair; ``bounds(eps).upper`` bounds the value of every
+    dataset evaluated (the profile is the maximum of their, possibly projected, values)."""
+
+    def __init__(self, randomizer: Randomizer, n: int) -> None:
+
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise InvalidParameter(f"n must be an integer >= 1, got {n!r}")
+        if isinstance(randomizer, KRR):
+            raise InvalidParameter("k-RR has its own attained family (blanket_krr.KrrDatasetLower)")
+        self.randomizer = randomizer
+        self.n = int(n)
+        self.datasets: list[_Dataset]
+        if isinstance(randomizer, MatrixRandomizer):
+            self.datasets = _matrix_candidates(randomizer, self.n)
+            # eps0 of a matrix is computed from rounded logs: a margin keeps delta = 0 beyond it
+            self._max_log = randomizer.eps0 * (1 + 1e-12) + 4 * randomizer.rel_err + 1e-15
+        else:
+            self.datasets = [_all_hold_x1_named(randomizer, self.n), *_third_value(randomizer, self.n)]
+            self._max_log = randomizer.eps0
+        # the bracket does not depend on rtol (each dataset is evaluated to floating-point
+        # resolution): a search asking again at the same eps with a smaller rtol gets the memo
+        self._memo: dict[float, AttainedValue] = {}
+
+    @property
+    def max_log_ratio(self) -> float:
+        return self._max_log
+
+    def evaluate(self, eps: float) -> AttainedValue:
+        """The best dataset at ``eps`` (largest certified lower end), its bracket, and the
+        largest upper end over the datasets evaluated in ``upper``."""
+        if not (math.isfinite(eps) and eps >= 0.0):
+            raise InvalidParameter(f"eps must be finite and >= 0, got {eps!r}")
+        if eps >= self._max_log:
+            return AttainedValue(eps, 0.0, 0.0, "eps >= eps0: every dataset has delta = 0")
+        if eps in self._memo:
+            return self._memo[eps]
+        best = AttainedValue(eps, -1.0, 0.0, "none")
+        hi_all = 0.0
+        for d in self.datasets:
+            lo, hi = d.bracket(eps)
+            hi_all = max(hi_all, hi)
+            if lo > best.lower:
+                best = AttainedValue(eps, lo, hi, d.label)
+        out = AttainedValue(eps, max(best.lower, 0.0), max(hi_all, best.lower, 0.0), best.dataset)
+        if len(self._memo) >= _MEMO:
+            self._memo.pop(next(iter(self._memo)))
+        self._memo[eps] = out
+        return out
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray:
+        """Normal-approximation estimate of the profile on an array of ``eps`` (only a
+        starting point for the search; never reported)."""
+        e = np.atleast_1d(np.asarray(eps, dtype=float))
+        out = np.array([max(d.estimate(float(x)) for d in self.datasets) if x < self._max_log else 0.0 for x in e])
+        return out.reshape(np.shape(eps))
+
+    def bounds(self, eps: float, rtol: float = 1e-9) -> DeltaBounds:
+        r = self.evaluate(eps)
+        return DeltaBounds(eps, r.lower, r.upper, len(self.datasets), r.upper - r.lower <= rtol * r.lower)
