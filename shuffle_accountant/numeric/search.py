@@ -35,28 +35,44 @@ class NoBracket(CertificationError):
 def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float) -> tuple[float, float] | None:
     """Where the profile's cheap surrogate (if it has one) crosses ``delta``, and the
     surrogate's slope ``d log delta / d eps`` there: a starting point for the certified
-    search, never a reported value."""
+    search, never a reported value. One call on a log grid over eight decades below ``hi``
+    (6 % apart), then a quadratic through the three grid points around the crossing, in
+    ``(eps, log surrogate)``."""
     surrogate = getattr(profile, "surrogate", None)
     if surrogate is None or not math.isfinite(hi) or hi <= 0.0:
         return None
-    grid = hi * np.logspace(-8.0, 0.0, 81)[:-1]
+    grid = hi * np.logspace(-8.0, 0.0, 321)[:-1]
     est = surrogate(grid)
     below = np.nonzero(est <= delta)[0]
     if below.size == 0 or below[0] == 0:
         return None
-    i = below[0]
-    a, b = grid[i - 1], grid[i]
-    fine = np.linspace(a, b, 41)
-    est = surrogate(fine)
-    j = int(np.argmax(est <= delta))
-    x = float(fine[j])
-    slope = math.nan
-    if j >= 1 and est[j] > 0.0 and est[j - 1] > 0.0:
-        # log-linear interpolation inside the fine cell, and the cell's slope
-        slope = float((math.log(est[j]) - math.log(est[j - 1])) / (fine[j] - fine[j - 1]))
-        if slope < 0.0:
-            x = float(fine[j - 1]) + (math.log(delta) - math.log(est[j - 1])) / slope
-    return (x, slope) if lo < x < hi else None
+    j = int(below[0])
+    if not (est[j] > 0.0 and est[j - 1] > 0.0):
+        x = float(grid[j])
+        return (x, math.nan) if lo < x < hi else None
+    x0, x1 = float(grid[j - 1]), float(grid[j])
+    y0, y1 = math.log(est[j - 1]), math.log(est[j])
+    slope = (y1 - y0) / (x1 - x0)
+    if not slope < 0.0:
+        return None
+    target = math.log(delta)
+    x = x0 + (target - y0) / slope  # log-linear inside the cell
+    if j + 1 < grid.size and est[j + 1] > 0.0:
+        # a quadratic through three points: its root inside the cell, its slope there
+        x2, y2 = float(grid[j + 1]), math.log(est[j + 1])
+        # in t = x - x0: y = y0 + slope t + c2 t (t - h), h = x1 - x0
+        c2 = ((y2 - y1) / (x2 - x1) - slope) / (x2 - x0)
+        h = x1 - x0
+        qa, qb, qc = c2, slope - c2 * h, y0 - target
+        disc = qb * qb - 4.0 * qa * qc
+        if qa != 0.0 and disc >= 0.0:
+            t1 = (-qb - math.copysign(math.sqrt(disc), qb)) / (2.0 * qa)
+            roots = [t1, qc / (qa * t1) if t1 != 0.0 else math.nan]
+            inside = [t for t in roots if 0.0 <= t <= h]
+            if inside:
+                x = x0 + inside[0]
+                slope = 2.0 * qa * inside[0] + qb
+    return (x, slope) if lo < x < hi and slope < 0.0 else None
 
 
 @dataclass(frozen=True)
@@ -246,6 +262,11 @@ FastResult = tuple[float, float, bool, float, float]
 #: tried again, at most three times). Too large a value only costs evaluations
 #: (an undecided straddle falls back to the Illinois loop), never soundness.
 TOL_FACTOR = 0.5
+#: The fast phase looks at a new eps coarsely first (relative width GUARD_TOL) unless it is
+#: expected within GUARD_GAP (in log delta) of the root, and refines there only when the
+#: coarse look confirms that.
+GUARD_TOL = 1e-2
+GUARD_GAP = 0.05
 
 
 def _fast_phase(
@@ -306,12 +327,12 @@ def _fast_phase(
     for _ in range(8):
         tol_fin = min(1e-2, max(1e-12, TOL_FACTOR * rtol * x * abs(slope)))
         tol = tol_fin
-        if err is None or abs(slope) * err > 0.05:
-            # possibly far from the root: look coarsely first, so that the profile is not refined
-            # at an eps that does not matter
-            tol = max(tol_fin, 1e-2)
+        if err is None or abs(slope) * err > GUARD_GAP:
+            # possibly far from the root: look coarsely first, so that the profile is not
+            # refined at an eps that does not matter
+            tol = max(tol_fin, GUARD_TOL)
             lb, ub = evaluate(x, tol)
-            if abs(gap(lb, ub)) <= 0.05 and tol > tol_fin:
+            if abs(gap(lb, ub)) <= GUARD_GAP and tol > tol_fin:
                 tol = tol_fin
                 lb, ub = evaluate(x, tol)
         else:
@@ -341,7 +362,7 @@ def _fast_phase(
         # slope error, curvature (log delta ~ -a eps^2 near the root: |f''/f'| ~ 1/eps) and the
         # estimate's noise (block bounds bracket the exact value near their middle: a quarter
         # of the relative width, in practice)
-        err = abs(new - x) * slope_err + (new - x) ** 2 / x + 0.25 * tol / abs(slope)
+        err = abs(new - x) * slope_err + 0.5 * (new - x) ** 2 / x + 0.25 * tol / abs(slope)
         prev = (x, g, tol)
         x = new
         if err <= 0.2 * rtol * x:
