@@ -330,11 +330,15 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarra
     budget = bn.tail_error_budget(g_k, np.where(g_cdf, g_hi, g_lo), rho)
     grp_of = np.repeat(np.arange(starts.size), ends - starts + 1)  # run of each sorted request
     col_of = (mo - g_lo[grp_of]).astype(np.int64)
-    W = int(g_len.max())
-    if starts.size * W <= 4_000_000:  # all runs at once, padded to the longest
-        runs = [(np.arange(starts.size), W)]
-    else:  # long runs one by one
-        runs = [(np.array([g]), int(g_len[g])) for g in range(starts.size)]
+    # runs of similar lengths together (padded to the longest of their group: at most 2x the
+    # work of each run), long groups in pieces of at most ~4e6 elements
+    octave = np.ceil(np.log2(g_len.astype(float))).astype(int)
+    runs = []
+    for o in np.unique(octave):
+        members = np.nonzero(octave == o)[0]
+        width = int(g_len[members].max())
+        per = max(4_000_000 // width, 1)
+        runs += [(members[i:i + per], width) for i in range(0, members.size, per)]
     for gs, width in runs:
         col = np.arange(width)[None, :]
         j = g_lo[gs][:, None] + col
@@ -829,20 +833,32 @@ class _Engine:
         row = (t1 == t2)[cb]
         u_lo = np.maximum(t1 - 1.0, 0.0)[cb]
         u_hi = np.minimum(t2, float(N))[cb]
+        # every (branch, end) request goes to the cache at once: one pass of the tail runs over
+        # the sizes instead of one per request (the requests' sizes overlap almost entirely)
+        todo = []
         for w, off, sh in m.branches:
             if w <= 0.0:
                 continue
             blo, bhi, bok = self._branch_ranges(t1, t2, off)
             if not np.any(bok):
                 continue
-            bmass, bmerr = np.zeros(t1.size), np.zeros(t1.size)
-            bmass[bok], bmerr[bok] = bn.interval_mass(blo[bok], bhi[bok], N, m.q2)
-            ok, mass, merr = bok[cb], bmass[cb], bmerr[cb]
+            ok = bok[cb]
             lo = np.where(row, blo[cb], u_lo)
             hi = np.where(row, bhi[cb], u_hi)
+            # m = n - 1 - c at the two ends of the block's c range: big m (small c), small m
+            todo.append((w, sh, blo, bhi, bok, ok, np.where(ok, N - lo, 0.0), np.where(ok, N - hi, 0.0)))
+        if not todo:
+            return out
+        h_all = self.cache.get(np.concatenate([r[k] for r in todo for k in (6, 7)]), np.tile(x0, 2 * len(todo)))
+        ny = y.size
+        for i, (w, sh, blo, bhi, bok, ok, _, _) in enumerate(todo):
+            bmass, bmerr = np.zeros(t1.size), np.zeros(t1.size)
+            bmass[bok], bmerr[bok] = bn.interval_mass(blo[bok], bhi[bok], N, m.q2)
+            mass, merr = bmass[cb], bmerr[cb]
             ends = []
-            for c_end in (lo, hi):  # m = n - 1 - c at the two ends of the block's c range
-                h = self.cache.get(np.where(ok, N - c_end, 0.0), x0)
+            for e in range(2):
+                part = slice((2 * i + e) * ny, (2 * i + e + 1) * ny)
+                h = {f: v[part] for f, v in h_all.items()}
                 ends.append(_shifted(h) if sh == 1 else h)
             h_big, h_small = ends  # big m (small c), small m (large c)
             wm = np.where(ok, w * mass, 0.0)
