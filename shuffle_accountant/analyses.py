@@ -191,7 +191,9 @@ METHODS: dict[str, Method] = {
             "lower",
             False,
             "exact hockey-stick divergence of concrete neighbouring datasets of the given randomizer, the largest "
-            "over a family (k-RR: other users holding x1 or one third value; binary RR: m users holding x1)",
+            "over a family (k-RR: other users holding x1 or one third value; binary RR: m users holding x1; other "
+            "randomizers: all other users holding x1 (exact) or one third value (projected on the reports' hits of "
+            "x1 and x1'), numeric/dataset_lower.py)",
             "attained by the given randomizer on a concrete dataset: a lower bound on its shuffled eps",
             short="attained by this randomizer",
             needs_randomizer=True,

@@ -38,7 +38,9 @@ def test_krr_only_methods_do_not_apply_to_other_randomizers() -> None:
     r = make_randomizer("oue", 1.0, k=10)
     b = api.epsilon(1.0, 1000, 1e-6, "krr", randomizer=r)
     assert b.kind == "not applicable" and "k-ary randomized response only" in b.validity
-    assert api.epsilon(1.0, 1000, 1e-6, "dataset-lower", randomizer=r).kind == "not applicable"
+    lower = api.epsilon(1.0, 1000, 1e-6, "dataset-lower", randomizer=r)
+    assert lower.kind == "lower"
+    assert lower.value <= api.epsilon(1.0, 1000, 1e-6, "blanket", randomizer=r).value
 
 
 def test_inconsistent_inputs_are_refused() -> None:
