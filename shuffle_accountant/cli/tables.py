@@ -52,9 +52,9 @@ def _grid_options(func: Any) -> Any:
 
 
 def _randomizer_defaults(family: RandomizerFamily) -> tuple[str, ...]:
-    """Default methods with a randomizer: its blanket bound, the attained datasets (k-RR),
-    and the generic upper bounds for comparison."""
-    return ("blanket", *(("dataset-lower",) if family.name == "krr" else ()), "stronger-clones", "clones")
+    """Default methods with a randomizer: its blanket bound, the attained datasets, and the
+    generic upper bounds for comparison."""
+    return ("blanket", "dataset-lower", "stronger-clones", "clones")
 
 
 def _build_grid(grid_file: str | None, n_axis: str | None, eps0_axis: str | None, delta_axis: str | None,
@@ -246,7 +246,7 @@ def plot_cmd(grid_file: str | None, n_axis: str | None, eps0_axis: str | None, d
         raise click.ClickException(plotting.PLOT_INSTALL_HINT) from None
     family, given = _family(k, randomizer_name, g, d, randomizer_file)
     names = list(methods)
-    if family is not None:  # the floor is what the randomizer attains (k-RR datasets); no generic floor
+    if family is not None:  # the floor is what the randomizer attains (its datasets); no generic floor
         names = names or list(_randomizer_defaults(family))
     else:
         if "all" not in names and not any(get_method(m).kind == "lower" for m in names):
