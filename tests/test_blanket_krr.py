@@ -296,6 +296,24 @@ def test_kernel_table_matches_core_kernel() -> None:
         assert np.all(A + lam2 * B <= ref2 + ref2_err + Aerr + Berr + 1e-300)
 
 
+def test_kernel_table_rows_kept_across_eps_match_core_kernel() -> None:
+    """Rows of the kernel table kept across eps (an engine's _TableCache: windows computed for an
+    earlier eps, with margins) give the core kernel's value within both error bounds at every
+    later eps, including eps far enough that the cut leaves the cached window."""
+    from shuffle_accountant.numeric.blanket_krr import _TableCache
+
+    d = 0.5 * math.tanh(1.0)
+    cache = _TableCache()
+    c = np.repeat(np.array([5.0, 300.0, 7000.0, 2e5, 3e7]), 25)
+    lam = np.tile(np.linspace(0.3, 0.9, 25), 5)
+    for eps in (0.01, 0.0100001, 0.0101, 0.013, 0.2, 0.0099):
+        val, verr, A, Aerr, B, Berr = _kernel_table(c, lam, d, eps, 1e-11, cache)
+        ref, ref_err = kernel_hockey_stick(c, 0.5 + lam * d, 0.5 - lam * d, 0.5, eps, 1e-11)
+        assert np.all(np.abs(val - ref) <= verr + ref_err + 1e-300), eps
+        assert np.all(np.abs(A + lam * B - val) <= Aerr + Berr + verr + 1e-300), eps
+    assert cache.c.size > 0
+
+
 def test_shared_engine_after_other_queries_brackets_fresh_value() -> None:
     """Profiles of one (n, k, eps0) share an engine (refined blocks, cached functionals, a memo
     of brackets per eps, coarse initial blocks first): after queries at other eps and delta,

@@ -584,16 +584,80 @@ def _shifted(h: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 #: Largest window of cuts tabulated per clone count by :func:`_kernel_table`.
 _TABLE_WIDTH = 96
+#: Cuts added on each side of a window when its row is (re)computed for :class:`_TableCache`, so
+#: that the nearby eps of a search (cuts move by a unit or two, if at all) find their row.
+_TABLE_MARGIN = 4
+#: Stored row width (every row of a :class:`_TableCache` has at most this many recurrence steps).
+_ROW_WIDTH = _TABLE_WIDTH + 2 * _TABLE_MARGIN
+#: A :class:`_TableCache` is emptied when it would hold more rows than this.
+_TABLE_ROWS = 40_000
+
+
+class _TableCache:
+    """Rows of :func:`_kernel_table`: for a clone count ``c``, the pmf ``B(a)`` and the tail
+    ``S(a) = P[Bin(c, 1/2) >= a]`` for ``a`` in a window ``[lo, hi]`` of cuts. The rows do not
+    depend on ``ε`` (only the cut chosen from them does), so an engine keeps them across the
+    ``ε`` of a search: the same numbers, computed by the same recurrences from the same Boost
+    anchors, with the same error budgets (``tail_budget`` is the anchor's per-value budget;
+    every row has at most :data:`_ROW_WIDTH` recurrence steps, which the caller charges)."""
+
+    def __init__(self) -> None:
+        self.c = np.zeros(0)
+        self.lo = np.zeros(0)
+        self.hi = np.zeros(0)
+        self.B = np.zeros((0, _ROW_WIDTH))
+        self.S = np.zeros((0, _ROW_WIDTH))
+        self.tail_budget = np.zeros(0)
+
+    def rows(self, c: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Row index (in the cache) covering ``[lo, hi]`` for each sorted distinct ``c``;
+        rows are computed (with :data:`_TABLE_MARGIN` on each side) where none covers it."""
+        pos = np.searchsorted(self.c, c)
+        inside = pos < self.c.size
+        pos_c = np.where(inside, pos, 0)
+        ok = np.zeros(c.size, dtype=bool)
+        if self.c.size:
+            ok = inside & (self.c[pos_c] == c) & (self.lo[pos_c] <= lo) & (self.hi[pos_c] >= hi)
+        miss = np.nonzero(~ok)[0]
+        if miss.size:
+            if self.c.size + miss.size > _TABLE_ROWS:
+                self.__init__()  # type: ignore[misc]
+            cm = c[miss]
+            lm = np.maximum(lo[miss] - _TABLE_MARGIN, 0.0)
+            hm = np.minimum(hi[miss] + _TABLE_MARGIN, lm + (_ROW_WIDTH - 1.0))
+            a = lm[:, None] + np.arange(_ROW_WIDTH)[None, :]
+            inside_w = a <= hm[:, None]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where((np.arange(_ROW_WIDTH)[None, :] >= 1) & inside_w & (a <= cm[:, None]),
+                                 (cm[:, None] - a + 1.0) / a, 0.0)
+            ratio[:, 0] = 1.0
+            Bm = np.where(inside_w, bn.pmf(lm, cm, 0.5)[:, None] * np.cumprod(ratio, axis=1), 0.0)
+            s_top = bn.sf(hm, cm, 0.5)  # S(hi + 1) = P[Bin >= hi + 1]
+            Sm = s_top[:, None] + np.cumsum(Bm[:, ::-1], axis=1)[:, ::-1]  # S(a) = P[Bin >= a]
+            # replace stale rows of the same c, keep the rest sorted by c
+            keep = ~np.isin(self.c, cm)
+            cc = np.concatenate((self.c[keep], cm))
+            order = np.argsort(cc, kind="stable")
+            self.c = cc[order]
+            self.lo = np.concatenate((self.lo[keep], lm))[order]
+            self.hi = np.concatenate((self.hi[keep], hm))[order]
+            self.B = np.concatenate((self.B[keep], Bm))[order]
+            self.S = np.concatenate((self.S[keep], Sm))[order]
+            self.tail_budget = np.concatenate((self.tail_budget[keep], bn.tail_error_budget(hm, cm, 0.5)))[order]
+        return np.searchsorted(self.c, c)
 
 
 def _kernel_table(
-    c: np.ndarray, lam: np.ndarray, d: float, eps: float, rel: float
+    c: np.ndarray, lam: np.ndarray, d: float, eps: float, rel: float, cache: _TableCache | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_kernel_lines` for many ``λ`` per clone count ``c``: one Boost pmf and one sf per
     distinct ``c`` (at the ends of the window of cuts it needs), the rest by the exact ratio
     ``B(a)/B(a-1) = (c-a+1)/a`` and tail sums ``S(a) = S(a+1) + B(a)`` (all terms positive).
     Requests whose ``c`` needs more than :data:`_TABLE_WIDTH` cuts go to :func:`_kernel_lines`.
-    Same return values and error model (plus ``3 W u`` relative for ``W`` recurrence steps)."""
+    Same return values and error model (plus ``3 W u`` relative for ``W`` recurrence steps,
+    charged as ``W =`` :data:`_ROW_WIDTH`). The rows come from ``cache`` (a fresh one if None):
+    rows computed for an earlier ``ε`` are the same numbers a fresh call would compute for the
+    window they cover (see :class:`_TableCache`)."""
     c = np.asarray(c, dtype=float)
     lam = np.asarray(lam, dtype=float)
     g = math.exp(eps)
@@ -631,36 +695,25 @@ def _kernel_table(
             o[live[direct]] = r
     if not np.any(tab):
         return tuple(out)  # type: ignore[return-value]
-    ct, lot, hit = uc[tab], lo[tab], hi[tab]
-    W = int(width[tab].max())
-    a = lot[:, None] + np.arange(W)[None, :]
-    inside = a <= hit[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where((np.arange(W)[None, :] >= 1) & inside & (a <= ct[:, None]),
-                         (ct[:, None] - a + 1.0) / a, 0.0)
-    ratio[:, 0] = 1.0
-    Btab = bn.pmf(lot, ct, 0.5)[:, None] * np.cumprod(ratio, axis=1)
-    Btab = np.where(inside, Btab, 0.0)
-    s_top = bn.sf(hit, ct, 0.5)  # S(hi + 1) = P[Bin >= hi + 1]
-    rel_top = np.maximum(bn.tail_error_budget(hit, ct, 0.5), rel)
-    Stab = s_top[:, None] + np.cumsum(Btab[:, ::-1], axis=1)[:, ::-1]  # S(a) = P[Bin >= a]
+    store = cache if cache is not None else _TableCache()
+    row_tab = store.rows(uc[tab], lo[tab], hi[tab])  # cache row of each tabulated c
     # requests served by the table
     row_of_c = np.cumsum(tab) - 1
     rq = np.nonzero(~direct)[0]
-    r = row_of_c[inv[rq]]
+    r = row_tab[row_of_c[inv[rq]]]
     kk = k[rq]
-    j = kk - lot[r]  # column of cut k in the table
+    j = kk - store.lo[r]  # column of cut k in the row
     cb_r = cb[rq]
-    cand_b = np.stack([Btab[r, (j + o - 1.0).astype(np.int64)] for o in (-1, 0, 1)])  # B(cut - 1)
-    cand_s = np.stack([Stab[r, (j + o).astype(np.int64)] for o in (-1, 0, 1)])  # S(cut)
-    valid = np.stack([(j + o - 1.0 >= 0.0) for o in (-1, 0, 1)])
+    cand_b = np.stack([store.B[r, (j + o - 1.0).astype(np.int64)] for o in (-1, 0, 1)])  # B(cut - 1)
+    cand_s = np.stack([store.S[r, (j + o).astype(np.int64)] for o in (-1, 0, 1)])  # S(cut)
+    valid = np.stack([(kk + o - 1.0 >= 0.0) for o in (-1, 0, 1)])
     cand_b = np.where(valid, cand_b, 0.0)  # cut - 1 < 0: B = 0
     cand_v = cb_r[None, :] * cand_b - gm1 * cand_s
     best = np.argmax(cand_v, axis=0)
     idx = np.arange(rq.size)
     bb, ss, vv = cand_b[best, idx], cand_s[best, idx], cand_v[best, idx]
-    erel = rel + 3.0 * W * _U  # pmf values: anchor budget plus the ratio steps
-    srel = np.maximum(rel_top[r], erel)  # tails: sf at the top plus positive pmf sums
+    erel = rel + 3.0 * _ROW_WIDTH * _U  # pmf values: anchor budget plus the ratio steps
+    srel = np.maximum(np.maximum(store.tail_budget[r], rel), erel)  # tails: sf at the top plus positive pmf sums
     b1 = cand_b[1]
     e_val = ((erel + 16.0 * _U) * cb_r * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * b1
              + 4.0 * _U * (ul[rq] + g * vl[rq]) * cand_b.sum(axis=0))
@@ -775,6 +828,7 @@ class _Engine:
         self._eps: float | None = None
         self._K: dict = {}
         self._memo: dict[float, DeltaBounds] = {}
+        self.tables = _TableCache()  # kernel table rows (eps-independent), kept across eps
 
     # -- eps-independent data --------------------------------------------------------
     def _branch_ranges(self, t1: np.ndarray, t2: np.ndarray, off: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -905,7 +959,7 @@ class _Engine:
         # one table per clone count for all three requests (upper values, lines, t-probe)
         cs = np.concatenate((t1[ev] - 1.0, t2[ev] - 1.0, b.t1[wide] - 1.0))
         ls = np.concatenate((lam_up[ev], lam_lo[ev], lp))
-        res = _kernel_table(cs, ls, m.d, eps, self.rel)
+        res = _kernel_table(cs, ls, m.d, eps, self.rel, self.tables)
         ne = int(ev.sum())
         full = []
         for part, fill in ((res[0][:ne], self.tv), (res[1][:ne], 0.0)):
