@@ -185,3 +185,35 @@ def test_pmf_points_against_mpmath(n: int, p: float, k0: int) -> None:
             exact = mpmath.exp(mpmath.loggamma(n + 1) - mpmath.loggamma(kk + 1) - mpmath.loggamma(n - kk + 1)
                                + kk * mpmath.log(pp) + (n - kk) * mpmath.log1p(-pp))
             assert abs(v[i] - exact) <= rel[i] * exact * (1 + 1e-9), (i, v[i], exact)
+
+
+@pytest.mark.parametrize("method", ["clones", "stronger-clones"])
+@pytest.mark.parametrize("n,eps0", [(5, 1.0), (300, 0.5), (3000, 2.0), (10**5, 1.0), (10**4, 8.0)])
+def test_exact_window_and_blocks_bracket_each_other(method: str, n: int, eps0: float,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact window (fine requests, concentrated clone counts) and the refined blocks are
+    two certified computations of the same delta: their brackets overlap, and the window's
+    is as narrow as requested."""
+    pair = pair_for(method, eps0, n).pair
+    for frac in (0.02, 0.1, 0.4):
+        eps = frac * eps0
+        window = HockeyStick(pair).bounds(eps, 1e-7)
+        with monkeypatch.context() as m:
+            m.setattr(clones, "EXACT_MAX", 0)
+            blocks = HockeyStick(pair).bounds(eps, 1e-7)
+        assert window.lower <= blocks.upper and blocks.lower <= window.upper, (eps, window, blocks)
+        if window.converged and window.lower > 1e-290:  # (below: the underflow floor is reported)
+            assert window.upper - window.lower <= 1e-7 * window.lower
+
+
+def test_log_slope_matches_a_finite_difference() -> None:
+    """The slope estimate that steers the search agrees with a finite difference of the
+    certified bounds (it is only a guide; 1% is ample)."""
+    for n, eps0, eps in [(10**3, 1.0, 0.18), (10**6, 1.0, 0.0045), (10**9, 3.0, 5.8e-4)]:
+        hs = HockeyStick(pair_for("clones", eps0, n).pair)
+        h = eps * 1e-4
+        up = math.log(hs.bounds(eps + h, 1e-8).upper)
+        down = math.log(hs.bounds(eps - h, 1e-8).upper)
+        hs.bounds(eps, 1e-5)
+        assert math.isclose(hs.log_slope(eps), (up - down) / (2 * h), rel_tol=1e-2)
+        assert math.isnan(hs.log_slope(eps * 1.5))  # not the last evaluated eps

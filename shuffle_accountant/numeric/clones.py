@@ -196,6 +196,11 @@ UNIT_CAP = 8192.0
 #: ... and only when the clone count's variance is at most this (sd ~ 1400; beyond, the
 #: blocks that matter are wide and single totals do not pay: measured at n = 1e7 .. 1e9).
 UNIT_MAX_VAR = 2.0e6
+#: Requests at least this fine on pairs with at most EXACT_MAX clone counts within EXACT_SD
+#: standard deviations of the mean are summed exactly over that window (``_ExactWindow``).
+EXACT_RTOL = 1e-4
+EXACT_MAX = 4096
+EXACT_SD = 13.0
 #: A run's values by recurrence are used only while the pmf stays this far above underflow.
 _RUN_FLOOR = 1e-250
 
@@ -221,7 +226,7 @@ def _run_values(k: np.ndarray, c: np.ndarray, s: float, rel: float) -> tuple[np.
     """
     u = 2.0**-53
     n = c.size
-    if n < RUN_MIN or not (0.0 < s < 1.0):
+    if n < RUN_MIN or not (0.0 < s < 1.0) or np.count_nonzero(np.diff(c) == 1.0) < RUN_MIN - 1:
         return None
     j = k - 1.0
     dj = np.diff(j)
@@ -530,6 +535,69 @@ class BlockPartition:
         return int(self.lo.size)
 
 
+class _ExactWindow:
+    """Certified ``delta(eps)`` of one direction of a ``p0 = 0`` pair whose clone count is
+    concentrated, with every clone count of a window ``mean +- EXACT_SD sd`` (all of them when
+    there are at most :data:`EXACT_MAX`) summed exactly (no blocks, no refinement): for fine
+    requests at small n, where refinement would end at width one anyway. :meth:`Direction.bounds`
+    uses the result only when it reaches the requested width (otherwise the tails beyond the
+    window matter, and the blocks answer).
+
+    ``delta = sum_c w(c) h(c)`` (module docstring, ``lam = 1``). Inside the window: ``w`` by
+    :func:`.binomial.pmf_points` and ``h`` by the cached kernel (runs by recurrence), each with
+    its error bound. Below the window: ``h(c) <= h(0, eps) <= h(0, 0) = u - v`` (``h`` is
+    non-increasing in ``c`` and in ``eps``; at ``c = 0`` the pair is ``Bern(u)`` against
+    ``Bern(v)``); above it: ``h(c) <= h(c_hi)``. The tails' masses come from Boost's cdf / sf
+    with their budgets and contribute 0 to the lower bound. Sums of ``m`` non-negative terms
+    are rounded outwards by ``4e-16 (m + 2)``.
+    """
+
+    def __init__(self, geo: "TotalsGeometry", u: float, v: float, s: float, cuts: "_CutCache") -> None:
+        N, p = geo.N, geo.p
+        mu, sd = N * p, math.sqrt(N * p * (1.0 - p))
+        if N + 1 <= EXACT_MAX:  # every clone count: no tails
+            self.c = np.arange(N + 1, dtype=float)
+        else:
+            self.c = np.arange(max(math.floor(mu - EXACT_SD * sd), 0), min(math.ceil(mu + EXACT_SD * sd), N) + 1,
+                               dtype=float)
+        self.w, rel_w = bn.pmf_points(self.c, N, p)
+        self.w_up = self.w * (1.0 + rel_w)
+        self.w_lo = np.maximum(self.w * (1.0 - rel_w), 0.0)
+        lo_c, hi_c = float(self.c[0]), float(self.c[-1])
+        below = float(bn.cdf(np.array([lo_c - 1.0]), N, p)[0])
+        above = float(bn.sf(np.array([hi_c]), N, p)[0])
+        self.below = below * (1.0 + float(bn.tail_error_budget(np.array([lo_c - 1.0]), N, p)[0]))
+        self.above = above * (1.0 + float(bn.tail_error_budget(np.array([hi_c]), N, p)[0]))
+        self.u, self.v, self.s, self.rel, self.cuts = u, v, s, geo.rel, cuts
+        self._last: tuple[float, np.ndarray, np.ndarray] | None = None  # eps, h, err
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds:
+        h, err = _kernel_upper_tail(self.c, self.u, self.v, self.s, np.float64(eps), self.rel, self.cuts)
+        self._last = (eps, h, err)
+        m = self.c.size
+        tails = self.below * (self.u - self.v) + self.above * float(h[-1] + err[-1])
+        upper = (float(np.sum(self.w_up * (h + err))) + tails) * (1.0 + 4e-16 * (m + 4))
+        lower = float(np.sum(self.w_lo * np.maximum(h - err, 0.0))) * (1.0 - 4e-16 * (m + 2))
+        lower = min(max(lower, 0.0), upper)
+        return DeltaBounds(eps, lower, upper, m, upper - lower <= rtol * lower or upper <= 1e-300)
+
+    def log_slope(self, eps: float) -> float:
+        """Estimate of ``d log delta / d eps`` at the last evaluated ``eps`` (see
+        :meth:`Direction.log_slope`)."""
+        if self._last is None or self._last[0] != eps:
+            return math.nan
+        gm1 = np.expm1(np.float64(eps))
+        coef_b = (self.u - self.v) - gm1 * self.v
+        if not coef_b > 0.0:
+            return math.nan
+        k = _cut(self.c, self.v, self.u - self.v, coef_b, gm1, self.s)
+        b, tail, _, _ = self.cuts.values(k, self.c, self.s, self.rel)
+        delta = float(np.sum(self.w * self._last[1]))
+        if not delta > 0.0:
+            return math.nan
+        return -float(1.0 + gm1) * float(np.sum(self.w * (tail + self.v * b))) / delta
+
+
 class Direction(TotalsGeometry):
     """Certified block sums for one direction (``P || Q``) of one pair.
 
@@ -545,6 +613,24 @@ class Direction(TotalsGeometry):
         self.mass, self.mass_err = self.block_mass(self.lo, self.hi)
         self._eps: float | None = None
         self._h_up = self._h_up_err = self._h_lo = np.zeros(0)
+        self._exact: _ExactWindow | None = None
+        self._exact_last: float | None = None  # eps of the last bounds() answered by the window
+
+    def _exact_window(self) -> "_ExactWindow | None":
+        """The :class:`_ExactWindow` of this direction when its pair qualifies (``p0 = 0``,
+        ``0 < s < 1``, at most :data:`EXACT_MAX` clone counts in the window), else ``None``."""
+        if self._exact is None:
+            var = self.N * self.p * (1.0 - self.p)
+            if not (self.pair.p0 == 0.0 and 0.0 < self.s < 1.0 and 0.0 < var
+                    and min(2.0 * EXACT_SD * math.sqrt(var) + 2.0, self.N + 1.0) <= EXACT_MAX):
+                return None
+            u, v, s = self.pa1, self.pb1, self.s
+            if u < v:  # mirror a -> c + 1 - a (see _kernel)
+                u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+            if not u > v:
+                return None
+            self._exact = _ExactWindow(self, u, v, s, self._cuts.setdefault(s, _CutCache()))
+        return self._exact
 
     @property
     def partition(self) -> BlockPartition:
@@ -575,7 +661,17 @@ class Direction(TotalsGeometry):
     # -- evaluation -----------------------------------------------------------------
     def bounds(self, eps: float, rtol: float, max_rounds: int = 200) -> DeltaBounds:
         """Refine blocks until ``upper - lower <= rtol * lower`` (or nothing is left to
-        refine); returns the certified bracket."""
+        refine); returns the certified bracket. Requests at least as fine as
+        :data:`EXACT_RTOL` on a qualifying pair are answered by the exact window
+        (:class:`_ExactWindow`) instead, leaving the blocks as they are."""
+        if rtol <= EXACT_RTOL and math.isfinite(eps) and eps >= 0.0:
+            window = self._exact_window()
+            if window is not None:
+                got = window.bounds(eps, rtol)
+                if got.converged:  # else (tails beyond the window matter): the blocks below
+                    self._exact_last = eps
+                    return got
+        self._exact_last = None
         if self._eps != eps:
             self._h_up, self._h_up_err, self._h_lo = self.corners(self.lo, self.hi, eps)
             self._eps = eps
@@ -648,6 +744,8 @@ class Direction(TotalsGeometry):
         ``d log delta / d eps = -g Q(S) / delta``; ``Q(S)`` of the kernel at ``c`` with cut ``k``
         is ``P[Bin(c, s) >= k] + v B(k-1)``, read from the cut cache at the upper corners.
         Only steers the search; never reported."""
+        if self._exact_last == eps and self._exact is not None:
+            return self._exact.log_slope(eps)
         if self._eps != eps or self.pair.p0 != 0.0 or not 0.0 < self.s < 1.0 or self.lo.size == 0:
             return math.nan
         u, v, s = self.pa1, self.pb1, self.s
@@ -703,6 +801,15 @@ class HockeyStick:
         """A cheap estimate of ``delta`` on an array of ``eps`` (the kernel at the mean
         clone count; used only to start a search, never reported)."""
         return np.max([d.surrogate(eps) for d in self.directions], axis=0)
+
+    @property
+    def look_rtol(self) -> float:
+        """The relative width at which a first look at a new ``eps`` is cheap (the search's
+        coarse look): :data:`EXACT_RTOL` when every direction sums an exact window (a fine
+        answer costs no more than a coarse one), else ``1e-2``."""
+        if all(d._exact_window() is not None for d in self.directions):
+            return EXACT_RTOL
+        return 1e-2
 
     def log_slope(self, eps: float) -> float:
         """Estimate of ``d log delta / d eps`` at the ``eps`` of the last :meth:`bounds` call

@@ -148,7 +148,9 @@ def epsilon_for_delta(
     start = _surrogate_root(profile, delta, lo, hi)
     # the profile's own slope estimate (clone pairs), when delta is the profile alone
     slope_of = getattr(profile, "log_slope", None) if extra is None else None
-    fast = _fast_phase(evaluate, gap, delta, rtol, lo, hi, start, profile.max_log_ratio, slope_of)
+    look = getattr(profile, "look_rtol", GUARD_TOL)
+    fast = _fast_phase(evaluate, gap, delta, rtol, lo, hi, start, profile.max_log_ratio, slope_of,
+                       look if isinstance(look, float) and 0.0 < look <= GUARD_TOL else GUARD_TOL)
     if isinstance(fast, EpsilonBracket):
         return EpsilonBracket(delta, fast.lower, fast.upper, evaluations)
     lo, hi, lo_certified, f_lo, f_hi = fast
@@ -262,9 +264,10 @@ FastResult = tuple[float, float, bool, float, float]
 #: tried again, at most three times). Too large a value only costs evaluations
 #: (an undecided straddle falls back to the Illinois loop), never soundness.
 TOL_FACTOR = 0.5
-#: The fast phase looks at a new eps coarsely first (relative width GUARD_TOL) unless it is
-#: expected within GUARD_GAP (in log delta) of the root, and refines there only when the
-#: coarse look confirms that.
+#: The fast phase looks at a new eps coarsely first (relative width GUARD_TOL, or the
+#: profile's ``look_rtol`` when it is finer: the width a first look costs nothing extra at)
+#: unless it is expected within GUARD_GAP (in log delta) of the root, and refines there only
+#: when the coarse look confirms that.
 GUARD_TOL = 1e-2
 GUARD_GAP = 0.05
 
@@ -279,6 +282,7 @@ def _fast_phase(
     start: tuple[float, float] | None,
     top: float,
     slope_of: Callable[[float], float] | None = None,
+    look_tol: float = GUARD_TOL,
 ) -> EpsilonBracket | FastResult:
     """Few-evaluation search for ``eps(delta)``; returns the final bracket, or the certified
     state ``(lo, hi, lo_certified, f_lo, f_hi)`` for the Illinois loop when it cannot close.
@@ -330,7 +334,7 @@ def _fast_phase(
         if err is None or abs(slope) * err > GUARD_GAP:
             # possibly far from the root: look coarsely first, so that the profile is not
             # refined at an eps that does not matter
-            tol = max(tol_fin, GUARD_TOL)
+            tol = max(tol_fin, look_tol)
             lb, ub = evaluate(x, tol)
             if abs(gap(lb, ub)) <= GUARD_GAP and tol > tol_fin:
                 tol = tol_fin
