@@ -329,3 +329,18 @@ def test_shared_engine_after_other_queries_brackets_fresh_value() -> None:
             assert b.lower <= tight.upper * (1 + 1e-12) and tight.lower <= b.upper * (1 + 1e-12), (eps, rtol, b, tight)
             assert not b.converged or b.upper - b.lower <= rtol * b.lower * (1 + 1e-9), (eps, rtol, b)
             assert b.upper - b.lower <= max(rtol, 1e-6) * mid, (eps, rtol, b)
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [(1000, 10, 2.0, 0.27), (10**5, 4, 1.0, 0.016), (5000, 3, 0.5, 0.05)])
+def test_log_slope_estimates_the_derivative(n: int, k: int, eps0: float, eps: float) -> None:
+    """The slope estimate that steers the search (never a bound) is close to a finite difference
+    of the certified brackets, and is offered only at the eps of the last refinement."""
+    prof = KrrBlanket(n, k, eps0, shared=False)
+    b0 = prof.bounds(eps, 1e-5)
+    slope = prof.log_slope(eps)
+    assert math.isnan(prof.log_slope(eps * 1.01))
+    h = 1e-3
+    b1 = prof.bounds(eps * (1 + h), 1e-5)
+    fd = (math.log(b1.lower + b1.upper) - math.log(b0.lower + b0.upper)) / (eps * h)
+    assert slope < 0 and fd < 0
+    assert abs(slope / fd - 1.0) < 0.05, (slope, fd)

@@ -829,6 +829,7 @@ class _Engine:
         self._K: dict = {}
         self._memo: dict[float, DeltaBounds] = {}
         self.tables = _TableCache()  # kernel table rows (eps-independent), kept across eps
+        self._slope: tuple[float, float] = (math.nan, math.nan)  # (eps, d log delta / d eps estimate)
 
     # -- eps-independent data --------------------------------------------------------
     def _branch_ranges(self, t1: np.ndarray, t2: np.ndarray, off: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -977,13 +978,25 @@ class _Engine:
             arr[far] = arr[nxt]
         probe = np.zeros(b.t1.size)
         probe[wide] = res[0][2 * ne:]
+        # d value / d eps at each upper value, an estimate that only steers the search
+        # (:meth:`log_slope`): at the optimal cut the value is (u - g v) B - (g - 1) S, whose
+        # derivative with the cut held is -g (v B + S); B and S are read back from that cut's line
+        g = math.exp(eps)
+        gm1 = math.expm1(eps)
+        dval = np.zeros(nc)
+        if gm1 > 0.0:
+            bb = res[4][:ne] / (m.d * (1.0 + g))
+            ss = -res[2][:ne] / gm1 - 0.5 * bb
+            dval[ev] = -g * ((0.5 - lam_up[ev] * m.d) * bb + ss)
         return dict(val=val, verr=verr, yhat=yhat, lam=lam_lo, dlam=slope_lam, A=lines["A"], Aerr=lines["Aerr"],
-                    B=lines["B"], Berr=lines["Berr"], piece=np.ones(nc, dtype=bool), probe=probe)
+                    B=lines["B"], Berr=lines["Berr"], piece=np.ones(nc, dtype=bool), probe=probe, dval=dval)
 
     # -- assembly --------------------------------------------------------------------
-    def _assemble(self, b: _Blocks, K: dict) -> dict:
+    def _assemble(self, b: _Blocks, K: dict, dvals: np.ndarray | None = None) -> dict:
         """Per-block certified upper/lower bounds (module docstring §3), their nominal
-        (error-free) versions, and the part of the gap due to the width in ``t``."""
+        (error-free) versions, and the part of the gap due to the width in ``t``. With
+        ``dvals`` (estimates of ``d g_i / d ε`` at the breakpoints) also ``U_dnom``: the nominal
+        upper interpolant's derivative in ``ε`` (an estimate for :meth:`log_slope`; never a bound)."""
         nb = b.t1.size
         ncell = b.y.size
         idx = np.arange(ncell)
@@ -1021,10 +1034,10 @@ class _Engine:
         # ---- upper: interpolant of G_up through (y_i, g_i) ----
         out = {}
         right = idx > a[cb]
-        for mode in ("cert", "nom", "swap"):
+        for mode in ("cert", "nom", "swap") + (("dnom",) if dvals is not None else ()):
             c = mode == "cert"
             up = mode != "swap"  # "swap": nominal values at the other end of each bracket
-            g = K["val"] + (K["verr"] if c else 0.0)
+            g = dvals if mode == "dnom" and dvals is not None else K["val"] + (K["verr"] if c else 0.0)
             gn = np.roll(g, -1)
             yn = np.roll(y, -1)
             slope = np.where(last, 0.0, (gn - g) / np.where(last, 1.0, yn - y))
@@ -1036,7 +1049,7 @@ class _Engine:
             mom = moment(sa, up)[c]
             anchor = ga * (M_hi if c else b.M) + mom
             s0 = slope[b.start]
-            tail_coef = self.tv + np.maximum(s0, 0.0) * (y[b.start] - self.vmin)
+            tail_coef = (0.0 if mode == "dnom" else self.tv) + np.maximum(s0, 0.0) * (y[b.start] - self.vmin)
             lt_hi, _, lt_err = F["lt"]
             lt_end = lt_hi if up else F["lt"][1]
             tail = tail_coef * (lt_end[b.start] + (lt_err[b.start] if c else 0.0))
@@ -1150,6 +1163,14 @@ class _Engine:
                 return self._remember(DeltaBounds(eps, lower, upper, int(self.b0.y.size), True))
         return self._remember(self._refine(eps, rtol, max_rounds))
 
+    def log_slope(self, eps: float) -> float:
+        """An *estimate* of ``d log δ / d ε`` at the ``ε`` of the last refinement (``nan`` for any
+        other ``ε``): the ``ε``-derivative of the nominal upper interpolant (each breakpoint value's
+        derivative with its cut held, ``-e^ε (v B + S)``; the interpolation weights do not depend
+        on ``ε``) over its value. Only steers :func:`.search.epsilon_for_delta`; never reported."""
+        e, slope = self._slope
+        return slope if e == eps and slope < 0.0 else math.nan
+
     def _remember(self, r: DeltaBounds) -> DeltaBounds:
         old = self._memo.get(r.eps)
         if old is None or r.upper - r.lower < old.upper - old.lower:
@@ -1166,7 +1187,9 @@ class _Engine:
         history: list[float] = []
         for _ in range(max_rounds):
             b, K = self.b, self._K
-            R = self._assemble(b, K)
+            R = self._assemble(b, K, K["dval"])
+            u_nom = float(np.sum(R["U_nom"]))
+            self._slope = (eps, float(np.sum(R["U_dnom"])) / u_nom if u_nom > 0.0 else math.nan)
             nblk = b.t1.size
             lower, upper = self._totals(b, R)
             ncell = int(b.y.size)
@@ -1329,7 +1352,7 @@ class KrrBlanket:
     """Certified blanket divergence of shuffled k-RR (Balle, Bell, Gascón, Nissim, CRYPTO 2019,
     arXiv 1903.02837, evaluated exactly; module docstring §1-§3): an upper bound on ``δ(ε)`` of
     the shuffled k-RR output for *every* pair of neighbouring datasets. A
-    :class:`~.profile.PrivacyProfile` (``bounds``, ``max_log_ratio``, ``surrogate``); ``ε(δ)``
+    :class:`~.profile.PrivacyProfile` (``bounds``, ``max_log_ratio``, ``surrogate``, ``log_slope``); ``ε(δ)``
     comes from :func:`.search.epsilon_for_delta`.
 
     Proved (module docstring §4) and tested: it is at most the ``krr`` bound (clone count
@@ -1368,6 +1391,14 @@ class KrrBlanket:
     def max_log_ratio(self) -> float:
         """``δ(ε) = 0`` for ``ε >= ε0``: every report's likelihood ratio is within ``e^{±ε0}``."""
         return self.eps0
+
+    def log_slope(self, eps: float) -> float:
+        """Estimate of ``d log δ / d ε`` at the ``ε`` of the last :meth:`bounds` call that
+        refined (``nan`` otherwise); steers the search only, never reported."""
+        if self._pair is not None:
+            return self._pair.log_slope(eps)
+        assert self._engine is not None
+        return self._engine.log_slope(eps)
 
     def surrogate(self, eps: np.ndarray) -> np.ndarray:
         """Cheap estimate (kernel at the mean total and mean λ); never reported."""
