@@ -537,8 +537,8 @@ class BlockPartition:
 
 class _ExactWindow:
     """Certified ``delta(eps)`` of one direction of a ``p0 = 0`` pair whose clone count is
-    concentrated, with every clone count of a window ``mean +- EXACT_SD sd`` (all of them when
-    there are at most :data:`EXACT_MAX`) summed exactly (no blocks, no refinement): for fine
+    concentrated, with every clone count of a window ``mean +- (EXACT_SD sd + 40)`` (at most
+    :data:`EXACT_MAX` of them) summed exactly (no blocks, no refinement): for fine
     requests at small n, where refinement would end at width one anyway. :meth:`Direction.bounds`
     uses the result only when it reaches the requested width (otherwise the tails beyond the
     window matter, and the blocks answer).
@@ -555,11 +555,9 @@ class _ExactWindow:
     def __init__(self, geo: "TotalsGeometry", u: float, v: float, s: float, cuts: "_CutCache") -> None:
         N, p = geo.N, geo.p
         mu, sd = N * p, math.sqrt(N * p * (1.0 - p))
-        if N + 1 <= EXACT_MAX:  # every clone count: no tails
-            self.c = np.arange(N + 1, dtype=float)
-        else:
-            self.c = np.arange(max(math.floor(mu - EXACT_SD * sd), 0), min(math.ceil(mu + EXACT_SD * sd), N) + 1,
-                               dtype=float)
+        # (+-40 more: at small means the binomial's tails are Poisson-like, heavier than 13 sd says)
+        self.c = np.arange(max(math.floor(mu - EXACT_SD * sd) - 40, 0), min(math.ceil(mu + EXACT_SD * sd) + 40, N) + 1,
+                           dtype=float)
         self.w, rel_w = bn.pmf_points(self.c, N, p)
         self.w_up = self.w * (1.0 + rel_w)
         self.w_lo = np.maximum(self.w * (1.0 - rel_w), 0.0)
@@ -608,27 +606,54 @@ class Direction(TotalsGeometry):
 
     def __init__(self, pair: ClonePair) -> None:
         super().__init__(pair)
-        edges = self.initial_edges()
-        self.lo, self.hi = edges[:-1], edges[1:] - 1.0
-        self.mass, self.mass_err = self.block_mass(self.lo, self.hi)
+        self._blocks: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # built on first use
         self._eps: float | None = None
         self._h_up = self._h_up_err = self._h_lo = np.zeros(0)
         self._exact: _ExactWindow | None = None
         self._exact_last: float | None = None  # eps of the last bounds() answered by the window
 
+    def _get_blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(lo, hi, mass, mass_err)`` of the current partition, the initial one built on
+        first use (a query answered by the exact window never needs it)."""
+        if self._blocks is None:
+            edges = self.initial_edges()
+            lo, hi = edges[:-1], edges[1:] - 1.0
+            self._blocks = (lo, hi, *self.block_mass(lo, hi))
+        return self._blocks
+
+    @property
+    def lo(self) -> np.ndarray:
+        return self._get_blocks()[0]
+
+    @property
+    def hi(self) -> np.ndarray:
+        return self._get_blocks()[1]
+
+    @property
+    def mass(self) -> np.ndarray:
+        return self._get_blocks()[2]
+
+    @property
+    def mass_err(self) -> np.ndarray:
+        return self._get_blocks()[3]
+
+    @property
+    def exact_window_applies(self) -> bool:
+        """Whether the pair qualifies for :class:`_ExactWindow` (``p0 = 0``, ``0 < s < 1``,
+        ``pa != pb``, at most :data:`EXACT_MAX` clone counts in the window)."""
+        var = self.N * self.p * (1.0 - self.p)
+        return (self.pair.p0 == 0.0 and 0.0 < self.s < 1.0 and 0.0 < var and self.pa1 != self.pb1
+                and min(2.0 * EXACT_SD * math.sqrt(var) + 82.0, self.N + 1.0) <= EXACT_MAX)
+
     def _exact_window(self) -> "_ExactWindow | None":
-        """The :class:`_ExactWindow` of this direction when its pair qualifies (``p0 = 0``,
-        ``0 < s < 1``, at most :data:`EXACT_MAX` clone counts in the window), else ``None``."""
+        """The :class:`_ExactWindow` of this direction when :attr:`exact_window_applies`
+        (built on first use), else ``None``."""
         if self._exact is None:
-            var = self.N * self.p * (1.0 - self.p)
-            if not (self.pair.p0 == 0.0 and 0.0 < self.s < 1.0 and 0.0 < var
-                    and min(2.0 * EXACT_SD * math.sqrt(var) + 2.0, self.N + 1.0) <= EXACT_MAX):
+            if not self.exact_window_applies:
                 return None
             u, v, s = self.pa1, self.pb1, self.s
             if u < v:  # mirror a -> c + 1 - a (see _kernel)
                 u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
-            if not u > v:
-                return None
             self._exact = _ExactWindow(self, u, v, s, self._cuts.setdefault(s, _CutCache()))
         return self._exact
 
@@ -728,10 +753,8 @@ class Direction(TotalsGeometry):
             rest[chosen] = False
             new_lo = np.concatenate((lo[rest], child_lo))
             order2 = np.argsort(new_lo, kind="stable")
-            self.lo = new_lo[order2]
-            self.hi = np.concatenate((hi[rest], child_hi))[order2]
-            self.mass = np.concatenate((mass[rest], c_mass))[order2]
-            self.mass_err = np.concatenate((mass_err[rest], c_err))[order2]
+            self._blocks = (new_lo[order2], np.concatenate((hi[rest], child_hi))[order2],
+                            np.concatenate((mass[rest], c_mass))[order2], np.concatenate((mass_err[rest], c_err))[order2])
             self._h_up = np.concatenate((h_up[rest], c_up))[order2]
             self._h_up_err = np.concatenate((h_up_err[rest], c_up_err))[order2]
             self._h_lo = np.concatenate((h_lo[rest], c_lo))[order2]
@@ -807,7 +830,7 @@ class HockeyStick:
         """The relative width at which a first look at a new ``eps`` is cheap (the search's
         coarse look): :data:`EXACT_RTOL` when every direction sums an exact window (a fine
         answer costs no more than a coarse one), else ``1e-2``."""
-        if all(d._exact_window() is not None for d in self.directions):
+        if all(d.exact_window_applies for d in self.directions):
             return EXACT_RTOL
         return 1e-2
 
