@@ -38,6 +38,29 @@ def test_bracket_contains_trinomial_formula(n: int, k: int, eps0: float, eps: fl
         assert b.upper - b.lower <= 1e-8 * exact + 1e-300
 
 
+REFINED = [(60, 10, 2.0, 0.5), (60, 3, 1.0, 0.2), pytest.param(150, 4, 0.5, 0.05, marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", REFINED)
+def test_refinement_states_contain_trinomial_formula(n: int, k: int, eps0: float, eps: float) -> None:
+    """One engine refined step by step (coarse to fine requests): every state it passes through
+    (blocks wider than one total split into as many parts as the square-root rule asks, levels
+    raised by up to three at once) brackets the oracle's exact sum."""
+    exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
+    prof = KrrBlanket(n, k, eps0, shared=False)
+    widths, levels = set(), set()
+    for rtol in (1e-1, 1e-2, 1e-4, 1e-8):
+        b = prof.bounds(eps, rtol)
+        with mpmath.workdps(50):
+            assert b.lower <= exact <= b.upper, (rtol, b, exact)
+        assert b.upper - b.lower <= rtol * b.lower * (1 + 1e-9)
+        eng = prof._engine
+        assert eng is not None
+        widths |= set((eng.b.t2 - eng.b.t1 + 1).astype(int).tolist())
+        levels |= set(eng.b.level.tolist())
+    assert max(widths) > 1 and max(levels) >= 4  # the states exercised wide blocks and deep levels
+
+
 # Soundness over every pair of neighbouring datasets (oracle enumeration, full histograms).
 WORST_FAST = [(2, 3, 1.0, 0.7), (4, 3, 1.0, 0.2), (5, 4, 0.5, 0.1), (6, 3, 3.0, 1.0), (3, 2, 1.0, 0.3)]
 

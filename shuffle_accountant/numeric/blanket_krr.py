@@ -119,9 +119,12 @@ the exact recurrences ``P[Bin(m-1) <= x] = P[Bin(m) <= x] + ρ P[Bin(m-1) = x]``
 (:func:`_tails_by_runs`: Boost's cdf is slow in the bulk at large ``m``), and the branch shifted
 by one (``J = J' + 1``) from the unshifted one by exact identities (:func:`_shifted`). The
 kernels of many ``λ`` at one clone count ``c`` come from one Boost pmf and sf and the exact
-ratio ``B(a)/B(a-1) = (c-a+1)/a`` (:func:`_kernel_table`). A block whose gap is mostly due to
-its width in ``t`` is split 8 ways; one whose gap is mostly due to its breakpoints gets the
-next level.
+ratio ``B(a)/B(a-1) = (c-a+1)/a`` (:func:`_kernel_table`, rows kept across the ``ε`` of a
+search). The gap of each block is split into a part due to its width in ``t`` and a part due to
+its breakpoints; a round splits blocks in ``t`` (as many parts as the first-order square-root
+rule asks for the goal) and raises levels (0 to 3, by the second-order cube-root rule), so a
+search refines in a few rounds. None of this affects validity: every partition, every grid and
+every cached value gives a certified bracket by the arguments above.
 
 4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
 -----------------------------------------------------------------------
@@ -172,6 +175,10 @@ MAX_CELLS = 4_000_000
 TINY_DELTA = 1e-40
 #: A block does not get a level with more breakpoints than this (its t-range is split instead).
 MAX_POINTS_PER_BLOCK = 512
+#: Largest reduction of the t-part (V_: the v-part) of the gap that one refinement round aims
+#: at (more would overshoot where the first/second-order models of the gap are rough).
+T_REDUCTION = 32.0
+V_REDUCTION = 16.0
 #: Largest refinement level of the breakpoints within a block (see :func:`_grid_points`).
 MAX_LEVEL = 40
 _U = 1.2e-16  # unit roundoff with a little slack
@@ -1108,15 +1115,23 @@ class _Engine:
         return out
 
     # -- refinement --------------------------------------------------------------------
-    def _can_level_up(self, b: _Blocks) -> np.ndarray:
-        """A further level still adds points (see :func:`_grid_points`)."""
+    def _can_level_up(self, b: _Blocks, want: int, sel: np.ndarray | None = None) -> np.ndarray:
+        """How many further levels (at most ``want``) the blocks ``sel`` (all if None) can take:
+        each must still add points and stay within :data:`MAX_POINTS_PER_BLOCK` (see
+        :func:`_grid_points`) and the largest level."""
+        idx = np.arange(b.t1.size) if sel is None else sel
         unit = self.H.bit_length() - 1
-        nxt = b.level + 1
-        spacing = np.maximum(np.right_shift(self.H, np.minimum(nxt, 62)), 1).astype(float)
-        reach = np.array([_reach(int(lv)) if lv <= unit else min(12.0, _reach(unit) + 2.0 * (lv - unit))
-                          for lv in nxt])
-        new_points = 2.0 * reach * b.sd / spacing  # points the next level would have in its window
-        return (b.level < min(unit + 5, MAX_LEVEL)) & (new_points <= MAX_POINTS_PER_BLOCK)
+        cap = min(unit + 5, MAX_LEVEL)
+        out = np.zeros(idx.size, dtype=int)
+        for extra in range(1, want + 1):
+            nxt = b.level[idx] + extra
+            spacing = np.maximum(np.right_shift(self.H, np.minimum(nxt, 62)), 1).astype(float)
+            reach = np.array([_reach(int(lv)) if lv <= unit else min(12.0, _reach(unit) + 2.0 * (lv - unit))
+                              for lv in nxt])
+            new_points = 2.0 * reach * b.sd[idx] / spacing  # points the level would have in its window
+            ok = (nxt <= cap) & (new_points <= MAX_POINTS_PER_BLOCK) & (out == extra - 1)
+            out[ok] = extra
+        return out
 
     @staticmethod
     def _merge(b: _Blocks, K: dict, keep: np.ndarray, nb: _Blocks, nK: dict) -> tuple[_Blocks, dict]:
@@ -1214,47 +1229,54 @@ class _Engine:
             if floor >= 0.5 * target and total_red <= floor:
                 return DeltaBounds(eps, lower, upper, ncell, False)
             width = b.t2 - b.t1 + 1.0
-            can_up = self._can_level_up(b)
+            can_up = self._can_level_up(b, 1) > 0
             # The gap of a block is a part due to its width in t (kernel corners, functional
-            # brackets) and a part due to its breakpoints in v. Each part is reduced on its own:
-            # the blocks carrying most of it are split in t (8 ways) / given the next level.
+            # brackets) and a part due to its breakpoints in v; each part is reduced on its own.
             tg = np.where(width > 1.0, np.minimum(R["tgap"], red), 0.0)
             jg = np.where(can_up, red - tg, 0.0)
             keep_total = max(0.5 * target - floor, 0.0)
-
-            def pick_top(part: np.ndarray) -> np.ndarray:
-                total = float(np.sum(part))
-                share = total / max(float(np.sum(tg + jg)), 1e-300)
-                excess = total - max(keep_total * share, 0.25 * total)
-                if total <= 0.0 or excess <= 0.0:
-                    return np.zeros(0, dtype=int)
-                order = np.argsort(part)[::-1]
-                k = int(np.searchsorted(np.cumsum(part[order]), excess)) + 1
-                top = order[:k]
-                return top[part[top] > 0.0]
-
-            sel_t, sel_j = pick_top(tg), pick_top(jg)
-            if sel_t.size == 0 and sel_j.size == 0:
+            parts = max(float(np.sum(tg + jg)), 1e-300)
+            # t: a block split m ways keeps about 1/m of its t-part (first order in the width), so
+            # the fewest parts for a goal G are m_i = sqrt(r_i) sum_j sqrt(r_j) / G (at most 64,
+            # never below width one; at most a T_REDUCTION-fold reduction per round)
+            tot_t = float(np.sum(tg))
+            goal_t = max(keep_total * tot_t / parts, tot_t / T_REDUCTION)
+            m_t = np.zeros(nblk)
+            if tot_t > goal_t > 0.0:
+                root = np.sqrt(tg)
+                m_t = np.minimum(np.ceil(root * (float(np.sum(root)) / goal_t)), np.minimum(width, 64.0))
+            m_t = np.where(m_t >= 2.0, m_t, 0.0)
+            # v: a further level keeps about a quarter of a block's v-part (chords and tangents,
+            # second order in the spacing) and about doubles its cells. The fewest cells for the
+            # goal: multipliers x_i = 2^L_i proportional to (r_i / cells_i)^(1/3), scaled so that
+            # sum_i r_i / x_i^2 meets the goal (levels 0 to 3 per round, at most V_REDUCTION-fold)
+            tot_j = float(np.sum(jg))
+            goal_j = max(keep_total * tot_j / parts, tot_j / V_REDUCTION)
+            raise_lv = np.zeros(nblk, dtype=int)
+            if tot_j > goal_j > 0.0:
+                cells = b.count.astype(float)
+                scale = math.sqrt(float(np.sum(np.cbrt(jg) * cells ** (2.0 / 3.0))) / goal_j)
+                x = scale * np.cbrt(jg / cells)
+                want = np.clip(np.floor(np.log2(np.maximum(x, 1e-300)) + 0.5), 0, 3).astype(int)
+                top = np.nonzero(want > 0)[0]
+                if top.size:
+                    raise_lv[top] = np.minimum(self._can_level_up(b, 3, top), want[top])
+            if not np.any(m_t > 0.0) and not np.any(raise_lv > 0):
                 return DeltaBounds(eps, lower, upper, ncell, False)
-            mark_t = np.zeros(nblk, dtype=bool)
-            mark_t[sel_t] = True
-            mark_j = np.zeros(nblk, dtype=bool)
-            mark_j[sel_j] = True
-            chosen = np.nonzero(mark_t | mark_j)[0]
-            split = mark_t[chosen]
-            raise_lv = mark_j[chosen].astype(int)
+            chosen = np.nonzero((m_t > 0.0) | (raise_lv > 0))[0]
+            split = m_t[chosen] > 0.0
             t_sp, lv_ch = chosen[split], chosen[~split]
-            c_lo, c_hi, c_lv = [b.t1[lv_ch]], [b.t2[lv_ch]], [b.level[lv_ch] + raise_lv[~split]]
+            c_lo, c_hi, c_lv = [b.t1[lv_ch]], [b.t2[lv_ch]], [b.level[lv_ch] + raise_lv[lv_ch]]
             if t_sp.size:
-                w = width[t_sp]
-                cuts = np.floor(b.t1[t_sp][:, None] + w[:, None] * (np.arange(9)[None, :] / 8.0))
-                cuts[:, -1] = b.t2[t_sp] + 1.0
-                lo_, hi_ = cuts[:, :-1].ravel(), cuts[:, 1:].ravel() - 1.0
-                lv_ = np.repeat(b.level[t_sp] + raise_lv[split], 8)
-                ok = hi_ >= lo_
-                c_lo.append(lo_[ok])
-                c_hi.append(hi_[ok])
-                c_lv.append(lv_[ok])
+                m_sp = m_t[t_sp].astype(np.int64)
+                owner, part = _ragged(np.zeros(t_sp.size), m_sp)  # part index within its block
+                own = t_sp[owner]
+                w, mm = width[own], m_sp[owner].astype(float)
+                lo_ = b.t1[own] + np.floor(w * part / mm)
+                hi_ = b.t1[own] + np.floor(w * (part + 1.0) / mm) - 1.0
+                c_lo.append(lo_)
+                c_hi.append(hi_)
+                c_lv.append(b.level[own] + raise_lv[own])
             n_lo, n_hi, n_lv = np.concatenate(c_lo), np.concatenate(c_hi), np.concatenate(c_lv)
             if ncell + n_lo.size * (MAX_POINTS_PER_BLOCK // 8) > MAX_CELLS:
                 # the work limit: return the certified bracket as it is (the search copes)
