@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from scipy.special import ndtr
 
 from ..errors import CertificationError, InvalidParameter
 from ..validation import MAX_N
@@ -201,6 +202,8 @@ UNIT_MAX_VAR = 2.0e6
 EXACT_RTOL = 1e-4
 EXACT_MAX = 4096
 EXACT_SD = 13.0
+#: Mean clone count from which Direction.surrogate uses the normal approximation.
+SURROGATE_NORMAL = 2000.0
 #: A run's values by recurrence are used only while the pmf stays this far above underflow.
 _RUN_FLOOR = 1e-250
 
@@ -792,9 +795,30 @@ class Direction(TotalsGeometry):
 
     def surrogate(self, eps: np.ndarray) -> np.ndarray:
         """A cheap estimate of delta(eps) on an array of eps: the kernel at the mean total
-        (used only to start the search; never reported)."""
-        t = np.full(np.shape(eps), float(round(self.N * self.p)) + 1.0)
-        return self.h(t, self.lam(t), eps)[0]
+        (used only to start the search; never reported). From a mean of
+        :data:`SURROGATE_NORMAL` clones on (``p0 = 0``), the kernel's two binomial terms are
+        taken from the normal approximation (Boost is slow near the median of a large
+        binomial, which small eps reach)."""
+        t0 = float(round(self.N * self.p)) + 1.0
+        c = t0 - 1.0
+        if self.pair.p0 != 0.0 or c < SURROGATE_NORMAL or not 0.0 < self.s < 1.0 or self.pa1 == self.pb1:
+            t = np.full(np.shape(eps), t0)
+            return self.h(t, self.lam(t), eps)[0]
+        u, v, s = self.pa1, self.pb1, self.s
+        if u < v:
+            u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+        gm1 = np.expm1(np.asarray(eps, dtype=float))
+        coef_b = (u - v) - gm1 * v
+        out = np.zeros(gm1.shape)
+        live = coef_b > 0.0
+        if not np.any(live):
+            return out
+        k = _cut(np.full(int(np.sum(live)), c), v, u - v, coef_b[live], gm1[live], s)
+        m, sd = c * s, math.sqrt(c * s * (1.0 - s))
+        tail = ndtr((m - (k - 0.5)) / sd)  # P[X >= k], continuity-corrected
+        pmf = np.exp(-0.5 * ((k - 1.0 - m) / sd) ** 2) / (sd * math.sqrt(2.0 * math.pi))  # P[X = k - 1]
+        out[live] = np.maximum(coef_b[live] * pmf - gm1[live] * tail, 0.0)
+        return out
 
 
 class HockeyStick:

@@ -35,13 +35,30 @@ class NoBracket(CertificationError):
 def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float) -> tuple[float, float] | None:
     """Where the profile's cheap surrogate (if it has one) crosses ``delta``, and the
     surrogate's slope ``d log delta / d eps`` there: a starting point for the certified
-    search, never a reported value. One call on a log grid over eight decades below ``hi``
-    (6 % apart), then a quadratic through the three grid points around the crossing, in
-    ``(eps, log surrogate)``."""
+    search, never a reported value. The surrogate is looked at one decade at a time down
+    from ``hi`` (ten points 26 % apart; tiny eps, where it is slow to evaluate and far from
+    the usual root, are reached only when needed), then at 17 points inside the cell of the
+    crossing, and a quadratic in ``(eps, log surrogate)`` through the three points around
+    the crossing gives the root and the slope."""
     surrogate = getattr(profile, "surrogate", None)
     if surrogate is None or not math.isfinite(hi) or hi <= 0.0:
         return None
-    grid = hi * np.logspace(-8.0, 0.0, 321)[:-1]
+    cell: tuple[float, float] | None = None
+    top = hi
+    for _decade in range(8):
+        grid = top * np.logspace(-1.0, 0.0, 11)[:-1]
+        est = surrogate(grid)
+        above = np.nonzero(est > delta)[0]
+        if above.size:
+            i = int(above[-1])
+            if i + 1 == grid.size and top == hi:
+                return None  # still above delta just below hi: no crossing seen
+            cell = (float(grid[i]), float(grid[i + 1]) if i + 1 < grid.size else top)
+            break
+        top = float(grid[0])
+    if cell is None or cell[0] <= 0.0:
+        return None
+    grid = np.linspace(cell[0], cell[1], 17)
     est = surrogate(grid)
     below = np.nonzero(est <= delta)[0]
     if below.size == 0 or below[0] == 0:
@@ -58,9 +75,8 @@ def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float)
     target = math.log(delta)
     x = x0 + (target - y0) / slope  # log-linear inside the cell
     if j + 1 < grid.size and est[j + 1] > 0.0:
-        # a quadratic through three points: its root inside the cell, its slope there
-        x2, y2 = float(grid[j + 1]), math.log(est[j + 1])
         # in t = x - x0: y = y0 + slope t + c2 t (t - h), h = x1 - x0
+        x2, y2 = float(grid[j + 1]), math.log(est[j + 1])
         c2 = ((y2 - y1) / (x2 - x1) - slope) / (x2 - x0)
         h = x1 - x0
         qa, qb, qc = c2, slope - c2 * h, y0 - target
