@@ -502,7 +502,17 @@ class TotalsGeometry:
         exact.
         """
         if self.pair.p0 == 0.0:
-            ts, inv = np.unique(np.concatenate((np.maximum(lo, 1.0), hi + 1.0)), return_inverse=True)
+            if lo.size > 1 and np.array_equal(hi[:-1] + 1.0, lo[1:]):
+                # a contiguous run of blocks (the whole partition): the corners are the edges,
+                # sorted already; only lo = 0 and lo = 1 can share the corner t = 1
+                edges = np.append(np.maximum(lo, 1.0), hi[-1] + 1.0)
+                new = np.ones(edges.size, dtype=bool)
+                new[1:] = edges[1:] != edges[:-1]
+                ts = edges[new]
+                pos = np.cumsum(new) - 1
+                inv = np.concatenate((pos[:-1], pos[1:]))
+            else:
+                ts, inv = np.unique(np.concatenate((np.maximum(lo, 1.0), hi + 1.0)), return_inverse=True)
             val, err = self._h_corners(ts, eps)
             m = len(lo)
             up, up_err = val[inv[:m]], err[inv[:m]]
