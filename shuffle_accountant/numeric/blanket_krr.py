@@ -615,6 +615,9 @@ class _TableCache:
         self.B = np.zeros((0, _ROW_WIDTH))
         self.S = np.zeros((0, _ROW_WIDTH))
         self.tail_budget = np.zeros(0)
+        #: the grouping by clone count of the last few request arrays (each kept alive with it):
+        #: id -> (requests, live, uc, inv, srt, first)
+        self.groups: dict[int, tuple[np.ndarray, ...]] = {}
 
     def rows(self, c: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Row index (in the cache) covering ``[lo, hi]`` for each sorted distinct ``c``;
@@ -683,9 +686,17 @@ def _kernel_table(
         astar = rho * (cl + 1.0) / (1.0 + rho)
     astar = np.where(np.isfinite(astar), astar, cl + 1.0)
     k = np.clip(np.floor(astar) + 1.0, 0.0, cl + 1.0)
-    uc, inv = np.unique(cl, return_inverse=True)
-    srt = np.argsort(inv, kind="stable")
-    first = np.concatenate(([0], np.nonzero(np.diff(inv[srt]))[0] + 1))
+    grp = cache.groups.get(id(c)) if cache is not None else None
+    if grp is not None and grp[0] is c and np.array_equal(grp[1], live):
+        uc, inv, srt, first = grp[2:]  # the same requests as the last call: the same grouping
+    else:
+        uc, inv = np.unique(cl, return_inverse=True)
+        srt = np.argsort(inv, kind="stable")
+        first = np.concatenate(([0], np.nonzero(np.diff(inv[srt]))[0] + 1))
+        if cache is not None:
+            if len(cache.groups) >= 4:
+                cache.groups.clear()
+            cache.groups[id(c)] = (c, live, uc, inv, srt, first)
     kmin = np.minimum.reduceat(k[srt], first)
     kmax = np.maximum.reduceat(k[srt], first)
     # the window ends at the largest cut; requests whose cut falls below it (e.g. λ near 1 at
@@ -836,6 +847,8 @@ class _Engine:
         self._K: dict = {}
         self._memo: dict[float, DeltaBounds] = {}
         self.tables = _TableCache()  # kernel table rows (eps-independent), kept across eps
+        self._reqs: dict[int, tuple[_Blocks, dict]] = {}  # kernel requests of the current / initial blocks
+        self._b0_rel = 0.0  # relative width of the initial blocks' last bracket
         self._slope: tuple[float, float] = (math.nan, math.nan)  # (eps, d log delta / d eps estimate)
 
     # -- eps-independent data --------------------------------------------------------
@@ -939,7 +952,13 @@ class _Engine:
         return out
 
     # -- per-eps kernels ---------------------------------------------------------------
-    def _kernels(self, b: _Blocks, eps: float) -> dict:
+    def _kernel_requests(self, b: _Blocks) -> dict:
+        """The ``ε``-independent part of :meth:`_kernels`: where each cell's kernels are asked
+        (clone counts and ``λ``), its tangent point and the cells that need none. Kept for the
+        current blocks, so that a new ``ε`` costs only the kernel values."""
+        hit = self._reqs.get(id(b))
+        if hit is not None and hit[0] is b:
+            return hit[1]
         m = self.m
         cb = np.repeat(np.arange(b.t1.size), b.count)
         t1, t2 = b.t1[cb], b.t2[cb]
@@ -967,6 +986,21 @@ class _Engine:
         # one table per clone count for all three requests (upper values, lines, t-probe)
         cs = np.concatenate((t1[ev] - 1.0, t2[ev] - 1.0, b.t1[wide] - 1.0))
         ls = np.concatenate((lam_up[ev], lam_lo[ev], lp))
+        lam_up_ev = lam_up[ev]
+        for arr in (yhat, lam_lo, slope_lam):
+            arr[far] = arr[nxt]
+        req = dict(nc=nc, far=far, nxt=nxt, ev=ev, cs=cs, ls=ls, wide=wide, yhat=yhat, lam_lo=lam_lo,
+                   slope_lam=slope_lam, lam_up_ev=lam_up_ev)
+        if b is self.b or b is self.b0:  # the current and the initial blocks
+            self._reqs = {k: v for k, v in self._reqs.items() if v[0] is self.b or v[0] is self.b0}
+            self._reqs[id(b)] = (b, req)
+        return req
+
+    def _kernels(self, b: _Blocks, eps: float) -> dict:
+        m = self.m
+        q = self._kernel_requests(b)
+        nc, far, nxt, ev, cs, ls, wide = q["nc"], q["far"], q["nxt"], q["ev"], q["cs"], q["ls"], q["wide"]
+        yhat, lam_lo, slope_lam = q["yhat"], q["lam_lo"], q["slope_lam"]
         res = _kernel_table(cs, ls, m.d, eps, self.rel, self.tables)
         ne = int(ev.sum())
         full = []
@@ -981,8 +1015,6 @@ class _Engine:
             arr[ev] = r[ne:2 * ne]
             arr[far] = arr[nxt]
             lines[key] = arr
-        for arr in (yhat, lam_lo, slope_lam):
-            arr[far] = arr[nxt]
         probe = np.zeros(b.t1.size)
         probe[wide] = res[0][2 * ne:]
         # d value / d eps at each upper value, an estimate that only steers the search
@@ -994,16 +1026,18 @@ class _Engine:
         if gm1 > 0.0:
             bb = res[4][:ne] / (m.d * (1.0 + g))
             ss = -res[2][:ne] / gm1 - 0.5 * bb
-            dval[ev] = -g * ((0.5 - lam_up[ev] * m.d) * bb + ss)
+            dval[ev] = -g * ((0.5 - q["lam_up_ev"] * m.d) * bb + ss)
         return dict(val=val, verr=verr, yhat=yhat, lam=lam_lo, dlam=slope_lam, A=lines["A"], Aerr=lines["Aerr"],
                     B=lines["B"], Berr=lines["Berr"], piece=np.ones(nc, dtype=bool), probe=probe, dval=dval)
 
     # -- assembly --------------------------------------------------------------------
-    def _assemble(self, b: _Blocks, K: dict, dvals: np.ndarray | None = None) -> dict:
+    def _assemble(self, b: _Blocks, K: dict, dvals: np.ndarray | None = None, quick: bool = False) -> dict:
         """Per-block certified upper/lower bounds (module docstring §3), their nominal
         (error-free) versions, and the part of the gap due to the width in ``t``. With
         ``dvals`` (estimates of ``d g_i / d ε`` at the breakpoints) also ``U_dnom``: the nominal
-        upper interpolant's derivative in ``ε`` (an estimate for :meth:`log_slope`; never a bound)."""
+        upper interpolant's derivative in ``ε`` (an estimate for :meth:`log_slope`; never a bound).
+        ``quick``: the certified bounds and the nominal upper only (what a converged evaluation
+        needs; the refinement's nominal/swapped parts are computed when it refines)."""
         nb = b.t1.size
         ncell = b.y.size
         idx = np.arange(ncell)
@@ -1041,7 +1075,7 @@ class _Engine:
         # ---- upper: interpolant of G_up through (y_i, g_i) ----
         out = {}
         right = idx > a[cb]
-        for mode in ("cert", "nom", "swap") + (("dnom",) if dvals is not None else ()):
+        for mode in ("cert", "nom") + (() if quick else ("swap",)) + (("dnom",) if dvals is not None else ()):
             c = mode == "cert"
             up = mode != "swap"  # "swap": nominal values at the other end of each bracket
             g = dvals if mode == "dnom" and dvals is not None else K["val"] + (K["verr"] if c else 0.0)
@@ -1076,7 +1110,7 @@ class _Engine:
         dd = np.where(switch, (V + s * (y - yh)) - (Vp + sp * (y - yhp)), 0.0)
         La = V[a] + s[a] * (y[a] - yh[a])  # anchor line at the anchor breakpoint
         sa = s[a]
-        for mode in ("cert", "nom", "swap"):
+        for mode in ("cert",) if quick else ("cert", "nom", "swap"):
             c = mode == "cert"
             lw = mode == "swap"  # lower bounds take the lower end unless swapped
             r_fp, r_ge = pick("fp", dsl, lw)[c], pick("ge", dd, lw)[c]
@@ -1106,6 +1140,8 @@ class _Engine:
                 val = val - seg(line_err) - 8.0 * _U * (b.count + 4.0) * absum
             out["L_" + mode] = val
         out["L_cert"] = np.maximum(out["L_cert"], 0.0)
+        if quick:
+            return out
         a = b.anchor
         # the part of the gap due to the width in t: the kernel corners at the anchor and the
         # brackets of the functionals over the block's range of c
@@ -1172,8 +1208,11 @@ class _Engine:
         hit = self._memo.get(eps)
         if hit is not None and (hit.upper - hit.lower <= rtol * hit.lower or hit.upper <= 1e-300):
             return hit
-        if self.b is not self.b0:
-            lower, upper = self._totals(self.b0, self._assemble(self.b0, self._kernels(self.b0, eps)))
+        # the initial blocks, unless their last bracket was far wider than this request (a cost
+        # decision only: their bracket is certified either way)
+        if self.b is not self.b0 and rtol >= 0.05 * self._b0_rel:
+            lower, upper = self._totals(self.b0, self._assemble(self.b0, self._kernels(self.b0, eps), quick=True))
+            self._b0_rel = (upper - lower) / lower if lower > 0.0 else math.inf
             if lower <= upper and (upper - lower <= rtol * lower or upper <= 1e-300):
                 return self._remember(DeltaBounds(eps, lower, upper, int(self.b0.y.size), True))
         return self._remember(self._refine(eps, rtol, max_rounds))
@@ -1202,7 +1241,7 @@ class _Engine:
         history: list[float] = []
         for _ in range(max_rounds):
             b, K = self.b, self._K
-            R = self._assemble(b, K, K["dval"])
+            R = self._assemble(b, K, K["dval"], quick=True)
             u_nom = float(np.sum(R["U_nom"]))
             self._slope = (eps, float(np.sum(R["U_dnom"])) / u_nom if u_nom > 0.0 else math.nan)
             nblk = b.t1.size
@@ -1223,6 +1262,7 @@ class _Engine:
             history.append(upper - lower)
             if len(history) > 4 and history[-1] > 0.5 * history[-5]:
                 return DeltaBounds(eps, lower, upper, ncell, False)
+            R = self._assemble(b, K)  # all parts (same certified totals), to steer the refinement
             red = np.maximum(R["U_nom"] - R["L_nom"], 0.0)
             floor = float(np.sum(np.maximum(R["U_cert"] - R["U_nom"], 0.0) + np.maximum(R["L_nom"] - R["L_cert"], 0.0)))
             total_red = float(np.sum(red))
