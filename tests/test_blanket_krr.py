@@ -334,7 +334,7 @@ def test_kernel_table_rows_kept_across_eps_match_core_kernel() -> None:
         ref, ref_err = kernel_hockey_stick(c, 0.5 + lam * d, 0.5 - lam * d, 0.5, eps, 1e-11)
         assert np.all(np.abs(val - ref) <= verr + ref_err + 1e-300), eps
         assert np.all(np.abs(A + lam * B - val) <= Aerr + Berr + verr + 1e-300), eps
-    assert cache.c.size > 0
+    assert cache.store.size > 0
 
 
 def test_shared_engine_after_other_queries_brackets_fresh_value() -> None:
@@ -367,3 +367,25 @@ def test_log_slope_estimates_the_derivative(n: int, k: int, eps0: float, eps: fl
     fd = (math.log(b1.lower + b1.upper) - math.log(b0.lower + b0.upper)) / (eps * h)
     assert slope < 0 and fd < 0
     assert abs(slope / fd - 1.0) < 0.05, (slope, fd)
+
+
+def test_row_store_finds_every_key_and_its_latest_row() -> None:
+    """The append-only store behind the engine's caches: every key finds the row last stored for
+    it, across growth of the arrays and keys added in any order."""
+    from shuffle_accountant.numeric.blanket_krr import _Rows
+
+    rng = np.random.default_rng(3)
+    store = _Rows({"v": 1, "w": 3}, np.int64)
+    truth: dict[int, float] = {}
+    for _ in range(30):
+        keys = np.unique(rng.integers(0, 5000, rng.integers(1, 400)))
+        vals = rng.normal(size=keys.size)
+        store.add(keys, {"v": vals, "w": np.repeat(vals[:, None], 3, axis=1)})
+        truth.update(zip(keys.tolist(), vals.tolist()))
+        probe = np.unique(rng.integers(0, 5000, 300))
+        row, found = store.find(probe)
+        for key, r, f in zip(probe.tolist(), row.tolist(), found.tolist()):
+            assert f == (key in truth)
+            if f:
+                assert store.data["v"][r] == truth[key] and np.all(store.data["w"][r] == truth[key])
+    assert np.all(np.diff(store.keys) > 0)

@@ -514,6 +514,50 @@ def _grid_points(mean: np.ndarray, sd: np.ndarray, level: np.ndarray, lo: np.nda
     return np.bincount(owner, minlength=nb), y
 
 
+class _Rows:
+    """Append-only rows (one or more float arrays, rows along the first axis) found by a sorted
+    key: adding rows copies only the key index (``np.insert``), never the stored rows (their
+    arrays grow by doubling). A key added again points to its new row."""
+
+    def __init__(self, widths: dict[str, int], key_dtype: type = np.float64) -> None:
+        self.widths = widths
+        self.keys: np.ndarray = np.zeros(0, dtype=key_dtype)
+        self.ptr = np.zeros(0, dtype=np.int64)
+        self.size = 0
+        self.data: dict[str, np.ndarray] = {f: np.zeros((0, w)) if w > 1 else np.zeros(0) for f, w in widths.items()}
+
+    def find(self, uk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For sorted distinct keys: (row of each, found)."""
+        pos = np.searchsorted(self.keys, uk)
+        inside = pos < self.keys.size
+        found = np.zeros(uk.size, dtype=bool)
+        found[inside] = self.keys[pos[inside]] == uk[inside]
+        return np.where(found, self.ptr[np.where(inside, pos, 0)] if self.keys.size else 0, -1), found
+
+    def add(self, uk: np.ndarray, rows: dict[str, np.ndarray]) -> np.ndarray:
+        """Store rows for sorted distinct keys ``uk``; returns their row numbers."""
+        k = uk.size
+        if self.size + k > next(iter(self.data.values())).shape[0]:
+            cap = max(2 * (self.size + k), 1024)
+            for f, arr in self.data.items():
+                grown = np.zeros((cap,) + arr.shape[1:])
+                grown[: self.size] = arr[: self.size]
+                self.data[f] = grown
+        new_rows = np.arange(self.size, self.size + k)
+        for f, arr in self.data.items():
+            arr[self.size: self.size + k] = rows[f]
+        self.size += k
+        pos = np.searchsorted(self.keys, uk)
+        inside = pos < self.keys.size
+        again = np.zeros(k, dtype=bool)
+        again[inside] = self.keys[pos[inside]] == uk[inside]
+        self.ptr[pos[again]] = new_rows[again]
+        fresh = ~again
+        self.keys = np.insert(self.keys, pos[fresh], uk[fresh])
+        self.ptr = np.insert(self.ptr, pos[fresh], new_rows[fresh])
+        return new_rows
+
+
 class _HingeCache:
     """Binomial hinge quantities (:func:`_hinges`) of ``Bin(m, ρ)`` at integer ``x``, plus
     ``P[X = x - 1]`` (for the shift identity), cached by ``(m, x)``: blocks share grid points,
@@ -521,11 +565,12 @@ class _HingeCache:
 
     _SHIFT = 22
 
+    _FIELDS = ("fp", "fm", "ge", "lt", "le", "gt", "e_fp", "e_fm", "e_ge", "e_lt", "e_le", "e_gt", "pmx", "e_pmx")
+
     def __init__(self, rho: float, origin: float) -> None:
         self.rho = rho
         self.origin = float(origin)
-        self.keys = np.zeros(0, dtype=np.int64)
-        self.vals: dict[str, np.ndarray] = {}
+        self.rows = _Rows({"all": len(self._FIELDS)}, np.int64)  # the fields side by side
 
     def _key(self, m: np.ndarray, x: np.ndarray) -> np.ndarray | None:
         off = x - self.origin + 2.0 ** (self._SHIFT - 1)
@@ -555,23 +600,16 @@ class _HingeCache:
         if key is None:  # outside the key range: no caching
             return self._compute(m, x, self.rho)
         uk, inv = np.unique(key, return_inverse=True)
-        pos = np.searchsorted(self.keys, uk)
-        found = np.zeros(uk.size, dtype=bool)
-        inside = pos < self.keys.size
-        found[inside] = self.keys[pos[inside]] == uk[inside]
+        row, found = self.rows.find(uk)
         if not found.all():
             miss = ~found
             first = np.zeros(uk.size, dtype=np.int64)
             first[inv[::-1]] = np.arange(key.size)[::-1]  # a request index for every unique key
             idx = first[miss]
             new = self._compute(m[idx], x[idx], self.rho)
-            keys = np.concatenate((self.keys, uk[miss]))
-            order = np.argsort(keys, kind="stable")
-            self.keys = keys[order]
-            self.vals = {f: np.concatenate((self.vals.get(f, np.zeros(0)), new[f]))[order] for f in new}
-            pos = np.searchsorted(self.keys, uk)
-        sel = pos[inv]
-        return {f: v[sel] for f, v in self.vals.items()}
+            row[miss] = self.rows.add(uk[miss], {"all": np.stack([new[f] for f in self._FIELDS], axis=1)})
+        got = self.rows.data["all"][row[inv]]
+        return {f: got[:, i] for i, f in enumerate(self._FIELDS)}
 
 
 def _shifted(h: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -609,29 +647,24 @@ class _TableCache:
     every row has at most :data:`_ROW_WIDTH` recurrence steps, which the caller charges)."""
 
     def __init__(self) -> None:
-        self.c = np.zeros(0)
-        self.lo = np.zeros(0)
-        self.hi = np.zeros(0)
-        self.B = np.zeros((0, _ROW_WIDTH))
-        self.S = np.zeros((0, _ROW_WIDTH))
-        self.tail_budget = np.zeros(0)
+        self.store = _Rows({"lo": 1, "hi": 1, "tail_budget": 1, "B": _ROW_WIDTH, "S": _ROW_WIDTH})
         #: the grouping by clone count of the last few request arrays (each kept alive with it):
         #: id -> (requests, live, uc, inv, srt, first)
         self.groups: dict[int, tuple[np.ndarray, ...]] = {}
 
     def rows(self, c: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """Row index (in the cache) covering ``[lo, hi]`` for each sorted distinct ``c``;
-        rows are computed (with :data:`_TABLE_MARGIN` on each side) where none covers it."""
-        pos = np.searchsorted(self.c, c)
-        inside = pos < self.c.size
-        pos_c = np.where(inside, pos, 0)
-        ok = np.zeros(c.size, dtype=bool)
-        if self.c.size:
-            ok = inside & (self.c[pos_c] == c) & (self.lo[pos_c] <= lo) & (self.hi[pos_c] >= hi)
+        """Row (in the store) covering ``[lo, hi]`` for each sorted distinct ``c``; rows are
+        computed (with :data:`_TABLE_MARGIN` on each side) where none covers it."""
+        row, found = self.store.find(c)
+        ok = found.copy()
+        if np.any(found):
+            r = row[found]
+            ok[found] = (self.store.data["lo"][r] <= lo[found]) & (self.store.data["hi"][r] >= hi[found])
         miss = np.nonzero(~ok)[0]
         if miss.size:
-            if self.c.size + miss.size > _TABLE_ROWS:
-                self.__init__()  # type: ignore[misc]
+            if self.store.size + miss.size > _TABLE_ROWS:
+                self.store = _Rows(self.store.widths)
+                miss = np.arange(c.size)
             cm = c[miss]
             lm = np.maximum(lo[miss] - _TABLE_MARGIN, 0.0)
             hm = np.minimum(hi[miss] + _TABLE_MARGIN, lm + (_ROW_WIDTH - 1.0))
@@ -644,17 +677,9 @@ class _TableCache:
             Bm = np.where(inside_w, bn.pmf(lm, cm, 0.5)[:, None] * np.cumprod(ratio, axis=1), 0.0)
             s_top = bn.sf(hm, cm, 0.5)  # S(hi + 1) = P[Bin >= hi + 1]
             Sm = s_top[:, None] + np.cumsum(Bm[:, ::-1], axis=1)[:, ::-1]  # S(a) = P[Bin >= a]
-            # replace stale rows of the same c, keep the rest sorted by c
-            keep = ~np.isin(self.c, cm)
-            cc = np.concatenate((self.c[keep], cm))
-            order = np.argsort(cc, kind="stable")
-            self.c = cc[order]
-            self.lo = np.concatenate((self.lo[keep], lm))[order]
-            self.hi = np.concatenate((self.hi[keep], hm))[order]
-            self.B = np.concatenate((self.B[keep], Bm))[order]
-            self.S = np.concatenate((self.S[keep], Sm))[order]
-            self.tail_budget = np.concatenate((self.tail_budget[keep], bn.tail_error_budget(hm, cm, 0.5)))[order]
-        return np.searchsorted(self.c, c)
+            row[miss] = self.store.add(cm, {"lo": lm, "hi": hm, "tail_budget": bn.tail_error_budget(hm, cm, 0.5),
+                                            "B": Bm, "S": Sm})
+        return row
 
 
 def _kernel_table(
@@ -715,15 +740,16 @@ def _kernel_table(
         return tuple(out)  # type: ignore[return-value]
     store = cache if cache is not None else _TableCache()
     row_tab = store.rows(uc[tab], lo[tab], hi[tab])  # cache row of each tabulated c
+    data = store.store.data
     # requests served by the table
     row_of_c = np.cumsum(tab) - 1
     rq = np.nonzero(~direct)[0]
     r = row_tab[row_of_c[inv[rq]]]
     kk = k[rq]
-    j = kk - store.lo[r]  # column of cut k in the row
+    j = kk - data["lo"][r]  # column of cut k in the row
     cb_r = cb[rq]
-    cand_b = np.stack([store.B[r, (j + o - 1.0).astype(np.int64)] for o in (-1, 0, 1)])  # B(cut - 1)
-    cand_s = np.stack([store.S[r, (j + o).astype(np.int64)] for o in (-1, 0, 1)])  # S(cut)
+    cand_b = np.stack([data["B"][r, (j + o - 1.0).astype(np.int64)] for o in (-1, 0, 1)])  # B(cut - 1)
+    cand_s = np.stack([data["S"][r, (j + o).astype(np.int64)] for o in (-1, 0, 1)])  # S(cut)
     valid = np.stack([(kk + o - 1.0 >= 0.0) for o in (-1, 0, 1)])
     cand_b = np.where(valid, cand_b, 0.0)  # cut - 1 < 0: B = 0
     cand_v = cb_r[None, :] * cand_b - gm1 * cand_s
@@ -731,7 +757,7 @@ def _kernel_table(
     idx = np.arange(rq.size)
     bb, ss, vv = cand_b[best, idx], cand_s[best, idx], cand_v[best, idx]
     erel = rel + 3.0 * _ROW_WIDTH * _U  # pmf values: anchor budget plus the ratio steps
-    srel = np.maximum(np.maximum(store.tail_budget[r], rel), erel)  # tails: sf at the top plus positive pmf sums
+    srel = np.maximum(np.maximum(data["tail_budget"][r], rel), erel)  # tails: sf at the top plus positive pmf sums
     b1 = cand_b[1]
     e_val = ((erel + 16.0 * _U) * cb_r * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * b1
              + 4.0 * _U * (ul[rq] + g * vl[rq]) * cand_b.sum(axis=0))
