@@ -389,3 +389,16 @@ def test_row_store_finds_every_key_and_its_latest_row() -> None:
             if f:
                 assert store.data["v"][r] == truth[key] and np.all(store.data["w"][r] == truth[key])
     assert np.all(np.diff(store.keys) > 0)
+
+
+@pytest.mark.parametrize("n, k, eps0, close", [(1000, 10, 2.0, 5e-4), (10**4, 3, 1.0, 5e-5), (777, 3, 0.3, 1e-3)])
+def test_surrogate_root_near_certified_epsilon(n: int, k: int, eps0: float, close: float) -> None:
+    """The quadrature surrogate (steering only) puts its root near the certified eps, which is
+    what lets the search stop after a few evaluations."""
+    from shuffle_accountant.numeric.search import _surrogate_root
+
+    prof = KrrBlanket(n, k, eps0)
+    root = _surrogate_root(prof, 1e-6, 0.0, eps0)
+    assert root is not None
+    eps = epsilon_for_delta(prof, 1e-6, 1e-6).upper
+    assert abs(root[0] / eps - 1.0) < close, (root, eps)
