@@ -179,6 +179,9 @@ MAX_POINTS_PER_BLOCK = 512
 #: at (more would overshoot where the first/second-order models of the gap are rough).
 T_REDUCTION = 32.0
 V_REDUCTION = 16.0
+#: A refinement round aims at this fraction of the requested gap (what the rounding floor leaves
+#: of it); the sizing rules tend to over-deliver, so a larger aim rarely costs another round.
+GAP_AIM = 0.8
 #: Largest refinement level of the breakpoints within a block (see :func:`_grid_points`).
 MAX_LEVEL = 40
 _U = 1.2e-16  # unit roundoff with a little slack
@@ -1300,7 +1303,7 @@ class _Engine:
             # brackets) and a part due to its breakpoints in v; each part is reduced on its own.
             tg = np.where(width > 1.0, np.minimum(R["tgap"], red), 0.0)
             jg = np.where(can_up, red - tg, 0.0)
-            keep_total = max(0.5 * target - floor, 0.0)
+            keep_total = max(GAP_AIM * target - floor, 0.0)
             parts = max(float(np.sum(tg + jg)), 1e-300)
             # t: a block split m ways keeps about 1/m of its t-part (first order in the width), so
             # the fewest parts for a goal G are m_i = sqrt(r_i) sum_j sqrt(r_j) / G (at most 64,
