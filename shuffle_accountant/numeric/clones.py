@@ -735,7 +735,7 @@ class Direction(TotalsGeometry):
             # least 2 and at most 256 parts per block and round, never below width one.
             total_r = float(np.sum(reducible))
             goal = max(0.9 * (target - floor), 0.05 * total_r)
-            root = np.sqrt(reducible)
+            root = np.sqrt(np.maximum(reducible, 0.0))  # (rounding can make a gap slightly negative)
             parts = np.ceil(root * (float(np.sum(root)) / goal))
             width = hi - lo + 1.0
             parts = np.minimum(np.minimum(parts, 256.0), width)

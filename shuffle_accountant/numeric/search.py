@@ -322,7 +322,7 @@ def _fast_phase(
         if not (math.isfinite(top) and hi == top and top > 0.0):
             return lo, hi, lo_cert, f_lo, f_hi
         x = top * (1.0 - 0.99 * rtol)
-        lb, ub = evaluate(x, 1e-3)
+        lb, ub = evaluate(x, 1e-2)
         if lb > delta:
             return EpsilonBracket(delta, x, hi, 0)
         if not (ub <= delta and lb > 0.0):
