@@ -938,8 +938,10 @@ class _Engine:
         u_lo = np.maximum(t1 - 1.0, 0.0)[cb]
         u_hi = np.minimum(t2, float(N))[cb]
         # every (branch, end) request goes to the cache at once: one pass of the tail runs over
-        # the sizes instead of one per request (the requests' sizes overlap almost entirely)
+        # the sizes instead of one per request (the requests' sizes overlap almost entirely); the
+        # second end only where the block's c range has two ends (not for single totals)
         todo = []
+        m_req, x_req = [], []
         for w, off, sh in m.branches:
             if w <= 0.0:
                 continue
@@ -949,21 +951,25 @@ class _Engine:
             ok = bok[cb]
             lo = np.where(row, blo[cb], u_lo)
             hi = np.where(row, bhi[cb], u_hi)
+            two = np.nonzero(ok & (hi > lo))[0]
             # m = n - 1 - c at the two ends of the block's c range: big m (small c), small m
-            todo.append((w, sh, blo, bhi, bok, ok, np.where(ok, N - lo, 0.0), np.where(ok, N - hi, 0.0)))
+            todo.append((w, sh, blo, bhi, bok, ok, two))
+            m_req += [np.where(ok, N - lo, 0.0), N - hi[two]]
+            x_req += [x0, x0[two]]
         if not todo:
             return out
-        h_all = self.cache.get(np.concatenate([r[k] for r in todo for k in (6, 7)]), np.tile(x0, 2 * len(todo)))
-        ny = y.size
-        for i, (w, sh, blo, bhi, bok, ok, _, _) in enumerate(todo):
+        h_all = self.cache.get(np.concatenate(m_req), np.concatenate(x_req))
+        start = 0
+        for w, sh, blo, bhi, bok, ok, two in todo:
             bmass, bmerr = np.zeros(t1.size), np.zeros(t1.size)
             bmass[bok], bmerr[bok] = bn.interval_mass(blo[bok], bhi[bok], N, m.q2)
             mass, merr = bmass[cb], bmerr[cb]
-            ends = []
-            for e in range(2):
-                part = slice((2 * i + e) * ny, (2 * i + e + 1) * ny)
-                h = {f: v[part] for f, v in h_all.items()}
-                ends.append(_shifted(h) if sh == 1 else h)
+            big = {f: v[start: start + y.size] for f, v in h_all.items()}
+            small = {f: v.copy() for f, v in big.items()}
+            for f, v in h_all.items():
+                small[f][two] = v[start + y.size: start + y.size + two.size]
+            start += y.size + two.size
+            ends = [_shifted(h) if sh == 1 else h for h in (big, small)]
             h_big, h_small = ends  # big m (small c), small m (large c)
             wm = np.where(ok, w * mass, 0.0)
             for f in _FUNCTIONALS:
