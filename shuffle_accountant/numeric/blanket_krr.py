@@ -123,8 +123,11 @@ ratio ``B(a)/B(a-1) = (c-a+1)/a`` (:func:`_kernel_table`, rows kept across the `
 search). The gap of each block is split into a part due to its width in ``t`` and a part due to
 its breakpoints; a round splits blocks in ``t`` (as many parts as the first-order square-root
 rule asks for the goal) and raises levels (0 to 3, by the second-order cube-root rule), so a
-search refines in a few rounds. None of this affects validity: every partition, every grid and
-every cached value gives a certified bracket by the arguments above.
+search refines in a few rounds. The caches (:class:`_Rows`: hinge functionals, kernel table
+rows; the kernel requests of the current blocks) hold values computed by the same formulas with
+the same error budgets as a fresh computation; the search's estimates (:meth:`KrrBlanket.surrogate`,
+:meth:`KrrBlanket.log_slope`) only choose where to evaluate. None of this affects validity: every
+partition, every grid and every cached value gives a certified bracket by the arguments above.
 
 4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
 -----------------------------------------------------------------------
