@@ -230,3 +230,35 @@ def test_refinement_tolerates_rounding_negative_gaps(rtol: float, monkeypatch: p
             m.setattr(clones, "EXACT_MAX", exact_max)
             b = HockeyStick(pair).bounds(0.9375 * 0.5, rtol)
         assert 0.0 <= b.lower <= b.upper
+
+
+def test_kernel_lower_end_survives_an_underflowing_tail():
+    """Boost's binomial sf underflows before the pmf (P[Bin(1075, 1/2) >= 1045] came back as 0
+    for a true ~1e-264): the kernel's lower end must still be below the exact divergence (an
+    independent mpmath sum over every cut), and the profile's bracket consistent (hypothesis
+    found the inconsistency through the k = 2 blanket: n = 1515, eps0 = 0.5, eps = 0.46875)."""
+    import math
+
+    import mpmath as mp
+    import numpy as np
+
+    from shuffle_accountant.numeric import clones as C
+
+    e = math.exp(0.5)
+    pa, pb = 1 / (1 + 1 / e), 1 / (e + 1)
+    hs = C.HockeyStick(C.ClonePair(1514, pb, pb, pa, pb, 0.0))
+    b = hs.bounds(0.46875, 1e-6)
+    assert b.lower <= b.upper
+    d = hs.directions[0]
+    h, err = C.kernel_hockey_stick(np.array([1076.0]), np.array([d.pa1]), np.array([d.pb1]), d.s, 0.46875, 1e-15)
+    with mp.workdps(60):
+        g, U, V, S, c = mp.e ** mp.mpf(0.46875), mp.mpf(d.pa1), mp.mpf(d.pb1), mp.mpf(d.s), 1076
+
+        def B(a: int) -> mp.mpf:
+            return mp.binomial(c, a) * S**a * (1 - S) ** (c - a) if 0 <= a <= c else mp.mpf(0)
+
+        best = run = mp.mpf(0)
+        for a in range(c + 1, -1, -1):
+            run += U * B(a - 1) + (1 - U) * B(a) - g * (V * B(a - 1) + (1 - V) * B(a))
+            best = max(best, run)
+    assert float(h[0] - err[0]) <= float(best) <= float(h[0] + err[0])

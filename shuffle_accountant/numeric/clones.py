@@ -182,6 +182,11 @@ def _kernel(
     return value, err
 
 
+#: A binomial tail below this is not trusted to its relative budget (Boost's sf underflows to 0
+#: or to subnormals before the pmf does); :func:`_kernel_upper_tail` bounds it instead.
+TAIL_TRUST = 1e-280
+
+
 #: Runs of at least this many consecutive clone counts get their kernel values by the exact
 #: recurrence of :func:`_run_values` (one Boost anchor per segment) instead of one Boost call each.
 RUN_MIN = 16
@@ -400,6 +405,19 @@ def _kernel_upper_tail(
     # the tail: its own, possibly larger, budget), rounding of the few operations here, and
     # of du = u - v.
     e = rel_pmf * scale + (rel_tail - rel_pmf) * gm1 * tail_k + 8e-16 * scale + 4e-16 * (u + v) * (b_km1 + b_km2 + b_k)
+    # A tail at the edge of the double range carries no relative budget: Boost's binomial sf
+    # underflows before the pmf does (P[Bin(1075, 1/2) >= 1045] came back as 0 for a true
+    # ~1e-264 while B(k - 1) = 3.07e-263 was exact), and the value above, computed with that
+    # tail, would then exceed the divergence by up to 70x (found by hypothesis through the k = 2
+    # blanket). The value stays an upper bound (the tail enters with a minus sign); for the lower
+    # end the true tail is bounded by the geometric series of the pmf ratio beyond k,
+    # B(a+1)/B(a) = (c - a) s / ((a + 1)(1 - s)) (non-increasing in a), and charged to the error.
+    tiny = tail_k < TAIL_TRUST
+    if np.any(tiny):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.maximum(c - k, 0.0) * s / ((k + 1.0) * (1.0 - s)) if 0.0 < s < 1.0 else np.ones(np.shape(k))
+            geo = np.where(ratio < 1.0, b_k / (1.0 - ratio), 1.0)
+        e = e + np.where(tiny, gm1 * np.minimum(geo, 1.0) * (1.0 + 1e-12) + 1e-300, 0.0)
     if scalar:
         return np.maximum(value, 0.0), e + np.zeros(c.shape)
     out[live] = np.maximum(value, 0.0)
