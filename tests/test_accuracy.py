@@ -331,7 +331,9 @@ def test_central_epsilon_best_is_the_least_certified_bound():
     r = KRR(k=10, eps0=2.0)
     b = accuracy.central_epsilon(r, 20_000, 1e-6)
     values = {m: api.epsilon(2.0, 20_000, 1e-6, m, randomizer=r).value for m in ("blanket", "stronger-clones", "clones", "krr")}
-    assert b.kind == "upper" and b.value == min(values.values()) and b.method == min(values, key=values.get)
+    # a repeated blanket query may reuse a shared engine's (equally certified) bracket: equal to rtol
+    assert b.kind == "upper" and b.method == min(values, key=values.get)
+    assert b.value == pytest.approx(min(values.values()), rel=2e-6)
 
 
 def test_largest_eps0_is_verified_forward():
