@@ -221,7 +221,7 @@ def test_grid_with_randomizer_round_trips_and_checks(tmp_path):
     t = tables.evaluate(g)
     for c in t.cells:
         expect = api.epsilon(c["eps0"], int(c["n"]), 1e-3, c["method"], randomizer=fam.at(c["eps0"]))
-        assert c["value"] == expect.value
+        assert c["value"] == pytest.approx(expect.value, rel=2e-6)  # shared engines: equal to rtol
     blanket = [c["value"] for c in t.cells if c["method"] == "blanket"]
     generic = [c["value"] for c in t.cells if c["method"] == "stronger-clones"]
     assert all(b <= s for b, s in zip(blanket, generic))
@@ -236,7 +236,7 @@ def test_grid_with_a_matrix_embeds_it():
     g = tables.Grid(n=(100.0,), eps0=(fam.fixed_eps0,), delta=(1e-3,), methods=("blanket",), randomizer=fam)
     again = tables.Grid.from_dict(json.loads(json.dumps(g.to_dict())))
     assert again.randomizer.fixed.matrix().tolist() == make_matrix().matrix().tolist()
-    assert tables.evaluate(again).cells[0]["value"] == tables.evaluate(g).cells[0]["value"]
+    assert tables.evaluate(again).cells[0]["value"] == pytest.approx(tables.evaluate(g).cells[0]["value"], rel=2e-6)
     with pytest.raises(InvalidParameter, match="one eps0"):
         tables.Grid(n=(100.0,), eps0=(1.0,), delta=(1e-3,), methods=("blanket",), randomizer=fam)
 
