@@ -81,12 +81,11 @@ def _not_applicable(m: Method, quantity: str, inputs: dict, why: str) -> Bound:
 def _query(m: Method, eps0: float, n: int, k: int | None, delta0: float, randomizer: Any) -> Query:
     """Check that ``m`` has what it needs (k, a randomizer) and applies to the randomizer."""
     if randomizer is not None:
-        from .randomizers import KRR, Randomizer
+        from .randomizers import KRR, Randomizer, randomizer_at
 
         if not isinstance(randomizer, Randomizer):
             raise InvalidParameter(f"randomizer must be a shuffle_accountant.randomizers object, got {randomizer!r}")
-        if abs(randomizer.eps0 - eps0) > 1e-12 * eps0:
-            raise InvalidParameter(f"eps0 = {eps0!r} differs from the randomizer's eps0 = {randomizer.eps0!r}")
+        randomizer_at(randomizer, eps0)  # its eps0 must be the query's
         if isinstance(randomizer, KRR):
             if k is not None and k != randomizer.k:
                 raise InvalidParameter(f"k = {k} differs from the randomizer's k = {randomizer.k}")

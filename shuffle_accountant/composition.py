@@ -33,6 +33,7 @@ from .analyses import get_method, pair_for
 from .errors import CertificationError, InvalidParameter
 from .numeric.renyi import DEFAULT_ORDERS, check_orders, renyi_bounds
 from .pld import MAX_GRID, auto_discretization, pld_route, round_tails
+from .randomizers import randomizer_at
 from .results import Bound
 
 MIRONOV = "Mironov, CSF 2017 (Renyi DP), Proposition 1 (additive composition)"
@@ -416,9 +417,7 @@ def _check_randomizer(randomizer: Any, rounds: Sequence[Round], m: Any, k: int |
     """Check the randomizer against every round's eps0 and ``method`` (which must apply to
     it); returns ``k`` (a k-RR randomizer's own when not given)."""
     from .analyses import applies_to
-    from .pld import _randomizer_at
-
-    members = [_randomizer_at(randomizer, r.eps0) for r in rounds]
+    members = [randomizer_at(randomizer, r.eps0) for r in rounds]
     if not applies_to(m, members[0]) or m.needs_randomizer:
         raise InvalidParameter(f"method {m.name!r} does not apply to {randomizer.describe()} in compose (the RDP "
                                "route needs a generic analysis: clones or stronger-clones; krr for k-RR)")
@@ -447,12 +446,11 @@ def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int |
     3.5 (advanced); the best of five splits of ``delta`` between the rounds and the slack.
     With a randomizer, each round's eps is its privacy-blanket bound."""
     from . import api  # lazy: api pulls in the hockey-stick machinery
-    from .pld import _randomizer_at
 
     def round_eps(r: Round, d_round: float) -> float:
         if randomizer is None:
             return float(api.epsilon(r.eps0, r.n, d_round, method, k).value)  # type: ignore[arg-type]
-        b = api.epsilon(r.eps0, r.n, d_round, "blanket", randomizer=_randomizer_at(randomizer, r.eps0))
+        b = api.epsilon(r.eps0, r.n, d_round, "blanket", randomizer=randomizer_at(randomizer, r.eps0))
         return math.inf if b.value is None else float(b.value)
 
     total_T = sum(r.count for r in rounds)

@@ -49,7 +49,7 @@ from .composition import (
 )
 from .errors import CertificationError, InvalidParameter
 from .numeric.search import Boundary, NoBracket, monotone_boundary
-from .pld import _randomizer_at
+from .randomizers import randomizer_at
 from .results import Bound
 from .validation import (
     MAX_N,
@@ -78,7 +78,7 @@ def _feasible(eps0: float, n: int, eps: float, delta: float, method: str, k: int
     certified delta at ``eps`` (``randomizer``: a family or one randomizer, see
     :func:`solve_eps0`). ``search``: decide from a coarse bracket when it suffices (the
     returned delta is then that bracket's upper end); reported values use the tight one."""
-    r = None if randomizer is None else _randomizer_at(randomizer, eps0)
+    r = None if randomizer is None else randomizer_at(randomizer, eps0)
     for rtol in ((1e-2, 1e-9) if search else (1e-9,)):  # a coarse bracket decides most points (the blanket's are dear); then tight
         b = api.delta(eps0, n, eps, method, k, delta0, rtol=rtol, randomizer=r)
         if b.value is None:
@@ -303,7 +303,7 @@ def _target(eps: float, delta: float, method: str, k: int | None, delta0: float,
     if randomizer is None and m.needs_randomizer:
         raise InvalidParameter(f"method {method!r} needs a randomizer (--randomizer NAME or --randomizer-file F)")
     if randomizer is not None:
-        member = _randomizer_at(randomizer, given.get("eps0", getattr(randomizer, "fixed_eps0", None) or 1.0))
+        member = randomizer_at(randomizer, given.get("eps0", getattr(randomizer, "fixed_eps0", None) or 1.0))
         if not applies_to(m, member):
             raise InvalidParameter(f"method {method!r} does not apply to {randomizer.describe()}")
         if rounds > 1 and m.needs_randomizer:

@@ -75,6 +75,7 @@ from .errors import CertificationError, InvalidParameter, ShuffleAccountantError
 from .numeric import binomial as bn
 from .numeric.clones import Direction, HockeyStick
 from .numeric.profile import PrivacyProfile
+from .randomizers import randomizer_at
 from .numeric.search import monotone_boundary
 from .results import Bound
 from .validation import check_int, check_positive
@@ -679,7 +680,7 @@ def pld_route(
                 return [(pair_pld(pairs[key], step, DEFAULT_TAIL, PROFILE_RTOL, tails[key]), count)
                         for key, count in grouped.items()]
             floor = max(DEFAULT_TAIL, PROFILE_FLOOR_FRACTION * delta / sum(grouped.values()))
-            return [(_blanket_pld(_randomizer_at(randomizer, key[0]), key[1], step, max(tails[key]), floor), count)
+            return [(_blanket_pld(randomizer_at(randomizer, key[0]), key[1], step, max(tails[key]), floor), count)
                     for key, count in grouped.items()]
 
         step = auto_discretization(list(tails.values())) if discretization is None else float(discretization)
@@ -718,16 +719,6 @@ def pld_route(
     else:
         validity = f"{m.name}: {m.assumes}; {PLD_ROUTE} (discretization {discretization:g})"
     return Bound("epsilon", eps, "upper", "pld", citation, inputs, validity, warn, details)
-
-
-def _randomizer_at(randomizer: Any, eps0: float) -> Any:
-    """The randomizer of a round: a family's member at ``eps0``, or the one randomizer given
-    (whose eps0 must be the round's)."""
-    if hasattr(randomizer, "at"):
-        return randomizer.at(eps0)
-    if abs(randomizer.eps0 - eps0) > 1e-12 * eps0:
-        raise InvalidParameter(f"eps0 = {eps0:g} differs from the randomizer's eps0 = {randomizer.eps0:g}")
-    return randomizer
 
 
 @functools.lru_cache(maxsize=16)

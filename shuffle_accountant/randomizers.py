@@ -1006,3 +1006,13 @@ class RandomizerFamily:
             if p in d:
                 params[p] = (G_RANGE if p == "g" else K_RANGE).check(d[p], p)
         return cls.named(name, **params)
+
+
+def randomizer_at(randomizer: Randomizer | RandomizerFamily, eps0: float) -> Randomizer:
+    """The randomizer analysed at ``eps0``: a family's member there, or the one randomizer
+    given, whose eps0 must be ``eps0`` (refused with one line otherwise)."""
+    if isinstance(randomizer, RandomizerFamily):
+        return randomizer.at(eps0)
+    if abs(randomizer.eps0 - eps0) > 1e-12 * eps0:
+        raise InvalidParameter(f"eps0 = {eps0!r} differs from the randomizer's eps0 = {randomizer.eps0!r}")
+    return randomizer

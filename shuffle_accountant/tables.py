@@ -227,13 +227,15 @@ class Grid:
         methods = _method_names(self.methods, self.k is not None, self.randomizer)
         if not methods:
             raise InvalidParameter("the grid needs at least one method")
+        family = self.randomizer
+        applicable = () if family is None else _randomizer_methods(family)
         for m in methods:
             if get_method(m).needs_k and self.k is None:
                 raise InvalidParameter(f"method {m!r} needs k (the alphabet size, k >= 2)")
             if get_method(m).needs_randomizer and self.randomizer is None:
                 raise InvalidParameter(f"method {m!r} needs a randomizer (--randomizer NAME or --randomizer-file F)")
-            if self.randomizer is not None and m not in _randomizer_methods(self.randomizer):
-                raise InvalidParameter(f"method {m!r} does not apply to {self.randomizer.describe()}")
+            if family is not None and m not in applicable:
+                raise InvalidParameter(f"method {m!r} does not apply to {family.describe()}")
         object.__setattr__(self, "methods", methods)
         cells = len(self.n) * len(self.eps0) * len(self.target_values) * len(methods)
         if cells > MAX_CELLS:
