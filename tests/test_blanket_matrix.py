@@ -313,3 +313,71 @@ def test_fft_componentwise_error_assumption(size):
         worst = max(worst, float(err.max()) / float(np.sum(np.abs(x))))
     bound = bm._fft_rel(size)
     assert worst <= bound / 8.0  # at least 8 times inside the assumed bound
+
+
+# ---------------------------------------------------------------------------------------
+# Speed-work seams: the numpy discounted sums, the dead-frequency power, floors, overflow.
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n,lam", [(1, 0.3), (7, 0.0), (40, 0.02), (300, 1.7), (50, 30.0), (64, 400.0), (30, 900.0)])
+def test_decayed_cumsum_against_exact_sums(n, lam):
+    """``_decayed_cumsum`` (chunked, dropped carries) against the defining sum in mpmath, within
+    the error the functionals charge for it: ``4 (n + DECAY_EXTRA) u`` of the absolute sums plus
+    ``DECAY_ABS`` of the input's 1-norm."""
+    rng = np.random.default_rng(n + int(lam))
+    x = rng.standard_normal(n) * np.exp(rng.uniform(-5, 5, n))
+    y = bm._decayed_cumsum(x, lam)
+    mpmath.mp.dps = DPS
+    a = mpmath.exp(-mpmath.mpf(lam))
+    norm1 = float(np.sum(np.abs(x)))
+    for k in range(n):
+        exact = mpmath.fsum(mpmath.mpf(float(x[j])) * a ** (k - j) for j in range(k + 1))
+        absum = mpmath.fsum(abs(mpmath.mpf(float(x[j]))) * a ** (k - j) for j in range(k + 1))
+        budget = 4 * (n + bm.DECAY_EXTRA) * 2.0**-53 * float(absum) + bm.DECAY_ABS * norm1
+        assert abs(float(exact) - y[k]) <= budget, (k, float(exact), y[k])
+
+
+def test_power_dead_frequencies_bounded():
+    """Frequencies whose ``(|x| + e)^m`` is below ``e^-690`` are returned as 0 with the error bound
+    ``1e-299``, which dominates the exact power there; live ones keep the full bound."""
+    rng = np.random.default_rng(3)
+    x = (rng.uniform(0.0, 1.0, 200) * np.exp(1j * rng.uniform(0, 2 * np.pi, 200))).astype(complex)
+    x[:5] = [1.0, 0.999, 0.99 + 0.01j, 0.5, 1e-3]
+    e = 1e-12
+    m = 500
+    w, om = bm._power(x, e, m)
+    mpmath.mp.dps = DPS
+    for xi, wi, oi in zip(x, w, om):
+        ex = mpmath.mpc(xi.real, xi.imag) ** m
+        assert abs(ex - mpmath.mpc(wi.real, wi.imag)) <= oi
+        if m * math.log(abs(xi) + e) < -700:
+            assert wi == 0 and oi == 1e-299
+    assert w[0] == 1.0 and om[0] >= m * e
+
+
+def test_lower_end_zero_does_not_poison_later_evaluations():
+    """A deep-tail evaluation whose lower end is 0 is not a floating-point floor: it must not
+    make later, ordinary evaluations return a wide bracket (regression: the pair remembered an
+    infinite floor width and then answered every later request with one coarse lattice)."""
+    pb = PairBlanket(SUE(20, 1.0).pair_structures()[0], 20000, method="lattice")
+    tail = pb.bounds(0.3, 0.3)
+    assert tail.upper >= tail.lower >= 0.0
+    pb._floor_rel = (math.inf, 1.0)  # the state the old code could reach
+    pb.bounds(0.04, 0.3)  # a coarse look first (the old code cached it as "at the floor")
+    b = pb.bounds(0.04, 1e-4)
+    assert b.lower > 0.0 and b.upper - b.lower <= 1e-4 * b.lower
+
+
+def test_upper_only_never_raises_on_overflow():
+    """A coarse upper-only lattice whose scaled value overflows gives the trivial bound E[X_+]
+    (a valid upper end), not an error; ``_scaled`` returns +inf for an overflowing upper end."""
+    assert bm._scaled(1.0, 800.0, up=True) == math.inf
+    with pytest.raises(Exception):
+        bm._scaled(1.0, 800.0, up=False)
+    s = SUE(10, 1.0).pair_structures()[0]
+    pb = PairBlanket(s, 10**5, method="lattice")
+    for eps in (1e-4, 0.01, 0.5):
+        u = pb.upper_only(eps, 0.3)
+        assert 0.0 <= u <= bm._trivial(bm.coefficients(s, eps))
+        assert u >= pb.bounds(eps, 1e-3).lower

@@ -107,7 +107,11 @@ carries a floating-point error bound; nothing is truncated.
      s^2 H^2 / 8}`` for the block rounding (``mu <= 4 u H`` its upward nudge);
    - a level-1 law enters level 2 with the 1-norm error (window length x entry bound + twice
      its tail mass), multiplied by ``e^{theta H}`` through the tilted block rounding;
-   - reverse cumulative sums of ``N`` terms: ``2 N u`` relative to the sums of absolute values.
+   - reverse discounted cumulative sums of ``N`` terms (:func:`_decayed_cumsum`, chunked numpy,
+     no scipy.signal): ``4 (N + DECAY_EXTRA) u`` relative to the sums of absolute values plus
+     ``DECAY_ABS`` of the input's 1-norm absolute (dropped carries), proved in its docstring;
+   - Fourier powers at dead frequencies (``(|x| + e)^m < e^-690``) are 0 with error ``1e-299``
+     (:func:`_power`).
 
    This accounting amplifies the FFT round-off by about ``n``: the relative width of the
    bracket cannot go below roughly ``n * 1e-13`` (``1e-4`` at ``n = 1e9``), whatever ``rtol``.
@@ -352,24 +356,39 @@ def _fft_rel(size: int) -> float:
 def _power(x: np.ndarray, e: np.ndarray | float, m: int) -> tuple[np.ndarray, np.ndarray]:
     """``x^m`` elementwise for a computed spectrum ``x`` with ``|x - exact| <= e``, and a
     bound on ``|result - exact^m|`` (``|a^m - b^m| <= m |a-b| max(|a|,|b|)^(m-1)`` plus the
-    rounding of ``exp(m log x)``)."""
+    rounding of ``exp(m log x)``).
+
+    *Dead frequencies.* With ``a = |x| + e >= |exact|``, where the computed ``m log a`` is below
+    ``-700`` the true ``m log a`` is below ``-690`` (the rounding of ``log`` and of the product
+    moves it by far less than 10 for any ``m`` of the lattice), so ``|exact^m| <= a^m < e^-690 <
+    1e-299``: there the result is set to 0 and the error bound to ``1e-299``, without the
+    complex logarithm and exponential (most of a fine lattice's spectrum is dead)."""
     if m == 0:
         return np.ones(x.shape, dtype=complex), np.zeros(x.shape)
     if m == 1:
         return x.copy(), np.broadcast_to(np.asarray(e, dtype=float), x.shape).copy()
     ax = np.abs(x)
-    a = ax + e
+    e_arr = np.broadcast_to(np.asarray(e, dtype=float), x.shape)
+    a_all = ax + e_arr
+    with np.errstate(divide="ignore"):
+        live = m * np.log(a_all) >= -700.0
+    w = np.zeros(x.shape, dtype=complex)
+    om = np.full(x.shape, 1e-299)
+    if not np.any(live):
+        return w, om
+    xl, axl, el, a = x[live], ax[live], e_arr[live], a_all[live]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        w = np.where(ax > 0.0, np.exp(m * np.log(np.where(ax > 0.0, x, 1.0))), 0.0)
-        log_ax = np.log(ax)
+        wl = np.where(axl > 0.0, np.exp(m * np.log(np.where(axl > 0.0, xl, 1.0))), 0.0)
+        log_ax = np.log(axl)
         rho = np.expm1(3 * _U * m * (np.abs(log_ax) + math.pi) + 8 * _U)
-        om = m * e * np.exp((m - 1) * np.log(a)) + np.where(rho <= 1.0, rho * np.exp(m * log_ax),
-                                                             np.abs(w) + np.exp(m * np.log(a)))
-    if not np.all(np.isfinite(w)):
+        oml = m * el * np.exp((m - 1) * np.log(a)) + np.where(rho <= 1.0, rho * np.exp(m * log_ax),
+                                                               np.abs(wl) + np.exp(m * np.log(a)))
+    if not np.all(np.isfinite(wl)):
         raise CertificationError("blanket lattice: non-finite Fourier power")
-    bad = ~np.isfinite(om)
-    if np.any(bad):
+    if not np.all(np.isfinite(oml)):
         raise CertificationError("blanket lattice: non-finite error bound of a Fourier power")
+    w[live] = wl
+    om[live] = oml
     return w, om
 
 
@@ -717,7 +736,12 @@ class _Lattice:
         corr = corr * (1 + 4 * _U * terms) if corr > 0 else corr * (1 - 4 * _U * terms)
         upper = _scaled(max(u_up, 0.0), log_scale + fuzz, up=True)
         lower = _scaled(max(u_lo - corr, 0.0), log_scale - fuzz, up=False)
-        float_part = (u_up - u_lo) / (u_lo - corr) if u_lo - corr > 0.0 else math.inf
+        # the float share of the relative width; with no positive lower end (a coarse lattice
+        # whose coupling term dominates) it is measured against the float estimate itself
+        if u_lo - corr > 0.0:
+            float_part = (u_up - u_lo) / (u_lo - corr)
+        else:
+            float_part = (u_up - u_lo) / u_lo if u_lo > 0.0 else math.inf
         return _LatticeResult(min(lower, upper), upper, max(sizes), plan, float_part)
 
     @staticmethod
@@ -737,23 +761,19 @@ class _Lattice:
         #   A(i) = sum_{t >= i} p(t) a^{t-i},  B(i) = sum_{t >= i} p(t) a^{t-i} (t-i) H,  a = e^{-theta H},
         # by the stable recursions A(i) = p(i) + a A(i+1), B(i) = a (B(i+1) + H A(i+1)). Then for
         # the first index i = 1 - z with t + z > 0: G(z) = a (B(i) + H A(i)), Hf(z) = a A(i).
-        # imported here: scipy.signal costs about 1.5 s to import, and only this path needs it
-        # (k-RR queries import this module without ever reaching the lattice)
-        from scipy.signal import lfilter  # type: ignore[import-untyped]
-
         a = math.exp(-theta * H)
         rev = slice(None, None, -1)
 
         def discounted(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            xa = lfilter([1.0], [1.0, -a], x[rev])
-            xb = lfilter([1.0], [1.0, -a], np.concatenate(([0.0], a * H * xa[:-1])))
+            xa = _decayed_cumsum(x[rev], theta * H)
+            xb = _decayed_cumsum(np.concatenate(([0.0], a * H * xa[:-1])), theta * H)
             return xa[rev], xb[rev]
 
         cum_a, cum_b = discounted(p)
         abs_a, abs_b = discounted(np.abs(p))
         w0, w1 = discounted(np.ones(size))
         wmax_g = 1.0 / (math.e * theta)
-        rnd_n = 4 * size * _U
+        rnd_n = 4 * (size + DECAY_EXTRA) * _U
 
         def at(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
             first = 1 - np.asarray(z, dtype=np.int64)  # least t with t + z > 0
@@ -773,8 +793,13 @@ class _Lattice:
             hf = a * va
             aa, ab = pick(abs_a, abs_b)
             o0, o1 = pick(w0, w1)
-            e_g = a * (e_p * (o1 + H * o0) + rnd_n * (ab + H * aa))
-            e_h = a * (e_p * o0 + rnd_n * aa)
+            # (+ DECAY_ABS: the carries _decayed_cumsum drops, below 1e-250 of the 1-norm of its
+            # input; the inputs' 1-norms are at most those of p and of the ones vector times H/(1-a))
+            drop = DECAY_ABS * (size + H * size / (1.0 - a)) * (1.0 + mass + float(np.sum(np.abs(p))))
+            # (x (1 + 1e-6): the weights o0, o1, aa, ab are themselves computed, relative error
+            # below (2 size + 4000) u < 1e-9)
+            e_g = (a * (e_p * (o1 + H * o0) + rnd_n * (ab + H * aa)) + drop * (1.0 + H)) * (1.0 + 1e-6)
+            e_h = (a * (e_p * o0 + rnd_n * aa) + drop) * (1.0 + 1e-6)
             g_up = g + e_g + tau * wmax_g
             g_lo = np.maximum(g - e_g - tau * wmax_g, 0.0)
             h_up = hf + e_h + tau
@@ -782,6 +807,53 @@ class _Lattice:
             return g_up, g_lo, h_up, h_lo, mass * wmax_g, mass
 
         return at
+
+
+#: extra roundings of :func:`_decayed_cumsum` beyond those of a plain recursion, in units of
+#: the unit roundoff relative to the sums of absolute values (see its docstring)
+DECAY_EXTRA = 1000
+#: absolute error of :func:`_decayed_cumsum` per unit of the 1-norm of its input (dropped
+#: carries, each multiplied by at most ``e^{-2 (600 - lam)}``, ``lam <= 300``, or by ``e^{-600}``)
+DECAY_ABS = 1e-250
+
+
+def _decayed_cumsum(x: np.ndarray, lam: float) -> np.ndarray:
+    """``y[k] = sum_{j <= k} e^{-lam (k - j)} x[j]`` (``lam >= 0``), the recursion ``y[k] = x[k]
+    + e^{-lam} y[k-1]`` without a Python loop (and without scipy.signal, whose import costs
+    about a second and a half).
+
+    Chunks of ``K = min(len, floor(600 / lam))`` entries: inside a chunk ``y = e^{-lam j}
+    cumsum(e^{lam j} x)`` (``j`` the position in the chunk; ``e^{lam j} <= e^600`` is finite);
+    across chunks the carry of the previous chunk's last entry is added, ``e^{-lam (j+1)}
+    y_prev_end``. With ``b = e^{-lam K}``, the previous chunk's last entry is computed without
+    its own carry from the chunk before (``b^2`` and smaller of the older entries are dropped):
+    ``b <= e^{-(600 - lam)}`` when ``lam <= 300`` (so ``b^2 <= e^{-600}``), and when ``lam > 300``
+    ``K = 1``, ``b = e^{-lam}`` and ``b^2 < e^{-600}``: every dropped term is below ``e^{-600}``
+    times the 1-norm of ``x`` in absolute value (charged as :data:`DECAY_ABS`). Rounding, relative
+    to the sum of absolute values at each entry: the scalings ``e^{+-lam j}`` (argument rounded:
+    ``(lam j + 2) u <= 602 u`` each), the cumulative sum of ``K`` terms (``K u``), the carry
+    (another scaling and two roundings): at most ``(K + 1850) u``; the second pass of
+    :meth:`_Lattice._functionals` (input: the first pass) at most twice that. Charged as
+    ``4 (size + DECAY_EXTRA) u >= 2 K + 4000`` units (``size >= K``)."""
+    n = len(x)
+    if n == 0:
+        return np.zeros(0)
+    if lam <= 0.0:
+        return np.cumsum(x)
+    K = int(min(n, max(1, math.floor(600.0 / lam))))
+    j = np.arange(K, dtype=float)
+    up = np.exp(lam * j)
+    down = np.exp(-lam * j)
+    pad = (-n) % K
+    xr = (np.concatenate((x, np.zeros(pad))) if pad else x).reshape(-1, K)
+    loc = np.cumsum(xr * up[None, :], axis=1) * down[None, :]
+    if loc.shape[0] > 1:
+        b = math.exp(-lam * K)
+        last = loc[:, -1]
+        carry = last.copy()
+        carry[1:] += b * last[:-1]
+        loc[1:] += np.exp(-lam * (j + 1.0))[None, :] * carry[:-1, None]
+    return loc.ravel()[:n]
 
 
 class _TooLarge(Exception):
@@ -797,11 +869,19 @@ def _scaled(x: float, log_factor: float, up: bool) -> float:
         return 0.0
     lv = math.log(x) + log_factor
     if lv > 709.0:
+        if up:
+            return math.inf  # a useless but valid upper end (callers take the trivial bound)
         raise CertificationError("blanket bound overflow")
     val = math.exp(lv) * ((1 + 1e-13) if up else (1 - 1e-13))
     if up and val < fp.MIN_PROBABILITY:
         return fp.MIN_PROBABILITY  # the package's floor for reported upper bounds
     return val
+
+
+def _trivial(cf: _Coefficients) -> float:
+    """``E[X_+]``, the local hockey-stick divergence, rounded up: ``(X_1 + ... + X_n)_+ <=
+    sum_i (X_i)_+``, so ``delta <= E[X_+]`` for every ``n``."""
+    return float(np.sum(cf.p * np.maximum(cf.up, 0.0))) * (1 + cf.eta + 8 * _U * len(cf.p))
 
 
 # ---------------------------------------------------------------------------------------
@@ -877,7 +957,8 @@ class PairBlanket:
         shrink = self._h.get(eps, self._start)
         for _ in range(4):
             try:
-                return _Lattice(cf, self.n).evaluate(self._plan(cf, rtol, shrink), need_lower=False).upper
+                up = _Lattice(cf, self.n).evaluate(self._plan(cf, rtol, shrink), need_lower=False).upper
+                return min(up, _trivial(cf))
             except _TooLarge as big:
                 shrink *= 1.5 * big.size / MAX_FFT
         return self.bounds(eps, rtol).upper
@@ -927,7 +1008,7 @@ class PairBlanket:
         # (X_1 + ... + X_n)_+ <= sum_i (X_i)_+, so delta <= E[X_+] (the local hockey-stick
         # divergence) for every n; it is also the answer when eps is within rounding of the
         # largest log-ratio (every positive coefficient is rounding noise)
-        trivial = float(np.sum(cf.p * np.maximum(cf.up, 0.0))) * (1 + cf.eta + 8 * _U * len(cf.p))
+        trivial = _trivial(cf)
         if float(np.max(cf.up)) <= 1e-9 * float(np.max(np.abs(cf.up))):
             return DeltaBounds(eps, 0.0, max(trivial, fp.MIN_PROBABILITY), 0, trivial <= fp.MIN_PROBABILITY)
         if not self.exact and self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY):
@@ -989,13 +1070,19 @@ class PairBlanket:
         shrink = self._h.get(eps, self._start)
         best: _LatticeResult | None = None
         floor = False
-        if self._floor_rel is not None and rtol < 0.5 * self._floor_rel[0]:
-            # below the floating-point floor seen before: go straight to the best geometry
+        if self._floor_rel is not None and math.isfinite(self._floor_rel[0]) and rtol < 0.5 * self._floor_rel[0]:
+            # below the floating-point floor seen before (a finite relative width): go straight
+            # to the best geometry, and accept it only when it is about as narrow as that floor
+            # (a floor seen at another eps says little about this one otherwise)
             shrink = self._floor_rel[1]
-            res = lat.evaluate(self._plan(cf, plan_rtol, shrink))
-            self._floor.add(eps)
-            ok = res.upper - res.lower <= rtol * res.lower
-            return DeltaBounds(eps, res.lower, res.upper, res.size, ok)
+            try:
+                res = lat.evaluate(self._plan(cf, plan_rtol, shrink))
+            except _TooLarge:
+                res = None
+            if res is not None and res.lower > 0.0 and res.upper - res.lower <= 2.0 * self._floor_rel[0] * res.lower:
+                self._floor.add(eps)
+                ok = res.upper - res.lower <= rtol * res.lower
+                return DeltaBounds(eps, res.lower, res.upper, res.size, ok)
         if rtol < 0.3 and self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY) + 230.0:
             # deep in the tail: a coarse lattice first, which may already certify the floor
             try:
@@ -1036,7 +1123,10 @@ class PairBlanket:
             raise CertificationError(f"blanket lattice: no feasible lattice at eps = {eps!r}")
         if floor:
             self._floor.add(eps)
-            self._floor_rel = min(tried)
+            narrowest = min(tried, default=(math.inf, shrink))
+            # only a finite width is a floor (a lower end of 0 deep in the tail is not)
+            if math.isfinite(narrowest[0]):
+                self._floor_rel = narrowest
         return DeltaBounds(eps, best.lower, best.upper, best.size, False)
 
 
