@@ -88,7 +88,11 @@ class Worker:
         if not ready:
             self.close()
             return None
-        return float(json.loads(proc.stdout.readline())[0])
+        line = proc.stdout.readline()
+        if not line:  # the worker died (its error is on stderr above)
+            self.close()
+            sys.exit(f"bench_epsilon: the {self.kind} worker ({self.path}) stopped without an answer")
+        return float(json.loads(line)[0])
 
     def close(self) -> None:
         if self.proc is not None:
@@ -101,6 +105,12 @@ def ours(n: int, eps0: float, delta: float) -> float:
     t = time.perf_counter()
     api.epsilon(eps0, n, delta, "clones")
     return time.perf_counter() - t
+
+
+def _refuse(message: str) -> None:
+    """Bad input: one clear line on stderr, exit code 2 (the project's convention), no traceback."""
+    print(f"bench_epsilon: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def fmt(x: float | None, cap: float) -> str:
@@ -116,6 +126,11 @@ def main() -> None:
     ap.add_argument("--ref-cap", type=float, default=30.0, help="seconds allowed for one reference run")
     ap.add_argument("--baseline", default=None, help="directory holding another shuffle_accountant version")
     args = ap.parse_args()
+    if args.reference and not os.path.isfile(os.path.join(args.reference, "computeamplification.py")):
+        _refuse(f"--reference (or FMT21_REFERENCE) must be a directory holding the FMT21 computeamplification.py; "
+                f"none found in {args.reference!r}")
+    if args.baseline and not os.path.isdir(os.path.join(args.baseline, "shuffle_accountant")):
+        _refuse(f"--baseline must be a directory holding a shuffle_accountant package; none found in {args.baseline!r}")
     deltas = DELTAS[:1] if args.quick else DELTAS
     ns = QUICK_NS if args.quick else NS
     ref = Worker("ref", args.reference) if args.reference else None

@@ -262,3 +262,98 @@ def test_kernel_lower_end_survives_an_underflowing_tail():
             run += U * B(a - 1) + (1 - U) * B(a) - g * (V * B(a - 1) + (1 - V) * B(a))
             best = max(best, run)
     assert float(h[0] - err[0]) <= float(best) <= float(h[0] + err[0])
+
+
+# ---------------------------------------------------------------------------------------
+# The speed work of issue 13's single query: closed-form lower bound near eps0, edge-tail
+# memo, window reuse, the mixture start and the quadratic step.
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["clones", "stronger-clones", "binary-rr-lower"])
+@pytest.mark.parametrize("n,eps0", [(2, 1.0), (7, 3.0), (25, 8.0), (60, 0.5)])
+def test_closed_lower_is_below_the_oracle(method: str, n: int, eps0: float) -> None:
+    """The closed-form lower bound (one outcome of the kernel, summed over the clone count in
+    closed form) is below the exact delta of the independent mpmath brute force, at every eps
+    up to eps0 (where it is within a few percent of delta at small clone means)."""
+    pair = pair_for(method, eps0, n).pair
+    e0 = mpmath.mpf(eps0)
+    params = {"clones": oracle.clones_params, "stronger-clones": oracle.stronger_clones_params,
+              "binary-rr-lower": oracle.binary_rr_params}[method](e0)
+    exact_pair = oracle.clone_pair(n, *params)
+    hs = HockeyStick(pair)
+    eps = eps0 * np.array([0.0, 0.3, 0.9, 0.999, 1.0 - 1e-6, 1.0])
+    got = hs.closed_lower(eps)
+    for e, lower in zip(eps, got):
+        exact = oracle.delta_exact(exact_pair, mpmath.mpf(float(e)))
+        assert 0.0 <= lower <= float(exact) * (1 + 1e-12) + 1e-300, (e, lower, exact)
+    assert got[-1] == 0.0 and got[-2] > 0.0
+
+
+@pytest.mark.parametrize("n,eps0,delta", [(10**3, 8.0, 1e-10), (10**4, 8.0, 1e-6), (100, 5.0, 1e-6), (20, 3.0, 1e-6)])
+def test_no_evaluation_when_the_closed_form_decides_eps0(n: int, eps0: float, delta: float) -> None:
+    """Near eps0 at small clone means the closed form decides the answer without an
+    evaluation; a fresh certified evaluation confirms the lower end is infeasible."""
+    pair = pair_for("clones", eps0, n).pair
+    br = epsilon_for_delta(HockeyStick(pair), delta, RTOL)
+    assert br.evaluations == 0 and br.upper == eps0
+    assert HockeyStick(pair).bounds(br.lower, 1e-9).lower > delta
+
+
+def test_tail_memo_returns_the_same_masses() -> None:
+    """Block masses through the memo of edge tails are the very numbers (and error bounds)
+    computed without it, including blocks asked for twice and children of earlier blocks."""
+    for n, p in ((10**6, 0.05), (10**9, 0.3), (5000, 0.6)):
+        memo = clones.bn.TailMemo(n, p)
+        mu, sd = n * p, math.sqrt(n * p * (1 - p))
+        edges = np.unique(np.round(mu + sd * np.linspace(-12, 12, 41)))
+        for split in (edges, np.unique(np.concatenate((edges, np.round(mu + sd * np.linspace(-3, 3, 200)))))):
+            lo, hi = split[:-1], split[1:] - 1.0
+            for _ in range(2):
+                got = clones.bn.interval_mass(lo, hi, n, p, memo)
+                want = clones.bn.interval_mass(lo, hi, n, p)
+                assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("n,eps0", [(10**5, 8.0), (10**3, 8.0), (300, 0.5)])
+def test_window_repeat_and_rounding_bound(n: int, eps0: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repeated eps returns the window's numbers again (only ``converged`` follows the new
+    rtol); near eps0, where the kernel's rounding sets the width, the window answers without
+    the blocks, and its bracket contains the blocks' (both certified)."""
+    pair = pair_for("clones", eps0, n).pair
+    hs = HockeyStick(pair)
+    eps = eps0 * (1 - 1e-5)
+    first = hs.bounds(eps, 1e-4)
+    again = hs.bounds(eps, 1e-12)
+    assert (first.lower, first.upper) == (again.lower, again.upper)
+    assert again.converged == (again.upper - again.lower <= 1e-12 * again.lower)
+    d = hs.directions[0]
+    assert d._exact_last == eps  # answered by the window
+    with monkeypatch.context() as m:
+        m.setattr(clones, "EXACT_MAX", 0)  # no window: the blocks answer
+        blocks = HockeyStick(pair)
+        b = blocks.bounds(eps, 1e-4)
+        assert blocks.directions[0]._exact_last is None
+    assert first.lower <= b.upper and b.lower <= first.upper, (first, b)
+
+
+def test_quadratic_step() -> None:
+    """The quadratic step: the root nearest zero of the parabola through the value and slope
+    here and one more value (exact for a parabola), Newton's step when the curvature is 0."""
+    q = lambda t: 1.0 - 2.0 * t + 0.5 * t * t  # roots 2 -+ sqrt 2
+    for d in (1.0, -1.0, 3.0):
+        assert math.isclose(search._quadratic_step(1.0, -2.0, d, q(d)), 2 - math.sqrt(2), rel_tol=1e-12)
+    assert search._quadratic_step(1.0, -2.0, 1.0, -1.0) == pytest.approx(0.5)  # linear: Newton
+    assert search._quadratic_step(1.0, -0.1, 1.0, 5.0) is None  # no real root
+
+
+@pytest.mark.parametrize("n,eps0,delta", [(10**3, 0.5, 1e-6), (10**4, 1.0, 1e-10), (10**5, 3.0, 1e-10),
+                                          (10**6, 8.0, 1e-10)])
+def test_mixture_surrogate_starts_close(n: int, eps0: float, delta: float) -> None:
+    """The mixture start estimate (three clone counts) crosses delta within 1e-3 of the
+    certified eps at moderate clone means (the kernel at the mean alone: up to 1e-2 off);
+    it only steers the search."""
+    hs = HockeyStick(pair_for("clones", eps0, n).pair)
+    start = search._surrogate_root(hs, delta, 0.0, hs.max_log_ratio)
+    br = epsilon_for_delta(HockeyStick(pair_for("clones", eps0, n).pair), delta, RTOL)
+    assert start is not None and abs(start[0] / br.upper - 1.0) <= 1e-3, (start, br)

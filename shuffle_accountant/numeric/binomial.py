@@ -178,6 +178,39 @@ def pmf_points(k: np.ndarray, n: int, p: float) -> tuple[np.ndarray, np.ndarray]
     return out, rel_out
 
 
+class TailMemo:
+    """The cdf and sf values of one ``Bin(n, p)`` asked for before, kept by point (sorted
+    keys): neighbouring blocks of :func:`interval_mass` share an edge, and a refined block's
+    children reuse its edges, so each edge costs one Boost call. A kept value is the very
+    number :func:`cdf` / :func:`sf` returned, so results and error budgets are unchanged."""
+
+    def __init__(self, n: float, p: float) -> None:
+        self.n, self.p = n, p
+        self._keys = {"cdf": np.zeros(0), "sf": np.zeros(0)}
+        self._vals = {"cdf": np.zeros(0), "sf": np.zeros(0)}
+
+    def get(self, kind: str, k: np.ndarray) -> np.ndarray:
+        """``cdf(k)`` (``kind = "cdf"``) or ``sf(k)`` (``"sf"``) of ``Bin(n, p)``, elementwise."""
+        k = np.asarray(k, dtype=float)
+        keys, vals = self._keys[kind], self._vals[kind]
+        out = np.empty(k.shape)
+        if keys.size:
+            pos = np.minimum(np.searchsorted(keys, k), keys.size - 1)
+            hit = keys[pos] == k
+            out[hit] = vals[pos[hit]]
+            miss = ~hit
+        else:
+            miss = np.ones(k.shape, dtype=bool)
+        if np.any(miss):
+            new, inv = np.unique(k[miss], return_inverse=True)
+            got = (cdf if kind == "cdf" else sf)(new, self.n, self.p)
+            out[miss] = got[inv]
+            at = np.searchsorted(keys, new)
+            self._keys[kind] = np.insert(keys, at, new)
+            self._vals[kind] = np.insert(vals, at, got)
+        return out
+
+
 #: Blocks narrower than this are summed term by term (see :func:`interval_mass`).
 NARROW = 64
 
@@ -199,14 +232,21 @@ def _narrow_mass(a: np.ndarray, b: np.ndarray, n: int, p: float) -> np.ndarray:
     return pmf(np.where(below[:, 0], b, a), n, p) * terms.sum(axis=1)
 
 
-def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
+def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float,
+                  memo: TailMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``P[lo <= Bin(n, p) <= hi]`` for arrays of integer intervals, and an absolute
     error bound for each value.
 
     Cancellation is avoided by differencing the tail that is small on that side of
     the median (lower tails with ``cdf``, upper tails with ``sf``); single points use
-    the pmf directly.
+    the pmf directly. ``memo`` (a :class:`TailMemo` of the same ``Bin(n, p)``) keeps the
+    tail values of edges seen before (same numbers, fewer Boost calls).
     """
+    if memo is not None:
+        assert memo.n == n and memo.p == p
+        cdf_, sf_ = (lambda k, n_, p_: memo.get("cdf", k)), (lambda k, n_, p_: memo.get("sf", k))
+    else:
+        cdf_, sf_ = cdf, sf
     lo = np.asarray(lo, dtype=float)
     hi = np.asarray(hi, dtype=float)
     rel = pmf_error_budget(n)
@@ -237,17 +277,17 @@ def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float) -> tuple[np.
                 err[sel] = (rel + NARROW * 4e-16) * v + np.where(v == 0.0, 1e-300, 0.0)
     if np.any(low_side):
         ka, kb = hi[low_side], lo[low_side] - 1
-        a, b = cdf(ka, n, p), cdf(kb, n, p)
+        a, b = cdf_(ka, n, p), cdf_(kb, n, p)
         mass[low_side] = a - b
         err[low_side] = tail_error_budget(ka, n, p) * a + tail_error_budget(kb, n, p) * b + 4e-16 * a
     if np.any(high_side):
         ka, kb = lo[high_side] - 1, hi[high_side]
-        a, b = sf(ka, n, p), sf(kb, n, p)
+        a, b = sf_(ka, n, p), sf_(kb, n, p)
         mass[high_side] = a - b
         err[high_side] = tail_error_budget(ka, n, p) * a + tail_error_budget(kb, n, p) * b + 4e-16 * a
     if np.any(middle):
         ka, kb = lo[middle] - 1, hi[middle]
-        a, b = cdf(ka, n, p), sf(kb, n, p)
+        a, b = cdf_(ka, n, p), sf_(kb, n, p)
         mass[middle] = 1.0 - a - b
         err[middle] = tail_error_budget(ka, n, p) * a + tail_error_budget(kb, n, p) * b + 4e-16
     return np.maximum(mass, 0.0), err

@@ -209,6 +209,9 @@ EXACT_MAX = 4096
 EXACT_SD = 13.0
 #: Mean clone count from which Direction.surrogate uses the normal approximation.
 SURROGATE_NORMAL = 2000.0
+#: ... and the clone count from which Direction.mixture_surrogate's nodes do (below, Boost's
+#: terms: the normal approximation's far tails set roots 1e-3 off at delta = 1e-10).
+MIXTURE_NORMAL = 20000.0
 #: A run's values by recurrence are used only while the pmf stays this far above underflow.
 _RUN_FLOOR = 1e-250
 
@@ -326,18 +329,32 @@ class _CutCache:
                 b[idx] = bn.pmf(km - 1.0, cm, s)
                 tail[idx] = bn.sf(km - 1.0, cm, s)
                 rt[idx] = np.maximum(bn.tail_error_budget(km - 1.0, cm, s), rel)
-            # keep the requested cuts (they are what the next, nearby eps asks for) and, while
-            # the cache stays small, the older ones at other c
-            keep = ~np.isin(self.c, c) if self.c.size <= 4 * c.size + 1024 else np.zeros(self.c.size, dtype=bool)
-            cc = np.concatenate((self.c[keep], c))
-            order = np.argsort(cc, kind="stable")
-            self.c = cc[order]
-            self.k = np.concatenate((self.k[keep], k))[order]
-            self.pmf = np.concatenate((self.pmf[keep], b))[order]
-            self.tail = np.concatenate((self.tail[keep], tail))[order]
-            self.rel_pmf = np.concatenate((self.rel_pmf[keep], rb))[order]
-            self.rel_tail = np.concatenate((self.rel_tail[keep], rt))[order]
+            self._store(c, k, b, tail, rb, rt, pos, miss)
         return b, tail, rb, rt
+
+    def _store(self, c: np.ndarray, k: np.ndarray, b: np.ndarray, tail: np.ndarray, rb: np.ndarray,
+               rt: np.ndarray, pos: np.ndarray, miss: np.ndarray) -> None:
+        """Keep the requested cuts that missed (they are what the next, nearby eps asks for):
+        a ``c`` already present takes its new cut in place, a new ``c`` is inserted in order;
+        while the cache stays small the cuts at other ``c`` stay, beyond it holds the request."""
+        if self.c.size > 4 * c.size + 1024:
+            self.c, self.k, self.pmf, self.tail, self.rel_pmf, self.rel_tail = (
+                c.copy(), k.copy(), b.copy(), tail.copy(), rb.copy(), rt.copy())  # later updates are in place
+            return
+        cm = c[miss]
+        pm = pos[miss]
+        present = np.zeros(miss.size, dtype=bool) if self.c.size == 0 else self.c[pm] == cm
+        where, fresh = pm[present], ~present
+        arrays = [self.k, self.pmf, self.tail, self.rel_pmf, self.rel_tail]
+        values = [k[miss], b[miss], tail[miss], rb[miss], rt[miss]]
+        for a, v in zip(arrays, values):
+            a[where] = v[present]
+        if np.any(fresh):
+            # positions in the old arrays (pos was clipped to the last index: recompute)
+            at = np.searchsorted(self.c, cm[fresh])
+            self.c = np.insert(self.c, at, cm[fresh])
+            arrays = [np.insert(a, at, v[fresh]) for a, v in zip(arrays, values)]
+        self.k, self.pmf, self.tail, self.rel_pmf, self.rel_tail = arrays
 
 
 def _cut(c: np.ndarray, v: np.ndarray | float, du: np.ndarray | float, coef_b: np.ndarray | float,
@@ -446,6 +463,7 @@ class TotalsGeometry:
         total = pair.pa + pair.pb
         self.pa1, self.pb1 = pair.pa / total, pair.pb / total
         self._cuts: dict[float, _CutCache] = {}  # Boost values at cuts, reused across nearby eps
+        self._tails = bn.TailMemo(self.N, self.p)  # Boost tails at block edges, shared by neighbours
 
     def initial_edges(self) -> np.ndarray:
         """Block edges over totals t in [0, n]: block i is ``edges[i] .. edges[i+1]-1``."""
@@ -482,10 +500,10 @@ class TotalsGeometry:
     def block_mass(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``Pr[lo <= T <= hi]`` and its error bound."""
         p0 = self.pair.p0
-        m1, e1 = bn.interval_mass(lo - 1.0, hi - 1.0, self.N, self.p)
+        m1, e1 = bn.interval_mass(lo - 1.0, hi - 1.0, self.N, self.p, self._tails)
         if p0 == 0.0:
             return m1, e1
-        m0, e0 = bn.interval_mass(lo, np.minimum(hi, float(self.N)), self.N, self.p)
+        m0, e0 = bn.interval_mass(lo, np.minimum(hi, float(self.N)), self.N, self.p, self._tails)
         m0 = np.where(lo > self.N, 0.0, m0)
         e0 = np.where(lo > self.N, 0.0, e0)
         return (1.0 - p0) * m1 + p0 * m0, (1.0 - p0) * e1 + p0 * e0 + 4e-16 * (m1 + m0)
@@ -599,16 +617,32 @@ class _ExactWindow:
         self.above = above * (1.0 + float(bn.tail_error_budget(np.array([hi_c]), N, p)[0]))
         self.u, self.v, self.s, self.rel, self.cuts = u, v, s, geo.rel, cuts
         self._last: tuple[float, np.ndarray, np.ndarray] | None = None  # eps, h, err
+        self._sums = (0.0, math.inf)  # (lower, upper) at the last eps
+        self.tails = math.inf  # the mass beyond the window's share of the last upper bound
 
     def bounds(self, eps: float, rtol: float) -> DeltaBounds:
-        h, err = _kernel_upper_tail(self.c, self.u, self.v, self.s, np.float64(eps), self.rel, self.cuts)
-        self._last = (eps, h, err)
+        """The certified bracket at ``eps`` (independent of ``rtol``, which only sets the
+        ``converged`` flag; a repeated ``eps`` returns the numbers computed before)."""
         m = self.c.size
-        tails = self.below * (self.u - self.v) + self.above * float(h[-1] + err[-1])
-        upper = (float(np.sum(self.w_up * (h + err))) + tails) * (1.0 + 4e-16 * (m + 4))
-        lower = float(np.sum(self.w_lo * np.maximum(h - err, 0.0))) * (1.0 - 4e-16 * (m + 2))
-        lower = min(max(lower, 0.0), upper)
+        if self._last is not None and self._last[0] == eps:
+            lower, upper = self._sums
+        else:
+            h, err = _kernel_upper_tail(self.c, self.u, self.v, self.s, np.float64(eps), self.rel, self.cuts)
+            self._last = (eps, h, err)
+            self.tails = self.below * (self.u - self.v) + self.above * float(h[-1] + err[-1])
+            upper = (float(np.sum(self.w_up * (h + err))) + self.tails) * (1.0 + 4e-16 * (m + 4))
+            lower = float(np.sum(self.w_lo * np.maximum(h - err, 0.0))) * (1.0 - 4e-16 * (m + 2))
+            lower = min(max(lower, 0.0), upper)
+            self._sums = (lower, upper)
         return DeltaBounds(eps, lower, upper, m, upper - lower <= rtol * lower or upper <= 1e-300)
+
+    @property
+    def rounding_bound(self) -> bool:
+        """Whether the last bracket's width comes from the kernel's floating-point error, not
+        from the mass beyond the window (tails at most a quarter of the width): blocks, whose
+        width-one blocks carry the same kernel errors, cannot be narrower then."""
+        lower, upper = self._sums
+        return self.tails <= 0.25 * (upper - lower)
 
     def log_slope(self, eps: float) -> float:
         """Estimate of ``d log delta / d eps`` at the last evaluated ``eps`` (see
@@ -669,12 +703,18 @@ class Direction(TotalsGeometry):
         return self._get_blocks()[3]
 
     @property
+    def exact_window_size(self) -> float:
+        """The number of clone counts :class:`_ExactWindow` would sum (an upper estimate)."""
+        var = self.N * self.p * (1.0 - self.p)
+        return min(2.0 * EXACT_SD * math.sqrt(max(var, 0.0)) + 82.0, self.N + 1.0)
+
+    @property
     def exact_window_applies(self) -> bool:
         """Whether the pair qualifies for :class:`_ExactWindow` (``p0 = 0``, ``0 < s < 1``,
         ``pa != pb``, at most :data:`EXACT_MAX` clone counts in the window)."""
         var = self.N * self.p * (1.0 - self.p)
         return (self.pair.p0 == 0.0 and 0.0 < self.s < 1.0 and 0.0 < var and self.pa1 != self.pb1
-                and min(2.0 * EXACT_SD * math.sqrt(var) + 82.0, self.N + 1.0) <= EXACT_MAX)
+                and self.exact_window_size <= EXACT_MAX)
 
     def _exact_window(self) -> "_ExactWindow | None":
         """The :class:`_ExactWindow` of this direction when :attr:`exact_window_applies`
@@ -724,7 +764,9 @@ class Direction(TotalsGeometry):
             window = self._exact_window()
             if window is not None:
                 got = window.bounds(eps, rtol)
-                if got.converged:  # else (tails beyond the window matter): the blocks below
+                # else (tails beyond the window matter): the blocks below; but when rounding of
+                # the kernel, not the tails, sets the width, the blocks cannot do better
+                if got.converged or window.rounding_bound:
                     self._exact_last = eps
                     return got
         self._exact_last = None
@@ -832,21 +874,100 @@ class Direction(TotalsGeometry):
         if self.pair.p0 != 0.0 or c < SURROGATE_NORMAL or not 0.0 < self.s < 1.0 or self.pa1 == self.pb1:
             t = np.full(np.shape(eps), t0)
             return self.h(t, self.lam(t), eps)[0]
+        return self._normal_kernel(np.array([c]), eps)[0]
+
+    def _normal_kernel(self, c: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """Estimates of the kernel at clone counts ``c`` (rows) and ``eps`` (columns) for
+        ``p0 = 0``, its two binomial terms from the normal approximation (continuity-corrected
+        tail, density for the pmf); estimates only."""
         u, v, s = self.pa1, self.pb1, self.s
         if u < v:
             u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
-        gm1 = np.expm1(np.asarray(eps, dtype=float))
+        gm1 = np.expm1(np.asarray(eps, dtype=float)).reshape(-1)
         coef_b = (u - v) - gm1 * v
-        out = np.zeros(gm1.shape)
+        out = np.zeros((c.size, gm1.size))
         live = coef_b > 0.0
         if not np.any(live):
             return out
-        k = _cut(np.full(int(np.sum(live)), c), v, u - v, coef_b[live], gm1[live], s)
-        m, sd = c * s, math.sqrt(c * s * (1.0 - s))
+        cc = c.astype(float)[:, None]
+        k = _cut(cc + np.zeros((1, int(np.sum(live)))), v, u - v, coef_b[live], gm1[live], s)
+        m, sd = cc * s, np.sqrt(cc * s * (1.0 - s))
         tail = ndtr((m - (k - 0.5)) / sd)  # P[X >= k], continuity-corrected
         pmf = np.exp(-0.5 * ((k - 1.0 - m) / sd) ** 2) / (sd * math.sqrt(2.0 * math.pi))  # P[X = k - 1]
-        out[live] = np.maximum(coef_b[live] * pmf - gm1[live] * tail, 0.0)
+        out[:, live] = np.maximum(coef_b[live] * pmf - gm1[live] * tail, 0.0)
         return out
+
+    def mixture_surrogate(self, eps: np.ndarray) -> np.ndarray:
+        """A better cheap estimate of delta(eps) than :meth:`surrogate` at small clone means
+        (``p0 = 0``): the kernel averaged over three clone counts, the three-point Gauss-Hermite
+        rule for ``C ~ Bin(N, p)`` (``mean + (-sqrt 3, 0, sqrt 3) sd`` with weights
+        ``1/6, 2/3, 1/6``), instead of the kernel at the mean (Jensen: the mixture's delta is
+        larger, measured 1e-3 .. 1e-1 lower roots at n = 1e3 .. 1e5 from the mean alone, 1e-5 ..
+        1e-4 from the three points). Normal-approximation terms from a node of
+        :data:`MIXTURE_NORMAL` clones on. Steers the search only; never reported."""
+        var = self.N * self.p * (1.0 - self.p)
+        if self.pair.p0 != 0.0 or not var > 0.0 or not 0.0 < self.s < 1.0 or self.pa1 == self.pb1:
+            return self.surrogate(eps)
+        sd, mu = math.sqrt(var), self.N * self.p
+        nodes = np.clip(np.round(mu + sd * np.array([-math.sqrt(3.0), 0.0, math.sqrt(3.0)])), 0.0, float(self.N))
+        weights = np.array([1.0, 4.0, 1.0]) / 6.0
+        eps = np.asarray(eps, dtype=float)
+        if nodes[0] >= MIXTURE_NORMAL:
+            h = self._normal_kernel(nodes, eps.reshape(-1))
+        else:
+            h = self._nominal_kernel(nodes, eps.reshape(-1))
+        return (weights @ h).reshape(eps.shape)
+
+    def _nominal_kernel(self, c: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """The kernel at clone counts ``c`` (rows) and ``eps`` (columns) for ``p0 = 0`` from
+        Boost's two terms at the floating-point cut, ``(u - g v) B(k-1) - (g-1) P[X >= k]``,
+        without the cut's correction or error terms: an estimate (at most one term of the
+        certified kernel away), cheap on many points."""
+        u, v, s = self.pa1, self.pb1, self.s
+        if u < v:
+            u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+        gm1 = np.expm1(eps)[None, :]
+        coef_b = (u - v) - gm1 * v
+        live = np.broadcast_to(coef_b > 0.0, (c.size, eps.size))
+        cc = np.broadcast_to(c.astype(float)[:, None], live.shape)[live]
+        g_l = np.broadcast_to(gm1, live.shape)[live]
+        b_l = np.broadcast_to(coef_b, live.shape)[live]
+        k = _cut(cc, v, u - v, b_l, g_l, s)
+        out = np.zeros(live.shape)
+        out[live] = np.maximum(b_l * bn.pmf(k - 1.0, cc, s) - g_l * bn.sf(k - 1.0, cc, s), 0.0)
+        return out
+
+    def closed_lower(self, eps: np.ndarray) -> np.ndarray:
+        """A certified *lower* bound on ``delta(eps)`` of this direction in closed form, for an
+        array of ``eps >= 0`` (zeros when unavailable: ``p0 > 0``). With ``u > v`` (else mirrored,
+        ``a -> c + 1 - a``) the kernel at ``c`` clones is at least its single outcome ``a = c + 1``
+        (the first user and every clone of the first kind): ``h(c) >= (u - g v)_+ s^c``, so
+        ``delta >= (u - g v)_+ E[s^C] = (u - g v)_+ (1 - p (1 - s))^N`` (``C ~ Bin(N, p)``; module
+        docstring, ``lam = 1``). Near ``eps0`` at moderate clone means this one outcome carries
+        almost all of ``delta``, so it decides cheaply whether ``eps(delta)`` is within ``rtol`` of
+        ``eps0``. Rounding: ``u``, ``v`` and ``s`` are within ``4.4e-16`` (absolute) of the
+        exact pair's (the division by ``pa + pb``, the mirror), so ``u - g v`` is charged
+        ``2e-15 (2 + g)`` absolute (this matters near eps0, where ``u ~ g v``: the oracle test
+        found a 4e-11 relative excess without it); the power ``(1 - q)^N``, ``q = p (1 - s)``, is
+        charged ``N 4.4e-16 (3 + 2 q / (1 - q))`` relative for its base and ``4.5e-16 (|log| + 4)``
+        for log1p / exp; both are taken off."""
+        eps = np.asarray(eps, dtype=float)
+        if self.pair.p0 != 0.0 or self.pa1 == self.pb1:
+            return np.zeros(eps.shape)
+        u, v, s = self.pa1, self.pb1, self.s
+        if u < v:
+            u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+        gm1 = np.expm1(eps)
+        coef = (u - v) - gm1 * v
+        coef = np.maximum(coef - 2e-15 * (3.0 + gm1), 0.0)
+        q = self.p * (1.0 - s)
+        if not q < 1.0:
+            return np.zeros(eps.shape)
+        log_w = self.N * math.log1p(-q)
+        if log_w < -745.0:
+            return np.zeros(eps.shape)
+        rel = self.N * 4.4e-16 * (3.0 + 2.0 * q / (1.0 - q)) + 4.5e-16 * (abs(log_w) + 4.0)
+        return coef * (math.exp(log_w) * max(1.0 - rel, 0.0))
 
 
 class HockeyStick:
@@ -876,6 +997,29 @@ class HockeyStick:
         """A cheap estimate of ``delta`` on an array of ``eps`` (the kernel at the mean
         clone count; used only to start a search, never reported)."""
         return np.max([d.surrogate(eps) for d in self.directions], axis=0)
+
+    def mixture_surrogate(self, eps: np.ndarray) -> np.ndarray:
+        """The search's start estimate (:meth:`Direction.mixture_surrogate`, max over the
+        directions); :meth:`surrogate` stays the kernel at the mean for other callers."""
+        return np.max([d.mixture_surrogate(eps) for d in self.directions], axis=0)
+
+    def closed_lower(self, eps: np.ndarray) -> np.ndarray:
+        """Certified lower bounds on ``delta`` on an array of ``eps`` in closed form (the max
+        over directions of :meth:`Direction.closed_lower`; zeros where it has nothing): lets the
+        search decide without an evaluation that ``eps(delta)`` is within ``rtol`` of eps0."""
+        return np.max([d.closed_lower(eps) for d in self.directions], axis=0)
+
+    @property
+    def surrogate_rtol(self) -> float | None:
+        """An *estimate* of the relative distance of the surrogate's root from ``eps(delta)``
+        when it is known to be small: ``1e-3`` when every direction takes the normal
+        approximation at a mean of at least :data:`SURROGATE_NORMAL` clones (``p0 = 0``; measured
+        1e-6 .. 2e-4 at n = 1e6 .. 1e9), else ``None``. Lets the search skip its coarse first
+        look; only steers the search, never a bound."""
+        for d in self.directions:
+            if d.pair.p0 != 0.0 or d.N * d.p < SURROGATE_NORMAL or d.exact_window_applies:
+                return None
+        return 1e-3
 
     @property
     def look_rtol(self) -> float:

@@ -35,27 +35,37 @@ class NoBracket(CertificationError):
 def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float) -> tuple[float, float] | None:
     """Where the profile's cheap surrogate (if it has one) crosses ``delta``, and the
     surrogate's slope ``d log delta / d eps`` there: a starting point for the certified
-    search, never a reported value. The surrogate is looked at one decade at a time down
-    from ``hi`` (ten points 26 % apart; tiny eps, where it is slow to evaluate and far from
-    the usual root, are reached only when needed), then at 17 points inside the cell of the
-    crossing, and a quadratic in ``(eps, log surrogate)`` through the three points around
-    the crossing gives the root and the slope."""
-    surrogate = getattr(profile, "surrogate", None)
-    if surrogate is None or not math.isfinite(hi) or hi <= 0.0:
+    search, never a reported value. The surrogate is ``mixture_surrogate`` when the profile
+    offers one, else ``surrogate``, raised to the profile's certified ``closed_lower`` where that
+    is larger. It is looked at ten points a decade (26 % apart): the decade below ``hi`` first,
+    then the next seven in one call, then at 17 points inside the cell of the crossing, and a
+    quadratic in ``(eps, log surrogate)`` through the three points around the crossing gives the
+    root and the slope."""
+    # the profile's start estimate when it has one (clone pairs: a mixture over clone counts)
+    estimate = getattr(profile, "mixture_surrogate", None) or getattr(profile, "surrogate", None)
+    if estimate is None or not math.isfinite(hi) or hi <= 0.0:
         return None
+    closed = getattr(profile, "closed_lower", None)
+
+    def surrogate(eps: np.ndarray) -> np.ndarray:
+        """The surrogate, raised to the profile's closed-form lower bound where that is larger
+        (near eps0 at small clone means the surrogate at the mean count misses the tail that
+        sets delta)."""
+        est = estimate(eps)
+        return est if closed is None else np.maximum(est, closed(eps))
+
     cell: tuple[float, float] | None = None
-    top = hi
-    for _decade in range(8):
-        grid = top * np.logspace(-1.0, 0.0, 11)[:-1]
+    # the first decade below hi, then the next seven in one call (ten points per decade)
+    for first, count in ((0, 1), (1, 7)):
+        grid = hi * np.logspace(-1.0 - first - (count - 1), -float(first), 10 * count + 1)[:-1]
         est = surrogate(grid)
         above = np.nonzero(est > delta)[0]
         if above.size:
             i = int(above[-1])
-            if i + 1 == grid.size and top == hi:
+            if i + 1 == grid.size and first == 0:
                 return None  # still above delta just below hi: no crossing seen
-            cell = (float(grid[i]), float(grid[i + 1]) if i + 1 < grid.size else top)
+            cell = (float(grid[i]), float(grid[i + 1]) if i + 1 < grid.size else hi * 10.0 ** -first)
             break
-        top = float(grid[0])
     if cell is None or cell[0] <= 0.0:
         return None
     grid = np.linspace(cell[0], cell[1], 17)
@@ -137,11 +147,16 @@ def epsilon_for_delta(
     hs = profile
     add = extra if extra is not None else (lambda e: 0.0)
     evaluations = 0
+    look = getattr(profile, "look_rtol", GUARD_TOL)
+    look = look if isinstance(look, float) and 0.0 < look <= GUARD_TOL else GUARD_TOL
+    # a profile whose first look is cheap at a finer width answers every coarser request at
+    # that width too (an exact window: its brackets are closed whatever is asked)
+    finest_free = look if look < GUARD_TOL else 0.0
 
     def evaluate(eps: float, tol: float) -> tuple[float, float]:
         nonlocal evaluations
         evaluations += 1
-        b = hs.bounds(eps, tol)
+        b = hs.bounds(eps, min(tol, finest_free) if finest_free else tol)
         x = add(eps)
         return b.lower + x, b.upper + x * (1.0 + 1e-15)
 
@@ -161,12 +176,20 @@ def epsilon_for_delta(
             f"the added delta term (e.g. FMT21 Theorem 3.8's n*delta0 term) exceeds delta = {delta:.3g} "
             f"even at eps = {hi:.6g}; no eps is certified"
         )
+    closed = getattr(profile, "closed_lower", None)
+    if closed is not None and math.isfinite(hi) and hi == profile.max_log_ratio and hi > 0.0:
+        # eps(delta) within rtol of the top, decided by a certified closed-form lower bound
+        # (delta(top) = 0 and add(top) <= delta were established above): no evaluation needed
+        x = hi * (1.0 - 0.99 * rtol)
+        if float(closed(np.array([x]))[0]) + add(x) > delta:
+            return EpsilonBracket(delta, x, hi, evaluations)
     start = _surrogate_root(profile, delta, lo, hi)
     # the profile's own slope estimate (clone pairs), when delta is the profile alone
     slope_of = getattr(profile, "log_slope", None) if extra is None else None
-    look = getattr(profile, "look_rtol", GUARD_TOL)
-    fast = _fast_phase(evaluate, gap, delta, rtol, lo, hi, start, profile.max_log_ratio, slope_of,
-                       look if isinstance(look, float) and 0.0 < look <= GUARD_TOL else GUARD_TOL)
+    # how close the surrogate's root is expected to be, relative (profiles that know it say so)
+    trust = getattr(profile, "surrogate_rtol", None)
+    fast = _fast_phase(evaluate, gap, delta, rtol, lo, hi, start, profile.max_log_ratio, slope_of, look,
+                       trust if isinstance(trust, float) and trust > 0.0 else None)
     if isinstance(fast, EpsilonBracket):
         return EpsilonBracket(delta, fast.lower, fast.upper, evaluations)
     lo, hi, lo_certified, f_lo, f_hi = fast
@@ -269,6 +292,18 @@ def _g_chord(xa: float, da: float, xb: float, db: float, delta: float) -> float:
     return math.log1p(ga + (gb - ga) * (da - delta) / (da - db))
 
 
+def _quadratic_step(g: float, slope: float, d: float, g_prev: float) -> float | None:
+    """The root nearest 0 of ``q(t) = g + slope t + c2 t^2`` with ``c2`` set by ``q(d) =
+    g_prev`` (the previous evaluation, ``d`` away), or ``None`` when it has none; the
+    cancellation-free form of the quadratic formula. A step only, never a bound."""
+    c2 = (g_prev - g - slope * d) / (d * d)
+    disc = slope * slope - 4.0 * c2 * g
+    if not (math.isfinite(disc) and disc >= 0.0):
+        return None
+    denom = slope - math.copysign(math.sqrt(disc), -slope)  # |denom| >= |slope|
+    return -2.0 * g / denom if denom != 0.0 else None
+
+
 FastResult = tuple[float, float, bool, float, float]
 
 #: Relative delta resolution of the fast phase's evaluations, per unit of ``rtol * eps *
@@ -299,6 +334,7 @@ def _fast_phase(
     top: float,
     slope_of: Callable[[float], float] | None = None,
     look_tol: float = GUARD_TOL,
+    start_rtol: float | None = None,
 ) -> EpsilonBracket | FastResult:
     """Few-evaluation search for ``eps(delta)``; returns the final bracket, or the certified
     state ``(lo, hi, lo_certified, f_lo, f_hi)`` for the Illinois loop when it cannot close.
@@ -318,11 +354,12 @@ def _fast_phase(
     """
     lo_cert, f_lo, f_hi = False, math.nan, -math.inf
     d_lo, d_hi = math.nan, 0.0  # delta estimates at the ends (0 at top)
+    from_surrogate = start is not None
     if start is None:
         if not (math.isfinite(top) and hi == top and top > 0.0):
             return lo, hi, lo_cert, f_lo, f_hi
         x = top * (1.0 - 0.99 * rtol)
-        lb, ub = evaluate(x, 1e-2)
+        lb, ub = evaluate(x, look_tol)
         if lb > delta:
             return EpsilonBracket(delta, x, hi, 0)
         if not (ub <= delta and lb > 0.0):
@@ -341,7 +378,9 @@ def _fast_phase(
     if not (math.isfinite(slope) and slope < 0.0):
         return lo, hi, lo_cert, f_lo, f_hi
     slope_err = 0.1  # the surrogate's slope: a rough guide
-    err: float | None = None  # estimated distance of x from the root (None: unknown)
+    # estimated distance of x from the root (None: unknown; from the profile's own estimate of
+    # its surrogate's accuracy when the start is the surrogate's root)
+    err: float | None = x * start_rtol if start_rtol is not None and from_surrogate else None
     prev: tuple[float, float, float] | None = None  # (x, gap, tol) of the previous evaluation
     estimate: float | None = None
     for _ in range(8):
@@ -375,14 +414,21 @@ def _fast_phase(
                 slope = s
                 slope_err = (prev[2] + tol) / abs(g - prev[1]) + 0.5 * abs(x - prev[0]) / x
         new = x - g / slope
+        curvature = 0.5 * (new - x) ** 2 / x  # log delta ~ -a eps^2 near the root: |f''/f'| ~ 1/eps
+        if math.isfinite(exact) and exact < 0.0 and prev is not None and prev[0] != x:
+            # the profile's slope here and the previous value: a quadratic in (eps, log delta)
+            # through both, whose root (nearest x) leaves a third-order error
+            step = _quadratic_step(g, slope, prev[0] - x, prev[1])
+            if step is not None:
+                new = x + step
+                curvature = step * step * abs(prev[0] - x) / (x * x)
         if lo_cert and math.isfinite(d_lo) and d_lo > delta >= d_hi:
             new = min(new, _g_chord(lo, d_lo, hi, d_hi, delta))
         if not lo < new < hi:
             new = math.sqrt(lo * hi) if lo > 0.0 else 0.5 * (lo + hi)
-        # slope error, curvature (log delta ~ -a eps^2 near the root: |f''/f'| ~ 1/eps) and the
-        # estimate's noise (block bounds bracket the exact value near their middle: a quarter
-        # of the relative width, in practice)
-        err = abs(new - x) * slope_err + 0.5 * (new - x) ** 2 / x + 0.25 * tol / abs(slope)
+        # slope error, curvature and the estimate's noise (block bounds bracket the exact value
+        # near their middle: a quarter of the relative width, in practice)
+        err = abs(new - x) * slope_err + curvature + 0.25 * tol / abs(slope)
         prev = (x, g, tol)
         x = new
         if err <= 0.2 * rtol * x:
