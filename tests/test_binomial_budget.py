@@ -60,3 +60,22 @@ def test_series_path_is_charged_and_the_fair_split_is_not() -> None:
     fair = bn.tail_error_budget(np.array([1.0]), n, 0.5)  # 1 - 1/2 is exact: no rounding of y
     assert fair[0] == bn.pmf_error_budget(n)
     assert bn.tail_error_budget(np.array([1.0]), 3 * 10**9 * 2, 1e-9)[0] == bn.pmf_error_budget(6e9)
+
+
+def test_masked_fast_path_and_merge_sorted() -> None:
+    """The in-support fast path of the Boost wrappers returns what the masked path does (edge
+    values outside the support included), and merge_sorted inserts keys and values in order."""
+    from shuffle_accountant.numeric import binomial as bn
+
+    k = np.array([0.0, 3.0, 10.0, 20.0])
+    for fn, ref in ((bn.pmf, lambda kk: bn._binom_pmf(kk, 20.0, 0.3)), (bn.sf, lambda kk: bn._binom_sf(kk, 20.0, 0.3)),
+                    (bn.cdf, lambda kk: bn._binom_cdf(kk, 20.0, 0.3))):
+        inside = k[:3]
+        assert np.array_equal(fn(inside, 20, 0.3), ref(inside))
+    assert bn.sf(np.array([20.0, -1.0]), 20, 0.3).tolist() == [0.0, 1.0]
+    assert bn.cdf(np.array([20.0, -1.0]), 20, 0.3).tolist() == [1.0, 0.0]
+    assert bn.pmf(np.array([21.0, -1.0]), 20, 0.3).tolist() == [0.0, 0.0]
+    keys, (vals,) = bn.merge_sorted(np.array([1.0, 4.0, 9.0]), np.array([0.0, 5.0, 10.0]),
+                                    [(np.array([10.0, 40.0, 90.0]), np.array([0.5, 50.0, 100.0]))])
+    assert keys.tolist() == [0.0, 1.0, 4.0, 5.0, 9.0, 10.0]
+    assert vals.tolist() == [0.5, 10.0, 40.0, 50.0, 90.0, 100.0]

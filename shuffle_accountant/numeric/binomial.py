@@ -74,9 +74,21 @@ def _masked(fn, k, n, p: float, *, below: float, above: float, n_inclusive: bool
     """Apply a Boost ufunc where ``k`` is inside the support and the exact edge values
     (``below`` for ``k < 0``, ``above`` past the support) elsewhere."""
     k = np.asarray(k, dtype=float)
+    if k.size and np.ndim(n) == 0:  # common case first: one n, every k inside the support
+        lo_k, hi_k = float(np.min(k)), float(np.max(k))
+        if lo_k >= 0.0 and (hi_k <= n if n_inclusive else hi_k < n):
+            try:
+                return np.asarray(fn(k, float(n), p), dtype=float)
+            except OverflowError:
+                pass
     n = np.broadcast_to(np.asarray(n, dtype=float), k.shape)
     out = np.where(k < 0, below, above)
     inside = (k >= 0) & ((k <= n) if n_inclusive else (k < n))
+    if inside.all():
+        try:
+            return np.asarray(fn(k, n, p), dtype=float)
+        except OverflowError:
+            pass
     if np.any(inside):
         try:
             out[inside] = fn(k[inside], n[inside], p)
@@ -178,6 +190,24 @@ def pmf_points(k: np.ndarray, n: int, p: float) -> tuple[np.ndarray, np.ndarray]
     return out, rel_out
 
 
+def merge_sorted(keys: np.ndarray, new_keys: np.ndarray, pairs: list[tuple[np.ndarray, np.ndarray]]
+                 ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Insert ``new_keys`` (sorted, none present in the sorted ``keys``) into ``keys`` and the
+    matching ``new`` values into each ``(old, new)`` value array of ``pairs``, in one pass
+    (``np.insert`` per array costs a sort each). Returns the merged keys and value arrays."""
+    at = np.searchsorted(keys, new_keys) + np.arange(new_keys.size)  # positions in the result
+    size = keys.size + new_keys.size
+    old_at = np.ones(size, dtype=bool)
+    old_at[at] = False
+    merged = []
+    for old, new in [(keys, new_keys)] + pairs:
+        out = np.empty(size, dtype=np.result_type(old, new))
+        out[old_at] = old
+        out[at] = new
+        merged.append(out)
+    return merged[0], merged[1:]
+
+
 class TailMemo:
     """The cdf and sf values of one ``Bin(n, p)`` asked for before, kept by point (sorted
     keys): neighbouring blocks of :func:`interval_mass` share an edge, and a refined block's
@@ -205,9 +235,7 @@ class TailMemo:
             new, inv = np.unique(k[miss], return_inverse=True)
             got = (cdf if kind == "cdf" else sf)(new, self.n, self.p)
             out[miss] = got[inv]
-            at = np.searchsorted(keys, new)
-            self._keys[kind] = np.insert(keys, at, new)
-            self._vals[kind] = np.insert(vals, at, got)
+            self._keys[kind], (self._vals[kind],) = merge_sorted(keys, new, [(vals, got)])
         return out
 
 

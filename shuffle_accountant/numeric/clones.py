@@ -207,6 +207,12 @@ UNIT_MAX_VAR = 2.0e6
 EXACT_RTOL = 1e-4
 EXACT_MAX = 4096
 EXACT_SD = 13.0
+#: One refinement round aims at most this factor below the current reducible gap ...
+GOAL_FLOOR = 0.05
+#: ... or this one for fine requests (rtol <= EXACT_RTOL: the epsilon search's decisive looks,
+#: where fewer, bolder rounds cost less: n = 1e6 .. 1e9 eps(delta) ~30 % faster, measured;
+#: coarse requests such as the PLD route's keep the gentler rounds and their partitions).
+GOAL_FLOOR_FINE = 0.02
 #: Mean clone count from which Direction.surrogate uses the normal approximation.
 SURROGATE_NORMAL = 2000.0
 #: ... and the clone count from which Direction.mixture_surrogate's nodes do (below, Boost's
@@ -350,10 +356,7 @@ class _CutCache:
         for a, v in zip(arrays, values):
             a[where] = v[present]
         if np.any(fresh):
-            # positions in the old arrays (pos was clipped to the last index: recompute)
-            at = np.searchsorted(self.c, cm[fresh])
-            self.c = np.insert(self.c, at, cm[fresh])
-            arrays = [np.insert(a, at, v[fresh]) for a, v in zip(arrays, values)]
+            self.c, arrays = bn.merge_sorted(self.c, cm[fresh], [(a, v[fresh]) for a, v in zip(arrays, values)])
         self.k, self.pmf, self.tail, self.rel_pmf, self.rel_tail = arrays
 
 
@@ -794,7 +797,7 @@ class Direction(TotalsGeometry):
             # total gap ``goal`` are m_i ~ sqrt(r_i) * sum_j sqrt(r_j) / goal (Lagrange). At
             # least 2 and at most 256 parts per block and round, never below width one.
             total_r = float(np.sum(reducible))
-            goal = max(0.9 * (target - floor), 0.05 * total_r)
+            goal = max(0.9 * (target - floor), (GOAL_FLOOR_FINE if rtol <= EXACT_RTOL else GOAL_FLOOR) * total_r)
             root = np.sqrt(np.maximum(reducible, 0.0))  # (rounding can make a gap slightly negative)
             parts = np.ceil(root * (float(np.sum(root)) / goal))
             width = hi - lo + 1.0
