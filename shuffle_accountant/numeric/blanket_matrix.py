@@ -331,13 +331,15 @@ def _tilt(c: np.ndarray, w: np.ndarray) -> float:
     t = 0.5 * (lo + hi)
     for _ in range(40):
         m1, var = slope(t)
+        if abs(m1) <= 1e-12 * cmax:
+            return t  # converged at t (a Newton step from here would not move it)
         if m1 < 0.0:
             lo = t
         else:
             hi = t
         step = t - m1 / var if var > 0.0 else 0.5 * (lo + hi)
         t = step if lo < step < hi else 0.5 * (lo + hi)
-        if hi - lo <= 1e-9 * hi or abs(m1) <= 1e-12 * cmax:
+        if hi - lo <= 1e-9 * hi:
             break
     return t
 
@@ -913,6 +915,7 @@ class PairBlanket:
         self._start = 1.0  # refinement factor to start from at a new eps
         self._floor: set[float] = set()  # eps where refinement reached the floating-point floor
         self._floor_rel: tuple[float, float] | None = None  # (narrowest relative width, its factor)
+        self._float_seen: float | None = None  # least floating-point share of a width at the floor
 
     @property
     def max_log_ratio(self) -> float:
@@ -1067,6 +1070,10 @@ class PairBlanket:
         # never plan a lattice finer than the floating-point floor (a finer one only adds
         # round-off through larger FFTs)
         plan_rtol = max(rtol, FLOAT_FLOOR * self.n)
+        if self._float_seen is not None:
+            # nor finer than half the floating-point share of the width met before (the lattice
+            # part of the width then stays below it; the float part does not shrink with h)
+            plan_rtol = max(plan_rtol, 0.5 * self._float_seen)
         shrink = self._h.get(eps, self._start)
         best: _LatticeResult | None = None
         floor = False
@@ -1110,6 +1117,8 @@ class PairBlanket:
                 return DeltaBounds(eps, res.lower, res.upper, res.size, True)
             if res.float_part > 0.5 * plan_rtol:
                 floor = True  # floating point dominates: a finer lattice cannot help
+                if math.isfinite(res.float_part) and res.lower > 0.0:
+                    self._float_seen = min(res.float_part, self._float_seen or math.inf)
                 if best is None or width < best.upper - best.lower:
                     best = res
                 break
