@@ -303,19 +303,25 @@ def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float,
                 mass[sel] = v
                 # (+1e-300: a block whose first pmf underflowed is charged its possible tiny mass)
                 err[sel] = (rel + NARROW * 4e-16) * v + np.where(v == 0.0, 1e-300, 0.0)
-    if np.any(low_side):
-        ka, kb = hi[low_side], lo[low_side] - 1
-        a, b = cdf_(ka, n, p), cdf_(kb, n, p)
-        mass[low_side] = a - b
-        err[low_side] = tail_error_budget(ka, n, p) * a + tail_error_budget(kb, n, p) * b + 4e-16 * a
-    if np.any(high_side):
-        ka, kb = lo[high_side] - 1, hi[high_side]
-        a, b = sf_(ka, n, p), sf_(kb, n, p)
-        mass[high_side] = a - b
-        err[high_side] = tail_error_budget(ka, n, p) * a + tail_error_budget(kb, n, p) * b + 4e-16 * a
-    if np.any(middle):
-        ka, kb = lo[middle] - 1, hi[middle]
-        a, b = cdf_(ka, n, p), sf_(kb, n, p)
-        mass[middle] = 1.0 - a - b
-        err[middle] = tail_error_budget(ka, n, p) * a + tail_error_budget(kb, n, p) * b + 4e-16
+    wide = np.nonzero(low_side | high_side | middle)[0]
+    if wide.size:
+        # the two tails of every wide block in one cdf and one sf request (shared edges asked
+        # once): low side cdf(hi) - cdf(lo-1), high side sf(lo-1) - sf(hi), middle
+        # 1 - cdf(lo-1) - sf(hi)
+        low_w, mid_w = low_side[wide], middle[wide]
+        lo_w, hi_w = lo[wide], hi[wide]
+        ka = np.where(low_w, hi_w, lo_w - 1)
+        kb = np.where(low_w, lo_w - 1, hi_w)
+        a_cdf = low_w | mid_w
+        na = int(np.count_nonzero(a_cdf))
+        ncd = na + int(np.count_nonzero(low_w))
+        keys = np.concatenate((ka[a_cdf], kb[low_w], ka[~a_cdf], kb[~low_w]))
+        vals = np.concatenate((cdf_(keys[:ncd], n, p), sf_(keys[ncd:], n, p)))
+        budget = np.concatenate((tail_error_budget(keys[:ncd], n, p), tail_error_budget(keys[ncd:], n, p)))
+        nb = ncd + int(np.count_nonzero(~a_cdf))
+        a, b, ta, tb = (np.empty(wide.size) for _ in range(4))
+        a[a_cdf], b[low_w], a[~a_cdf], b[~low_w] = vals[:na], vals[na:ncd], vals[ncd:nb], vals[nb:]
+        ta[a_cdf], tb[low_w], ta[~a_cdf], tb[~low_w] = budget[:na], budget[na:ncd], budget[ncd:nb], budget[nb:]
+        mass[wide] = np.where(mid_w, 1.0 - a - b, a - b)
+        err[wide] = ta * a + tb * b + 4e-16 * np.where(mid_w, 1.0, a)
     return np.maximum(mass, 0.0), err
