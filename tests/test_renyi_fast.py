@@ -105,3 +105,75 @@ def test_divergence_bracket_meets_rtol(method, eps0, n, rtol):
     assert b.converged
     for lo, up in zip(b.lower, b.upper):
         assert 0.0 <= lo <= up <= lo * (1 + rtol) + 1e-300
+
+
+def _binom_interval_mp(a: int, b: int, n: int, p: float) -> mpmath.mpf:
+    with mpmath.workdps(40):
+        p_ = mpmath.mpf(p)
+        return mpmath.fsum(mpmath.binomial(n, k) * p_**k * (1 - p_) ** (n - k) for k in range(max(a, 0), min(b, n) + 1))
+
+
+@pytest.mark.parametrize("n, p, a, b", [
+    (99999, 0.0498, 2562, 2562), (99999, 0.0498, 2400, 2600), (99999, 0.0498, 0, 3000),
+    (99999, 0.0498, 7000, 7000), (99999, 0.0498, 6900, 7400), (5000, 0.3, 0, 1200), (5000, 0.3, 1900, 5000),
+    (5000, 0.3, 1400, 1600),  # contains the mode: no bound from this rule
+])
+def test_tail_interval_mass_brackets_mpmath(n, p, a, b):
+    """Far-tail block masses (below Boost's range) from the log-concave pmf: the nearest term
+    below, a finite geometric series above, against an mpmath sum."""
+    pr = pair_for("clones", 1.0, 10).pair
+    d = R.RenyiDirection(pr)
+    d.N, d.p = n, p
+    up, lo = d._log_tail_interval(np.array([float(a)]), np.array([float(b)]))
+    exact = float(mpmath.log(_binom_interval_mp(a, b, n, p)))
+    mode = math.floor((n + 1) * p)
+    if a <= mode <= b:
+        assert up[0] == math.inf and lo[0] == -math.inf
+    else:
+        assert lo[0] <= exact <= up[0]
+        if a == b:
+            assert up[0] - lo[0] < 1e-6  # a single term: the pmf bracket alone
+        else:
+            assert up[0] - exact < 1.0
+
+
+@pytest.mark.parametrize("eps0, n", [(1.0, 10**4), (3.0, 10**5), (4.0, 10**6)])
+def test_few_large_orders_converge(eps0, n):
+    """Regression: with a few orders, a large order's divergence is carried by far-tail totals
+    (masses ~1e-300 times kernels ~1e+560): blocks whose gap overflowed a double were scored 0
+    and never split, far-tail masses had no lower bound, and the bracket stalled ~8x wide.
+    The same orders inside the default grid give intersecting brackets."""
+    orders = [2.0, 1024.0]
+    pr = pair_for("clones", eps0, n).pair
+    b = R.renyi_bounds(pr, orders, rtol=1e-3)
+    assert b.converged
+    full = R.renyi_bounds(pr, R.DEFAULT_ORDERS, rtol=1e-3)
+    for a, lo, up in zip(orders, b.lower, b.upper):
+        assert up <= lo * (1 + 1e-3)
+        i = R.DEFAULT_ORDERS.index(a)
+        assert lo <= full.upper[i] * (1 + 1e-12) and full.lower[i] <= up * (1 + 1e-12)
+
+
+def test_grouped_windows_bracket_brute_force(monkeypatch):
+    """All 40 default orders for a batch of nearby clone counts (the orders' windows are summed in
+    groups over one shared pass of order-independent terms): the batch is split into groups,
+    and sampled entries and orders are bracketed against the mpmath brute force."""
+    seen = []
+    group = R._exact_group
+
+    def spy(*args):
+        seen.append(len(args[-1]))
+        return group(*args)
+
+    monkeypatch.setattr(R, "_exact_group", spy)
+    monkeypatch.setattr(R, "_GROUP_COST", 0.0)  # groups wherever they save terms (small windows here)
+    u, v, s = 0.73, 0.27, 0.5
+    m = np.arange(280.0, 321.0)
+    alpha = np.array(R.DEFAULT_ORDERS)
+    up, lo, done = R._exact_excess(m - 1.0, np.full(m.size, u), np.full(m.size, v), s, alpha, 1e-13, 1e-9)
+    assert done.all() and seen and seen[0] >= 2
+    for i in (0, 20, 40):
+        for j in (0, 13, 19, 26, 27, 35, 39):  # first, inner and last orders of the groups
+            exact = float(_kernel_excess_mp(int(m[i]), u, v, s, float(alpha[j])))
+            assert lo[i, j] <= exact <= up[i, j], (m[i], alpha[j], lo[i, j], exact, up[i, j])
+            assert up[i, j] - lo[i, j] <= 1e-6

@@ -40,16 +40,19 @@ map), ``g >= 0`` and ``g(s) = 0``. Over a group of consecutive ``a`` in ``[a1, a
 * lower bound (Jensen): ``sum M(a) g(x) >= M_group g(mean of x in the group)``.
 
 Kernels with at most :data:`_EXACT_WINDOW` relevant values of ``a`` (clone counts up to
-about ``10^5``) are summed term by term over a window of ``a``, all orders in one vectorised
-pass over shared binomial masses (:func:`_exact_excess`); the tails beyond the window are
-bounded by geometric series whose ratio is certified from the monotone binomial ratio and
+about ``10^5``) are summed term by term over a window of ``a``, all orders vectorised over
+shared binomial masses (:func:`_exact_excess`; up to three groups of consecutive orders, each
+over the union of its orders' windows, share the terms that do not depend on the order); the
+tails beyond the window are bounded by geometric series whose ratio is certified from the monotone binomial ratio and
 the monotone slopes of ``log f`` and of ``g''`` (see :func:`_exact_excess`). Larger kernels
 use groups of ``a`` ("cells"), refined per kernel until the bracket is tight (one partition for all
 orders; cells and block masses are computed once and kept between refinement rounds,
 see :class:`RenyiDirection`); single-``a`` groups are exact. Groups whose
 binomial mass underflows are bounded with the Chernoff bound
 ``Pr[Bin(m, s) >= k] <= exp(-m KL(k/m || s))`` times the largest value of ``g`` on the group
-(``g`` is convex, so its maximum is at an end). Every likelihood ratio lies in
+(``g`` is convex, so its maximum is at an end); so are blocks of totals whose mass underflows,
+which are also bracketed from the log-concave pmf of the clone count (the term nearest the
+mode below, a finite geometric series of the pmf ratio above). Every likelihood ratio lies in
 ``[1/L, L]`` (``L = max(pa/pb, pb/pa)``), so ``D_alpha <= log L`` caps the result.
 
 Floating-point errors (Boost's binomial budget from :mod:`.binomial`, rounding of ``g``)
@@ -63,8 +66,8 @@ certification is unchanged: every bound is certified whatever the width).
 
 from __future__ import annotations
 
-import itertools
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -380,11 +383,27 @@ def _bernoulli_excess(u: np.ndarray, v: np.ndarray, alpha: np.ndarray) -> tuple[
 #: (:func:`_exact_excess`); larger ones use cells (:class:`_Kernel`).
 _EXACT_WINDOW = 6_000
 #: Elements (entries x window x orders) per temporary array in :func:`_exact_excess`.
-_EXACT_CHUNK = 1 << 19
+_EXACT_CHUNK = 1 << 20
 #: Per order, the window's sum is computed in log space when ``max log f > _BIG_ELL`` or
 #: ``max log(M f) > _BIG_REF`` (then ``sum M f >= e^_BIG_REF`` dwarfs ``1 + f'(s) y``).
 _BIG_ELL = 600.0
 _BIG_REF = 30.0
+#: The overhead of one more group of orders in :func:`_exact_excess`, in terms (entries x window x orders).
+_GROUP_COST = 2e5
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two flat scratch arrays of at least ``size`` elements, kept per thread between calls:
+    fresh arrays of a few MB cost page faults on first touch, about as much as the arithmetic
+    done in them (contents are never read before being written)."""
+    work = getattr(_SCRATCH, "work", None)
+    if work is None or work[0].size < size:
+        work = (np.empty(size), np.empty(size))
+        _SCRATCH.work = work
+    return work
 
 
 def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray,
@@ -400,12 +419,14 @@ def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alph
     ls = math.log(s) - math.log1p(-s)
     xl = np.zeros((m.size, alpha.size))
     xr = np.ones((m.size, alpha.size))
+    # a guess: the mode to 1/40 of the binomial's spread sqrt(m s(1-s)) (for any s) is plenty
+    steps = int(min(26, math.ceil(5.5 + 0.5 * math.log2(max(float(np.max(m)), 1.0)))))
+    am, a1m = al / mm, (1.0 - al) / mm
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for _ in range(26):  # a guess: x to ~1e-8 is plenty
+        for _ in range(steps):
             x = 0.5 * (xl + xr)
             y = x - s
-            dphi = al * bpp / (1.0 + bpp * y) + (1.0 - al) * bqq / (1.0 + bqq * y)
-            h = np.log1p(-x) - np.log(x) + ls + dphi / mm
+            h = np.log((1.0 - x) / x) + ls + am * bpp / (1.0 + bpp * y) + a1m * bqq / (1.0 + bqq * y)
             right = h > 0.0  # log of the term ratio still positive: the mode is further right
             xl = np.where(right, x, xl)
             xr = np.where(right, xr, x)
@@ -476,66 +497,24 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, 
     return lg, err
 
 
-def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.ndarray, v: np.ndarray,
-                 alpha: np.ndarray, rel: float, work: tuple[np.ndarray, np.ndarray] | None = None,
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Certified ``log`` brackets of the window sums ``sum_{a in window} M(a) g(a/m)`` for a
-    chunk of entries (window ``start .. start + width - 1``, clipped to ``[0, m]``), all
-    orders; plus the log of the computed sum (an estimate used to size the tails).
-
-    ``work``: two flat scratch arrays of at least ``entries * width * orders`` elements,
-    reused between chunks (fresh arrays of this size cost page faults, several times the
-    arithmetic). Terms with ``M(a) < e^-700`` are charged with an explicit bound instead
-    of being computed, and in log space terms below ``e^-700`` of the largest are rounded
-    up to it (``exp`` is slow on subnormal results).
-    """
-    ne, na = m.size, alpha.size
+def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err_log_m: np.ndarray,
+                   y: np.ndarray, err_y: np.ndarray, lp: np.ndarray, lq: np.ndarray, finite: np.ndarray,
+                   p_zero: np.ndarray, e_ell: np.ndarray, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray,
+                   work: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The order-dependent part of :func:`_exact_chunk`: ``(log upper, log lower, log estimate)``
+    of ``sum_a M(a) g(a/m)`` over the given terms (entries x window, ``M(a) < e^-700`` dropped
+    and counted in ``dropped``; ``err_log_m`` bounds the error of ``log M``, ``e_ell`` is
+    such that ``alpha e_ell`` bounds the error of ``log f``), per entry and order."""
+    ne, width = mass.shape
+    na = alpha.size
     size = ne * width * na
-    if work is None or work[0].size < size:
-        work = (np.empty(size), np.empty(size))
     buf1 = work[0][:size].reshape(ne, na, width)  # (entries, orders, window): orders' rows contiguous
     buf2 = work[1][:size].reshape(ne, na, width)
-    a = start[:, None] + np.arange(width, dtype=float)[None, :]
-    valid = a <= m[:, None]
-    a = np.minimum(a, m[:, None])
-    # log M(a), M = Bin(m, s), by the exact ratio recurrence from the term nearest the mode
-    ls = math.log(s) - math.log1p(-s)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inc = np.log((m[:, None] - a + 1.0) / a) + ls  # log M(a) - log M(a-1)
-    inc[:, 0] = 0.0
-    inc = np.where(valid & (a > 0.0), inc, 0.0)
-    cum = np.cumsum(inc, axis=1)
-    i0 = np.clip(np.floor((m + 1.0) * s) - start, 0, width - 1)
-    i0 = np.minimum(i0, m - start).astype(np.int64)
-    a0 = start + i0
-    pmf0 = bn.pmf(a0, m, s)  # >= 1/(m+1) at the mode, which every window contains
-    l0 = np.log(np.maximum(pmf0, 1e-320))
-    rows = np.arange(ne)
-    log_m = l0[:, None] + (cum - cum[rows, i0][:, None])
-    big_inc = np.max(np.abs(inc), axis=1)
-    err_log_m = (1.01 * rel + 4 * _U * np.abs(l0)
-                 + width * _U * (6.0 * big_inc + 2.0 * abs(ls) + 2.0 * np.max(np.abs(cum), axis=1) + 4.0))
-    keep = valid & (log_m >= -700.0)
-    dropped = np.sum(valid & ~keep, axis=1)  # each has M < e^-700
-    mass = np.where(keep, np.exp(np.maximum(log_m, -700.0)), 0.0)
-    log_m = np.where(valid, log_m, -np.inf)
-    # y = a/m - s and log p, log q with their rounding (bp, bq taken with relative error 4u)
-    ss = s * (1.0 - s)
-    bp, bq = (u - s) / ss, (v - s) / ss
-    y = np.where(valid, (a - s * m[:, None]) / m[:, None], 0.0)
-    err_y = 4 * _U * (np.abs(y) + s)
-    x = a / m[:, None]
-    lp, err_lp = _log_first_user(bp[:, None], u[:, None], x, y, s, err_y)
-    lq, err_lq = _log_first_user(bq[:, None], v[:, None], x, y, s, err_y)
-    # p = 0 (an outcome P never produces): f = 0 there; q = 0 < p: an infinite likelihood ratio
-    p_zero = valid & np.isneginf(lp)
-    finite = valid & np.isfinite(lp) & np.isfinite(lq)
-    bad_f = np.any(valid & ~p_zero & ~finite, axis=1)
-    with np.errstate(invalid="ignore"):
-        e_ell = np.where(finite, err_lp + err_lq + 4 * _U * (np.abs(lp) + np.abs(lq)), 0.0)  # err(log f) <= alpha e_ell
-    coef = np.stack((alpha, 1.0 - alpha))  # log f = alpha log p + (1 - alpha) log q
-    ell = np.matmul(coef.T[None, :, :], np.stack((np.where(finite, lp, 0.0), np.where(finite, lq, 0.0)), axis=1),
-                    out=buf1)  # (entries, orders, window)
+    # log f = alpha log p + (1 - alpha) log q = alpha (log p - log q) + log q, two passes over the orders;
+    # its rounding is at most 4u alpha (|log p| + |log q|), inside alpha e_ell
+    lq_f = np.where(finite, lq, 0.0)
+    ell = np.multiply((np.where(finite, lp, 0.0) - lq_f)[:, None, :], alpha[None, :, None], out=buf1)
+    np.add(ell, lq_f[:, None, :], out=ell)  # (entries, orders, window)
     if np.any(p_zero):
         pe, pw = np.nonzero(p_zero)
         ell[pe, :, pw] = -np.inf
@@ -546,13 +525,16 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     with np.errstate(invalid="ignore"):
         max_ell = np.nan_to_num(alpha[None, :] * lp_max[:, None] + (1.0 - alpha[None, :]) * lq_min[:, None],
                                 nan=-np.inf) + 1e-12
-    ref = max_ell.copy()  # an upper bound on max log(M f) (log M <= 0) ...
+    ref = max_ell.copy()  # max log(M f) <= max log f (log M <= 0) ...
     need = np.flatnonzero(np.any(max_ell > _BIG_REF, axis=0))
-    if need.size:  # ... computed exactly where it decides the path (columns sliced, not gathered)
+    if need.size:  # ... estimated where it decides the path (columns sliced, not gathered)
         k = int(need[0])
-        max_ell[:, k:] = np.max(ell[:, k:, :], axis=2)
-        tmp = np.add(log_m[:, None, :], ell[:, k:, :], out=buf2[:, k:, :])
-        ref[:, k:] = np.max(tmp, axis=2)
+        max_ell[:, k:] = np.max(ell[:, k:, :], axis=2)  # exact: it bounds the dropped terms below
+        # ref only chooses the path and the scale of the log-space sum (any finite value keeps
+        # that sum certified): every few terms suffice, log(M f) moves little between them
+        step = max(1, min(8, width // 64))
+        tmp = np.add(log_m[:, None, ::step], ell[:, k:, ::step], out=buf2[:, k:, :(width + step - 1) // step])
+        ref[:, k:] = np.maximum(np.max(tmp, axis=2), log_m[:, -1:] + ell[:, k:, -1])  # and the last term
     big = (max_ell > _BIG_ELL) | (ref > _BIG_REF)
     d = alpha[None, :] * bp[:, None] + (1.0 - alpha[None, :]) * bq[:, None]  # f'(s)
     err_d = 6 * _U * alpha[None, :] * (np.abs(bp) + np.abs(bq))[:, None]
@@ -601,15 +583,21 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
         cols = slice(j0, na)
         x = np.add(log_m[:, None, :], ell[:, cols, :], out=buf2[:, cols, :])
         np.subtract(x, ref[:, cols, None], out=x)
+        # ref was estimated from a sample of the terms: shifted up to the largest term where it
+        # fell short (no overflow below; the sum is certified for any finite ref)
+        short = np.maximum(np.max(x, axis=2), 0.0)
+        if np.any(short > 0.0):
+            np.subtract(x, short[:, :, None], out=x)
+        ref_c = ref[:, cols] + short
         np.maximum(x, -700.0, out=x)  # each true term is in [0, this]: at most e^-700 too much
         np.exp(x, out=x)
-        total_x = np.sum(x, axis=2)  # >= 1 where ref is exact (the largest term)
+        total_x = np.sum(x, axis=2)  # >= 1 (the largest term is e^0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            lse = ref[:, cols] + np.log(total_x)
-            lse_lo = ref[:, cols] + np.log(np.maximum(total_x - width * math.exp(-700.0), 1e-320))
+            lse = ref_c + np.log(total_x)
+            lse_lo = ref_c + np.log(np.maximum(total_x - width * math.exp(-700.0), 1e-320))
         al = alpha[cols]
         slack = (err_log_m[:, None] + al * np.max(e_ell, axis=1)[:, None]
-                 + 4 * _U * np.maximum(np.abs(ref[:, cols]), 1.0) + 4 * _U * width)
+                 + 8 * _U * np.maximum(np.abs(ref_c), 1.0) + 4 * _U * width)
         corr = 1.0 + np.abs(d[:, cols]) * ymax
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             b_up = lse + slack + np.log1p(corr * np.exp(-(lse + slack)))
@@ -619,6 +607,74 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
         lu, ll_, le = log_up[:, cols], log_lo[:, cols], log_est[:, cols]
         lu[sel], ll_[sel], le[sel] = b_up[sel], b_lo[sel], lse[sel]
         log_up[:, cols], log_lo[:, cols], log_est[:, cols] = lu, ll_, le
+    return log_up, log_lo, log_est
+
+
+def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.ndarray, v: np.ndarray,
+                 alpha: np.ndarray, rel: float, groups: list[tuple[slice, int, int]],
+                 work: tuple[np.ndarray, np.ndarray] | None = None,
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Certified ``log`` brackets of the window sums ``sum_{a in window} M(a) g(a/m)`` for a
+    chunk of entries, all orders; plus the log of the computed sum (an estimate used to size
+    the tails). The terms that do not depend on the order are computed once over the union
+    window ``start .. start + width - 1`` (clipped to ``[0, m]``); each group ``(orders, o, w)``
+    of ``groups`` sums its orders over the terms ``o .. o + w - 1`` of it (the orders' windows
+    drift apart as the tilt grows with alpha).
+
+    ``work``: two flat scratch arrays of at least ``entries * width * orders`` elements,
+    reused between chunks (fresh arrays of this size cost page faults, several times the
+    arithmetic). Terms with ``M(a) < e^-700`` are charged with an explicit bound instead
+    of being computed, and in log space terms below ``e^-700`` of the largest are rounded
+    up to it (``exp`` is slow on subnormal results).
+    """
+    ne, na = m.size, alpha.size
+    if work is None or work[0].size < ne * width * na:
+        work = (np.empty(ne * width * na), np.empty(ne * width * na))
+    a = start[:, None] + np.arange(width, dtype=float)[None, :]
+    valid = a <= m[:, None]
+    a = np.minimum(a, m[:, None])
+    # log M(a), M = Bin(m, s), by the exact ratio recurrence from the term nearest the mode
+    ls = math.log(s) - math.log1p(-s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inc = np.log((m[:, None] - a + 1.0) / a) + ls  # log M(a) - log M(a-1)
+    inc[:, 0] = 0.0
+    inc = np.where(valid & (a > 0.0), inc, 0.0)
+    cum = np.cumsum(inc, axis=1)
+    i0 = np.clip(np.floor((m + 1.0) * s) - start, 0, width - 1)
+    i0 = np.minimum(i0, m - start).astype(np.int64)
+    a0 = start + i0
+    pmf0 = bn.pmf(a0, m, s)  # >= 1/(m+1) at the mode, which every window contains
+    l0 = np.log(np.maximum(pmf0, 1e-320))
+    rows = np.arange(ne)
+    log_m = l0[:, None] + (cum - cum[rows, i0][:, None])
+    big_inc = np.max(np.abs(inc), axis=1)
+    err_log_m = (1.01 * rel + 4 * _U * np.abs(l0)
+                 + width * _U * (6.0 * big_inc + 2.0 * abs(ls) + 2.0 * np.max(np.abs(cum), axis=1) + 4.0))
+    keep = valid & (log_m >= -700.0)
+    mass = np.where(keep, np.exp(np.maximum(log_m, -700.0)), 0.0)
+    log_m = np.where(valid, log_m, -np.inf)
+    # y = a/m - s and log p, log q with their rounding (bp, bq taken with relative error 4u)
+    ss = s * (1.0 - s)
+    bp, bq = (u - s) / ss, (v - s) / ss
+    y = np.where(valid, (a - s * m[:, None]) / m[:, None], 0.0)
+    err_y = 4 * _U * (np.abs(y) + s)
+    x = a / m[:, None]
+    lp, err_lp = _log_first_user(bp[:, None], u[:, None], x, y, s, err_y)
+    lq, err_lq = _log_first_user(bq[:, None], v[:, None], x, y, s, err_y)
+    # p = 0 (an outcome P never produces): f = 0 there; q = 0 < p: an infinite likelihood ratio
+    p_zero = valid & np.isneginf(lp)
+    finite = valid & np.isfinite(lp) & np.isfinite(lq)
+    bad_f = np.any(valid & ~p_zero & ~finite, axis=1)
+    with np.errstate(invalid="ignore"):
+        e_ell = np.where(finite, err_lp + err_lq + 5 * _U * (np.abs(lp) + np.abs(lq)), 0.0)  # err(log f) <= alpha e_ell
+    log_up = np.empty((ne, na))
+    log_lo = np.empty((ne, na))
+    log_est = np.empty((ne, na))
+    for cols, o, w in groups:
+        sl = slice(o, o + w)
+        log_up[:, cols], log_lo[:, cols], log_est[:, cols] = _window_orders(
+            log_m[:, sl], mass[:, sl], np.sum((valid & ~keep)[:, sl], axis=1), err_log_m, y[:, sl], err_y[:, sl],
+            lp[:, sl], lq[:, sl], finite[:, sl], p_zero[:, sl], e_ell[:, sl], bp, bq, alpha[cols], work)
     nonpos = (pmf0 <= 0.0) | bad_f  # pmf0: never expected (see above); bad_f: an infinite likelihood ratio
     log_up[nonpos], log_lo[nonpos] = np.inf, -np.inf  # certified, and the caller caps the divergence
     return log_up, log_lo, log_est
@@ -642,25 +698,27 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     Returns ``(log upper, log lower, done)``; entries with ``done = False`` need more than
     ``max_window`` terms and are left to the cells of :class:`_Kernel`.
     """
-    ne, na = c.size, alpha.size
-    out_up = np.full((ne, na), -np.inf)
-    out_lo = np.full((ne, na), -np.inf)
-    done = np.ones(ne, dtype=bool)
     m = c + 1.0
     ss = s * (1.0 - s)
     bp, bq = (u - s) / ss, (v - s) / ss
     width = math.sqrt(2.0 * math.log(1.0 / tail_tol)) + 1.5  # in spreads: Gaussian tails below tail_tol
     lo_o, hi_o = _tilted_window(m, s, bp, bq, alpha, width)
-    # at most three groups of consecutive orders, each summed over the union of its windows
-    # (the orders' windows drift apart as the tilt grows with alpha): the split points
-    # minimise the number of terms, counting a fixed overhead per group
+    # every window also spans the smallest order's (about the binomial's bulk): beyond s the
+    # tails of g are bounded through f + |f'(s) y|, which is small only past that bulk
+    lo_o = np.minimum(lo_o, lo_o[:, :1])
+    hi_o = np.maximum(hi_o, hi_o[:, :1])
+    # groups of consecutive orders (the windows drift apart as the tilt grows with alpha), each
+    # summed over the union of its windows; the terms that do not depend on the order are
+    # computed once for all. At most three groups, split where they save the most terms,
+    # counting an overhead per group (the tails, the passes' set-up)
+    na = alpha.size
     union = np.zeros((na, na + 1))  # union[i, j]: width of the union of the windows of orders i .. j-1
     for i in range(na):
         run_hi = np.maximum.accumulate(hi_o[:, i:], axis=1)
         run_lo = np.minimum.accumulate(lo_o[:, i:], axis=1)
         union[i, i + 1:] = np.max(run_hi - run_lo, axis=0) + 1.0
     idx = np.arange(na + 1)
-    cost = (idx[None, :] - idx[:na, None]) * union + 2560.0  # terms, plus an overhead per group
+    cost = (idx[None, :] - idx[:na, None]) * union * m.size + _GROUP_COST
     best: tuple[float, tuple[int, ...]] = (float(cost[0, na]), (0, na))
     for i in range(1, na):
         c1 = cost[0, i] + cost[i, na]
@@ -671,14 +729,8 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
             j = int(np.argmin(c2))
             if c2[j] < best[0]:
                 best = (float(c2[j]), (0, i, i + 1 + j, na))
-    cuts = best[1]
-    for first, last in itertools.pairwise(cuts):
-        cols = slice(first, last)
-        g_up, g_lo, g_done = _exact_group(m, bp, bq, u, v, s, alpha[cols], rel, tail_tol, max_window,
-                                          np.min(lo_o[:, cols], axis=1), np.max(hi_o[:, cols], axis=1))
-        out_up[:, cols], out_lo[:, cols] = g_up, g_lo
-        done &= g_done
-    return out_up, out_lo, done
+    ogroups = [slice(a, b) for a, b in zip(best[1][:-1], best[1][1:])]
+    return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, lo_o, hi_o, ogroups)
 
 
 def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -698,10 +750,11 @@ _TAIL_PIECES = 16
 
 
 def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int, u: np.ndarray, v: np.ndarray,
-                bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, log_t_edge: np.ndarray,
+                bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, gidx: np.ndarray, log_t_edge: np.ndarray,
                 pieces: int = _TAIL_PIECES) -> np.ndarray:
     """Upper bound on ``log sum_{a beyond edge} M(a) f(x_a)`` (``side = 1``: ``a > edge``;
-    ``-1``: ``a < edge``), entries x orders, from ``log_t_edge >= log M(edge) f(x_edge)``.
+    ``-1``: ``a < edge``), entries x orders, from ``log_t_edge >= log M(edge) f(x_edge)``;
+    ``edge`` is given per entry and group of orders (``gidx``: each order's group).
 
     The tail is cut into ``pieces`` pieces. On a piece ``[b, b']`` the ratio of
     consecutive terms is at most the binomial ratio at the piece's inner end (it decreases
@@ -711,39 +764,107 @@ def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int, u: np.ndar
     sequence from the bound at its start, and the bound at the next piece's start follows.
     """
     ne, na = log_t_edge.shape
-    far = m if side == 1 else np.zeros(m.shape)
+    mm = m[:, None, None]
+    far = mm if side == 1 else np.zeros(mm.shape)
     frac = np.arange(pieces + 1, dtype=float) / pieces
-    b = np.floor(edge[:, None] + (far - edge)[:, None] * frac[None, :]) if side == 1 else \
-        np.ceil(edge[:, None] + (far - edge)[:, None] * frac[None, :])
-    b[:, -1] = far
-    inner, outer = b[:, :-1], b[:, 1:]
+    e3 = edge[:, :, None]
+    b = np.floor(e3 + (far - e3) * frac) if side == 1 else np.ceil(e3 + (far - e3) * frac)
+    b[:, :, -1] = far[:, :, 0]
+    inner, outer = b[:, :, :-1], b[:, :, 1:]  # entries x groups x pieces
     count = np.abs(outer - inner)
     ls = math.log(s) - math.log1p(-s)
-    mm = m[:, None]
+    u3, v3, bp3, bq3 = u[:, None, None], v[:, None, None], bp[:, None, None], bq[:, None, None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if side == 1:  # ratio M(a+1)/M(a) at the inner end; phi' <= alpha bp/p(x_in) + (1-alpha) bq/q(x_out)
             log_rm = np.log((mm - inner) / (inner + 1.0)) + ls
-            x_p, x_q = inner / mm, outer / mm
         else:  # ratio M(a-1)/M(a) at the inner end; -phi' <= -(alpha bp/p(x_in) + (1-alpha) bq/q(x_out))
             log_rm = np.log(inner / (mm - inner + 1.0)) - ls
-            x_p, x_q = inner / mm, outer / mm
-        sp_ = bp[:, None] / (u[:, None] * x_p / s + (1.0 - u[:, None]) * (1.0 - x_p) / (1.0 - s))  # bp/p
-        sq_ = bq[:, None] / (v[:, None] * x_q / s + (1.0 - v[:, None]) * (1.0 - x_q) / (1.0 - s))  # bq/q
-        dphi = side * (alpha[None, :, None] * sp_[:, None, :] + (1.0 - alpha[None, :, None]) * sq_[:, None, :])
-        log_rho = log_rm[:, None, :] + dphi / mm[:, :, None]
+        x_p, x_q = inner / mm, outer / mm
+        sp_ = bp3 / (u3 * x_p / s + (1.0 - u3) * (1.0 - x_p) / (1.0 - s))  # bp/p
+        sq_ = bq3 / (v3 * x_q / s + (1.0 - v3) * (1.0 - x_q) / (1.0 - s))  # bq/q
+        al = alpha[None, :, None]
+        dphi = side * (al * sp_[:, gidx, :] + (1.0 - al) * sq_[:, gidx, :])  # entries x orders x pieces
+        log_rho = log_rm[:, gidx, :] + dphi / mm
         log_rho = log_rho + 1e-12 * (1.0 + np.abs(log_rho))
-        log_rho = np.nan_to_num(log_rho, nan=np.inf)
-        steps = count[:, None, :] * log_rho
+        log_rho = np.where(np.isnan(log_rho), np.inf, log_rho)
+        count = count[:, gidx, :]
+        steps = count * log_rho
         starts = log_t_edge[:, :, None] + np.concatenate((np.zeros((ne, na, 1)), np.cumsum(steps, axis=2)[:, :, :-1]), axis=2)
-        terms = starts + _log_geometric(log_rho, count[:, None, :])
-    terms = np.nan_to_num(terms, nan=np.inf)
-    return _logsumexp(np.where(count[:, None, :] > 0.0, terms, -np.inf), axis=2)
+        terms = starts + _log_geometric(log_rho, count)
+    terms = np.where(np.isnan(terms), np.inf, terms)
+    return _logsumexp(np.where(count > 0.0, terms, -np.inf), axis=2)
+
+
+def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int, u: np.ndarray, v: np.ndarray,
+                 bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, gidx: np.ndarray, rel: float, log_tol: float,
+                 w_est: np.ndarray, open_: np.ndarray) -> np.ndarray:
+    """Upper bound on ``log sum_{a beyond edge} M(a) g(a/m)`` (``side = 1``: ``a > edge``, ``-1``:
+    ``a < edge``), entries x orders (see :func:`_exact_excess`); ``edge`` and ``open_`` (false:
+    nothing beyond, the bound is ``-inf``) per entry and group of orders (``gidx``: each
+    order's group); ``w_est`` (the window sums) only decides where one geometric piece is
+    too coarse."""
+    ls = math.log(s) - math.log1p(-s)
+    m2 = mg[:, None]
+    xe_g = edge / m2
+    ye_g = xe_g - s
+    ye = ye_g[:, gidx]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if side == 1:  # a > hi: binomial ratio M(a+1)/M(a) at a = hi
+            ratio_m = (m2 - edge) / (edge + 1.0) * math.exp(ls)
+            y_end = 1.0 - s
+        else:  # a < lo: ratio M(a-1)/M(a) at a = lo
+            ratio_m = edge / (m2 - edge + 1.0) * math.exp(-ls)
+            y_end = -s
+        ratio_m = ratio_m[:, gidx]
+        log_rm = _log_tail_ratio(ratio_m, np.zeros(1), m2)
+        log_me = (np.log(np.maximum(bn.pmf(edge, np.broadcast_to(m2, edge.shape), s), 1e-320)) + 1.01 * rel + 1e-12)[:, gidx]
+        lpe = _log_first_user(bp[:, None], u[:, None], xe_g, ye_g, s)[0][:, gidx]
+        lqe = _log_first_user(bq[:, None], v[:, None], xe_g, ye_g, s)[0][:, gidx]
+        ell_e = lpe * alpha + lqe * (1.0 - alpha)
+        ell_e = ell_e + 1e-12 * (1.0 + np.abs(ell_e))
+        t_edge = log_me + ell_e
+        tail_f = _log_tail_f(edge, mg, s, side, u, v, bp, bq, alpha, gidx, t_edge, 1)
+        fine = np.flatnonzero(np.any(tail_f > log_tol + w_est, axis=1))  # one piece too coarse here
+        if fine.size:
+            tail_f[fine] = _log_tail_f(edge[fine], mg[fine], s, side, u[fine], v[fine],
+                                       bp[fine], bq[fine], alpha, gidx, t_edge[fine])
+        bpg, bqg = bp[:, None], bq[:, None]
+        d = alpha * bpg + (1.0 - alpha) * bqg
+        extra = np.maximum(0.0, np.maximum(-1.0 - d * ye, -1.0 - d * y_end)) * (1.0 + 1e-12)
+        tail_x = log_me + log_rm + np.log(np.maximum(extra, 1e-320))
+        tail_x = np.where(extra > 0.0, tail_x, -np.inf)
+        tail = np.logaddexp(tail_f, tail_x)
+        # second bound, of the scale of g itself (the first is of the scale of f, far
+        # too large when g ~ g''(s) y^2 / 2 is tiny): g(y) <= y^2/2 max_[0,y] g'' with
+        # g'' = alpha(alpha-1)(bp-bq)^2 p^(alpha-2) q^(-alpha-1), each factor at most
+        # max(1, its value at y) on [0, y]; the terms' ratio beyond the edge is at most
+        # the binomial ratio x ((|y_e| + 1/m)/|y_e|)^2 x the growth of those factors
+        # (their log-slopes are monotone in y: largest at an end of the tail)
+        slopes = []
+        for yy in (ye, y_end):
+            sp_ = side * (alpha - 2.0) * bpg / (1.0 + bpg * yy)
+            sq_ = -side * (alpha + 1.0) * bqg / (1.0 + bqg * yy)
+            slopes.append((np.maximum(sp_, 0.0), np.maximum(sq_, 0.0)))
+        slope = np.maximum(slopes[0][0], slopes[1][0]) + np.maximum(slopes[0][1], slopes[1][1])
+        quad = 2.0 * np.log1p(1.0 / (m2 * np.abs(ye))) * m2  # per-step growth of y^2, times m
+        log_rg = _log_tail_ratio(ratio_m, slope + quad, m2)
+        log_g2 = (np.log(alpha * (alpha - 1.0)) + 2.0 * np.log(np.abs(bp - bq))[:, None]
+                  + np.maximum((alpha - 2.0) * lpe, 0.0) + np.maximum(-(alpha + 1.0) * lqe, 0.0))
+        tail_g = log_me + 2.0 * np.log(np.abs(ye)) - math.log(2.0) + log_g2 + log_rg
+        tail_g = tail_g + 1e-12 * (1.0 + np.abs(tail_g))
+        tail_g = np.where(side * ye > 0.0, tail_g, np.inf)  # needs s inside the window
+        tail_g = np.where(np.isnan(tail_g), np.inf, tail_g)
+        tail = np.where(open_[:, gidx], np.minimum(tail, tail_g), -np.inf)
+    return np.where(np.isnan(tail), np.inf, tail)
 
 
 def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v: np.ndarray, s: float,
                  alpha: np.ndarray, rel: float, tail_tol: float, max_window: int, lo: np.ndarray, hi: np.ndarray,
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_exact_excess` for one group of orders, starting from the windows ``[lo, hi]``."""
+                 ogroups: list[slice]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_exact_excess` from the windows ``[lo, hi]`` (entries x orders): each group of
+    orders of ``ogroups`` is summed over the union of its orders' windows (one slice of a
+    chunk's terms), and its tails are bounded beyond that slice; windows whose tails are
+    too large are widened and summed again."""
     ne, na = m.size, alpha.size
     out_up = np.full((ne, na), -np.inf)
     out_lo = np.full((ne, na), -np.inf)
@@ -752,92 +873,60 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
     done[zero] = True
     lo, hi = lo.copy(), hi.copy()
     todo = np.nonzero(~zero)[0]
-    work = (np.empty(_EXACT_CHUNK), np.empty(_EXACT_CHUNK))  # scratch reused by every chunk
+    work = _scratch(_EXACT_CHUNK)  # reused by every chunk (and every call of this thread)
     log_tol = math.log(tail_tol)
-    ls = math.log(s) - math.log1p(-s)
+    gidx = np.zeros(na, dtype=np.int64)  # each order's group
+    for k, cols in enumerate(ogroups):
+        gidx[cols] = k
     for _ in range(200):
-        todo = todo[(hi[todo] - lo[todo] + 1.0) <= max_window]
+        lo_u, hi_u = np.min(lo, axis=1), np.max(hi, axis=1)  # each entry's union window
+        todo = todo[(hi_u[todo] - lo_u[todo] + 1.0) <= max_window]
         if todo.size == 0:
             break
-        order = todo[np.argsort(lo[todo] - hi[todo], kind="stable")]  # widest first
+        order = todo[np.argsort(lo_u[todo] - hi_u[todo], kind="stable")]  # widest first
         retry = []
         i = 0
         while i < order.size:
-            width = int(hi[order[i]] - lo[order[i]] + 1.0)
+            width = int(hi_u[order[i]] - lo_u[order[i]] + 1.0)
             per = max(1, _EXACT_CHUNK // max(width * na, 1))
             grp = order[i:i + per]
             i += grp.size
             if work[0].size < grp.size * width * na:
-                work = (np.empty(grp.size * width * na), np.empty(grp.size * width * na))
+                work = _scratch(grp.size * width * na)
             mg = m[grp]
-            start = np.clip(lo[grp], 0.0, np.maximum(mg - width + 1.0, 0.0))
-            w_up, w_lo, w_est = _exact_chunk(mg, start, width, s, u[grp], v[grp], alpha, rel, work)
-            end = np.minimum(start + width - 1.0, mg)
+            start = np.clip(lo_u[grp], 0.0, np.maximum(mg - width + 1.0, 0.0))
+            slices = []
+            for cols in ogroups:  # the slice of the chunk's terms that holds every window of the group
+                o = int(np.clip(np.min(np.min(lo[grp, cols], axis=1) - start), 0, width - 1))
+                e = int(np.clip(np.max(np.max(hi[grp, cols], axis=1) - start), o, width - 1))
+                slices.append((cols, o, e - o + 1))
+            w_up, w_lo, w_est = _exact_chunk(mg, start, width, s, u[grp], v[grp], alpha, rel, slices, work)
             t_up = np.full((grp.size, na), -np.inf)
             ok = np.ones((grp.size, na), dtype=bool)
-            for side in (1, -1):
-                edge = end if side == 1 else start
-                open_ = edge < mg if side == 1 else edge > 0.0
+            offs = np.array([float(o) for _, o, _ in slices])
+            wids = np.array([float(w) for _, _, w in slices])
+            for side in (1, -1):  # each group's tails beyond its slice, all groups at once
+                if side == 1:
+                    edge = np.minimum(start[:, None] + offs + wids - 1.0, mg[:, None])
+                    open_ = edge < mg[:, None]
+                else:
+                    edge = np.minimum(start[:, None] + offs, mg[:, None])
+                    open_ = edge > 0.0
                 if not np.any(open_):
                     continue
-                xe = edge / mg
-                ye = xe - s
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    if side == 1:  # a > hi: binomial ratio M(a+1)/M(a) at a = hi
-                        ratio_m = (mg - edge) / (edge + 1.0) * math.exp(ls)
-                        y_end = 1.0 - s
-                    else:  # a < lo: ratio M(a-1)/M(a) at a = lo
-                        ratio_m = edge / (mg - edge + 1.0) * math.exp(-ls)
-                        y_end = -s
-                    log_rm = _log_tail_ratio(ratio_m[:, None], np.zeros((grp.size, 1)), mg[:, None])
-                    log_me = np.log(np.maximum(bn.pmf(edge, mg, s), 1e-320)) + 1.01 * rel + 1e-12
-                    lpe = _log_first_user(bp[grp], u[grp], xe, ye, s)[0]
-                    lqe = _log_first_user(bq[grp], v[grp], xe, ye, s)[0]
-                    ell_e = lpe[:, None] * alpha + lqe[:, None] * (1.0 - alpha)
-                    ell_e = ell_e + 1e-12 * (1.0 + np.abs(ell_e))
-                    t_edge = log_me[:, None] + ell_e
-                    tail_f = _log_tail_f(edge, mg, s, side, u[grp], v[grp], bp[grp], bq[grp], alpha, t_edge, 1)
-                    fine = np.flatnonzero(np.any(tail_f > log_tol + w_est, axis=1))  # one piece too coarse here
-                    if fine.size:
-                        tail_f[fine] = _log_tail_f(edge[fine], mg[fine], s, side, u[grp][fine], v[grp][fine],
-                                                   bp[grp][fine], bq[grp][fine], alpha, t_edge[fine])
-                    d = alpha * bp[grp][:, None] + (1.0 - alpha) * bq[grp][:, None]
-                    extra = np.maximum(0.0, np.maximum(-1.0 - d * ye[:, None], -1.0 - d * y_end)) * (1.0 + 1e-12)
-                    tail_x = log_me[:, None] + log_rm + np.log(np.maximum(extra, 1e-320))
-                    tail_x = np.where(extra > 0.0, tail_x, -np.inf)
-                    tail = np.logaddexp(tail_f, tail_x)
-                    # second bound, of the scale of g itself (the first is of the scale of f, far
-                    # too large when g ~ g''(s) y^2 / 2 is tiny): g(y) <= y^2/2 max_[0,y] g'' with
-                    # g'' = alpha(alpha-1)(bp-bq)^2 p^(alpha-2) q^(-alpha-1), each factor at most
-                    # max(1, its value at y) on [0, y]; the terms' ratio beyond the edge is at most
-                    # the binomial ratio x ((|y_e| + 1/m)/|y_e|)^2 x the growth of those factors
-                    # (their log-slopes are monotone in y: largest at an end of the tail)
-                    bpg, bqg = bp[grp][:, None], bq[grp][:, None]
-                    slopes = []
-                    for yy in (ye[:, None], np.full((grp.size, 1), y_end)):
-                        sp_ = side * (alpha - 2.0) * bpg / (1.0 + bpg * yy)
-                        sq_ = -side * (alpha + 1.0) * bqg / (1.0 + bqg * yy)
-                        slopes.append((np.maximum(sp_, 0.0), np.maximum(sq_, 0.0)))
-                    slope = np.maximum(slopes[0][0], slopes[1][0]) + np.maximum(slopes[0][1], slopes[1][1])
-                    quad = 2.0 * np.log1p(1.0 / (mg * np.abs(ye)))[:, None] * mg[:, None]  # per-step growth of y^2, times m
-                    log_rg = _log_tail_ratio(ratio_m[:, None], slope + quad, mg[:, None])
-                    log_g2 = (np.log(alpha * (alpha - 1.0)) + 2.0 * np.log(np.abs(bp[grp] - bq[grp]))[:, None]
-                              + np.maximum((alpha - 2.0) * lpe[:, None], 0.0) + np.maximum(-(alpha + 1.0) * lqe[:, None], 0.0))
-                    tail_g = log_me[:, None] + 2.0 * np.log(np.abs(ye))[:, None] - math.log(2.0) + log_g2 + log_rg
-                    tail_g = tail_g + 1e-12 * (1.0 + np.abs(tail_g))
-                    tail_g = np.where((side * ye > 0.0)[:, None], tail_g, np.inf)  # needs s inside the window
-                    tail = np.where(open_[:, None], np.minimum(tail, np.nan_to_num(tail_g, nan=np.inf)), -np.inf)
-                tail = np.nan_to_num(tail, nan=np.inf)
+                tail = _window_tail(edge, mg, s, side, u[grp], v[grp], bp[grp], bq[grp], alpha, gidx, rel,
+                                    log_tol, w_est, open_)
                 with np.errstate(over="ignore", invalid="ignore"):
                     t_up = np.where(np.isposinf(tail), np.inf, np.logaddexp(t_up, tail))
-                bad = open_[:, None] & ~(tail <= log_tol + w_est)
+                bad = open_[:, gidx] & ~(tail <= log_tol + w_est)
                 ok &= ~bad
-                side_bad = np.any(bad, axis=1)
-                grow = np.floor(0.25 * (hi[grp] - lo[grp] + 1.0)) + 8.0
-                if side == 1:
-                    hi[grp] = np.where(side_bad, np.minimum(mg, hi[grp] + grow), hi[grp])
-                else:
-                    lo[grp] = np.where(side_bad, np.maximum(0.0, lo[grp] - grow), lo[grp])
+                for k, (cols, _, w) in enumerate(slices):  # widen past the slice just summed
+                    side_bad = np.any(bad[:, cols], axis=1)[:, None]
+                    grow = math.floor(0.25 * w) + 8.0
+                    if side == 1:
+                        hi[grp, cols] = np.where(side_bad, np.minimum(mg, edge[:, k] + grow)[:, None], hi[grp, cols])
+                    else:
+                        lo[grp, cols] = np.where(side_bad, np.maximum(0.0, edge[:, k] - grow)[:, None], lo[grp, cols])
             good = np.all(ok, axis=1)
             out_up[grp[good]] = np.logaddexp(w_up[good], t_up[good])
             out_lo[grp[good]] = w_lo[good]
@@ -1080,9 +1169,42 @@ class RenyiDirection:
             # T in [lo, hi] implies C in [lo - 1, hi] (C = T - 1 when counted, T when silent)
             top = hi[tiny] - (1.0 if self.pair.p0 == 0.0 else 0.0)
             ch = _log_chernoff(lo[tiny] - 1.0, top, np.full(int(tiny.sum()), float(self.N)), self.p)
-            up[tiny] = ch
-            low[tiny] = -np.inf
+            # sharper, and a lower bound too, from the log-concave pmf of C (a tail interval:
+            # its term nearest the mode, and the geometric series of the pmf ratio beyond it);
+            # T = C + 1 when the first user is counted (weight 1 - p0), T = C when silent (p0)
+            p0 = self.pair.p0
+            t_up, t_lo = self._log_tail_interval(lo[tiny] - 1.0, hi[tiny] - 1.0)
+            if p0 > 0.0:
+                s_up, s_lo = self._log_tail_interval(lo[tiny], np.minimum(hi[tiny], float(self.N)))
+                lw1, lw0 = math.log1p(-p0), math.log(p0)
+                t_up = np.logaddexp(t_up + lw1, s_up + lw0) + 1e-12
+                t_lo = np.logaddexp(t_lo + lw1, s_lo + lw0) - 1e-12
+            up[tiny] = np.minimum(ch, t_up)
+            low[tiny] = t_lo
         return up, low
+
+    def _log_tail_interval(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(upper, lower)`` bounds on ``log Pr[a <= C <= b]``, ``C ~ Bin(N, p)``, for intervals on
+        one side of the mode (else ``(+inf, -inf)``; empty: ``-inf``): the pmf is log-concave, so
+        the term nearest the mode is the largest and the ratio of consecutive terms moving away
+        from it is at most its value there (a finite geometric series bounds the rest)."""
+        n_, p = float(self.N), self.p
+        a, b = np.maximum(a, 0.0), np.minimum(b, n_)
+        mode = math.floor((n_ + 1.0) * p)
+        left = b < mode  # the interval lies below the mode: nearest term at b, ratio C(k-1)/C(k) at b
+        k = np.where(left, b, a)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(left, k * (1.0 - p) / ((n_ - k + 1.0) * p), (n_ - k) * p / ((k + 1.0) * (1.0 - p)))
+            ratio = ratio * (1.0 + 1e-12)
+            lo_k, up_k = _log_pmf_bracket(k, np.full(k.shape, n_), p)
+            count = b - a + 1.0  # 1 + r + ... + r^(count-1) = (1 - r^count) / (1 - r)
+            r = np.minimum(ratio, 1.0)
+            up = up_k + np.log(-np.expm1(count * np.log(r))) - np.log1p(-r) + 1e-12
+        side = left | (a > mode)
+        up = np.where(side & (ratio < 1.0), up, np.inf)
+        lo_ = np.where(side, lo_k, -np.inf)
+        empty = b < a
+        return np.where(empty, -np.inf, up), np.where(empty, -np.inf, lo_)
 
     def _add_blocks(self, lo: np.ndarray, hi: np.ndarray) -> None:
         lw_up, lw_lo = self._log_block_mass(lo, hi)
@@ -1182,9 +1304,13 @@ class RenyiDirection:
             with np.errstate(invalid="ignore", over="ignore"):
                 # outer part: block mass x (inner estimate at the low end - at the high end)
                 # (lower bounds of the inner sums: a crude inner upper bound is the inner
-                # part's gap, and must not make the blocks look wide)
-                outer = np.exp(lw_up[:, None] + e_lo[iu][:, live] - ref) - np.exp(lw_up[:, None] + e_lo[il][:, live] - ref)
-            outer = np.where(counted & np.isfinite(outer), np.maximum(outer, 0.0), 0.0)
+                # part's gap, and must not make the blocks look wide), plus the gap of the
+                # block mass itself (far tails, bounded from single terms: narrower blocks
+                # tighten it)
+                outer = (np.exp(lw_up[:, None] + e_lo[iu][:, live] - ref) - np.exp(lw_up[:, None] + e_lo[il][:, live] - ref)
+                         + np.exp(lw_up[:, None] + e_lo[il][:, live] - ref) - np.exp(lw_lo[:, None] + e_lo[il][:, live] - ref))
+            # a gap beyond the double range (inf, or inf - inf) is as large as gaps get: split first
+            outer = np.where(counted, np.maximum(np.nan_to_num(outer, nan=1e300, posinf=1e300), 0.0), 0.0)
             outer_total = outer.sum(axis=0)
             with np.errstate(invalid="ignore", over="ignore"):
                 gap_ref = np.exp(tot_up[live] - ref[0]) - np.exp(tot_lo[live] - ref[0])
@@ -1201,7 +1327,7 @@ class RenyiDirection:
             if not refined and np.any(splittable):  # last resort: split by the upper bounds
                 with np.errstate(invalid="ignore", over="ignore"):
                     outer = np.exp(lw_up[:, None] + e_up[iu][:, live] - ref) - np.exp(lw_up[:, None] + e_up[il][:, live] - ref)
-                outer = np.where(counted & np.isfinite(outer), np.maximum(outer, 0.0), 0.0)
+                outer = np.where(counted, np.maximum(np.nan_to_num(outer, nan=1e300, posinf=1e300), 0.0), 0.0)
                 score = np.max(np.where(splittable[:, None], outer, 0.0), axis=1)
                 refined = self._refine_outer(score, 0.3)
             if not refined:
