@@ -50,7 +50,8 @@ def test_refinement_states_contain_trinomial_formula(n: int, k: int, eps0: float
     prof = KrrBlanket(n, k, eps0, shared=False)
     widths, levels = set(), set()
     for rtol in (1e-1, 1e-2, 1e-4, 1e-8):
-        b = prof.bounds(eps, rtol)
+        assert prof._engine is not None
+        b = prof._engine.bounds(eps, rtol)  # the block engine itself (KrrBlanket asks the window first)
         with mpmath.workdps(50):
             assert b.lower <= exact <= b.upper, (rtol, b, exact)
         assert b.upper - b.lower <= rtol * b.lower * (1 + 1e-9)
@@ -402,3 +403,125 @@ def test_surrogate_root_near_certified_epsilon(n: int, k: int, eps0: float, clos
     assert root is not None
     eps = epsilon_for_delta(prof, 1e-6, 1e-6).upper
     assert abs(root[0] / eps - 1.0) < close, (root, eps)
+
+
+# ---------------------------------------------------------------------------------------
+# the window of single totals (_TotalsWindow): exact in the mixing weight, kinks as pieces
+# ---------------------------------------------------------------------------------------
+
+from scipy.stats import binom  # noqa: E402
+
+from shuffle_accountant.numeric.blanket_krr import _TotalsWindow  # noqa: E402
+
+
+def _blanket_float_sum(n: int, k: int, eps0: float, eps: float) -> float:
+    """Spec ``blanket.md`` §3 summed in double precision by a route of its own (an estimate,
+    not a bound): ``S = A + B ~ Bin(n, 2q)``, ``O | S ~ Bin(n - S, ρ)``, ``A | S ~ Bin(S, 1/2)``
+    independent of ``O``, and ``E[((α+β) A - x)_+] = (α+β) (S/2 P[Bin(S-1, 1/2) >= a0-1] - x'
+    P[A >= a0])`` with ``x' = x / (α+β)``, ``a0`` the least integer above ``x'``."""
+    e0, g = math.exp(eps0), math.exp(eps)
+    q = 1.0 / (e0 + k - 1.0)
+    rho = (k - 2.0) * q / (1.0 - 2.0 * q)
+    al, be, ga = e0 - g, e0 * g - 1.0, g - 1.0
+    total = 0.0
+    for s in range(n + 1):
+        ps = binom.pmf(s, n, 2.0 * q)
+        if ps < 1e-300 or s == 0:
+            continue
+        o = np.arange(n - s + 1)
+        po = binom.pmf(o, n - s, rho)
+        x = (be * s + ga * o) / (al + be)
+        a0 = np.floor(x) + 1.0
+        hinge = 0.5 * s * binom.sf(a0 - 2.0, s - 1, 0.5) - x * binom.sf(a0 - 1.0, s, 0.5)
+        total += ps * float(np.sum(po * np.maximum(hinge, 0.0))) * (al + be)
+    return total / n
+
+
+WINDOW_ORACLE = [(12, 3, 1.0, 0.3), (30, 4, 0.5, 0.1), (40, 10, 2.0, 0.6), (60, 100, 1.0, 0.2), (60, 3, 3.0, 1.0)]
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", WINDOW_ORACLE)
+def test_window_brackets_trinomial_formula(n: int, k: int, eps0: float, eps: float) -> None:
+    """The window (every total on its own, pieces at the kernel's kinks, lines summed through the
+    counted mass) brackets the oracle's exact trinomial sum, and closes to rounding."""
+    w = _TotalsWindow(n, k, eps0)
+    assert w.applies
+    b = w.bounds(eps, 1e-9)
+    exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
+    with mpmath.workdps(50):
+        assert b.lower <= exact <= b.upper, (b, exact)
+    assert b.upper - b.lower <= 1e-9 * b.lower
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [(40, 10, 2.0, 0.6), (60, 3, 1.0, 0.2)])
+def test_window_without_kinks_still_brackets(n: int, k: int, eps0: float, eps: float) -> None:
+    """Validity does not depend on where the pieces are cut: with no kinks placed (only the
+    window ends), chords span several lines and the bracket widens, but still holds the exact
+    value."""
+    w = _TotalsWindow(n, k, eps0)
+    w.kinked[:] = False
+    b = w.bounds(eps, 1e-9)
+    exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
+    with mpmath.workdps(50):
+        assert b.lower <= exact <= b.upper, (b, exact)
+    assert b.upper - b.lower > 1e-6 * b.lower  # the kinks are what closes it
+
+
+@pytest.mark.parametrize("n, k, eps0, frac", [(300, 3, 1.0, 0.2), (1000, 10, 2.0, 0.1), (2000, 100, 1.0, 0.01),
+                                               (1500, 4, 0.5, 0.05)])
+def test_window_brackets_independent_float_sum(n: int, k: int, eps0: float, frac: float) -> None:
+    """At sizes beyond the exact oracle: the window's bracket holds an independent double-precision
+    evaluation of the spec's formula (summed over S and O, closed form in A)."""
+    eps = frac * eps0
+    est = _blanket_float_sum(n, k, eps0, eps)
+    b = _TotalsWindow(n, k, eps0).bounds(eps, 1e-9)
+    assert b.lower * (1.0 - 1e-9) <= est <= b.upper * (1.0 + 1e-9), (b, est)
+    assert b.upper - b.lower <= 1e-8 * b.lower
+
+
+@pytest.mark.parametrize("n", [10**3, 10**4, 10**5])
+@pytest.mark.parametrize("k, eps0", [(3, 0.5), (10, 1.0), (100, 2.0), (5, 4.0)])
+def test_window_and_block_engine_brackets_overlap(n: int, k: int, eps0: float) -> None:
+    """Two certified routes to the same value (the window: exact in λ; the block engine: chords
+    and tangents in j over blocks of totals) give overlapping brackets, near and away from the
+    delta = 1e-6 point."""
+    eps_star = epsilon_for_delta(KrrBlanket(n, k, eps0), 1e-6, 1e-4).upper
+    w = _TotalsWindow(n, k, eps0)
+    if not w.applies:
+        pytest.skip("window too large")
+    eng = KrrBlanket(n, k, eps0, shared=False)._engine
+    assert eng is not None
+    for eps in (eps_star, 0.5 * eps_star, min(2.0 * eps_star, 0.9 * eps0)):
+        a = w.bounds(eps, 1e-6)
+        e = eng.bounds(eps, 1e-4)
+        assert a.lower <= e.upper and e.lower <= a.upper, (eps, a, e)
+        if a.upper > 1e-9:  # (far smaller deltas: the totals outside the window may matter)
+            assert a.converged and a.upper - a.lower <= 1e-6 * a.lower
+
+
+def test_window_boundary_masses_within_their_error_bounds() -> None:
+    """``F_{m+1}(y)`` and ``F_m(y-1)`` from one Boost tail and one pmf (one-trial identities, both
+    sides of the median) against 40-digit sums."""
+    w = _TotalsWindow(200, 4, 1.0)
+    t = np.array([20.0, 40.0, 60.0, 60.0, 90.0, 90.0])
+    y = np.array([50.0, 40.0, 10.0, 70.0, 0.0, 105.0])
+    got = w._boundary_masses(t, y)
+    for i in range(t.size):
+        m = int(w.N - t[i])
+        fc = _mp_binom_tail(m + 1, int(y[i]), w.rho, True)
+        fs = _mp_binom_tail(m, int(y[i]) - 1, w.rho, True) if y[i] >= 1 else mpmath.mpf(0)
+        for br, ref in (("c", fc), ("s", fs)):
+            val, comp = got["F" + br][i], got["G" + br][i]
+            assert abs(mpmath.mpf(val) - ref) <= got["eF" + br][i], (i, br, val, ref)
+            assert abs(mpmath.mpf(comp) - (1 - ref)) <= got["eG" + br][i], (i, br, comp, ref)
+
+
+def test_window_log_slope_estimates_the_derivative() -> None:
+    """The window's slope estimate (steering only) is close to a finite difference of its brackets."""
+    w = _TotalsWindow(10**4, 10, 1.0)
+    eps, h = 0.0232, 1e-6
+    b0 = w.bounds(eps, 1e-9)
+    s = w.log_slope(eps)
+    b1 = w.bounds(eps + h, 1e-9)
+    fd = (math.log(b1.upper) - math.log(b0.upper)) / h
+    assert abs(s / fd - 1.0) < 1e-3, (s, fd)

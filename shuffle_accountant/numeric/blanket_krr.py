@@ -129,6 +129,16 @@ the same error budgets as a fresh computation; the search's estimates (:meth:`Kr
 :meth:`KrrBlanket.log_slope`) only choose where to evaluate. None of this affects validity: every
 partition, every grid and every cached value gives a certified bracket by the arguments above.
 
+*Window of single totals* (:class:`_TotalsWindow`, used first when it has at most
+:data:`WINDOW_MAX` totals, i.e. up to ``n ~ 1e6``; the block engine answers otherwise or when the
+window's bracket is too wide, e.g. for deltas far below 1e-9 where the totals outside it matter).
+Every total of ``mean ± (8 sd + 40)`` is summed on its own, and for each the sum over ``j`` is
+done *exactly in* ``λ``: since ``Pr[t, j] λ(t, j) = Pr[counted, t, j]``, a line ``a + b λ`` summed
+over a set of ``j`` is ``a`` times a mass plus ``b`` times a counted mass, both binomial cdfs. The
+``j`` axis is cut where the optimal cut of the kernel changes (a few kinks per total), so the
+chords of the upper bound coincide with the lines of the lower bound: the bracket closes to
+rounding (~1e-9 relative) with ~5-9 pieces per total and no refinement rounds.
+
 4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
 -----------------------------------------------------------------------
 *blanket <= krr.* The ``krr`` method is ``(1 - p0) · HS(ClonePair(n, q, q, pa', pb', 0))`` =
@@ -510,14 +520,19 @@ def _grid_points(mean: np.ndarray, sd: np.ndarray, level: np.ndarray, lo: np.nda
         own, idx = _ragged(a, (b - a + 1.0))
         owners.append(sel[own])
         ys.append(idx * h)
+    owner, y = _sorted_distinct(owners, ys)
+    return np.bincount(owner, minlength=nb), y
+
+
+def _sorted_distinct(owners: list[np.ndarray], ys: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ``(owner, y)`` of the concatenated lists, sorted by owner then ``y``, distinct."""
     owner = np.concatenate(owners)
     y = np.concatenate(ys)
     order = np.lexsort((y, owner))
     owner, y = owner[order], y[order]
     keep = np.ones(y.size, dtype=bool)
     keep[1:] = (owner[1:] != owner[:-1]) | (y[1:] != y[:-1])
-    owner, y = owner[keep], y[keep]
-    return np.bincount(owner, minlength=nb), y
+    return owner[keep], y[keep]
 
 
 class _Rows:
@@ -652,8 +667,12 @@ class _TableCache:
     anchors, with the same error budgets (``tail_budget`` is the anchor's per-value budget;
     every row has at most :data:`_ROW_WIDTH` recurrence steps, which the caller charges)."""
 
-    def __init__(self) -> None:
-        self.store = _Rows({"lo": 1, "hi": 1, "tail_budget": 1, "B": _ROW_WIDTH, "S": _ROW_WIDTH})
+    def __init__(self, table_width: int = _TABLE_WIDTH) -> None:
+        #: largest window of cuts served per clone count, and the stored row width (at most
+        #: :data:`_ROW_WIDTH`, the recurrence steps :func:`_kernel_table` charges)
+        self.table_width = min(table_width, _TABLE_WIDTH)
+        self.row_width = self.table_width + 2 * _TABLE_MARGIN
+        self.store = _Rows({"lo": 1, "hi": 1, "tail_budget": 1, "B": self.row_width, "S": self.row_width})
         #: the grouping by clone count of the last few request arrays (each kept alive with it):
         #: id -> (requests, live, uc, inv, srt, first)
         self.groups: dict[int, tuple[np.ndarray, ...]] = {}
@@ -673,11 +692,12 @@ class _TableCache:
                 miss = np.arange(c.size)
             cm = c[miss]
             lm = np.maximum(lo[miss] - _TABLE_MARGIN, 0.0)
-            hm = np.minimum(hi[miss] + _TABLE_MARGIN, lm + (_ROW_WIDTH - 1.0))
-            a = lm[:, None] + np.arange(_ROW_WIDTH)[None, :]
+            W = self.row_width
+            hm = np.minimum(hi[miss] + _TABLE_MARGIN, lm + (W - 1.0))
+            a = lm[:, None] + np.arange(W)[None, :]
             inside_w = a <= hm[:, None]
             with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where((np.arange(_ROW_WIDTH)[None, :] >= 1) & inside_w & (a <= cm[:, None]),
+                ratio = np.where((np.arange(W)[None, :] >= 1) & inside_w & (a <= cm[:, None]),
                                  (cm[:, None] - a + 1.0) / a, 0.0)
             ratio[:, 0] = 1.0
             Bm = np.where(inside_w, bn.pmf(lm, cm, 0.5)[:, None] * np.cumprod(ratio, axis=1), 0.0)
@@ -686,6 +706,38 @@ class _TableCache:
             row[miss] = self.store.add(cm, {"lo": lm, "hi": hm, "tail_budget": bn.tail_error_budget(hm, cm, 0.5),
                                             "B": Bm, "S": Sm})
         return row
+
+
+def _lines_from_row(
+    Brow: np.ndarray, Srow: np.ndarray, r: np.ndarray, j: np.ndarray, kk: np.ndarray, cb: np.ndarray, ul: np.ndarray,
+    vl: np.ndarray, tail_budget: np.ndarray, d: float, eps: float, rel: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The values and lines of :func:`_kernel_lines` from tabulated rows: request ``i`` reads row
+    ``r[i]`` (pmf ``Brow`` and tail ``Srow`` of ``Bin(c, 1/2)`` over a window of cuts), its
+    closed-form cut ``kk[i]`` at column ``j[i]``, ``cb = u - e^ε v``; the best of the cuts
+    ``kk - 1 .. kk + 1`` (as :func:`_kernel_lines`). Rows hold at most :data:`_ROW_WIDTH`
+    recurrence steps (charged), their tails the anchor's ``tail_budget``."""
+    g, gm1 = math.exp(eps), math.expm1(eps)
+    jc = j.astype(np.int64)
+    cb_, cs_ = [], []
+    for o in (-1, 0, 1):  # cuts kk - 1, kk, kk + 1: (B(cut - 1), S(cut)); cut - 1 < 0: B = 0
+        b_o = Brow[r, jc + (o - 1)]
+        cb_.append(np.where(kk + (o - 1.0) >= 0.0, b_o, 0.0))
+        cs_.append(Srow[r, jc + o])
+    v_ = [cb * b_o - gm1 * s_o for b_o, s_o in zip(cb_, cs_)]
+    pick1 = v_[1] > v_[0]  # the first best, as np.argmax
+    pick2 = v_[2] > np.maximum(v_[0], v_[1])
+    bb = np.where(pick2, cb_[2], np.where(pick1, cb_[1], cb_[0]))
+    ss = np.where(pick2, cs_[2], np.where(pick1, cs_[1], cs_[0]))
+    vv = np.where(pick2, v_[2], np.where(pick1, v_[1], v_[0]))
+    erel = rel + 3.0 * _ROW_WIDTH * _U  # pmf values: anchor budget plus the ratio steps
+    srel = np.maximum(np.maximum(tail_budget, rel), erel)  # tails: sf at the top plus positive pmf sums
+    b1 = cb_[1]
+    e_val = ((erel + 16.0 * _U) * cb * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * b1
+             + 4.0 * _U * (ul + g * vl) * (cb_[0] + cb_[1] + cb_[2]))
+    e_a = (erel + 16.0 * _U) * gm1 * 0.5 * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * b1
+    B_l = d * (1.0 + g) * bb
+    return np.maximum(vv, 0.0), e_val, -gm1 * (0.5 * bb + ss), e_a, B_l, (erel + 16.0 * _U) * B_l
 
 
 def _kernel_table(
@@ -732,11 +784,12 @@ def _kernel_table(
     kmax = np.maximum.reduceat(k[srt], first)
     # the window ends at the largest cut; requests whose cut falls below it (e.g. λ near 1 at
     # the low end of v) go the direct way, as do tiny cuts (c of a few units)
-    kmin = np.maximum(kmin, kmax - (_TABLE_WIDTH - 3.0))
+    table_width = cache.table_width if cache is not None else _TABLE_WIDTH
+    kmin = np.maximum(kmin, kmax - (table_width - 3.0))
     lo = np.maximum(kmin - 2.0, 0.0)  # B needed at k-2 .. k, S at k-1 .. k+1
     hi = kmax + 1.0
     width = (hi - lo + 1.0).astype(np.int64)
-    tab = width <= _TABLE_WIDTH
+    tab = width <= table_width
     direct = ~tab[inv] | (k < 2.0) | (k - 2.0 < lo[inv])
     if np.any(direct):
         res = _kernel_lines(cl[direct], lam[live][direct], d, eps, rel)
@@ -752,28 +805,11 @@ def _kernel_table(
     rq = np.nonzero(~direct)[0]
     r = row_tab[row_of_c[inv[rq]]]
     kk = k[rq]
-    j = kk - data["lo"][r]  # column of cut k in the row
-    cb_r = cb[rq]
-    cand_b = np.stack([data["B"][r, (j + o - 1.0).astype(np.int64)] for o in (-1, 0, 1)])  # B(cut - 1)
-    cand_s = np.stack([data["S"][r, (j + o).astype(np.int64)] for o in (-1, 0, 1)])  # S(cut)
-    valid = np.stack([(kk + o - 1.0 >= 0.0) for o in (-1, 0, 1)])
-    cand_b = np.where(valid, cand_b, 0.0)  # cut - 1 < 0: B = 0
-    cand_v = cb_r[None, :] * cand_b - gm1 * cand_s
-    best = np.argmax(cand_v, axis=0)
-    idx = np.arange(rq.size)
-    bb, ss, vv = cand_b[best, idx], cand_s[best, idx], cand_v[best, idx]
-    erel = rel + 3.0 * _ROW_WIDTH * _U  # pmf values: anchor budget plus the ratio steps
-    srel = np.maximum(np.maximum(data["tail_budget"][r], rel), erel)  # tails: sf at the top plus positive pmf sums
-    b1 = cand_b[1]
-    e_val = ((erel + 16.0 * _U) * cb_r * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * b1
-             + 4.0 * _U * (ul[rq] + g * vl[rq]) * cand_b.sum(axis=0))
+    res = _lines_from_row(data["B"], data["S"], r, kk - data["lo"][r], kk, cb[rq], ul[rq], vl[rq], data["tail_budget"][r],
+                          d, eps, rel)
     tgt = live[rq]
-    out[0][tgt] = np.maximum(vv, 0.0)
-    out[1][tgt] = e_val
-    out[2][tgt] = -gm1 * (0.5 * bb + ss)
-    out[3][tgt] = (erel + 16.0 * _U) * gm1 * 0.5 * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * b1
-    out[4][tgt] = d * (1.0 + g) * bb
-    out[5][tgt] = (erel + 16.0 * _U) * d * (1.0 + g) * bb
+    for o, x in zip(out, res):
+        o[tgt] = x
     return tuple(out)  # type: ignore[return-value]
 
 
@@ -1432,12 +1468,372 @@ def _validate(n: int, k: int, eps0: float) -> tuple[int, int, float]:
     return int(n), int(k), float(eps0)
 
 
+# ---------------------------------------------------------------------------------------
+# Single totals summed exactly: the window of totals (moderate n).
+# ---------------------------------------------------------------------------------------
+
+#: :class:`_TotalsWindow` sums every total ``t`` within ``mean ± (WINDOW_SD sd + 40)`` of ``T``...
+WINDOW_SD = 8.0
+#: ... when that is at most this many totals (beyond, the block engine answers).
+WINDOW_MAX = 8500
+#: Per total, the third-value count is split at the kinks of the kernel within
+#: ``[mean - (J_SD_LOW sd + 10), mean + (J_SD sd + 10)]`` of ``J``; beyond, one piece on each side.
+J_SD = 7.0
+J_SD_LOW = 9.0
+#: Kinks are placed for the totals within ``mean ± KINK_SD_T sd`` of ``T`` (the others carry
+#: little mass: a piece holding a kink only makes its chord a little loose, never invalid).
+KINK_SD_T = 5.5
+#: Cuts tabulated per clone count for the window (its pieces need only a few neighbouring cuts).
+WINDOW_TABLE_WIDTH = 40
+
+
+def _closed_cut(c: np.ndarray, lam: np.ndarray, d: float, gm1: float) -> np.ndarray:
+    """FMT21's closed-form cut of the fair-clone kernel (as in :func:`_kernel_lines`, before its
+    best-of-three correction; ``c + 1`` where the divergence is 0). Only places piece boundaries."""
+    v = 0.5 - lam * d
+    cb = 2.0 * lam * d - gm1 * v
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        r = (2.0 * lam * d + gm1 * (1.0 - v)) / cb
+        astar = r * (c + 1.0) / (1.0 + r)
+    astar = np.where(np.isfinite(astar) & (cb > 0.0), astar, c + 1.0)
+    return np.clip(np.floor(astar) + 1.0, 0.0, c + 1.0)
+
+
+class _TotalsWindow:
+    """Certified blanket divergence of k-RR (``k >= 3``) with every total ``t`` of a window
+    summed on its own and the sum over the third-value count ``j`` done exactly in the mixing
+    weight ``λ`` (module docstring §2 notation; *derived* here, tested against the oracle and
+    the block engine).
+
+    *Counted mass.* ``Pr[t, j] λ(t, j) = Pr[counted, t, j]`` (the definition of ``λ``), so for
+    any line ``a + b λ`` and any set ``I`` of ``j``: ``Σ_{j∈I} Pr[t, j] (a + b λ(t, j)) =
+    a Pr[t, J∈I] + b Pr[counted, t, J∈I]``, a closed form in binomial cdfs:
+    ``Pr[t, J <= y] = (1-p0) B(t-1) F_{m+1}(y) + p0 B(t) F_m(y-1)``, ``Pr[counted, t, J <= y] =
+    (1-p0) B(t-1) F_{m+1}(y)`` with ``B = Bin(n-1, 2q)``, ``m = n-1-t``, ``F_m`` the cdf of
+    ``Bin(m, ρ)``; the one-trial identities ``F_{m+1}(y) = F_m(y) - ρ P_m(y)``,
+    ``F_m(y-1) = F_m(y) - P_m(y)`` (and their upper-tail mirrors) give both from one Boost tail
+    and one pmf. No linearisation in ``j`` is involved.
+
+    *Pieces.* For one total the kernel ``h(t-1, ·)`` is convex and piecewise linear in ``λ``
+    (a maximum of the lines of property P4, one per cut), and only a few cuts are optimal while
+    ``j`` sweeps its bulk (3-7 measured within ±8 sd, at n = 1e4 .. 1e9). The ``j`` axis is cut
+    at the window ``mean ± (J_SD sd + 10)`` and, inside it, where consecutive cuts' lines
+    cross (``λ* = (e^ε-1)(B(κ-1) + B(κ)) / (2d(1+e^ε)(B(κ-1) - B(κ)))``). On each piece:
+
+    * upper: ``h <= `` the chord of ``h`` over the piece's ``λ`` range (convexity; the range
+      rounded outwards, the end values with their error bounds), a line, summed exactly as above;
+      on the first piece (``j`` below the window, ``λ`` up to 1) ``h <= 2d`` (total variation of
+      the first user) times its mass, on the last (``j`` above it) ``h <=`` its value at the
+      piece's top ``λ`` (P3) times its mass;
+    * lower: ``h >= `` the line of the optimal cut at either end of the piece (P4), summed
+      exactly, and ``h >= 0``.
+
+    Where the boundaries sit on the kinks the chord *is* the line, so the bracket is closed up to
+    rounding; the boundaries only decide tightness, never validity (any partition, any line).
+
+    *Totals outside the window*: below it ``h <= 2d`` (total variation of the first user; the
+    total 0 contributes nothing), above it ``h(t-1, λ) <= h(t_hi, 1)`` (P1, P3); their masses
+    from Boost's cdf / sf with budgets. The lower bound counts them as 0.
+
+    Errors: every mass carries an absolute bound (Boost budgets, the identities' roundings,
+    complements ``1 - x`` charged ``u``), the chords and lines their kernel error bounds, each
+    product and sum its rounding (``4u`` per operation, widened per piece count).
+    """
+
+    def __init__(self, n: int, k: int, eps0: float) -> None:
+        c = KrrConstants(n, k, eps0)
+        self.N = N = n - 1
+        self.q2, self.rho, self.kappa, self.d, self.p0 = 2.0 * c.q, c.rho, c.kappa, c.d, c.p0
+        self.rel = bn.pmf_error_budget(max(n, 2))
+        q2, p0 = self.q2, self.p0
+        mu = N * q2 + (1.0 - p0)
+        sd = math.sqrt(max(N * q2 * (1.0 - q2), 0.0))
+        t_lo = max(1, int(math.floor(mu - WINDOW_SD * sd)) - 40)
+        t_hi = min(N + 1, int(math.ceil(mu + WINDOW_SD * sd)) + 40)  # t = N + 1: all counted
+        self.applies = n >= 3 and t_hi >= t_lo and t_hi - t_lo + 1 <= WINDOW_MAX
+        if not self.applies:
+            return
+        self.t = np.arange(t_lo, t_hi + 1, dtype=float)
+        self.kinked = np.abs(self.t - mu) <= KINK_SD_T * sd + 10.0  # totals whose kinks are placed
+        cs = np.arange(t_lo - 1, t_hi + 1, dtype=float)  # clone counts c = t - 1 (counted) and t (silent)
+        b, rel_b = bn.pmf_points(cs, N, q2)
+        self.W1, self.W0 = (1.0 - p0) * b[:-1], p0 * b[1:]  # weights of the two first-user branches
+        self.rW1, self.rW0 = rel_b[:-1] + 4.0 * _U, rel_b[1:] + 4.0 * _U
+        # totals below the window: 1 <= T <= t_lo - 1 (counted: C <= t_lo - 2; silent: 1 <= C <= t_lo - 1;
+        # T = 0 contributes nothing: no report on x1 or x1', equal laws); above: T >= t_hi + 1
+        # (counted: C >= t_hi; silent: C >= t_hi + 1)
+        hi_k = np.array([t_hi - 1.0, float(t_hi)])
+        above = bn.sf(hi_k, N, q2) * (1.0 + np.maximum(bn.tail_error_budget(hi_k, N, q2), self.rel))
+        self.mass_below = 0.0
+        if t_lo > 1:
+            m_c, e_c = bn.interval_mass(np.array([0.0]), np.array([t_lo - 2.0]), N, q2)
+            m_s, e_s = bn.interval_mass(np.array([1.0]), np.array([t_lo - 1.0]), N, q2)
+            self.mass_below = (((1.0 - p0) * float(m_c[0] + e_c[0]) + p0 * float(m_s[0] + e_s[0])) * (1.0 + 8.0 * _U)
+                               + 1e-300)
+        self.mass_above = ((1.0 - p0) * above[0] + p0 * above[1]) * (1.0 + 8.0 * _U) + 1e-300
+        # the third-value window of each total (eps-independent)
+        m1 = N - self.t + 1.0  # size of the counted branch's J ~ Bin(m1, rho)
+        mj, sj = m1 * self.rho, np.sqrt(m1 * self.rho * (1.0 - self.rho))
+        self.ja = np.clip(np.floor(mj - J_SD_LOW * sj) - 10.0, 0.0, m1)
+        self.jb = np.clip(np.ceil(mj + J_SD * sj) + 10.0, 0.0, m1)
+        self.tables = _TableCache(WINDOW_TABLE_WIDTH)
+        self.masses = _Rows({f: 1 for f in self._MASS_FIELDS}, np.int64)
+        self._memo: dict[float, DeltaBounds] = {}
+        self._slope: tuple[float, float] = (math.nan, math.nan)
+
+    _MASS_FIELDS = ("Fc", "Gc", "eFc", "eGc", "Fs", "Gs", "eFs", "eGs")
+
+    def _boundary_masses(self, t: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+        """At boundaries ``(t, y)``: ``Fc = F_{m+1}(y)`` (counted branch, ``J <= y``), ``Fs =
+        F_m(y-1)`` (silent branch, ``J = 1 + J' <= y``), ``m = N - t``, their complements ``G``
+        and an absolute error bound for each (the computed side: Boost's budgets and the identity's
+        roundings; its complement ``1 - x`` one rounding more). Cached by ``(t, y)``: the same
+        numbers a fresh computation gives."""
+        key = (t.astype(np.int64) << 31) | y.astype(np.int64)
+        uk, inv = np.unique(key, return_inverse=True)
+        row, found = self.masses.find(uk)
+        if not found.all():
+            miss = np.nonzero(~found)[0]
+            tt = (uk[miss] >> 31).astype(float)
+            yy = (uk[miss] & ((1 << 31) - 1)).astype(float)
+            m = np.maximum(self.N - tt, 0.0)  # t = N + 1 (m = -1): J = 0, no silent branch (fixed below)
+            rho = self.rho
+            below = yy < m * rho
+            x = np.where(below, bn.cdf(yy, m, rho), bn.sf(yy, m, rho))  # the small tail at (m, y)
+            ex = np.maximum(bn.tail_error_budget(yy, m, rho), self.rel) * x + 1e-300
+            p = bn.pmf(yy, m, rho)
+            ep = self.rel * p + 1e-300
+            # below: F_{m+1}(y) = x - rho p, F_m(y-1) = x - p; above: G_{m+1}(y) = x + rho p, G_m(y-1) = x + p
+            sgn = np.where(below, -1.0, 1.0)
+            small_c = np.clip(x + sgn * rho * p, 0.0, 1.0)
+            small_s = np.clip(x + sgn * p, 0.0, 1.0)
+            ec = ex + rho * ep + 4.0 * _U * (x + rho * p)
+            es = ex + ep + 4.0 * _U * (x + p)
+            new = {"Fc": np.where(below, small_c, 1.0 - small_c), "Gc": np.where(below, 1.0 - small_c, small_c),
+                   "Fs": np.where(below, small_s, 1.0 - small_s), "Gs": np.where(below, 1.0 - small_s, small_s),
+                   "eFc": np.where(below, ec, ec + _U), "eGc": np.where(below, ec + _U, ec),
+                   "eFs": np.where(below, es, es + _U), "eGs": np.where(below, es + _U, es)}
+            full = tt > self.N  # Bin(0): F_0(y) = 1 for y >= 0; the silent branch has weight 0
+            for f, v in (("Fc", 1.0), ("Gc", 0.0), ("Fs", 0.0), ("Gs", 1.0)):
+                new[f] = np.where(full, v, new[f])
+            for f in ("eFc", "eGc", "eFs", "eGs"):
+                new[f] = np.where(full, 0.0, new[f])
+            row[miss] = self.masses.add(uk[miss], new)
+        r = row[inv]
+        return {f: self.masses.data[f][r] for f in self._MASS_FIELDS}
+
+    def _pieces(self, gm1: float, g: float) -> tuple[np.ndarray, np.ndarray]:
+        """Boundaries of every total: the window ends and the kinks between them. Returns
+        ``(owner, y)`` sorted by owner then ``y``, distinct."""
+        t, c, d = self.t, self.t - 1.0, self.d
+        nt = t.size
+        lam_a = t / (t + self.kappa * self.ja)
+        lam_b = t / (t + self.kappa * self.jb)
+        ka = _closed_cut(c, lam_a, d, gm1)
+        kb = _closed_cut(c, lam_b, d, gm1)
+        owner, kk = _ragged(ka - 1.0, np.maximum(kb - ka + 2.0, 0.0))
+        owners, ys = [np.arange(nt), np.arange(nt)], [self.ja, self.jb]
+        if owner.size and gm1 > 0.0:
+            cc, to = c[owner], t[owner]
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                r = (cc - kk + 1.0) / kk  # B(κ)/B(κ-1) for Bin(c, 1/2)
+                lam_star = gm1 * (1.0 + r) / (2.0 * d * (1.0 + g) * (1.0 - r))
+                jstar = to * (1.0 / lam_star - 1.0) / self.kappa
+            ok = (kk >= 1.0) & (r < 1.0) & np.isfinite(jstar) & self.kinked[owner]
+            y = np.floor(np.where(ok, jstar, -1.0))
+            ok &= (y > self.ja[owner]) & (y < self.jb[owner])
+            owners.append(owner[ok])
+            ys.append(y[ok])
+        return _sorted_distinct(owners, ys)
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds:
+        """Certified bracket at ``eps`` (``0 <= eps < eps0``); ``converged`` when its relative
+        width is at most ``rtol``."""
+        hit = self._memo.get(eps)
+        if hit is None:
+            hit = self._evaluate(eps)
+            if len(self._memo) >= 256:
+                self._memo.clear()
+            self._memo[eps] = hit
+        conv = hit.upper - hit.lower <= rtol * hit.lower or hit.upper <= 1e-300
+        return DeltaBounds(eps, hit.lower, hit.upper, hit.blocks, conv)
+
+    def log_slope(self, eps: float) -> float:
+        """Estimate of ``d log δ / d ε`` at the last evaluated ``eps`` (the lower bound's lines,
+        each derivative with its cut held; steering only, never reported)."""
+        e, s = self._slope
+        return s if e == eps and s < 0.0 else math.nan
+
+    def _kernels(self, owner: np.ndarray, lam: np.ndarray, eps: float) -> tuple[np.ndarray, ...]:
+        """:func:`_kernel_lines` at clone count ``t[owner] - 1`` and mixing ``lam``: the same
+        rows and arithmetic as :func:`_kernel_table` (:func:`_lines_from_row`), grouped by the
+        window's totals directly (requests whose cuts spread wider than the table go direct)."""
+        nt = self.t.size
+        c = self.t[owner] - 1.0
+        d, gm1 = self.d, math.expm1(eps)
+        u, v = 0.5 + lam * d, 0.5 - lam * d
+        cb = 2.0 * lam * d - gm1 * v
+        out = [np.zeros(c.size) for _ in range(6)]
+        live = cb > 0.0
+        k = _closed_cut(c, lam, d, gm1)
+        kmin, kmax = np.full(nt, np.inf), np.full(nt, -np.inf)
+        np.minimum.at(kmin, owner[live], k[live])
+        np.maximum.at(kmax, owner[live], k[live])
+        has = np.isfinite(kmin)
+        lo = np.maximum(np.maximum(kmin, kmax - (self.tables.table_width - 3.0)) - 2.0, 0.0)
+        hi = kmax + 1.0
+        has &= (hi - lo + 1.0) <= self.tables.table_width
+        row_of = np.full(nt, -1, dtype=np.int64)
+        if np.any(has):
+            row_of[has] = self.tables.rows(self.t[has] - 1.0, lo[has], hi[has])
+        r = row_of[owner]
+        tab = live & (r >= 0) & (k >= 2.0) & (k - 2.0 >= lo[owner])
+        direct = live & ~tab
+        if np.any(direct):
+            for o, x in zip(out, _kernel_lines(c[direct], lam[direct], d, eps, self.rel)):
+                o[direct] = x
+        if np.any(tab):
+            data = self.tables.store.data
+            rt, kt = r[tab], k[tab]
+            res = _lines_from_row(data["B"], data["S"], rt, kt - data["lo"][rt], kt, cb[tab], u[tab], v[tab],
+                                  data["tail_budget"][rt], d, eps, self.rel)
+            for o, x in zip(out, res):
+                o[tab] = x
+        return tuple(out)
+
+    def _evaluate(self, eps: float) -> DeltaBounds:
+        g, gm1, d, u4 = math.exp(eps), math.expm1(eps), self.d, 4.0 * _U
+        t = self.t
+        own, y = self._pieces(gm1, g)
+        nt = t.size
+        # boundaries with sentinels: y = -1 (F = 0) before and y = m1 (F = 1) after each total
+        nb = own.size
+        bm = self._boundary_masses(t[own], y)
+        first = np.ones(nb, dtype=bool)
+        first[1:] = own[1:] != own[:-1]
+        last = np.ones(nb, dtype=bool)
+        last[:-1] = own[1:] != own[:-1]
+        # pieces: one before each boundary, plus one after the last boundary of each total
+        p_own = np.concatenate((own, own[last]))
+        left = np.concatenate((np.where(first, -1, np.arange(nb) - 1), np.nonzero(last)[0]))
+        right = np.concatenate((np.arange(nb), np.full(int(last.sum()), -1)))
+        m1 = self.N - t + 1.0
+        lo_j = np.where(left >= 0, y[np.maximum(left, 0)] + 1.0, 0.0)
+        hi_j = np.where(right >= 0, y[np.maximum(right, 0)], m1[p_own])
+
+        def side(name: str, idx: np.ndarray, default: float) -> np.ndarray:
+            return np.where(idx >= 0, bm[name][np.maximum(idx, 0)], default)
+
+        masses = {}
+        for br in ("c", "s"):
+            F_r, F_l = side("F" + br, right, 1.0), side("F" + br, left, 0.0)
+            G_r, G_l = side("G" + br, right, 0.0), side("G" + br, left, 1.0)
+            use_f = F_r <= 0.5
+            dm = np.where(use_f, F_r - F_l, G_l - G_r)
+            e = np.where(use_f, side("eF" + br, right, 0.0) + side("eF" + br, left, 0.0),
+                         side("eG" + br, right, 0.0) + side("eG" + br, left, 0.0))
+            e = e + 2.0 * _U * np.where(use_f, F_r, G_l)
+            masses[br] = (np.maximum(dm, 0.0), e)
+        (dc, edc), (ds, eds) = masses["c"], masses["s"]
+        W1, W0 = self.W1[p_own], self.W0[p_own]
+        Mc = W1 * dc
+        eMc = W1 * (edc + self.rW1[p_own] * dc) + u4 * Mc
+        M = Mc + W0 * ds
+        eM = eMc + W0 * (eds + self.rW0[p_own] * ds) + u4 * M
+        tp = t[p_own]
+        # the piece's lam range, rounded outwards (16u: the quotient's roundings and kappa's, which
+        # differs from the 2/(e^eps0 + 1) implied by the rounded q and rho by a few ulps)
+        lam_top = np.minimum(tp / (tp + self.kappa * lo_j) * (1.0 + 4.0 * u4), 1.0)
+        lam_bot = tp / (tp + self.kappa * hi_j) * (1.0 - 4.0 * u4)
+        # the first piece of each total, where it lies below a third-value window that does not
+        # start at 0: bounded by 2d (no kernel at its top end, lam = 1)
+        top = (left < 0) & (self.ja[p_own] > 0.0)
+        # the last piece (above the window): h <= h(lam_top) (non-decreasing), no kernel at its low end
+        bottom = right < 0
+        lam_top = np.where(top, lam_bot, lam_top)
+        lam_bot = np.where(bottom, lam_top, lam_bot)
+        npc = p_own.size
+        val, verr, A, Aerr, B, Berr = self._kernels(np.concatenate((p_own, p_own)), np.concatenate((lam_top, lam_bot)),
+                                                    eps)
+        H = val + verr
+        H_top, H_bot = H[:npc], H[npc:]
+        # upper: the chord through (lam_bot, H_bot), (lam_top, H_top), summed as H_bot M + s D with
+        # D = sum P (lam - lam_bot) = Mc - lam_bot M >= 0; at most max(H) M
+        M_hi = M + eM
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            s = (H_top - H_bot) / (lam_top - lam_bot)
+        finite = np.isfinite(s)  # (else: the bound max(H) M below)
+        s = np.where(finite, s, 0.0)
+        D = Mc - lam_bot * M
+        eD = eMc + lam_bot * eM + u4 * (Mc + lam_bot * M)
+        D_hi, D_lo = np.maximum(D, 0.0) + eD, np.maximum(D - eD, 0.0)
+        chord = H_bot * M_hi + np.where(s >= 0.0, s * D_hi, s * D_lo)
+        chord = chord + 2.0 * u4 * (H_bot * M_hi + np.abs(s) * D_hi)
+        up = np.minimum(np.where(finite & np.isfinite(chord), chord, np.inf), np.maximum(H_top, H_bot) * M_hi * (1.0 + u4))
+        up = np.where(bottom, H_top * M_hi * (1.0 + u4), up)
+        up = np.where(top, 2.0 * d * M_hi * (1.0 + u4), up)
+        # lower: the better of the two end lines (A <= 0 <= B), and 0
+        Mc_lo, M_lo = np.maximum(Mc - eMc, 0.0), np.maximum(M - eM, 0.0)
+        A_lo = A - Aerr
+        B_lo = np.maximum(B - Berr, 0.0)
+        M2_hi = np.concatenate((M_hi, M_hi))
+        M2_lo = np.concatenate((M_lo, M_lo))
+        Mc2_lo = np.concatenate((Mc_lo, Mc_lo))
+        line = np.where(A_lo <= 0.0, A_lo * M2_hi, A_lo * M2_lo) + B_lo * Mc2_lo
+        line = line - u4 * (np.abs(A_lo) * M2_hi + B_lo * Mc2_lo)
+        low = np.maximum(np.maximum(line[:npc], line[npc:]), 0.0)
+        # tails of T
+        tail_up = self.mass_below * 2.0 * d
+        h_top = _kernel_lines(np.array([t[-1]]), np.array([1.0]), d, eps, self.rel)
+        tail_up += self.mass_above * float(h_top[0][0] + h_top[1][0]) * (1.0 + u4)
+        upper = (float(np.sum(up)) * (1.0 + u4 * (npc + 2)) + tail_up) * (1.0 + u4)
+        lower = max(float(np.sum(low)) * (1.0 - u4 * (npc + 2)), 0.0)
+        if upper < lower:
+            raise CertificationError(f"inconsistent blanket window bracket [{lower!r}, {upper!r}] at eps = {eps!r}")
+        # steering: d/d eps of the lower bound's lines (cut held): -g (B_c/2 + S) M + d g B_c Mc
+        slope = math.nan
+        if gm1 > 0.0 and lower > 0.0:
+            bc = B / (d * (1.0 + g))
+            S = -A / gm1 - 0.5 * bc
+            dl = -g * (0.5 * bc + S) * np.concatenate((M, M)) + d * g * bc * np.concatenate((Mc, Mc))
+            pick = np.where(line[:npc] >= line[npc:], np.arange(npc), np.arange(npc) + npc)
+            slope = float(np.sum(np.where(low > 0.0, dl[pick], 0.0))) / float(np.sum(low))
+        self._slope = (eps, slope)
+        del nt
+        return DeltaBounds(eps, lower, max(upper, lower), int(npc), True)
+
+
 #: Profiles of this many recent ``(n, k, eps0)`` are kept (:class:`KrrBlanket` shares them): a
 #: repeated query (``delta`` after ``epsilon``, a table, another delta) starts from the blocks,
 #: binomial functionals and refinement the last one left. Every bracket an engine returns is
 #: certified whatever its refinement state, so sharing changes the cost only.
 BACKEND_CACHE = 8
-_BACKENDS: dict[tuple[int, int, float], HockeyStick | _Engine] = {}
+
+
+class _BlanketBackend:
+    """The shared state of one ``(n, k, eps0)``, ``k >= 3``: the window of single totals
+    (:class:`_TotalsWindow`) and the block engine (:class:`_Engine`), each built on first use (a
+    query the window answers never builds the engine)."""
+
+    def __init__(self, n: int, k: int, eps0: float) -> None:
+        self.n, self.k, self.eps0 = n, k, eps0
+        self._engine: _Engine | None = None
+        self._window: _TotalsWindow | None = None
+
+    @property
+    def engine(self) -> _Engine:
+        if self._engine is None:
+            self._engine = _Engine(blanket_model(self.n, self.k, self.eps0))
+        return self._engine
+
+    @property
+    def window(self) -> _TotalsWindow:
+        if self._window is None:
+            self._window = _TotalsWindow(self.n, self.k, self.eps0)
+        return self._window
+
+
+_BACKENDS: dict[tuple[int, int, float], HockeyStick | _BlanketBackend] = {}
 
 
 def blanket_model(n: int, k: int, eps0: float) -> _Model:
@@ -1470,35 +1866,59 @@ class KrrBlanket:
         self.const = KrrConstants(self.n, self.k, self.eps0)
         c = self.const
         self._pair: HockeyStick | None = None
-        self._engine: _Engine | None = None
+        self._backend: _BlanketBackend | None = None
         key = (self.n, self.k, self.eps0)
         cached = _BACKENDS.pop(key, None) if shared else None
         if cached is None:
             if self.k == 2:
                 cached = HockeyStick(ClonePair(self.n, c.pb, c.pb, c.pa, c.pb, 0.0))
             else:
-                cached = _Engine(blanket_model(self.n, self.k, self.eps0))
+                cached = _BlanketBackend(self.n, self.k, self.eps0)
         if shared:
             _BACKENDS[key] = cached  # most recently used last
             while len(_BACKENDS) > BACKEND_CACHE:
                 del _BACKENDS[next(iter(_BACKENDS))]
-        if isinstance(cached, _Engine):
-            self._engine = cached
+        if isinstance(cached, _BlanketBackend):
+            self._backend = cached
         else:
             self._pair = cached
+
+    @property
+    def _engine(self) -> _Engine | None:
+        """The block engine (``k >= 3``; built on first use), None for ``k = 2``."""
+        return self._backend.engine if self._backend is not None else None
 
     @property
     def max_log_ratio(self) -> float:
         """``δ(ε) = 0`` for ``ε >= ε0``: every report's likelihood ratio is within ``e^{±ε0}``."""
         return self.eps0
 
+    def _window(self) -> _TotalsWindow | None:
+        """The window of single totals of this ``(n, k, eps0)`` (built on first use, shared), or
+        None when it does not apply (too many totals, k = 2)."""
+        if self._backend is None:
+            return None
+        win = self._backend.window
+        return win if win.applies else None
+
+    @property
+    def look_rtol(self) -> float:
+        """The relative width at which a first look at a new ``ε`` is cheap (the search's coarse
+        look): 1e-4 when the window of single totals answers (its brackets are closed up to
+        rounding whatever is asked), else 1e-2."""
+        return 1e-4 if self._window() is not None else 1e-2
+
     def log_slope(self, eps: float) -> float:
         """Estimate of ``d log δ / d ε`` at the ``ε`` of the last :meth:`bounds` call that
         refined (``nan`` otherwise); steers the search only, never reported."""
         if self._pair is not None:
             return self._pair.log_slope(eps)
-        assert self._engine is not None
-        return self._engine.log_slope(eps)
+        assert self._backend is not None
+        win = self._backend._window
+        if win is not None and win.applies and win._slope[0] == eps:
+            return win.log_slope(eps)
+        eng = self._backend._engine
+        return eng.log_slope(eps) if eng is not None else math.nan
 
     def surrogate(self, eps: np.ndarray) -> np.ndarray:
         """Cheap estimate (never reported; it only places the search's first evaluation): the
@@ -1543,8 +1963,13 @@ class KrrBlanket:
             return DeltaBounds(eps, 0.0, 0.0, 0, True)
         if self._pair is not None:
             return self._pair.bounds(eps, rtol)
-        assert self._engine is not None
-        return self._engine.bounds(eps, rtol)
+        assert self._backend is not None
+        win = self._window()
+        if win is not None:
+            got = win.bounds(eps, rtol)
+            if got.converged:  # else (e.g. the totals outside the window matter): the block engine
+                return got
+        return self._backend.engine.bounds(eps, rtol)
 
 
 # ---------------------------------------------------------------------------------------
