@@ -177,3 +177,17 @@ def test_grouped_windows_bracket_brute_force(monkeypatch):
             exact = float(_kernel_excess_mp(int(m[i]), u, v, s, float(alpha[j])))
             assert lo[i, j] <= exact <= up[i, j], (m[i], alpha[j], lo[i, j], exact, up[i, j])
             assert up[i, j] - lo[i, j] <= 1e-6
+
+
+@pytest.mark.parametrize("m, u, v, s", [(60, 0.9, 0.1, 0.5), (57, 0.6, 0.2, 0.3), (400, 0.73, 0.27, 0.5),
+                                        (300, 0.2, 0.35, 0.7)])
+def test_cells_bracket_brute_force(m, u, v, s):
+    """The cell bounds (chord above, Jensen below; the masses of Bin(c+1, s) derived from those of
+    Bin(c, s) and its pmf) summed over a coarse partition of ``a`` bracket the mpmath kernel."""
+    edges = np.unique(np.concatenate(([0.0, m + 1.0], np.linspace(1, m, 9).round())))[None, :]
+    alpha = np.array([1.25, 2.0, 10.0, 64.0, 1024.0])
+    up, lo = R._Kernel(np.array([m - 1.0]), np.array([u]), np.array([v]), s, edges, 1e-13).evaluate(alpha)
+    log_up, log_lo = np.logaddexp.reduce(up[0], axis=0), np.logaddexp.reduce(lo[0], axis=0)
+    for j, a in enumerate(alpha):
+        exact = float(_kernel_excess_mp(m, u, v, s, float(a)))
+        assert log_lo[j] <= exact <= log_up[j], (m, a, log_lo[j], exact, log_up[j])

@@ -277,7 +277,6 @@ class _Kernel:
         ss = s * (1.0 - s)
         self.bp, self.bq = (u - s) / ss, (v - s) / ss
         m1 = c + 1.0
-        self.mass, self.mass_err = _edge_masses(edges, m1, s, rel)  # X ~ Bin(c+1, s)
         self.a1, self.a2 = edges[:, :-1], edges[:, 1:] - 1.0
         self.empty = self.a2 < self.a1
         self.unit = self.a1 == self.a2
@@ -290,6 +289,12 @@ class _Kernel:
         py, py_err = _edge_masses(edges, c, s, rel)
         b_e = bn.pmf(edges - 1.0, np.broadcast_to(c[:, None], edges.shape), s)
         b_lo, b_hi = b_e[:, :-1], b_e[:, 1:]
+        # the masses of X ~ Bin(c+1, s) from the same numbers (no more binomial calls): with
+        # X = Y + Bern(s), Pr[X in [a1, a2]] = Pr[Y in [a1, a2]] + s (B(a1-1) - B(a2)); each
+        # term is at most a small multiple of the result (s B(a1-1) <= it, and B(a2) <=
+        # Pr[Y in [a1, a2]] <= it / (1-s)), so their error budgets add up
+        self.mass = np.where(self.empty, 0.0, np.maximum(py + s * (b_lo - b_hi), 0.0))
+        self.mass_err = np.where(self.empty, 0.0, py_err + rel * s * (b_lo + b_hi) + 4 * _U * (py + s * (b_lo + b_hi)))
         dist = s * mc - self.a1
         t1 = py * dist
         t2 = s * (mc - self.a1) * (b_lo - b_hi)
@@ -513,7 +518,7 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
     # log f = alpha log p + (1 - alpha) log q = alpha (log p - log q) + log q, two passes over the orders;
     # its rounding is at most 4u alpha (|log p| + |log q|), inside alpha e_ell
     lq_f = np.where(finite, lq, 0.0)
-    ell = np.multiply((np.where(finite, lp, 0.0) - lq_f)[:, None, :], alpha[None, :, None], out=buf1)
+    ell = np.einsum("j,ew->ejw", alpha, np.where(finite, lp, 0.0) - lq_f, out=buf1)  # products only (faster than broadcasting)
     np.add(ell, lq_f[:, None, :], out=ell)  # (entries, orders, window)
     if np.any(p_zero):
         pe, pw = np.nonzero(p_zero)
@@ -890,6 +895,10 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
             width = int(hi_u[order[i]] - lo_u[order[i]] + 1.0)
             per = max(1, _EXACT_CHUNK // max(width * na, 1))
             grp = order[i:i + per]
+            # a chunk shares its widest window: entries much narrower go to a later chunk
+            narrow = np.flatnonzero(hi_u[grp] - lo_u[grp] + 1.0 < 0.6 * width)
+            if narrow.size:
+                grp = grp[:max(int(narrow[0]), 1)]
             i += grp.size
             if work[0].size < grp.size * width * na:
                 work = _scratch(grp.size * width * na)
