@@ -850,6 +850,22 @@ DECAY_EXTRA = 1000
 DECAY_ABS = 1e-250
 
 
+_SCALES: dict[tuple[float, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _decay_scales(lam: float, K: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(j, e^{lam j}, e^{-lam j})`` for ``j < K`` (the last few kept: one lattice calls
+    :func:`_decayed_cumsum` a dozen times with the same ``lam`` and length)."""
+    hit = _SCALES.get((lam, K))
+    if hit is None:
+        j = np.arange(K, dtype=float)
+        hit = (j, np.exp(lam * j), np.exp(-lam * j))
+        if len(_SCALES) >= 4:
+            _SCALES.clear()
+        _SCALES[(lam, K)] = hit
+    return hit
+
+
 def _decayed_cumsum(x: np.ndarray, lam: float) -> np.ndarray:
     """``y[k] = sum_{j <= k} e^{-lam (k - j)} x[j]`` (``lam >= 0``), the recursion ``y[k] = x[k]
     + e^{-lam} y[k-1]`` without a Python loop (and without scipy.signal, whose import costs
@@ -874,9 +890,7 @@ def _decayed_cumsum(x: np.ndarray, lam: float) -> np.ndarray:
     if lam <= 0.0:
         return np.cumsum(x)
     K = int(min(n, max(1, math.floor(600.0 / lam))))
-    j = np.arange(K, dtype=float)
-    up = np.exp(lam * j)
-    down = np.exp(-lam * j)
+    j, up, down = _decay_scales(lam, K)
     pad = (-n) % K
     xr = (np.concatenate((x, np.zeros(pad))) if pad else x).reshape(-1, K)
     loc = np.cumsum(xr * up[None, :], axis=1) * down[None, :]
