@@ -32,7 +32,7 @@ from . import validation as v
 from .analyses import get_method, pair_for
 from .errors import CertificationError, InvalidParameter
 from .numeric.renyi import DEFAULT_ORDERS, check_orders, renyi_bounds
-from .pld import MAX_GRID, auto_discretization, pld_route, round_tails
+from .pld import MAX_COMPOSED_POINTS, MAX_GRID, auto_discretization, pld_route, round_tails
 from .randomizers import randomizer_at
 from .results import Bound
 
@@ -45,10 +45,6 @@ CONVERSION = "CKS20 improved RDP->(eps,delta) conversion"
 MAX_DISTINCT_ROUNDS = 1000
 #: Largest rounds file read (bytes).
 MAX_FILE_BYTES = 16 * 2**20
-#: The PLD route is skipped, with the reason, when the composed privacy-loss grid that
-#: dp_accounting allocates for its FFT would exceed this many points (about 240 MB per
-#: array, and it holds several; measured: 7e6 points take 4.5 s).
-PLD_MAX_COMPOSED_POINTS = 30_000_000
 #: ... or when a round whose distribution dp_accounting keeps sparse (at most 1000 points)
 #: is repeated more often than this (dp_accounting's size test computes ``size**T``).
 PLD_MAX_SPARSE_T = 10**6
@@ -146,37 +142,73 @@ def cks_epsilon(orders: Sequence[float] | np.ndarray, rdp: Sequence[float] | np.
     return max(float(eps[i]) * (1.0 + 1e-13) + 1e-300, 0.0), float(a[i])
 
 
-def _log_rr_delta(eps: float, k: int, eps_g: float) -> float:
-    """``log delta`` of the k-fold product of binary randomized response with parameter
-    ``eps`` at ``eps_g`` (KOV15 Theorem 3.3: this pair is the worst case)."""
+def _rr_terms(eps: float, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(log P(l), log Q(l))``, ``l = 0 .. k``, of the number of flips ``l`` of the k-fold
+    product of binary randomized response with parameter ``eps`` (KOV15 Theorem 3.3: this pair
+    is the worst case), under the two inputs."""
     l = np.arange(k + 1, dtype=float)
     logc = gammaln(k + 1.0) - gammaln(l + 1.0) - gammaln(k - l + 1.0)
     lp, lq = -math.log1p(math.exp(-eps)), -math.log1p(math.exp(eps))
-    a = logc + (k - l) * lp + l * lq  # P(l flips)
-    b = logc + l * lp + (k - l) * lq + eps_g  # e^eps_g Q(l)
+    return logc + (k - l) * lp + l * lq, logc + l * lp + (k - l) * lq
+
+
+def _log_rr_delta(terms: tuple[np.ndarray, np.ndarray], eps_g: float) -> float:
+    """``log delta`` at ``eps_g`` of the pair of :func:`_rr_terms`: the log of ``sum over l with
+    P(l) > e^eps_g Q(l) of P(l) (1 - e^eps_g Q(l)/P(l))``, each term exact in logs."""
+    a, b = terms[0], terms[1] + eps_g
     keep = a > b
     if not np.any(keep):
         return -math.inf
     aa, bb = a[keep], b[keep]
-    terms = aa + np.log(-np.expm1(bb - aa))
-    m = float(np.max(terms))
-    return m + math.log(float(np.sum(np.exp(terms - m))))
+    t = aa + np.log(-np.expm1(bb - aa))
+    m = float(np.max(t))
+    return m + math.log(float(np.sum(np.exp(t - m))))
+
+
+def _rr_root_estimate(terms: tuple[np.ndarray, np.ndarray], target: float) -> float:
+    """Where ``log delta`` of :func:`_rr_terms` crosses ``target``, estimated (a starting
+    point, never a bound): between consecutive breakpoints ``log P(l) - log Q(l)`` the set of
+    counted ``l`` is fixed, ``delta(g) = S_P - e^g S_Q`` with prefix sums, and the crossing
+    is in closed form; the one inside its own interval is taken. ``nan`` when none is."""
+    lp, lq = terms
+    half = lp > lq  # the counted l form a prefix of these (the breakpoints decrease in l)
+    lp, lq = lp[half], lq[half]
+    if lp.size == 0:
+        return math.nan
+    sp, sq = np.logaddexp.accumulate(lp), np.logaddexp.accumulate(lq)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        root = sp + np.log(-np.expm1(target - sp)) - sq  # log(S_P - e^target) - log S_Q
+    upper = lp - lq  # the prefix 0..m is counted for g below upper[m] ...
+    lower = np.append(upper[1:], 0.0)  # ... and at least upper[m+1]
+    inside = np.flatnonzero((root >= lower) & (root < upper))
+    return float(root[inside[0]]) if inside.size else math.nan
 
 
 def optimal_composition_epsilon(eps: float, delta_round: float, k: int, delta: float) -> float:
     """Smallest ``eps_g`` with ``1 - (1-delta_round)^k (1 - delta_RR(eps_g)) <= delta`` (KOV15
     Theorem 3.3, optimal for k-fold adaptive composition of (eps, delta_round)-DP), found
-    by bisection on a monotone function; returns the admissible end (an upper bound)."""
-    slack = 1.0 - (1.0 - delta) / (1.0 - delta_round) ** k
+    by bisection on a monotone function (each point evaluated term by term); returns the
+    admissible end (an upper bound). The bisection starts on a bracket of relative width 2e-9
+    around the crossing estimated from prefix sums (:func:`_rr_root_estimate`) when the exact
+    evaluation confirms it, else on ``[0, k eps]``; either way it stops at relative width 1e-10."""
+    # 1 - (1-delta) / (1-delta_round)^k without cancellation (to a few ulps: the margin below is
+    # 1e-12 in log delta)
+    slack = -math.expm1(math.log1p(-delta) - k * math.log1p(-delta_round))
     if slack <= 0.0:
         return math.inf
     target = math.log(slack)
+    terms = _rr_terms(eps, k)
     lo, hi = 0.0, k * eps
-    if _log_rr_delta(eps, k, 0.0) <= target:
+    if _log_rr_delta(terms, 0.0) <= target:
         return 0.0
+    guess = _rr_root_estimate(terms, target - 1e-12)
+    if math.isfinite(guess) and 0.0 < guess < hi:
+        a, b = guess * (1.0 - 1e-9), min(guess * (1.0 + 1e-9), hi)
+        if _log_rr_delta(terms, b) <= target - 1e-12 and _log_rr_delta(terms, a) > target - 1e-12:
+            lo, hi = a, b
     for _ in range(100):
         mid = 0.5 * (lo + hi)
-        if _log_rr_delta(eps, k, mid) <= target - 1e-12:
+        if _log_rr_delta(terms, mid) <= target - 1e-12:
             hi = mid
         else:
             lo = mid
@@ -446,10 +478,20 @@ def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int |
     3.5 (advanced); the best of five splits of ``delta`` between the rounds and the slack.
     With a randomizer, each round's eps is its privacy-blanket bound."""
     from . import api  # lazy: api pulls in the hockey-stick machinery
+    from .analyses import Query
+    from .numeric.search import epsilon_for_delta
+
+    m = get_method(method)
+    profiles: dict[Round, Any] = {}
 
     def round_eps(r: Round, d_round: float) -> float:
         if randomizer is None:
-            return float(api.epsilon(r.eps0, r.n, d_round, method, k).value)  # type: ignore[arg-type]
+            # api.epsilon's value (upper end of the certified bracket at rtol 1e-6, at most eps0),
+            # on one profile per round shared by the five splits: its refined blocks carry over
+            if r not in profiles:
+                assert m.profile is not None
+                profiles[r] = m.profile(Query(r.eps0, r.n, k, 0.0, None))
+            return min(float(epsilon_for_delta(profiles[r], d_round, 1e-6).upper), r.eps0)
         b = api.epsilon(r.eps0, r.n, d_round, "blanket", randomizer=randomizer_at(randomizer, r.eps0))
         return math.inf if b.value is None else float(b.value)
 
@@ -465,7 +507,7 @@ def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int |
             e = optimal_composition_epsilon(eps_r[0], d_round, total_T, delta)
             how = f"{KOV}, Theorem 3.3 (optimal composition)"
         else:
-            slack = 1.0 - (1.0 - delta) / (1.0 - d_round) ** total_T
+            slack = -math.expm1(math.log1p(-delta) - total_T * math.log1p(-d_round))  # no cancellation
             e = advanced_composition_epsilon(eps_r, slack, [r.count for r in rounds]) if slack > 0 else math.inf
             how = f"{KOV}, Theorem 3.5 (advanced composition)"
         if e < best_adv:
@@ -479,15 +521,11 @@ def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int |
 
 
 def _pld_size_problem(rounds: Sequence[Round], method: str, k: int | None, discretization: float | None) -> str | None:
-    """Why the PLD route would not finish in reasonable time or memory, or ``None``.
-
-    An estimate, made before the composition allocates anything: each round's grid runs
-    to its tail ``eps`` (:func:`.pld.round_tails`, cached and reused by the route) in steps
-    of the route's discretization (:func:`.pld.auto_discretization` by default); ``T``
-    composed rounds need about ``T * 3 KL / D + 20 sqrt(2 T KL) / D`` more points (mean and
-    spread of the composed privacy loss, with ``KL <= D_1.25``, the RDP at order 1.25, and a
-    factor 3 for the pessimistic discretisation; checked against dp_accounting's own
-    truncation bounds, which it over-estimates by about 2)."""
+    """Why the PLD route would not finish in reasonable time or memory, or ``None``: the part
+    of the estimate known before any round is built (each round's grid runs to its tail
+    ``eps``, :func:`.pld.round_tails`, cached and reused by the route, in steps of the route's
+    discretization, :func:`.pld.auto_discretization` by default). The route itself completes
+    the estimate with each round's spread once built (:func:`.pld.composed_size`)."""
     try:
         tails = {r: round_tails(pair_for(method, r.eps0, r.n, k)) for r in rounds}
     except CertificationError:
@@ -499,12 +537,9 @@ def _pld_size_problem(rounds: Sequence[Round], method: str, k: int | None, discr
             return (f"the round eps0={r.eps0:g}, n={r.n} has a privacy-loss distribution of a few points, which "
                     f"dp_accounting self-composes as a sparse one (its size test alone computes size**T, T = "
                     f"{r.count}); the RDP route covers it")
-        if r.count > 1:
-            kl = rdp_curve(r.eps0, r.n, method, k, [1.25], rtol=0.5).upper[0]
-            composed += r.count * 3.0 * kl / step + 20.0 * math.sqrt(2.0 * r.count * kl) / step
-    if composed > PLD_MAX_COMPOSED_POINTS:
+    if composed > MAX_COMPOSED_POINTS:
         coarser = "" if discretization is None else " (or a coarser --discretization)"
         return (f"composing {sum(r.count for r in rounds)} rounds needs a privacy-loss grid of about {composed:.2g} "
-                f"points at discretization {step:.3g} (limit {PLD_MAX_COMPOSED_POINTS:g}, memory); the RDP route "
+                f"points at discretization {step:.3g} (limit {MAX_COMPOSED_POINTS:g}, memory); the RDP route "
                 f"covers any T{coarser}")
     return None

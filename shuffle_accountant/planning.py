@@ -16,17 +16,18 @@ evaluated by the forward computation, so a non-monotone bound could at worst mak
 answer conservative, never wrong.
 
 With ``rounds = T > 1`` the forward computation is :func:`.composition.compose` (its
-tightest certified route, at the orders :data:`SOLVER_ORDERS`). The search (all of it on
-:func:`.numeric.search.monotone_boundary`):
+tightest certified route, at the orders :data:`SOLVER_ORDERS`). The search:
 
-1. brackets the answer with the cheapest certified route, RDP, on coarse curves
-   (:data:`RDP_BRACKET_CURVE_RTOL`, to :data:`RDP_BRACKET_RTOL`);
-2. predicts the boundary of the tightest route from its values at two or three points (a
-   secant of ``log eps`` against ``log x``: an estimate that only chooses where to look);
-3. certifies it with ``monotone_boundary`` on a narrow range around the prediction, widened
-   when the boundary is not inside. There each point costs only the routes needed to decide
-   it (the PLD route first, usually the tightest; all three only where none certifies), and
-   every route value is computed once (:class:`ComposedRounds`).
+1. predicts the boundary of the tightest route by secant steps of ``log eps`` against
+   ``log x`` on that route's values, from a start (``solve n``: where the coarse RDP bound,
+   :data:`RDP_BRACKET_CURVE_RTOL`, scales to the target) until a step is a fraction of the
+   resolution: an estimate that only chooses where to look (compose's eps is smooth in eps0
+   and n, so a few steps suffice);
+2. certifies it with :func:`.numeric.search.monotone_boundary` on a narrow range around the
+   prediction (two evaluations when the boundary is inside), widened when it is not. There
+   each point costs only the routes needed to decide it (the PLD route first, usually the
+   tightest; all three only where none certifies), and every route value is computed once
+   (:class:`ComposedRounds`).
 """
 
 from __future__ import annotations
@@ -64,10 +65,10 @@ from .validation import (
 SOLVER_ORDERS = (1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 48.0, 64.0, 128.0, 256.0)
 #: The detail key of the re-checked value: delta at eps (one round) or eps at delta (rounds).
 _CERTIFIED = {False: "certified_delta", True: "certified_eps"}
-#: Relative width of the RDP bracket that starts a search over composed rounds, and the
-#: relative width of the (certified, coarse) RDP curves behind it.
-RDP_BRACKET_RTOL = 0.05
+#: Relative width of the (certified, coarse) RDP curves behind a search's starting point.
 RDP_BRACKET_CURVE_RTOL = 0.03
+#: Most secant steps of a search's prediction (each one evaluation of the PLD route).
+SECANT_STEPS = 10
 #: compose's routes, in the order a point is decided (the PLD route is usually the tightest).
 ROUTES = ("pld", "rdp", "advanced")
 
@@ -201,18 +202,14 @@ def _composed_boundary(
         x = min(max(x, low), high)
         return float(math.floor(x)) if integer else x
 
-    # 1. bracket with coarse RDP curves (certified upper bounds; a starting point), to a relative
-    #    width of RDP_BRACKET_RTOL (over the reals, also for n)
-    try:
-        bracket = monotone_boundary(lambda x: cr.rdp_coarse(*at(clip(x))) <= eps, start, feasible_side=feasible_side,
-                                    low=low, high=high, rtol=RDP_BRACKET_RTOL)
-        x = clip(bracket.feasible)
-    except NoBracket:
-        x = low if feasible_side == "low" else high  # RDP certifies nowhere: start from the feasible end
-    # 2. predict the boundary of the tightest route: secants of log eps against log x (at most
-    #    four; an estimate that only chooses where step 3 looks)
+    # 1. predict the boundary of the tightest route: secant steps of log eps against log x from
+    #    the start (at most 4x per step), until a step is a small fraction of rtol (compose's eps
+    #    is smooth in eps0 and n, so the secant converges fast); an estimate that only chooses
+    #    where step 2 looks
+    x = clip(start)
     pts = [(x, cr.guide(*at(x)))]
-    for _ in range(4):
+    guess, moved = x, math.inf  # the predicted boundary and the relative size of the last step
+    for _ in range(SECANT_STEPS):
         (x0, f0) = pts[-1]
         if len(pts) >= 2:
             (xa, fa) = pts[-2]
@@ -220,27 +217,40 @@ def _composed_boundary(
                 slope = math.log(f0 / fa) / math.log(x0 / xa)
         if not (f0 > 0.0 and math.isfinite(f0)) or slope == 0.0:
             break
-        step = min(max(math.log(eps / f0) / slope, -math.log(4.0)), math.log(4.0))  # at most 4x per step
+        step = min(max(math.log(eps / f0) / slope, -math.log(4.0)), math.log(4.0))
         x1 = min(max(x0 * math.exp(step), low), high)
-        x1 = float(round(x1)) if integer else x1
-        if x1 == x0 or (len(pts) >= 2 and abs(x1 - x0) <= 0.5 * rtol * x0):
+        guess, moved = x1, abs(x1 - x0) / x0
+        if moved <= 0.25 * rtol or (integer and abs(x1 - x0) < 0.5) or x1 == x0:
             break
+        x1 = float(round(x1)) if integer else x1
         pts.append((x1, cr.guide(*at(x1))))
-    guess = pts[-1][0]
     # the secant converges fast: the last correction bounds the remaining error generously
-    width = 4.0 * rtol
-    if len(pts) > 1:
-        width = max(width, 1.5 * abs(pts[-1][0] - pts[-2][0]) / pts[-1][0])
-    elif not math.isfinite(pts[0][1]):
-        width = 0.5
-    # 3. certify on a narrow range around the prediction; widen (and move) until it holds the boundary
+    converged = moved <= 0.25 * rtol
+    width = 0.5 if not math.isfinite(moved) else max(0.45 * rtol, 2.0 * moved)
+    # 2. certify on a narrow range around the prediction (from its feasible end: with the boundary
+    #    inside, its two ends decide it); widen (and move) until it holds the boundary
     for _ in range(12):
-        lo_r, hi_r = clip(guess * (1.0 - width)), clip(guess * (1.0 + width))
-        if integer:
-            lo_r, hi_r = max(low, lo_r - 1.0), min(high, hi_r + 2.0)
+        if converged and not integer:
+            # the boundary is within about the last correction of the guess: the range is the
+            # resolution wide, its feasible end that far inside the guess (the answer is that end)
+            inside = max(moved, 1e-12)
+            if feasible_side == "low":
+                lo_r = clip(guess * (1.0 - inside))
+                hi_r = clip(lo_r * (1.0 + 0.99 * rtol))
+            else:
+                hi_r = clip(guess * (1.0 + inside))
+                lo_r = clip(hi_r / (1.0 + 0.99 * rtol))
+        else:
+            lo_r, hi_r = clip(guess * (1.0 - width)), clip(guess * (1.0 + width))
+        if integer:  # the predicted boundary and its neighbour, padded by the width
+            edge = float(math.ceil(guess) if feasible_side == "high" else math.floor(guess))
+            pad = 0.0 if converged else float(int(width * guess))
+            lo_r = max(low, edge - pad - (1.0 if feasible_side == "high" else 0.0))
+            hi_r = min(high, edge + pad + (0.0 if feasible_side == "high" else 1.0))
+        converged = False  # a range that missed is widened
         try:
-            b = monotone_boundary(ok, clip(guess), feasible_side=feasible_side, low=lo_r, high=hi_r,
-                                  integer=integer, rtol=rtol)
+            b = monotone_boundary(ok, lo_r if feasible_side == "low" else hi_r, feasible_side=feasible_side,
+                                  low=lo_r, high=hi_r, integer=integer, rtol=rtol)
         except NoBracket:  # infeasible on the whole range: the boundary is on the feasible side
             edge = lo_r if feasible_side == "low" else hi_r
             if edge == (low if feasible_side == "low" else high):

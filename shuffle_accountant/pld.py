@@ -158,8 +158,14 @@ def tail_epsilon(direction: Direction, scale: float, tail: float) -> float:
 
 
 #: Kernels with more than this many outcomes between the cutoffs at the two ends of the grid
-#: are evaluated point by point (:meth:`.clones.TotalsGeometry.h`; very large clone counts).
+#: are not listed as atoms (:func:`_atoms`) ...
 ATOM_WINDOW = 16_384
+#: ... and kernels with at least ``1 / CUT_RATIO`` times as many outcomes as the grid has points
+#: go by closed-form cuts (:func:`_cut_grid`: no sort, work per outcome and per grid point), up
+#: to this many outcomes; longer ones are evaluated point by point
+#: (:meth:`.clones.TotalsGeometry.h`).
+CUT_RATIO = 2.8
+CUT_WINDOW = 1 << 22
 #: Relative error allowed for computed log likelihood ratios (their rounding is ~1e-15).
 LOG_RATIO_SLACK = 1e-13
 
@@ -178,67 +184,224 @@ def _windows(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, eps_max
     return start, end
 
 
+#: A Boost binomial tail below this is not trusted to its relative budget (its sf underflows
+#: before the pmf does); :func:`_binomial_rows` bounds it from the pmf instead.
+TAIL_TRUST = 1e-280
+#: Relative error charged per step of the pmf ratio recurrence of :func:`_binomial_rows` (the
+#: ratio's four roundings and the product's one, with room to spare).
+STEP_ROUNDING = 6e-16
+
+
+def _scan(x: np.ndarray, op: Any, reverse: bool = False) -> np.ndarray:
+    """Running ``op`` (``np.add``, ``np.multiply``) down the first axis, in place: one vector
+    operation per row when the rows are long (much faster than ``np.cumsum(axis=0)``), else
+    ``op.accumulate`` (same order of operations, same numbers)."""
+    if x.shape[1] < 256:
+        if reverse:
+            x[::-1] = op.accumulate(x[::-1], axis=0)
+        else:
+            x[:] = op.accumulate(x, axis=0)
+        return x
+    rows = range(x.shape[0] - 2, -1, -1) if reverse else range(1, x.shape[0])
+    d = 1 if reverse else -1
+    for i in rows:
+        op(x[i + d], x[i], out=x[i])
+    return x
+
+
+def _binomial_rows(c: np.ndarray, s: np.ndarray, start: np.ndarray, end: np.ndarray, rel: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``B(j) = P[Bin(c, s) = j]`` of many kernels, ``j = start - 1 .. end``: array ``b[i, r]``
+    with ``j = start[r] - 1 + i`` (one column per kernel, zero-padded to the longest), the
+    relative error charged to row ``i`` (the same for every kernel), the tails ``P[Bin(c, s) >
+    end]`` and their relative errors.
+
+    ``B`` is one Boost pmf at ``j = max(start - 1, 0)`` times the running product of the exact
+    ratios ``B(j)/B(j-1) = (c - j + 1) s / (j (1 - s))`` (:data:`STEP_ROUNDING` per step; values
+    that underflow count as 0, an absolute error below 1e-300 per kernel, which its bound adds).
+    The tail is one Boost sf with its budget (:func:`.numeric.binomial.tail_error_budget`); a
+    tail below :data:`TAIL_TRUST` (where Boost's sf underflows before the pmf) is replaced by a
+    bound from the pmf at ``end``: beyond the mode the pmf ratio ``r = (c - end) s / ((end + 1)
+    (1 - s))`` is non-increasing, so the tail is at most ``B(end) r / (1 - r)``, and at most
+    ``(c - end) B(end)``."""
+    width = int(np.max(end - start)) + 2
+    i = np.arange(width, dtype=float)
+    top = np.minimum(c, end)
+    first = np.maximum(start - 1.0, 0.0)
+    ratio = np.add.outer(i, start - 1.0)  # j
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(np.subtract((c + 1.0)[None, :], ratio), ratio, out=ratio)
+    ratio *= (s / (1.0 - s))[None, :]  # B(j) / B(j-1), exact ratio rounded four times
+    ratio[0] = 0.0  # j = start - 1 (the anchor) or -1; set below
+    ratio[1, start == 0.0] = 1.0  # j = 0 is the anchor when start = 0
+    for r in np.flatnonzero(top - (start - 1.0) + 1.0 < width):  # beyond min(c, end): B = 0
+        ratio[int(top[r] - (start[r] - 1.0)) + 1:, r] = 0.0
+    b0, t_above, t_rel = np.empty(c.size), np.empty(c.size), np.empty(c.size)
+    for sv in np.unique(s):
+        sel = s == sv
+        b0[sel] = bn.pmf(first[sel], c[sel], float(sv))
+        t_above[sel] = bn.sf(end[sel], c[sel], float(sv))  # P[Bin > end]
+        t_rel[sel] = bn.tail_error_budget(end[sel], c[sel], float(sv))
+    ratio[0] = b0
+    with np.errstate(under="ignore"):
+        b = _scan(ratio, np.multiply)
+    b[0, start == 0.0] = 0.0  # row 0 is j = -1 there
+    rel_b = rel + STEP_ROUNDING * (i + 1.0)
+    tiny = (t_above < TAIL_TRUST) & (end < c)
+    if np.any(tiny):
+        cols = np.arange(c.size)
+        ie = (end - (start - 1.0)).astype(np.int64)
+        b_end = b[ie, cols] * (1.0 + rel_b[ie])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = (c - end) * s / ((end + 1.0) * (1.0 - s))
+            geo = np.where(r < 1.0, b_end * r / (1.0 - r), np.inf)
+        bound = np.minimum(geo, (c - end) * b_end) * (1.0 + 1e-12) + 1e-320
+        t_above = np.where(tiny, np.maximum(t_above, bound), t_above)
+    return b, rel_b, t_above, np.maximum(t_rel, rel) + 4e-16
+
+
 def _atoms(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, weight: np.ndarray, eps_max: float,
            rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The outcomes of kernel pairs (:mod:`.clones`) as weighted atoms ``(loss, weight P,
-    weight Q, relative error)``, for many kernels at once (rows padded to the longest list).
+    weight Q, relative error)``, for many kernels at once (padded to the longest list).
 
     Kernel pair: ``P(a) = u B(a-1) + (1-u) B(a)``, ``Q(a) = v B(a-1) + (1-v) B(a)``,
     ``B = Bin(c, s)``, ``u > v``; the ratio ``L(a) = P(a)/Q(a)`` increases in ``a`` (FMT21,
     arXiv 2012.12803, Appendix F). Listed: the outcomes between the cutoffs at ``eps = 0`` and
     at ``eps_max`` (closed form, two places of margin; :func:`_windows`), with their loss
-    ``log L(a)`` and masses (``B`` from one Boost pmf by the exact ratio recurrence, in logs);
-    everything above them is one atom at loss ``+inf`` (one Boost sf); below them ``L <= 1``,
-    never counted at ``eps >= 0``."""
+    ``log L(a)`` and masses (:func:`_binomial_rows`); everything above them is one atom at loss
+    ``+inf``; below them ``L <= 1``, never counted at ``eps >= 0``."""
     nb = c.size
     n1 = c + 1.0
     start, end = _windows(c, u, v, s, eps_max)
-    L = int(np.max(end - start)) + 1
-    a = start[:, None] + np.arange(L, dtype=float)[None, :]
-    listed = a <= end[:, None]
-    j = start[:, None] - 1.0 + np.arange(L + 1, dtype=float)[None, :]  # B(j), j = a - 1 and a
-    inb = (j >= 0.0) & (j <= c[:, None]) & (j <= end[:, None])
-    anchor = np.clip(np.floor(n1 * s), np.maximum(start - 1.0, 0.0), np.minimum(end, c))
-    ls = (np.log(s) - np.log1p(-s))[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        step = np.log((c[:, None] - j + 1.0) / j) + ls  # log B(j) - log B(j-1)
-    step = np.where(inb & (j >= 1.0) & (j > np.maximum(start - 1.0, 0.0)[:, None]), step, 0.0)
-    cum = np.cumsum(step, axis=1)
-    ia = (anchor - (start - 1.0)).astype(np.int64)
-    rows = np.arange(nb)
-    b0, t_above = np.empty(nb), np.empty(nb)
-    for sv in np.unique(s):
-        sel = s == sv
-        b0[sel] = bn.pmf(anchor[sel], c[sel], float(sv))
-        t_above[sel] = bn.sf(end[sel], c[sel], float(sv))  # P[Bin > end] = T(end + 1)
-    log_b = np.log(np.maximum(b0, 1e-320))[:, None] + (cum - cum[rows, ia][:, None])
-    with np.errstate(under="ignore"):
-        b = np.where(inb, np.exp(np.maximum(log_b, -745.0)), 0.0)
-    steps = np.abs(j - anchor[:, None])
-    rel_b = rel + 4e-16 * (steps * (np.max(np.abs(step), axis=1, keepdims=True) + 2.0)
-                           + np.abs(log_b) * (steps + 1.0) + 1.0)
-    uu, vv, ss = u[:, None], v[:, None], s[:, None]
-    p_a = uu * b[:, :-1] + (1.0 - uu) * b[:, 1:]
-    q_a = vv * b[:, :-1] + (1.0 - vv) * b[:, 1:]
-    rho = np.maximum(rel_b[:, :-1], rel_b[:, 1:]) + 4e-16
-    x = a / n1[:, None]
+    b, rel_b, t_above, t_rel = _binomial_rows(c, s, start, end, rel)
+    a = start[None, :] + np.arange(b.shape[0] - 1, dtype=float)[:, None]
+    listed = a <= end[None, :]
+    uu, vv, ss = u[None, :], v[None, :], s[None, :]
+    p_a = uu * b[:-1] + (1.0 - uu) * b[1:]
+    q_a = vv * b[:-1] + (1.0 - vv) * b[1:]
+    rho = np.broadcast_to((rel_b[1:] + 4e-16)[:, None], p_a.shape)
+    x = a / n1[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         loss = (np.log(uu * x / ss + (1.0 - uu) * (1.0 - x) / (1.0 - ss))
                 - np.log(vv * x / ss + (1.0 - vv) * (1.0 - x) / (1.0 - ss)))
     loss = np.nan_to_num(loss, nan=-np.inf)
-    b_end = b[rows, (end - (start - 1.0)).astype(np.int64)]
+    b_end = b[(end - (start - 1.0)).astype(np.int64), np.arange(nb)]
     t_end = t_above + b_end
     p_top, q_top = u * t_end + (1.0 - u) * t_above, v * t_end + (1.0 - v) * t_above
     keep = listed & (p_a > 0.0)
-    w = weight[:, None]
+    w = weight[None, :]
     return (np.concatenate((loss[keep], np.full(nb, np.inf))),
             np.concatenate(((w * p_a)[keep], weight * p_top)),
             np.concatenate(((w * q_a)[keep], weight * q_top)),
-            np.concatenate((rho[keep], rel + 4e-16 + np.max(rel_b, axis=1))))
+            np.concatenate((rho[keep], np.full(nb, t_rel + rel_b[-1]) + 4e-16)))
 
 
-#: Atoms (listed outcomes, padding included) per batch of kernels in :func:`grid_upper`.
+def _cut_grid(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, eps: np.ndarray, rel: float
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Certified upper bounds on the hockey-stick divergences ``H_{e^eps}`` of kernel pairs
+    (as in :func:`_atoms`, ``u > v``) at every ``eps`` of an ascending grid: ``(G, kernels)``.
+
+    For long outcome lists (large clone counts), instead of sorting atoms: the optimal set at
+    ``g = e^eps`` is the tail ``a >= k*``, ``k*`` the first ``a`` whose ratio ``L(a)`` exceeds
+    ``g``. ``L(a) > g`` is ``r(a) = B(a-1)/B(a) = a (1-s) / ((c-a+1) s) > rho`` with ``rho = ((u-v) +
+    (g-1)(1-v)) / ((u-v) - (g-1) v)`` (``L`` increases in ``r``), i.e. ``a > rho s (c+1) / ((1-s) +
+    rho s)``: a closed-form cut ``k``. With the tails ``TB(j) = P[Bin >= j]`` (:func:`_binomial_rows`,
+    summed from the top), ``sum_{a >= k} P(a) = u TB(k-1) + (1-u) TB(k)`` (``Q`` alike), and the
+    divergence is ``P_tail - g Q_tail`` at ``k*``. Where the computed cut could differ from ``k*``
+    (the closed form within its rounding of an integer, or clipped to the window), the bound adds
+    ``sum_{a = k-2, k-1} (P(a) - g Q(a))_+ + sum_{a = k, k+1} (g Q(a) - P(a))_+``: the terms that
+    move any ``k`` with ``|k - k*| <= 2`` to ``k*``, each clipped at 0. Kernels whose cut rounding
+    reaches half an outcome are flagged (``ok`` false) for the caller to evaluate otherwise.
+    Outcomes above the window of :func:`_windows` enter through the tail ``P[Bin > end]`` (they
+    are above every cut). The sum is computed as ``(u - g v) B(k-1) - (g - 1) TB(k)``, so the
+    budget (the masses' relative errors and the summation's rounding) falls on ``(u + g v)
+    B(k-1) + (g - 1) TB(k)`` and the corrected outcomes' masses. Returns ``(bounds, ok)``.""" 
+    nb = c.size
+    n1 = c + 1.0
+    start, end = _windows(c, u, v, s, float(eps[-1]))
+    b, rel_b, t_above, t_rel = _binomial_rows(c, s, start, end, rel)
+    width = b.shape[0]
+    tb = np.empty((width + 1, nb))  # TB(j), j = start - 1 .. start + width - 1
+    tb[:-1] = b
+    tb[-1] = t_above
+    _scan(tb, np.add, reverse=True)
+    g = np.exp(eps)[:, None]
+    g1 = np.expm1(eps)[:, None]
+    uu, vv, ss = u[None, :], v[None, :], s[None, :]
+    duv = uu - vv
+    num = duv + g1 * (1.0 - vv)
+    den = duv - g1 * vv
+    # a > rho s (c+1) / ((1-s) + rho s) = s (c+1) num / ((1-s) den + s num), and (1-s) den + s num
+    # = (u-v) + (g-1)(s-v); no outcome qualifies when den <= 0 (g >= u/v, the largest ratio)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a_thr = np.where(den > 0.0, (ss * n1[None, :]) * num / (duv + g1 * (ss - vv)), np.inf)
+    # Rounding of a_thr: relative kappa: num to 3 ulps (positive terms), the denominator to 2 ulps
+    # of u-v + (g-1)|s-v| <= max(1, (s+v)/(1-v)) num <= max(1, (s+v)/(1-v)) / s times itself, and
+    # 3 more; doubled. Kernels where it could reach a quarter of an outcome inside the window (a_thr
+    # below end + 8; beyond, the cut is end + 1 either way) are left to the caller.
+    kappa = 1.2e-16 * (24.0 + 4.0 * np.maximum(1.0, (s + v) / (1.0 - v)) / s)
+    ok = kappa * (end + 8.0) <= 0.25
+    fl = np.floor(np.minimum(a_thr, 4e18))
+    k = np.clip(fl + 1.0, (start + 2.0)[None, :], (end + 1.0)[None, :])
+    # where the cut could differ from the exact one: a_thr within its rounding of an integer (at
+    # most 2 kappa (end + 8) + 1e-9 of one), below the window (k clipped up: only where start = 0),
+    # or den within its rounding of 0 (only where the grid reaches g = u/v)
+    near = float(np.max(2.0 * kappa * (end + 8.0), initial=0.0)) + 1e-9
+    unsure = np.abs((a_thr - fl) - 0.5) >= 0.5 - near
+    low_rows = np.flatnonzero(start < 1.0)
+    if low_rows.size:
+        unsure[:, low_rows] |= fl[:, low_rows] + 1.0 < (start[low_rows] + 2.0)[None, :]
+    top_g1 = float(g1[-1, 0])
+    flat_den = np.flatnonzero(u - v - top_g1 * v <= 8e-16 * (u - v + top_g1 * v) * 2.0)
+    if flat_den.size:
+        dd, dv = den[:, flat_den], duv[:, flat_den] + g1 * vv[:, flat_den]
+        unsure[:, flat_den] |= np.abs(dd) <= 8e-16 * dv
+    flat = (k * nb + (np.arange(nb) - start * nb)[None, :]).astype(np.int64)  # row k - start: B(k-1)
+    b_km1 = b.ravel()[flat]
+    t_k = tb.ravel()[flat + nb]  # TB(k)
+    # sum_{a >= k} (P(a) - g Q(a)) = (u - g v) B(k-1) - (g - 1) TB(k): the tail enters only times
+    # g - 1, so its error (summation included) is charged only that much
+    gv = g * vv
+    tail = g1 * t_k
+    value = (uu - gv) * b_km1
+    value -= tail
+    rel_row = rel_b[-1] + 4e-16
+    c1 = (rel_row + 4e-16) * (1.0 + 1e-12)
+    c2 = (rel_row + t_rel + 4e-16 * (width + 8)) * (1.0 + 1e-12)
+    gv += uu
+    gv *= b_km1
+    gv *= c1
+    tail *= c2[None, :]
+    err = gv
+    err += tail
+    if np.any(unsure):
+        gi, ri = np.nonzero(unsure)
+        kk, gg = k[gi, ri], g[gi, 0]
+        cc = (kk - start[ri]).astype(np.int64)
+        fb = b.ravel()
+        corr, extra = np.zeros(gi.size), np.zeros(gi.size)
+        for d, sign in ((-2, 1.0), (-1, 1.0), (0, -1.0), (1, -1.0)):
+            inside = kk + d <= end[ri]
+            bm1 = fb[np.clip(cc + d, 0, width - 1) * nb + ri]
+            ba = fb[np.clip(cc + d + 1, 0, width - 1) * nb + ri]
+            pa = u[ri] * bm1 + (1.0 - u[ri]) * ba
+            qa = v[ri] * bm1 + (1.0 - v[ri]) * ba
+            corr += np.where(inside, np.maximum(sign * (pa - gg * qa), 0.0), 0.0)
+            extra += np.where(inside, pa + gg * qa, 0.0)
+        value[gi, ri] += corr
+        err[gi, ri] += (rel_row + 8e-16) * (1.0 + 1e-12) * extra
+    np.maximum(value, 0.0, out=value)
+    value += err
+    # underflowed masses: below 2.3e-308 each, at most 2^22 of them in a tail (times g - 1)
+    value += 1e-300 * (1.0 + g1)
+    return value, ok
+
+
+#: Atoms (listed outcomes, padding included) per batch of kernels in :func:`grid_upper`; cells
+#: (outcomes and grid points) per batch of kernels evaluated by cuts (:func:`_cut_grid`).
 BATCH_ATOMS = 1 << 18
+BATCH_CUT = 1 << 18
 
 
 def _delta_from_atoms(loss: np.ndarray, wp: np.ndarray, wq: np.ndarray, rho: np.ndarray,
@@ -267,6 +430,21 @@ def _delta_from_atoms(loss: np.ndarray, wp: np.ndarray, wq: np.ndarray, rho: np.
             + 4e-16 * (loss.size + 4) * (p_tail + g * q_tail) + 1e-300)
 
 
+def _batches(rows: np.ndarray, width: np.ndarray, extra: int, cells: int = BATCH_ATOMS) -> list[np.ndarray]:
+    """The indices of ``rows`` (a mask) in batches of similar ``width`` (little padding), each
+    batch holding at most about ``cells`` cells of ``width + extra`` per row."""
+    idx = np.flatnonzero(rows)
+    idx = idx[np.argsort(width[idx], kind="stable")]
+    w = width[idx] + extra
+    out, first = [], 0
+    while first < idx.size:  # the padded size (rows times the widest) grows with the batch's end
+        size = np.arange(1, idx.size - first + 1) * w[first:]
+        last = first + max(1, int(np.searchsorted(size, cells, side="right")))
+        out.append(idx[first:last])
+        first = last
+    return out
+
+
 def grid_upper(direction: Direction, eps: np.ndarray) -> np.ndarray:
     """Certified upper bounds on ``delta(eps)`` of one direction on an ascending grid of
     ``eps >= 0``, on the direction's current partition: the bound of
@@ -292,18 +470,15 @@ def grid_upper(direction: Direction, eps: np.ndarray) -> np.ndarray:
     live = counted & (uu > vv) & (0.0 < ss) & (ss < 1.0)
     start, end = _windows(t - 1.0, uu, vv, ss, float(eps[-1]))
     width = end - start + 1.0
-    listed = live & (width <= ATOM_WINDOW)
+    by_cut = live & (width * CUT_RATIO >= eps.size) & (width <= CUT_WINDOW)
+    listed = live & ~by_cut & (width <= ATOM_WINDOW)
     out = np.zeros(eps.size)
-    idx = np.flatnonzero(listed)
-    idx = idx[np.argsort(width[idx], kind="stable")]  # similar widths together: little padding
-    first = 0
-    while first < idx.size:
-        last = first + 1
-        while last < idx.size and (last + 1 - first) * width[idx[last]] <= BATCH_ATOMS:
-            last += 1
-        b = idx[first:last]
+    for b in _batches(listed, width, 0):
         out += _delta_from_atoms(*_atoms(t[b] - 1.0, uu[b], vv[b], ss[b], w_up[b], float(eps[-1]), direction.rel), eps)
-        first = last
+    for b in _batches(by_cut, width, eps.size, BATCH_CUT):
+        bound, ok = _cut_grid(t[b] - 1.0, uu[b], vv[b], ss[b], eps, direction.rel)
+        out += bound[:, ok] @ w_up[b][ok]
+        listed[b[ok]] = True
     rest = np.flatnonzero(counted & (uu > vv) & ~listed)  # point-mass splits, very long lists
     for chunk in np.array_split(rest, max(1, rest.size * eps.size // 400_000 + 1)) if rest.size else ():
         hh, hh_err = direction.h(t[chunk][:, None], lam[chunk][:, None], eps[None, :])
@@ -575,50 +750,170 @@ COMPOSED_POINTS = 1 << 19
 COMPOSED_SPAN = 30.0
 
 
+def round_moments(b: RoundPld) -> tuple[float, float]:
+    """Mean and variance of a round's privacy loss, read off its pmfs (finite part; the larger
+    of the two orders for an asymmetric pair). The mean is ``KL(P||Q)`` of the discretised
+    pair."""
+    mean = var = 0.0
+    for pmf in (b.pld._pmf_remove, b.pld._pmf_add):
+        dense = pmf.to_dense_pmf()
+        probs = np.asarray(dense._probs, dtype=float)
+        loss = (dense._lower_loss + np.arange(probs.size)) * dense._discretization
+        total = float(np.sum(probs))
+        if total > 0.0:
+            m = float(np.dot(probs, loss)) / total
+            mean, var = max(mean, m), max(var, float(np.dot(probs, (loss - m) ** 2)) / total)
+        if b.symmetric:
+            break
+    return mean, var
+
+
 def composed_step(built: Sequence[tuple[RoundPld, int]], step: float) -> float:
     """The grid step for composing ``built`` (``(round PLD, count)`` pairs at step ``step``):
     ``step``, or coarser when the composed loss (variance: the sum of the rounds'
     variances, read off their pmfs) would need more than :data:`COMPOSED_POINTS` points."""
-    var = 0.0
-    for b, count in built:
-        for pmf in (b.pld._pmf_remove, b.pld._pmf_add):
-            dense = pmf.to_dense_pmf()
-            probs = np.asarray(dense._probs, dtype=float)
-            loss = (dense._lower_loss + np.arange(probs.size)) * dense._discretization
-            total = float(np.sum(probs))
-            if total <= 0.0:
-                continue
-            mean = float(np.dot(probs, loss)) / total
-            var = max(var, 0.0) + count * float(np.dot(probs, (loss - mean) ** 2)) / total
-            if b.symmetric:
-                break
+    var = sum(count * round_moments(b)[1] for b, count in built)
     need = COMPOSED_SPAN * math.sqrt(max(var, 0.0)) / COMPOSED_POINTS
     return float(min(max(step, need), AUTO_COARSEST))
 
 
+#: The PLD route is skipped, with the reason, when the composed privacy-loss grid that
+#: dp_accounting allocates for its FFT would exceed this many points (about 240 MB per
+#: array, and it holds several; measured: 7e6 points take 4.5 s).
+MAX_COMPOSED_POINTS = 30_000_000
+#: Ratio of ``D_1.25`` to ``KL`` for a Gaussian-like privacy loss (``D_alpha = alpha KL``): the
+#: size estimate below was calibrated with ``D_1.25`` in place of the mean loss.
+SIZE_KL_FACTOR = 1.25
+
+
+def composed_size(built: Sequence[tuple[RoundPld, int]], spans: Sequence[float], step: float) -> float:
+    """Estimated number of points of the composed privacy-loss grid (an estimate, made before
+    the composition allocates anything): each round's grid, ``spans[i] / step`` points (at most
+    ``2 MAX_GRID``), and for ``T`` repeated rounds ``T * 3 KL / step + 20 sqrt(2 T KL) / step``
+    more (mean and spread of the composed loss; ``KL`` the round's mean loss times
+    :data:`SIZE_KL_FACTOR`, and a factor 3 for the pessimistic discretisation; checked against
+    dp_accounting's own truncation bounds, which it over-estimates by about 2)."""
+    composed = 0.0
+    for (b, count), span in zip(built, spans):
+        composed += min(span / step, 2.0 * MAX_GRID)
+        if count > 1:
+            kl = SIZE_KL_FACTOR * max(round_moments(b)[0], 0.0)
+            composed += count * 3.0 * kl / step + 20.0 * math.sqrt(2.0 * count * kl) / step
+    return composed
+
+
+#: Tail mass dp_accounting's ``self_compose`` may truncate (its default), charged at ``+inf``.
+SELF_COMPOSE_TRUNCATION = 1e-15
+
+
+def _self_convolve_bounds(probs: np.ndarray, times: int, truncation: float) -> tuple[int, int]:
+    """dp_accounting's ``common.compute_self_convolve_bounds`` (Chernoff bounds on the composed
+    index at the orders ``+-1..20 / len``, each tail at most ``truncation / 2``), with all
+    orders in one vectorised log-sum-exp, widened by one index each way against rounding."""
+    from scipy.special import logsumexp
+
+    size = probs.size
+    orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / size
+    with np.errstate(divide="ignore"):
+        log_mgf = logsumexp(orders[:, None] * np.arange(size)[None, :], b=probs[None, :], axis=1)
+    lower, upper = 0, (size - 1) * times
+    for order, value in zip(orders, log_mgf):
+        bound = (times * float(value) + math.log(2.0 / truncation)) / float(order)
+        if not math.isfinite(bound):
+            continue
+        if order > 0:
+            upper = min(upper, math.ceil(bound) + 1)
+        else:
+            lower = max(lower, math.floor(bound) - 1)
+    return lower, upper
+
+
+def _self_compose_pmf(pmf: Any, times: int, truncation: float = SELF_COMPOSE_TRUNCATION) -> Any:
+    """``pmf.self_compose(times)`` of dp_accounting for a dense pmf (any pmf whose
+    ``size**times`` exceeds dp_accounting's sparse limit is made dense there too), with the
+    FFT of real input (``rfft``, half the work of the complex one; the same cyclic convolution
+    on a window of the Chernoff bounds, whose out-of-window mass, at most ``truncation``, goes
+    to ``+inf`` as in dp_accounting). Sparse pmfs with few points keep dp_accounting's own."""
+    from dp_accounting.pld import pld_pmf
+    from scipy import fft
+
+    if not isinstance(pmf, pld_pmf.DensePLDPmf) and pmf.size ** min(times, 64) <= 1000:
+        return pmf.self_compose(times, truncation)
+    dense = pmf.to_dense_pmf()
+    probs = np.asarray(dense._probs, dtype=float)
+    lower, upper = _self_convolve_bounds(probs, times, truncation)
+    length = upper - lower + 1
+    fast = fft.next_fast_len(max(length, probs.size), real=True)
+    out = fft.irfft(fft.rfft(probs, fast) ** times, fast)
+    out = np.roll(out, -lower)[:length]
+    inf_mass = truncation - math.expm1(times * math.log1p(-dense._infinity_mass))
+    return pld_pmf.DensePLDPmf(dense._discretization, dense._lower_loss * times + lower, out, inf_mass,
+                               dense._pessimistic_estimate)
+
+
 def compose_plds(parts: Sequence[tuple[Any, int]]) -> Any:
-    """``prod_j pld_j^{count_j}`` (``self_compose`` for repeated rounds, then ``compose``);
-    ``dp_accounting``'s tail truncation is pessimistic."""
+    """``prod_j pld_j^{count_j}`` (self-composition for repeated rounds, :func:`_self_compose_pmf`,
+    then dp_accounting's ``compose``); the tail truncation is pessimistic."""
+    plm = import_dp_accounting()
     total = None
     for pld, count in parts:
-        p = pld.self_compose(count) if count > 1 else pld
+        p = pld
+        if count > 1:
+            remove = _self_compose_pmf(pld._pmf_remove, count)
+            add = None if pld._symmetric else _self_compose_pmf(pld._pmf_add, count)
+            p = plm.PrivacyLossDistribution(remove, add)
         total = p if total is None else total.compose(p)
     if total is None:
         raise InvalidParameter("at least one round is needed")
     return total
 
 
+def _pmf_epsilon(pmf: Any, delta: float) -> float:
+    """dp_accounting's ``get_epsilon_for_delta`` of one pmf (the smallest ``eps >= 0`` with
+    ``inf_mass + sum_{loss > eps} p (1 - e^(eps - loss)) <= delta``), vectorised for a dense pmf:
+    the same running sums from the largest loss down (in the same order), the same stopping
+    rule, in array operations instead of a Python loop."""
+    from dp_accounting.pld import pld_pmf
+
+    if not isinstance(pmf, pld_pmf.DensePLDPmf):
+        return float(pmf.get_epsilon_for_delta(delta))
+    inf_mass = float(pmf._infinity_mass)
+    if inf_mass > delta:
+        return math.inf
+    probs = np.asarray(pmf._probs, dtype=float)[::-1]
+    loss = (pmf._lower_loss + np.arange(probs.size - 1, -1, -1, dtype=float)) * pmf._discretization
+    with np.errstate(over="ignore", under="ignore"):
+        upper = inf_mass + np.cumsum(probs)  # after adding each loss
+        lower = np.cumsum(np.exp(-loss) * probs)
+    before_u = np.concatenate(([inf_mass], upper[:-1]))
+    before_l = np.concatenate(([0.0], lower[:-1]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stop = (before_u > delta) & (before_l > 0.0) & (np.log((before_u - delta) / before_l) >= loss)
+    big = (upper >= delta) & (lower == 0.0)  # e^-loss underflowed: eps is this loss
+    i_stop = int(np.argmax(stop)) if stop.any() else probs.size
+    i_big = int(np.argmax(big)) if big.any() else probs.size
+    if i_big < i_stop:
+        return max(0.0, float(loss[i_big]))
+    mu, ml = (float(before_u[i_stop]), float(before_l[i_stop])) if i_stop < probs.size else (float(upper[-1]), float(lower[-1]))
+    if mu <= ml + delta:
+        return 0.0
+    return math.log((mu - delta) / ml)
+
+
 def composed_epsilon(pld: Any, delta: float) -> tuple[float, float]:
     """``eps`` with ``delta_pld(eps) <= delta - margin`` (the floating-point budget of the
-    module docstring), and the margin. Raises :class:`InvalidParameter` for
-    ``delta < MIN_DELTA``."""
+    module docstring), and the margin (both orders of an asymmetric PLD, the larger eps; as
+    dp_accounting's ``get_epsilon_for_delta``, :func:`_pmf_epsilon`). Raises
+    :class:`InvalidParameter` for ``delta < MIN_DELTA``."""
     if delta < MIN_DELTA:
         raise InvalidParameter(
             f"delta = {delta:.3g} is below {MIN_DELTA:g}, where the floating-point FFT composition of the PLD route "
             "is not trustworthy"
         )
     margin = FLOAT_MARGIN_REL * delta + FLOAT_MARGIN_ABS
-    eps = float(pld.get_epsilon_for_delta(delta - margin))
+    eps = _pmf_epsilon(pld._pmf_remove, delta - margin)
+    if not pld._symmetric:
+        eps = max(eps, _pmf_epsilon(pld._pmf_add, delta - margin))
     return (eps * (1.0 + 1e-12) if math.isfinite(eps) else math.inf), margin
 
 
@@ -685,6 +980,13 @@ def pld_route(
 
         step = auto_discretization(list(tails.values())) if discretization is None else float(discretization)
         built = build(step)
+        size = composed_size(built, [sum(tails[key]) for key in grouped], step)
+        if size > MAX_COMPOSED_POINTS:
+            coarser = "" if discretization is None else " (or a coarser --discretization)"
+            return not_applicable(
+                f"PLD route: composing {sum(grouped.values())} rounds needs a privacy-loss grid of about {size:.2g} "
+                f"points at discretization {step:.3g} (limit {MAX_COMPOSED_POINTS:g}, memory); the RDP route covers "
+                f"any T{coarser}")
         if discretization is None:  # keep the composed grid within COMPOSED_POINTS (many rounds)
             coarser = composed_step(built, step)
             if coarser > step:

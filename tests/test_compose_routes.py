@@ -89,3 +89,39 @@ def test_bad_input_one_line_exit_2(args):
     r = run(*args)
     assert r.exit_code == 2
     assert len(r.output.strip().splitlines()) == 1
+
+
+def _kov_delta(eps, k, dr, g):
+    """``1 - (1-dr)^k (1 - delta_RR(g))`` for k-fold binary randomized response (KOV15 Theorem
+    3.3), summed term by term in mpmath (no code shared with the fast path)."""
+    with mpmath.workdps(60):
+        e, g = mpmath.mpf(eps), mpmath.mpf(g)
+        p = mpmath.e**e / (1 + mpmath.e**e)
+        q = 1 - p
+        d_rr = mpmath.fsum(max(mpmath.mpf(0), mpmath.binomial(k, l) * (p ** (k - l) * q**l - mpmath.e**g * p**l * q ** (k - l)))
+                           for l in range(k + 1))
+        return 1 - (1 - mpmath.mpf(dr)) ** k * (1 - d_rr)
+
+
+@pytest.mark.parametrize("eps, dr, k, delta", [(0.5, 1e-8, 20, 1e-6), (0.1, 1e-9, 30, 1e-5), (2.0, 1e-10, 3, 1e-6),
+                                               (1.0, 1e-7, 1, 1e-6), (0.05, 1e-12, 25, 1e-4)])
+def test_optimal_composition_against_mpmath(eps, dr, k, delta):
+    """KOV15 Theorem 3.3 by the fast search (prefix-sum start, term-by-term check): the returned
+    eps meets delta by an mpmath brute force, and 1e-8 below it does not (it is tight)."""
+    e = comp.optimal_composition_epsilon(eps, dr, k, delta)
+    assert _kov_delta(eps, k, dr, e) <= delta
+    if e > 0:
+        assert _kov_delta(eps, k, dr, e * (1 - 1e-8)) > delta
+
+
+def test_advanced_route_shares_one_profile_and_matches_api():
+    """The advanced route's per-round eps (one shared profile for the five splits of delta) is
+    api.epsilon's certified upper end at each split, to the search's rtol."""
+    from shuffle_accountant import api
+
+    b = comp._advanced_route((comp.Round(1.0, 2000, 10),), 1e-6, "clones", None, {})
+    d_round = b.details["delta_per_round"]
+    single = api.epsilon(1.0, 2000, d_round).value
+    assert b.details["eps_per_round"][0] == pytest.approx(single, rel=2e-6)
+    lo = api.epsilon(1.0, 2000, d_round).details["bracket"][0]
+    assert b.details["eps_per_round"][0] >= lo

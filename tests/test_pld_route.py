@@ -232,19 +232,24 @@ def test_grid_upper_matches_the_pointwise_block_bound(method, eps0, n, k):
 
 
 @pytest.mark.parametrize("method, params", [("clones", oracle.clones_params), ("stronger-clones", oracle.stronger_clones_params)])
-def test_grid_upper_above_exact_delta(method, params):
-    """Against the mpmath oracle (exact hockey-stick of the full pair) at small n."""
+@pytest.mark.parametrize("cut_ratio", [None, 1e12])
+def test_grid_upper_above_exact_delta(method, params, cut_ratio, monkeypatch):
+    """Against the mpmath oracle (exact hockey-stick of the full pair) at small n, with the
+    kernels as sorted atoms (default at these n) and all by closed-form cuts (grid points on
+    and between the outcomes' ratios)."""
     from shuffle_accountant.numeric.clones import HockeyStick
 
-    eps0, n = 1.3, 7
-    d = HockeyStick(pair_for(method, eps0, n).pair).direction()
-    d.bounds(0.2, 1e-3)
-    grid = np.arange(0.0, 1.3, 0.01)
-    up = P.grid_upper(d, grid)
-    with mpmath.workdps(50):
-        pair = oracle.clone_pair(n, *params(eps0))
-    for e, u in zip(grid[::9], up[::9]):
-        assert u >= _exact_hockey(pair, float(e)) - 1e-15
+    if cut_ratio is not None:
+        monkeypatch.setattr(P, "CUT_RATIO", cut_ratio)
+    for eps0, n in ((1.3, 7), (0.7, 25)):
+        d = HockeyStick(pair_for(method, eps0, n).pair).direction()
+        d.bounds(0.2, 1e-3)
+        grid = np.arange(0.0, eps0, 0.01)
+        up = P.grid_upper(d, grid)
+        with mpmath.workdps(50):
+            pair = oracle.clone_pair(n, *params(eps0))
+        for e, u in zip(grid[::7], up[::7]):
+            assert u >= _exact_hockey(pair, float(e)) - 1e-15
 
 
 def test_tail_epsilon_is_certified():
@@ -278,3 +283,61 @@ def test_cached_round_reused_and_identical():
     b = P.pld_route([(0.7, 3000, 50)], 1e-6, "clones", None)
     assert P._pair_pld.cache_info().hits == hits + 1
     assert a.details["discretization"] == b.details["discretization"] and b.value > a.value
+
+
+# ---------------------------------------------------------------------------------------
+# Kernels by closed-form cuts (long outcome lists), the real-FFT self-composition and the
+# vectorised eps read-off.
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method, eps0, n, k", [("clones", 1.0, 10**6, None), ("stronger-clones", 0.5, 2 * 10**5, None),
+                                                ("krr", 2.0, 10**5, 5), ("binary-rr-lower", 1.5, 30_000, None),
+                                                ("clones", 1.0, 3 * 10**8, None)])
+def test_cut_grid_matches_atoms_and_pointwise(method, eps0, n, k, monkeypatch):
+    """Kernels evaluated by closed-form cuts (``_cut_grid``) against the sorted atoms and
+    against the pointwise block bound (``Direction.upper_on_grid``) on the same partition (the
+    same bound with different rounding budgets: within 1e-5 and 1e-6), and at or above an
+    independent refined certified lower end."""
+    from shuffle_accountant.numeric.clones import HockeyStick
+
+    sp = pair_for(method, eps0, n, k)
+    for pair in ([sp.pair] if sp.pair.symmetric else [sp.pair, sp.pair.mirrored()]):
+        d = HockeyStick(pair).direction()
+        tail = P.tail_epsilon(d, 1.0, 1e-18)
+        grid = np.arange(301) * (tail / 300)
+        for x in np.linspace(0.0, tail, 4)[:-1]:
+            d.bounds(float(x), 1e-3)
+        monkeypatch.setattr(P, "CUT_RATIO", 1e12)  # every kernel by cuts
+        cut = P.grid_upper(d, grid)
+        monkeypatch.setattr(P, "CUT_RATIO", 0.0)  # every kernel by atoms (or pointwise when very long)
+        atoms = P.grid_upper(d, grid)
+        point = d.upper_on_grid(grid[::10])
+        assert np.all(np.abs(cut - atoms) <= 1e-5 * atoms + 1e-200)  # the atoms charge 4u per atom of all kernels
+        assert np.all(np.abs(cut[::10] - point) <= 1e-6 * point + 1e-200)
+        for e in grid[::60]:
+            assert cut[int(round(e / grid[1]))] >= HockeyStick(pair).direction().bounds(float(e), 1e-9).lower
+
+
+def test_self_compose_and_epsilon_match_dp_accounting():
+    """The real-FFT self-composition and the vectorised eps read-off against dp_accounting's
+    own (complex FFT, Python loop): the same pmf up to FFT rounding, the same eps."""
+    for eps0, n, T in ((1.0, 1000, 300), (0.5, 50, 40), (1.0, 10**5, 3)):
+        r = P.round_pld(eps0, n, discretization=None)
+        ours, theirs = P.compose_plds([(r.pld, T)]), r.pld.self_compose(T)
+        for eps in (0.0, 0.1, 0.5, 1.0, 3.0):
+            a, b = float(ours.get_delta_for_epsilon(eps)), float(theirs.get_delta_for_epsilon(eps))
+            assert a == pytest.approx(b, rel=1e-9, abs=1e-14)
+        for delta in (1e-3, 1e-6, 1e-9):
+            assert P._pmf_epsilon(theirs._pmf_remove, delta) == pytest.approx(  # noqa: SLF001
+                theirs.get_epsilon_for_delta(delta), rel=1e-11, abs=1e-12)
+            assert P.composed_epsilon(ours, delta)[0] == pytest.approx(
+                theirs.get_epsilon_for_delta(delta - P.composed_epsilon(ours, delta)[1]), rel=1e-7)
+
+
+def test_composed_size_refuses_large_compositions(monkeypatch):
+    """The composed-grid estimate (made from each built round's mean loss) turns the PLD route
+    into 'not applicable' with the reason; below the limit the route answers."""
+    assert P.pld_route([(1.0, 1000, 50)], 1e-6, "clones", None).kind == "upper"
+    monkeypatch.setattr(P, "MAX_COMPOSED_POINTS", 5000)
+    b = P.pld_route([(1.0, 1000, 50)], 1e-6, "clones", None)
+    assert b.kind == "not applicable" and "privacy-loss grid" in b.validity and "RDP route" in b.validity
