@@ -266,7 +266,7 @@ def test_kernel_lower_end_survives_an_underflowing_tail():
 
 # ---------------------------------------------------------------------------------------
 # The speed work of issue 13's single query: closed-form lower bound near eps0, edge-tail
-# memo, window reuse, the mixture start and the quadratic step.
+# memo, window reuse and the mixture start.
 # ---------------------------------------------------------------------------------------
 
 
@@ -335,16 +335,6 @@ def test_window_repeat_and_rounding_bound(n: int, eps0: float, monkeypatch: pyte
         b = blocks.bounds(eps, 1e-4)
         assert blocks.directions[0]._exact_last is None
     assert first.lower <= b.upper and b.lower <= first.upper, (first, b)
-
-
-def test_quadratic_step() -> None:
-    """The quadratic step: the root nearest zero of the parabola through the value and slope
-    here and one more value (exact for a parabola), Newton's step when the curvature is 0."""
-    q = lambda t: 1.0 - 2.0 * t + 0.5 * t * t  # roots 2 -+ sqrt 2
-    for d in (1.0, -1.0, 3.0):
-        assert math.isclose(search._quadratic_step(1.0, -2.0, d, q(d)), 2 - math.sqrt(2), rel_tol=1e-12)
-    assert search._quadratic_step(1.0, -2.0, 1.0, -1.0) == pytest.approx(0.5)  # linear: Newton
-    assert search._quadratic_step(1.0, -0.1, 1.0, 5.0) is None  # no real root
 
 
 @pytest.mark.parametrize("n,eps0,delta", [(10**3, 0.5, 1e-6), (10**4, 1.0, 1e-10), (10**5, 3.0, 1e-10),

@@ -919,7 +919,7 @@ class Direction(TotalsGeometry):
             h = self._normal_kernel(nodes, eps.reshape(-1))
         else:
             h = self._nominal_kernel(nodes, eps.reshape(-1))
-        return (weights @ h).reshape(eps.shape)
+        return (weights[0] * h[0] + weights[1] * h[1] + weights[2] * h[2]).reshape(eps.shape)  # (no BLAS call)
 
     def _nominal_kernel(self, c: np.ndarray, eps: np.ndarray) -> np.ndarray:
         """The kernel at clone counts ``c`` (rows) and ``eps`` (columns) for ``p0 = 0`` from

@@ -292,18 +292,6 @@ def _g_chord(xa: float, da: float, xb: float, db: float, delta: float) -> float:
     return math.log1p(ga + (gb - ga) * (da - delta) / (da - db))
 
 
-def _quadratic_step(g: float, slope: float, d: float, g_prev: float) -> float | None:
-    """The root nearest 0 of ``q(t) = g + slope t + c2 t^2`` with ``c2`` set by ``q(d) =
-    g_prev`` (the previous evaluation, ``d`` away), or ``None`` when it has none; the
-    cancellation-free form of the quadratic formula. A step only, never a bound."""
-    c2 = (g_prev - g - slope * d) / (d * d)
-    disc = slope * slope - 4.0 * c2 * g
-    if not (math.isfinite(disc) and disc >= 0.0):
-        return None
-    denom = slope - math.copysign(math.sqrt(disc), -slope)  # |denom| >= |slope|
-    return -2.0 * g / denom if denom != 0.0 else None
-
-
 FastResult = tuple[float, float, bool, float, float]
 
 #: Relative delta resolution of the fast phase's evaluations, per unit of ``rtol * eps *
@@ -422,21 +410,14 @@ def _fast_phase(
                 slope = s
                 slope_err = (prev[2] + tol) / abs(g - prev[1]) + 0.5 * abs(x - prev[0]) / x
         new = x - g / slope
-        curvature = 0.5 * (new - x) ** 2 / x  # log delta ~ -a eps^2 near the root: |f''/f'| ~ 1/eps
-        if math.isfinite(exact) and exact < 0.0 and prev is not None and prev[0] != x:
-            # the profile's slope here and the previous value: a quadratic in (eps, log delta)
-            # through both, whose root (nearest x) leaves a third-order error
-            step = _quadratic_step(g, slope, prev[0] - x, prev[1])
-            if step is not None:
-                new = x + step
-                curvature = step * step * abs(prev[0] - x) / (x * x)
         if lo_cert and math.isfinite(d_lo) and d_lo > delta >= d_hi:
             new = min(new, _g_chord(lo, d_lo, hi, d_hi, delta))
         if not lo < new < hi:
             new = math.sqrt(lo * hi) if lo > 0.0 else 0.5 * (lo + hi)
-        # slope error, curvature and the estimate's noise (block bounds bracket the exact value
-        # near their middle: a quarter of the relative width, in practice)
-        err = abs(new - x) * slope_err + curvature + 0.25 * tol / abs(slope)
+        # slope error, curvature (log delta ~ -a eps^2 near the root: |f''/f'| ~ 1/eps) and the
+        # estimate's noise (block bounds bracket the exact value near their middle: a quarter
+        # of the relative width, in practice)
+        err = abs(new - x) * slope_err + 0.5 * (new - x) ** 2 / x + 0.25 * tol / abs(slope)
         prev = (x, g, tol)
         x = new
         if err <= 0.2 * rtol * x:
