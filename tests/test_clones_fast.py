@@ -347,3 +347,17 @@ def test_mixture_surrogate_starts_close(n: int, eps0: float, delta: float) -> No
     start = search._surrogate_root(hs, delta, 0.0, hs.max_log_ratio)
     br = epsilon_for_delta(HockeyStick(pair_for("clones", eps0, n).pair), delta, RTOL)
     assert start is not None and abs(start[0] / br.upper - 1.0) <= 1e-3, (start, br)
+
+
+@given(st.sampled_from(["clones", "stronger-clones", "binary-rr-lower"]), st.integers(2, 10**9),
+       st.floats(0.05, 12.0), st.floats(0.0, 1.0))
+@settings(max_examples=60, deadline=None)
+def test_closed_lower_below_the_certified_upper(method: str, n: int, eps0: float, frac: float) -> None:
+    """Any pair, any eps: the closed-form lower bound never exceeds the profile's certified
+    upper bound (two certified ends of the same delta)."""
+    hs = HockeyStick(pair_for(method, eps0, n).pair)
+    eps = frac * min(eps0, hs.max_log_ratio)
+    lower = float(hs.closed_lower(np.array([eps]))[0])
+    assert lower >= 0.0
+    if lower > 0.0:
+        assert lower <= hs.bounds(eps, 1e-3).upper * (1 + 1e-12)
