@@ -191,3 +191,36 @@ def test_cells_bracket_brute_force(m, u, v, s):
     for j, a in enumerate(alpha):
         exact = float(_kernel_excess_mp(m, u, v, s, float(a)))
         assert log_lo[j] <= exact <= log_up[j], (m, a, log_lo[j], exact, log_up[j])
+
+
+def _tail_mp(m: int, u: float, v: float, s: float, alpha: float, edge: int, side: int) -> mpmath.mpf:
+    """``log sum_{a beyond edge} M(a) g(a/m)`` by 40-digit brute force (module docstring of renyi.py:
+    ``g = p^alpha q^(1-alpha) - 1 - f'(s) (x - s)``, ``M = Bin(m, s)``)."""
+    with mpmath.workdps(40):
+        s_, u_, v_, a_ = mpmath.mpf(s), mpmath.mpf(u), mpmath.mpf(v), mpmath.mpf(alpha)
+        bp, bq = (u_ - s_) / (s_ * (1 - s_)), (v_ - s_) / (s_ * (1 - s_))
+        d = a_ * bp + (1 - a_) * bq
+        rng = range(edge + 1, m + 1) if side == 1 else range(0, edge)
+        total = mpmath.mpf(0)
+        for a in rng:
+            y = mpmath.mpf(a) / m - s_
+            g = (1 + bp * y) ** a_ * (1 + bq * y) ** (1 - a_) - 1 - d * y
+            total += mpmath.binomial(m, a) * s_**a * (1 - s_) ** (m - a) * g
+        return mpmath.log(total)
+
+
+@pytest.mark.parametrize("m, alpha, edge, side", [
+    (400, 1024.0, 300, -1), (400, 1024.0, 330, -1), (400, 64.0, 150, -1), (400, 8.0, 260, 1),
+    (400, 1024.0, 380, 1), (400, 2.0, 120, -1),
+])
+def test_window_tails_bound_brute_force(m, alpha, edge, side):
+    """The tail bound beyond a window's edge (the smallest of the geometric, second-derivative and
+    convexity bounds; the last crosses s) is above the true tail."""
+    u, v, s = 0.73, 0.27, 0.5
+    al = np.array([alpha])
+    bp, bq = np.array([(u - s) / (s * (1 - s))]), np.array([(v - s) / (s * (1 - s))])
+    tail = R._window_tail(np.array([[float(edge)]]), np.array([float(m)]), s, side, np.array([u]), np.array([v]),
+                          bp, bq, al, np.zeros(1, dtype=np.int64), 1e-13, math.log(1e-9), np.zeros((1, 1)),
+                          np.array([[True]]))
+    exact = float(_tail_mp(m, u, v, s, alpha, edge, side))
+    assert exact <= tail[0, 0], (exact, tail[0, 0])

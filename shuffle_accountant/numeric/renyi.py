@@ -528,8 +528,8 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
     lp_max = np.max(np.where(finite, lp, -np.inf), axis=1)
     lq_min = np.min(np.where(finite, lq, np.inf), axis=1)
     with np.errstate(invalid="ignore"):
-        max_ell = np.nan_to_num(alpha[None, :] * lp_max[:, None] + (1.0 - alpha[None, :]) * lq_min[:, None],
-                                nan=-np.inf) + 1e-12
+        max_ell = alpha[None, :] * lp_max[:, None] + (1.0 - alpha[None, :]) * lq_min[:, None]
+        max_ell = np.where(np.isnan(max_ell), -np.inf, max_ell) + 1e-12
     ref = max_ell.copy()  # max log(M f) <= max log f (log M <= 0) ...
     need = np.flatnonzero(np.any(max_ell > _BIG_REF, axis=0))
     if need.size:  # ... estimated where it decides the path (columns sliced, not gathered)
@@ -708,19 +708,71 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     bp, bq = (u - s) / ss, (v - s) / ss
     width = math.sqrt(2.0 * math.log(1.0 / tail_tol)) + 1.5  # in spreads: Gaussian tails below tail_tol
     lo_o, hi_o = _tilted_window(m, s, bp, bq, alpha, width)
-    # every window also spans the smallest order's (about the binomial's bulk): beyond s the
-    # tails of g are bounded through f + |f'(s) y|, which is small only past that bulk
-    lo_o = np.minimum(lo_o, lo_o[:, :1])
-    hi_o = np.maximum(hi_o, hi_o[:, :1])
+    # every window also spans the smallest order's (about the binomial's bulk): the tail facing
+    # that bulk is small only past it (g is of the order of f + |f'(s) y|) ... unless the order's
+    # sum is so large that the crude bound of that tail (its largest end value of g, times
+    # probability 1) is below the tolerance from an edge short of the bulk: that edge is
+    # estimated here (a guess; the tails are certified later)
+    lo0, hi0 = lo_o[:, :1], hi_o[:, :1]
+    right = lo_o > lo0  # windows shifted off the bulk's (by the tilt)
+    left = (hi_o < hi0) & ~right
+    if np.any(right | left):
+        mm = m[:, None]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ac = np.floor(0.5 * (lo_o + hi_o))  # the sum: about its largest term x its spread
+            yc = ac / mm - s
+            est = (gammaln(mm + 1.0) - gammaln(ac + 1.0) - gammaln(mm - ac + 1.0) + xlogy(ac, s) + xlog1py(mm - ac, -s)
+                   + alpha * np.log1p(bp[:, None] * yc) + (1.0 - alpha) * np.log1p(bq[:, None] * yc)
+                   + np.log(np.maximum(hi_o - lo_o + 1.0, 1.0) / 5.0))
+            target = math.log(tail_tol) + est - 5.0
+            lg_far = np.where(right, _log_g_bound(bp, bq, u, v, s, alpha, 0.0), _log_g_bound(bp, bq, u, v, s, alpha, 1.0))
+        ei, oj = np.nonzero((right | left) & (lg_far < target))  # the large orders, where it can pay
+        if ei.size:
+            r_, al, b_p, b_q, mc = right[ei, oj], alpha[oj], bp[ei], bq[ei], m[ei]
+            d = al * b_p + (1.0 - al) * b_q
+            tg = target[ei, oj]
+
+            def log_g(y: np.ndarray) -> np.ndarray:  # about log of f + (-1 - f'(s) y)_+ >= log g
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    return np.maximum(al * np.log1p(b_p * y) + (1.0 - al) * np.log1p(b_q * y),
+                                      np.log(np.maximum(-1.0 - d * y, 0.0))) + 0.7
+
+            # g grows away from s: the edge nearest the window (between s, or the bulk's edge,
+            # and the window's own) where log g <= target, by bisection
+            yw = np.where(r_, lo_o[ei, oj], hi_o[ei, oj]) / mc - s
+            yb = np.where(r_, np.maximum(lo0[ei, 0] / mc - s, 0.0), np.minimum(hi0[ei, 0] / mc - s, 0.0))
+            yb = np.where(r_, np.minimum(yb, np.maximum(yw, 0.0)), np.maximum(yb, np.minimum(yw, 0.0)))
+            ok = log_g(yb) < tg
+            ya, yz = yb, yw
+            for _ in range(12):
+                ym = 0.5 * (ya + yz)
+                below = log_g(ym) < tg
+                ya, yz = np.where(below, ym, ya), np.where(below, yz, ym)
+            ya = np.where(log_g(yw) < tg, yw, ya)
+            edge = np.where(r_, np.floor((ya + s) * mc), np.ceil((ya + s) * mc))
+            narrow_lo = lo_o.copy()
+            narrow_hi = hi_o.copy()
+            narrow_lo[ei, oj] = np.where(ok & r_, np.minimum(lo_o[ei, oj], edge), narrow_lo[ei, oj])
+            narrow_hi[ei, oj] = np.where(ok & ~r_, np.maximum(hi_o[ei, oj], edge), narrow_hi[ei, oj])
+            keep = np.zeros(lo_o.shape, dtype=bool)
+            keep[ei, oj] = ok
+            lo_o = np.where(keep, narrow_lo, np.minimum(lo_o, lo0))
+            hi_o = np.where(keep, narrow_hi, np.maximum(hi_o, hi0))
+        else:
+            lo_o, hi_o = np.minimum(lo_o, lo0), np.maximum(hi_o, hi0)
+    lo_o = np.clip(lo_o, 0.0, m[:, None])
+    hi_o = np.clip(hi_o, lo_o, m[:, None])
     # groups of consecutive orders (the windows drift apart as the tilt grows with alpha), each
     # summed over the union of its windows; the terms that do not depend on the order are
     # computed once for all. At most three groups, split where they save the most terms,
     # counting an overhead per group (the tails, the passes' set-up)
     na = alpha.size
     union = np.zeros((na, na + 1))  # union[i, j]: width of the union of the windows of orders i .. j-1
+    rows = np.unique(np.linspace(0, m.size - 1, min(m.size, 8)).astype(np.int64))  # a sample of the entries: cost only
+    lo_s, hi_s = lo_o[rows], hi_o[rows]
     for i in range(na):
-        run_hi = np.maximum.accumulate(hi_o[:, i:], axis=1)
-        run_lo = np.minimum.accumulate(lo_o[:, i:], axis=1)
+        run_hi = np.maximum.accumulate(hi_s[:, i:], axis=1)
+        run_lo = np.minimum.accumulate(lo_s[:, i:], axis=1)
         union[i, i + 1:] = np.max(run_hi - run_lo, axis=0) + 1.0
     idx = np.arange(na + 1)
     cost = (idx[None, :] - idx[:na, None]) * union * m.size + _GROUP_COST
@@ -859,8 +911,33 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int, u: np.nd
         tail_g = tail_g + 1e-12 * (1.0 + np.abs(tail_g))
         tail_g = np.where(side * ye > 0.0, tail_g, np.inf)  # needs s inside the window
         tail_g = np.where(np.isnan(tail_g), np.inf, tail_g)
+        # third bound, for tails that reach across s (the side facing the binomial's bulk at
+        # large orders, where the others fail): g is convex, so on the tail it is at most its
+        # larger end value, g <= f + (-1 - f'(s) y)_+ there, and the tail's probability is <= 1
+        lg_far = _log_g_bound(bp, bq, u, v, s, alpha, 1.0 if side == 1 else 0.0)
+        lg_e = np.logaddexp(ell_e, np.log(np.maximum(-1.0 - d * ye, 0.0) * (1.0 + 1e-12)))
+        tail_c = np.maximum(lg_e, lg_far) + np.minimum(0.0, log_me + log_rm)
+        tail = np.minimum(tail, np.where(np.isnan(tail_c), np.inf, tail_c))
         tail = np.where(open_[:, gidx], np.minimum(tail, tail_g), -np.inf)
     return np.where(np.isnan(tail), np.inf, tail)
+
+
+def _log_g_bound(bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: np.ndarray,
+                 x: float) -> np.ndarray:
+    """Upper bound on ``log g(x)`` at an end ``x`` in {0, 1} (entries x orders), from ``g <= f +
+    (-1 - f'(s) (x - s))_+``: ``p(1) = u/s``, ``q(1) = v/s``, ``p(0) = (1-u)/(1-s)``, ``q(0) = (1-v)/(1-s)``."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if x == 1.0:
+            lp, lq = np.log(u / s), np.log(v / s)
+        else:
+            lp, lq = np.log((1.0 - u) / (1.0 - s)), np.log((1.0 - v) / (1.0 - s))
+        ell = alpha * lp[:, None] + (1.0 - alpha) * lq[:, None]
+        ell = np.where(np.isneginf(lp)[:, None], -np.inf, ell)  # p = 0: f = 0
+        ell = ell + 1e-12 * (1.0 + np.abs(ell))
+        d = alpha * bp[:, None] + (1.0 - alpha) * bq[:, None]
+        lin = np.log(np.maximum(-1.0 - d * (x - s), 0.0) * (1.0 + 1e-12))
+        out = np.logaddexp(ell, lin)
+    return np.where(np.isnan(out), np.inf, out)
 
 
 def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v: np.ndarray, s: float,
