@@ -1,15 +1,17 @@
 """Benchmark for the certified privacy-blanket bound of shuffled k-ary randomized response
 (issue 10; ``shuffle_accountant/numeric/blanket_krr.py``).
 
-Run:  python benchmarks/bench_blanket.py [--repeats R] [--quick] [--no-speed] [--no-table] [--randomizers]
-      [--stat {median,min}] [--clock {wall,cpu}]
+Run:  python benchmarks/bench_blanket.py [--repeats R] [--quick] [--ns N [N ...]] [--no-speed] [--no-table]
+      [--randomizers] [--stat {median,min}] [--clock {wall,cpu}]
 
 Part 1, speed: median (or, with ``--stat min``, least) time of one certified ``eps(delta)``
 (delta = 1e-6, rtol 1e-6) for the FMT21 clones query (``api.epsilon(method="clones")``) and for
 the k-RR blanket (``epsilon_for_delta(KrrBlanket(n, k, eps0), ...)``, a fresh profile each time),
 measured in the same run for n in {1e3, ..., 1e9}, their ratio and the blanket's number of
 evaluations. The issue's target is a ratio <= 3. On a shared machine ``--stat min --clock cpu``
-(process time) is the steadier measure.
+(process time) is the steadier measure. Up to n ~ 1e6 (at most ``WINDOW_MAX`` totals in
+``mean ± 8 sd``) the k-RR blanket is answered by the window of single totals, beyond by the block
+engine (``blanket_krr`` module docstring §3); the cold time clears the shared cache of both.
 
 Part 1b, other randomizers (``--randomizers``): the same ratio through ``api.epsilon(method="blanket")``
 for SUE, OUE, OLH (k = 100, eps0 = 1) and a random 100-output matrix with 2 / 5 / 10 inputs at
@@ -140,6 +142,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="n in {1e3, 1e5, 1e7, 1e9} only")
+    ap.add_argument("--ns", type=float, nargs="+", help="these n instead (e.g. --ns 1e4 1e6)")
     ap.add_argument("--no-speed", action="store_true")
     ap.add_argument("--no-table", action="store_true")
     ap.add_argument("--randomizers", action="store_true", help="also SUE / OUE / OLH and random matrices")
@@ -149,7 +152,7 @@ def main() -> None:
     global STAT, CLOCK
     STAT = statistics.median if args.stat == "median" else min
     CLOCK = time.perf_counter if args.clock == "wall" else time.process_time
-    ns = NS[::2] if args.quick else NS
+    ns = [int(x) for x in args.ns] if args.ns else NS[::2] if args.quick else NS
     if not args.no_speed:
         speed(args.repeats, ns)
     if args.randomizers:

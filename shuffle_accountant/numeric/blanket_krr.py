@@ -1531,9 +1531,9 @@ class _TotalsWindow:
     Where the boundaries sit on the kinks the chord *is* the line, so the bracket is closed up to
     rounding; the boundaries only decide tightness, never validity (any partition, any line).
 
-    *Totals outside the window*: below it ``h <= 2d`` (total variation of the first user; the
-    total 0 contributes nothing), above it ``h(t-1, λ) <= h(t_hi, 1)`` (P1, P3); their masses
-    from Boost's cdf / sf with budgets. The lower bound counts them as 0.
+    *Totals outside the window*: ``h <= 2d`` (total variation of the first user; the total 0
+    contributes nothing); their masses from Boost's cdf / sf with budgets. The lower bound counts
+    them as 0.
 
     Errors: every mass carries an absolute bound (Boost budgets, the identities' roundings,
     complements ``1 - x`` charged ``u``), the chords and lines their kernel error bounds, each
@@ -1622,30 +1622,6 @@ class _TotalsWindow:
         r = row[inv]
         return {f: self.masses.data[f][r] for f in self._MASS_FIELDS}
 
-    def _pieces(self, gm1: float, g: float) -> tuple[np.ndarray, np.ndarray]:
-        """Boundaries of every total: the window ends and the kinks between them. Returns
-        ``(owner, y)`` sorted by owner then ``y``, distinct."""
-        t, c, d = self.t, self.t - 1.0, self.d
-        nt = t.size
-        lam_a = t / (t + self.kappa * self.ja)
-        lam_b = t / (t + self.kappa * self.jb)
-        ka = _closed_cut(c, lam_a, d, gm1)
-        kb = _closed_cut(c, lam_b, d, gm1)
-        owner, kk = _ragged(ka - 1.0, np.maximum(kb - ka + 2.0, 0.0))
-        owners, ys = [np.arange(nt), np.arange(nt)], [self.ja, self.jb]
-        if owner.size and gm1 > 0.0:
-            cc, to = c[owner], t[owner]
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                r = (cc - kk + 1.0) / kk  # B(κ)/B(κ-1) for Bin(c, 1/2)
-                lam_star = gm1 * (1.0 + r) / (2.0 * d * (1.0 + g) * (1.0 - r))
-                jstar = to * (1.0 / lam_star - 1.0) / self.kappa
-            ok = (kk >= 1.0) & (r < 1.0) & np.isfinite(jstar) & self.kinked[owner]
-            y = np.floor(np.where(ok, jstar, -1.0))
-            ok &= (y > self.ja[owner]) & (y < self.jb[owner])
-            owners.append(owner[ok])
-            ys.append(y[ok])
-        return _sorted_distinct(owners, ys)
-
     def bounds(self, eps: float, rtol: float) -> DeltaBounds:
         """Certified bracket at ``eps`` (``0 <= eps < eps0``); ``converged`` when its relative
         width is at most ``rtol``."""
@@ -1664,10 +1640,64 @@ class _TotalsWindow:
         e, s = self._slope
         return s if e == eps and s < 0.0 else math.nan
 
-    def _kernels(self, owner: np.ndarray, lam: np.ndarray, eps: float) -> tuple[np.ndarray, ...]:
-        """:func:`_kernel_lines` at clone count ``t[owner] - 1`` and mixing ``lam``: the same
-        rows and arithmetic as :func:`_kernel_table` (:func:`_lines_from_row`), grouped by the
-        window's totals directly (requests whose cuts spread wider than the table go direct)."""
+    def _pieces(self, gm1: float, g: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Boundaries of every total: the lower window end, the kinks, the upper window end.
+        Returns ``(owner, y, cut_left, cut_right)`` sorted by owner then ``y``, distinct: a kink
+        boundary ``y = floor(j*)`` between the cuts ``κ`` (optimal for ``j <= y``) and ``κ + 1``
+        has ``cut_left = κ``, ``cut_right = κ + 1`` (kinks sharing one ``y``: the outer cuts);
+        window ends have -1."""
+        t, c, d = self.t, self.t - 1.0, self.d
+        nt = t.size
+        lam_a = t / (t + self.kappa * self.ja)
+        lam_b = t / (t + self.kappa * self.jb)
+        ka = _closed_cut(c, lam_a, d, gm1)
+        kb = _closed_cut(c, lam_b, d, gm1)
+        owner, kk = _ragged(ka - 1.0, np.maximum(kb - ka + 2.0, 0.0))
+        if owner.size and gm1 > 0.0:
+            cc, to = c[owner], t[owner]
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                r = (cc - kk + 1.0) / kk  # B(κ)/B(κ-1) for Bin(c, 1/2)
+                lam_star = gm1 * (1.0 + r) / (2.0 * d * (1.0 + g) * (1.0 - r))
+                jstar = to * (1.0 / lam_star - 1.0) / self.kappa
+            ok = (kk >= 1.0) & (r < 1.0) & np.isfinite(jstar) & self.kinked[owner]
+            y = np.floor(np.where(ok, jstar, -1.0))
+            ok &= (y > self.ja[owner]) & (y < self.jb[owner])
+            k_own, k_y, k_cut = owner[ok], y[ok], kk[ok]  # by owner, then kappa: y non-decreasing
+        else:
+            k_own, k_y, k_cut = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
+        # kinks sharing one y: one boundary, the cut left of the first and right of the last
+        if k_own.size:
+            new = np.ones(k_own.size, dtype=bool)
+            new[1:] = (k_own[1:] != k_own[:-1]) | (k_y[1:] != k_y[:-1])
+            endg = np.ones(k_own.size, dtype=bool)
+            endg[:-1] = new[1:]
+            k_cl, k_cr = k_cut[new], k_cut[endg] + 1.0
+            k_own, k_y = k_own[new], k_y[new]
+        else:
+            k_cl = k_cr = k_cut
+        # per owner: [ja, kinks..., jb] (ja < kinks < jb; ja == jb only where the window is one point)
+        nk = np.bincount(k_own, minlength=nt)
+        size = nk + 1 + (self.jb > self.ja)
+        start = np.concatenate(([0], np.cumsum(size)[:-1]))
+        total = int(size.sum())
+        own = np.repeat(np.arange(nt), size)
+        yy = np.empty(total)
+        cl = np.full(total, -1.0)
+        cr = np.full(total, -1.0)
+        yy[start] = self.ja
+        two = self.jb > self.ja
+        yy[(start + size - 1)[two]] = self.jb[two]
+        if k_own.size:
+            rank = np.arange(k_own.size) - np.repeat(np.cumsum(nk) - nk, nk)
+            at = start[k_own] + 1 + rank
+            yy[at], cl[at], cr[at] = k_y, k_cl, k_cr
+        return own, yy, cl, cr
+
+    def _kernels(self, owner: np.ndarray, lam: np.ndarray, eps: float) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
+        """:func:`_kernel_lines` at clone count ``t[owner] - 1`` (``owner`` sorted) and mixing
+        ``lam``: the same rows and arithmetic as :func:`_kernel_table` (:func:`_lines_from_row`),
+        grouped by the window's totals directly (an owner whose cuts spread wider than the table
+        goes direct). Also returns each owner's table row (-1: none)."""
         nt = self.t.size
         c = self.t[owner] - 1.0
         d, gm1 = self.d, math.expm1(eps)
@@ -1677,115 +1707,175 @@ class _TotalsWindow:
         live = cb > 0.0
         k = _closed_cut(c, lam, d, gm1)
         kmin, kmax = np.full(nt, np.inf), np.full(nt, -np.inf)
-        np.minimum.at(kmin, owner[live], k[live])
-        np.maximum.at(kmax, owner[live], k[live])
+        lo_own = owner[live]
+        if lo_own.size:
+            starts = np.concatenate(([0], np.nonzero(np.diff(lo_own))[0] + 1))
+            kmin[lo_own[starts]] = np.minimum.reduceat(k[live], starts)
+            kmax[lo_own[starts]] = np.maximum.reduceat(k[live], starts)
         has = np.isfinite(kmin)
-        lo = np.maximum(np.maximum(kmin, kmax - (self.tables.table_width - 3.0)) - 2.0, 0.0)
-        hi = kmax + 1.0
+        # the cuts of the kinks lie between these (a margin of 2 for the lines by cut)
+        lo = np.maximum(np.maximum(kmin, kmax - (self.tables.table_width - 5.0)) - 4.0, 0.0)
+        hi = kmax + 2.0
         has &= (hi - lo + 1.0) <= self.tables.table_width
         row_of = np.full(nt, -1, dtype=np.int64)
         if np.any(has):
             row_of[has] = self.tables.rows(self.t[has] - 1.0, lo[has], hi[has])
         r = row_of[owner]
-        tab = live & (r >= 0) & (k >= 2.0) & (k - 2.0 >= lo[owner])
+        data = self.tables.store.data
+        tab = live & (r >= 0)
+        if np.any(tab):
+            tab &= (k >= 2.0) & (k - 2.0 >= data["lo"][np.maximum(r, 0)])
         direct = live & ~tab
         if np.any(direct):
             for o, x in zip(out, _kernel_lines(c[direct], lam[direct], d, eps, self.rel)):
                 o[direct] = x
         if np.any(tab):
-            data = self.tables.store.data
             rt, kt = r[tab], k[tab]
             res = _lines_from_row(data["B"], data["S"], rt, kt - data["lo"][rt], kt, cb[tab], u[tab], v[tab],
                                   data["tail_budget"][rt], d, eps, self.rel)
             for o, x in zip(out, res):
                 o[tab] = x
-        return tuple(out)
+        return tuple(out), row_of
+
+    def _line_of_cut(self, row: np.ndarray, cut: np.ndarray, eps: float) -> tuple[np.ndarray, ...]:
+        """The line ``A + λ B`` of the set ``{a >= cut}`` (property P4: below ``h`` for every
+        ``λ``) from table rows, with the error bounds of :func:`_lines_from_row`; ``ok`` marks the
+        requests whose row holds the cut (the others: ``A = B = 0``, the trivial line)."""
+        data = self.tables.store.data
+        if self.tables.store.size == 0:  # no rows at all (every kernel went direct or is 0)
+            row = np.full(row.shape, -1, dtype=np.int64)
+            data = {f: np.zeros((1,) + a.shape[1:]) for f, a in data.items()}
+        rr = np.maximum(row, 0)
+        col = cut - data["lo"][rr]
+        ok = (row >= 0) & (cut >= 1.0) & (col >= 1.0) & (col <= self.tables.row_width - 1.0)
+        ci = np.where(ok, col, 1.0).astype(np.int64)
+        bb = np.where(ok, data["B"][rr, ci - 1], 0.0)  # B(cut - 1)
+        ss = np.where(ok, data["S"][rr, ci], 0.0)  # S(cut)
+        g, gm1 = math.exp(eps), math.expm1(eps)
+        erel = self.rel + 3.0 * _ROW_WIDTH * _U
+        srel = np.maximum(np.maximum(data["tail_budget"][rr], self.rel), erel)
+        e_a = (erel + 16.0 * _U) * gm1 * 0.5 * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * bb
+        B_l = d_ = self.d * (1.0 + g) * bb
+        del d_
+        return -gm1 * (0.5 * bb + ss), e_a, B_l, (erel + 16.0 * _U) * B_l, ok
 
     def _evaluate(self, eps: float) -> DeltaBounds:
         g, gm1, d, u4 = math.exp(eps), math.expm1(eps), self.d, 4.0 * _U
-        t = self.t
-        own, y = self._pieces(gm1, g)
-        nt = t.size
-        # boundaries with sentinels: y = -1 (F = 0) before and y = m1 (F = 1) after each total
+        t, kap = self.t, self.kappa
+        own, y, cut_l, cut_r = self._pieces(gm1, g)
         nb = own.size
         bm = self._boundary_masses(t[own], y)
         first = np.ones(nb, dtype=bool)
         first[1:] = own[1:] != own[:-1]
         last = np.ones(nb, dtype=bool)
         last[:-1] = own[1:] != own[:-1]
-        # pieces: one before each boundary, plus one after the last boundary of each total
-        p_own = np.concatenate((own, own[last]))
-        left = np.concatenate((np.where(first, -1, np.arange(nb) - 1), np.nonzero(last)[0]))
-        right = np.concatenate((np.arange(nb), np.full(int(last.sum()), -1)))
+        # One kernel evaluation per boundary, at lam_s between lam(y + 1) and lam(y) (both pieces'
+        # lam ranges end there: the piece j <= y lies at lam >= lam(y) >= lam_s, the piece j >= y + 1
+        # at lam <= lam(y + 1) <= lam_s). At a kink lam_s is the crossing lam*, where h equals both
+        # lines, so both chords are the lines. Rounded inwards by 16u (the quotients' roundings and
+        # kappa's, which differs from the 2/(e^eps0 + 1) implied by the rounded q, rho by a few ulps).
+        tb = t[own]
+        l_hi = tb / (tb + kap * y) * (1.0 - 4.0 * u4)
+        l_lo = tb / (tb + kap * (y + 1.0)) * (1.0 + 4.0 * u4)
+        if np.any(l_lo >= l_hi):
+            raise CertificationError(f"blanket window: adjacent lambdas not separable at eps = {eps!r} (please report)")
+        kink = cut_l >= 0.0
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            r = (tb - cut_l) / cut_l  # B(κ)/B(κ-1) of Bin(t - 1, 1/2) at the first kink's cut
+            lam_star = gm1 * (1.0 + r) / (2.0 * d * (1.0 + g) * (1.0 - r))
+        # window ends: the lower window end serves the interior piece to its right (lam_s at its
+        # top), the upper one the interior piece to its left (lam_s at its bottom)
+        target = np.where(kink & np.isfinite(lam_star), lam_star, np.where(y <= self.ja[own], l_lo, l_hi))
+        lam_s = np.clip(target, l_lo, l_hi)
+        (val, verr, A, Aerr, B, Berr), row_of = self._kernels(own, lam_s, eps)
+        H = val + verr
+        # pieces: one before each boundary (right end = that boundary, left end = the previous one
+        # or the top), one after the last boundary of each total; piece i before boundary i sits
+        # at i + owner(i), the one after the last boundary of owner o after it
         m1 = self.N - t + 1.0
-        lo_j = np.where(left >= 0, y[np.maximum(left, 0)] + 1.0, 0.0)
-        hi_j = np.where(right >= 0, y[np.maximum(right, 0)], m1[p_own])
-
-        def side(name: str, idx: np.ndarray, default: float) -> np.ndarray:
-            return np.where(idx >= 0, bm[name][np.maximum(idx, 0)], default)
+        npc = nb + nt_pieces if (nt_pieces := int(last.sum())) else nb
+        p_own = np.empty(npc, dtype=np.int64)
+        right = np.full(npc, -1, dtype=np.int64)
+        left = np.full(npc, -1, dtype=np.int64)
+        rank = np.cumsum(first) - 1  # index of the owner among the totals with boundaries
+        pos_b = np.arange(nb) + rank
+        p_own[pos_b] = own
+        right[pos_b] = np.arange(nb)
+        left[pos_b] = np.where(first, -1, np.arange(nb) - 1)
+        pos_e = np.nonzero(last)[0] + rank[last] + 1
+        p_own[pos_e] = own[last]
+        left[pos_e] = np.nonzero(last)[0]
+        tp = t[p_own]
+        has_l, has_r = left >= 0, right >= 0
+        li, ri = np.maximum(left, 0), np.maximum(right, 0)
 
         masses = {}
         for br in ("c", "s"):
-            F_r, F_l = side("F" + br, right, 1.0), side("F" + br, left, 0.0)
-            G_r, G_l = side("G" + br, right, 0.0), side("G" + br, left, 1.0)
+            F_r = np.where(has_r, bm["F" + br][ri], 1.0)
+            F_l = np.where(has_l, bm["F" + br][li], 0.0)
             use_f = F_r <= 0.5
-            dm = np.where(use_f, F_r - F_l, G_l - G_r)
-            e = np.where(use_f, side("eF" + br, right, 0.0) + side("eF" + br, left, 0.0),
-                         side("eG" + br, right, 0.0) + side("eG" + br, left, 0.0))
-            e = e + 2.0 * _U * np.where(use_f, F_r, G_l)
-            masses[br] = (np.maximum(dm, 0.0), e)
+            dm = np.where(use_f, F_r - F_l, np.where(has_l, bm["G" + br][li], 1.0) - np.where(has_r, bm["G" + br][ri], 0.0))
+            e = np.where(use_f, np.where(has_r, bm["eF" + br][ri], 0.0) + np.where(has_l, bm["eF" + br][li], 0.0),
+                         np.where(has_r, bm["eG" + br][ri], 0.0) + np.where(has_l, bm["eG" + br][li], 0.0))
+            masses[br] = (np.maximum(dm, 0.0), e + 2.0 * _U * np.where(use_f, F_r, 1.0 - F_l))
         (dc, edc), (ds, eds) = masses["c"], masses["s"]
         W1, W0 = self.W1[p_own], self.W0[p_own]
         Mc = W1 * dc
         eMc = W1 * (edc + self.rW1[p_own] * dc) + u4 * Mc
         M = Mc + W0 * ds
         eM = eMc + W0 * (eds + self.rW0[p_own] * ds) + u4 * M
-        tp = t[p_own]
-        # the piece's lam range, rounded outwards (16u: the quotient's roundings and kappa's, which
-        # differs from the 2/(e^eps0 + 1) implied by the rounded q and rho by a few ulps)
-        lam_top = np.minimum(tp / (tp + self.kappa * lo_j) * (1.0 + 4.0 * u4), 1.0)
-        lam_bot = tp / (tp + self.kappa * hi_j) * (1.0 - 4.0 * u4)
-        # the first piece of each total, where it lies below a third-value window that does not
-        # start at 0: bounded by 2d (no kernel at its top end, lam = 1)
-        top = (left < 0) & (self.ja[p_own] > 0.0)
-        # the last piece (above the window): h <= h(lam_top) (non-decreasing), no kernel at its low end
-        bottom = right < 0
-        lam_top = np.where(top, lam_bot, lam_top)
-        lam_bot = np.where(bottom, lam_top, lam_bot)
-        npc = p_own.size
-        val, verr, A, Aerr, B, Berr = self._kernels(np.concatenate((p_own, p_own)), np.concatenate((lam_top, lam_bot)),
-                                                    eps)
-        H = val + verr
-        H_top, H_bot = H[:npc], H[npc:]
-        # upper: the chord through (lam_bot, H_bot), (lam_top, H_top), summed as H_bot M + s D with
-        # D = sum P (lam - lam_bot) = Mc - lam_bot M >= 0; at most max(H) M
         M_hi = M + eM
+        Mc_lo, M_lo = np.maximum(Mc - eMc, 0.0), np.maximum(M - eM, 0.0)
+
+        # upper: the chord through the two ends' (lam_s, H); first pieces: 2d (j below a window not
+        # starting at 0) or the chord up to lam = 1; last pieces: H at their top end (P3)
+        lam_top = np.where(has_l, lam_s[li], 1.0)
+        H_top = np.where(has_l, H[li], 0.0)
+        top0 = ~has_l & (self.ja[p_own] <= 0.0)  # the first piece is {j = 0}: lam = 1 exactly
+        k1 = [np.zeros(0)] * 6
+        if np.any(top0):
+            k1 = list(_kernel_lines(tp[top0] - 1.0, np.ones(int(top0.sum())), d, eps, self.rel))
+            H_top[top0] = k1[0] + k1[1]
+        lam_bot = np.where(has_r, lam_s[ri], 0.0)
+        H_bot = np.where(has_r, H[ri], 0.0)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             s = (H_top - H_bot) / (lam_top - lam_bot)
-        finite = np.isfinite(s)  # (else: the bound max(H) M below)
+        finite = np.isfinite(s) & has_r & (lam_top > lam_bot)
         s = np.where(finite, s, 0.0)
-        D = Mc - lam_bot * M
+        D = Mc - lam_bot * M  # sum over the piece of P (lam - lam_bot) >= 0
         eD = eMc + lam_bot * eM + u4 * (Mc + lam_bot * M)
         D_hi, D_lo = np.maximum(D, 0.0) + eD, np.maximum(D - eD, 0.0)
         chord = H_bot * M_hi + np.where(s >= 0.0, s * D_hi, s * D_lo)
         chord = chord + 2.0 * u4 * (H_bot * M_hi + np.abs(s) * D_hi)
         up = np.minimum(np.where(finite & np.isfinite(chord), chord, np.inf), np.maximum(H_top, H_bot) * M_hi * (1.0 + u4))
-        up = np.where(bottom, H_top * M_hi * (1.0 + u4), up)
-        up = np.where(top, 2.0 * d * M_hi * (1.0 + u4), up)
-        # lower: the better of the two end lines (A <= 0 <= B), and 0
-        Mc_lo, M_lo = np.maximum(Mc - eMc, 0.0), np.maximum(M - eM, 0.0)
-        A_lo = A - Aerr
-        B_lo = np.maximum(B - Berr, 0.0)
-        M2_hi = np.concatenate((M_hi, M_hi))
-        M2_lo = np.concatenate((M_lo, M_lo))
-        Mc2_lo = np.concatenate((Mc_lo, Mc_lo))
-        line = np.where(A_lo <= 0.0, A_lo * M2_hi, A_lo * M2_lo) + B_lo * Mc2_lo
-        line = line - u4 * (np.abs(A_lo) * M2_hi + B_lo * Mc2_lo)
-        low = np.maximum(np.maximum(line[:npc], line[npc:]), 0.0)
+        up = np.where(~has_r, H_top * M_hi * (1.0 + u4), up)
+        up = np.where(~has_l & ~top0, 2.0 * d * M_hi * (1.0 + u4), up)
+
+        # lower: the lines of the cuts the piece's ends name (left kink: its right cut; right kink:
+        # its left cut), else the best line at the end's lam_s; the better of the two, and 0
+        def line_sum(A_: np.ndarray, Ae: np.ndarray, B_: np.ndarray, Be: np.ndarray) -> np.ndarray:
+            A_lo, B_lo = A_ - Ae, np.maximum(B_ - Be, 0.0)
+            val_ = np.where(A_lo <= 0.0, A_lo * M_hi, A_lo * M_lo) + B_lo * Mc_lo
+            return val_ - u4 * (np.abs(A_lo) * M_hi + B_lo * Mc_lo)
+
+        lows, lines = [], []
+        for idx, has, cuts in ((li, has_l, cut_r), (ri, has_r, cut_l)):
+            use_cut = has & (cuts[idx] >= 0.0)
+            lA, lAe, lB, lBe, ok = self._line_of_cut(np.where(use_cut, row_of[p_own], -1), cuts[idx], eps)
+            ok &= use_cut
+            ln = (np.where(ok, lA, A[idx]), np.where(ok, lAe, Aerr[idx]), np.where(ok, lB, B[idx]),
+                  np.where(ok, lBe, Berr[idx]))
+            if idx is li and np.any(top0):  # the piece {j = 0}: the line of the best cut at lam = 1
+                ln = tuple(x.copy() for x in ln)
+                for x, v in zip(ln, (k1[2], k1[3], k1[4], k1[5])):
+                    x[top0] = v
+                has = has | top0
+            lines.append(ln)
+            lows.append(np.where(has, line_sum(*ln), 0.0))
+        use_left = lows[0] >= lows[1]
+        low = np.maximum(np.maximum(lows[0], lows[1]), 0.0)
         # tails of T
-        tail_up = self.mass_below * 2.0 * d
-        h_top = _kernel_lines(np.array([t[-1]]), np.array([1.0]), d, eps, self.rel)
-        tail_up += self.mass_above * float(h_top[0][0] + h_top[1][0]) * (1.0 + u4)
+        tail_up = (self.mass_below + self.mass_above) * 2.0 * d * (1.0 + u4)
         upper = (float(np.sum(up)) * (1.0 + u4 * (npc + 2)) + tail_up) * (1.0 + u4)
         lower = max(float(np.sum(low)) * (1.0 - u4 * (npc + 2)), 0.0)
         if upper < lower:
@@ -1793,13 +1883,13 @@ class _TotalsWindow:
         # steering: d/d eps of the lower bound's lines (cut held): -g (B_c/2 + S) M + d g B_c Mc
         slope = math.nan
         if gm1 > 0.0 and lower > 0.0:
-            bc = B / (d * (1.0 + g))
-            S = -A / gm1 - 0.5 * bc
-            dl = -g * (0.5 * bc + S) * np.concatenate((M, M)) + d * g * bc * np.concatenate((Mc, Mc))
-            pick = np.where(line[:npc] >= line[npc:], np.arange(npc), np.arange(npc) + npc)
-            slope = float(np.sum(np.where(low > 0.0, dl[pick], 0.0))) / float(np.sum(low))
+            lA = np.where(use_left, lines[0][0], lines[1][0])
+            lB = np.where(use_left, lines[0][2], lines[1][2])
+            bc = lB / (d * (1.0 + g))
+            S = -lA / gm1 - 0.5 * bc
+            dl = np.where(low > 0.0, -g * (0.5 * bc + S) * M + d * g * bc * Mc, 0.0)
+            slope = float(np.sum(dl)) / float(np.sum(low))
         self._slope = (eps, slope)
-        del nt
         return DeltaBounds(eps, lower, max(upper, lower), int(npc), True)
 
 
