@@ -349,9 +349,21 @@ def _tilt(c: np.ndarray, w: np.ndarray) -> float:
     return t
 
 
-def _pow2(width: int) -> int:
-    """Smallest power of two ``>= width`` (at least 16)."""
-    return max(16, 1 << (max(int(width), 1) - 1).bit_length())
+def _fft_len(width: int) -> int:
+    """Smallest FFT size ``>= width`` (at least 16) of the form ``2^k``, ``3 2^k`` or ``5 2^k``:
+    numpy's pocketfft is as fast per point on these as on powers of two, and they waste at most
+    25 % instead of up to 100 %. The error assumption (module docstring, item 5) charges
+    ``log2(N)`` levels for any ``N``; ``tests/test_blanket_matrix.py`` measures it on such sizes."""
+    width = max(int(width), 16)
+    best = 1 << (width - 1).bit_length()
+    for odd in (3, 5):
+        k = max(0, math.ceil(math.log2(width / odd)))
+        while odd << k < width:
+            k += 1
+        while k > 0 and odd << (k - 1) >= width:
+            k -= 1
+        best = min(best, odd << k)
+    return best
 
 
 def _fft_rel(size: int) -> float:
@@ -613,7 +625,7 @@ class _Lattice:
             blocks = [(b, "b")] + ([(r, "r")] if r > 0 else [])
             sd1 = math.sqrt(b * var_v)
             width1 = math.floor(2 * LEVEL1_SD * sd1 + 3 * span + 8)
-            n1 = _pow2(width1)
+            n1 = _fft_len(width1)
             if n1 > MAX_FFT:
                 raise _TooLarge(n1)
             sizes.append(n1)
@@ -711,7 +723,7 @@ class _Lattice:
                 t_lo, t_hi = min(ends), max(ends)
             else:
                 bounded = False
-        n2 = _pow2(max(t_hi - t_lo + 1, 2 * len(pz) + 8))
+        n2 = _fft_len(max(t_hi - t_lo + 1, 2 * len(pz) + 8))
         if n2 > MAX_FFT:
             raise _TooLarge(n2)
         sizes.append(n2)
