@@ -209,6 +209,7 @@ def _composed_boundary(
     x = clip(start)
     pts = [(x, cr.guide(*at(x)))]
     guess, moved = x, math.inf  # the predicted boundary and the relative size of the last step
+    inside = math.inf  # the expected remaining error of the guess once converged (relative)
     for _ in range(SECANT_STEPS):
         (x0, f0) = pts[-1]
         if len(pts) >= 2:
@@ -219,13 +220,18 @@ def _composed_boundary(
             break
         step = min(max(math.log(eps / f0) / slope, -math.log(4.0)), math.log(4.0))
         x1 = min(max(x0 * math.exp(step), low), high)
-        guess, moved = x1, abs(x1 - x0) / x0
+        previous, guess, moved = moved, x1, abs(x1 - x0) / x0
         if moved <= 0.25 * rtol or (integer and abs(x1 - x0) < 0.5) or x1 == x0:
+            inside = moved
+            break
+        # the secant converges superlinearly: after steps m' then m the error is about m^2 / m'
+        if len(pts) >= 3 and moved < 0.1 * previous and moved * moved / previous <= 0.2 * rtol:
+            inside = 2.0 * moved * moved / previous
             break
         x1 = float(round(x1)) if integer else x1
         pts.append((x1, cr.guide(*at(x1))))
     # the secant converges fast: the last correction bounds the remaining error generously
-    converged = moved <= 0.25 * rtol
+    converged = inside <= 0.25 * rtol
     width = 0.5 if not math.isfinite(moved) else max(0.45 * rtol, 2.0 * moved)
     # 2. certify on a narrow range around the prediction (from its feasible end: with the boundary
     #    inside, its two ends decide it); widen (and move) until it holds the boundary
@@ -233,7 +239,7 @@ def _composed_boundary(
         if converged and not integer:
             # the boundary is within about the last correction of the guess: the range is the
             # resolution wide, its feasible end that far inside the guess (the answer is that end)
-            inside = max(moved, 1e-12)
+            inside = max(inside, 1e-12)
             if feasible_side == "low":
                 lo_r = clip(guess * (1.0 - inside))
                 hi_r = clip(lo_r * (1.0 + 0.99 * rtol))

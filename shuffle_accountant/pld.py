@@ -11,7 +11,8 @@ Take the clone pair ``(P, Q)`` of an upper-bound analysis (:func:`.analyses.pair
 * ``i >= 0``: the block upper bound of :mod:`.numeric.clones` on one fixed refined
   partition of totals, evaluated for the whole grid at once (:func:`grid_upper`: the
   hockey-stick divergence of the blocks' weighted kernel pairs, from one sort of their
-  outcomes by privacy loss; the same numbers as :meth:`.clones.Direction.upper_on_grid`);
+  outcomes by privacy loss, or for long outcome lists from closed-form cuts and tail sums;
+  the same bound as :meth:`.clones.Direction.upper_on_grid`);
 * ``i < 0``: the identity ``H_{e^eps}(P||Q) = 1 - e^eps + e^eps H_{e^-eps}(Q||P)``
   (``H_g(P||Q) = sum (P - g Q)_+``; split ``P = (P - gQ)_+ - (gQ - P)_+ + gQ``), with the
   certified upper bound of the reverse direction.
@@ -51,7 +52,9 @@ preserved by (adaptive) composition (ibid., Theorem 10): the composed ``w~`` bou
 replace-one neighbours in either order. For ``r0 = r1`` the two coincide and one is kept.
 
 What is *not* certified: ``dp_accounting`` computes the Connect-the-Dots masses and the
-FFT convolutions in plain floating point. :func:`composed_epsilon` therefore asks for
+FFT convolutions in plain floating point (a repeated round is self-composed here with the same
+method on dp_accounting's pmf objects and truncation bounds, by a real FFT,
+:func:`_self_compose_pmf`; eps is read off as dp_accounting does, :func:`_pmf_epsilon`). :func:`composed_epsilon` therefore asks for
 ``delta - margin`` with ``margin = FLOAT_MARGIN_REL * delta + FLOAT_MARGIN_ABS`` (a
 budget for that rounding, checked against exact convolution in the tests, not a proof)
 and refuses ``delta`` below ``MIN_DELTA``. ``dp_accounting``'s own tail truncation is
@@ -141,20 +144,56 @@ def tail_epsilon(direction: Direction, scale: float, tail: float) -> float:
     """An ``eps`` with certified ``scale * delta(eps) <= tail`` (at most ~1% beyond the smallest
     such ``eps``): where the privacy-loss grid of the route stops (the mass beyond goes to
     ``+inf``). 0 when ``delta(0)`` is already below ``tail``; the pair's ``max_log_ratio``
-    (``delta = 0`` there) at most. Found by :func:`.numeric.search.monotone_boundary` on
-    coarse bounds."""
-    top = direction.pair.max_log_ratio
-    top = min(top, 745.0) if math.isfinite(top) else 745.0
+    (``delta = 0`` there) at most. Found on coarse bounds: a bracket by doubling from 0.1, then
+    Illinois steps on ``log delta`` (smooth and concave-like in ``eps``: few steps), every end
+    decided by the certified upper bound."""
+    L = direction.pair.max_log_ratio
+    top = min(L, 745.0) if math.isfinite(L) else 745.0
 
-    def small(e: float) -> bool:
-        if e >= direction.pair.max_log_ratio:
-            return True
-        return scale * direction.bounds(e, 0.5).upper * (1.0 + 1e-15) <= tail
+    def gap(e: float) -> float:
+        """log of the certified upper bound over ``tail`` (<= 0: small enough)."""
+        if e >= L:
+            return -math.inf
+        up = scale * direction.bounds(e, 0.5).upper * (1.0 + 1e-15)
+        return math.log(up / tail) if up > 0.0 else -math.inf
 
-    if small(0.0):
+    f0 = gap(0.0)
+    if f0 <= 0.0:
         return 0.0
-    found = monotone_boundary(small, min(0.1, top), feasible_side="high", low=min(1e-9, top), high=top, rtol=1e-2)
-    return float(found.feasible)
+    root0 = math.sqrt(f0)
+
+    def h(e: float) -> float:
+        """Positive while not small enough; about linear in ``e`` for a Gaussian-like tail
+        (``log delta(0) - log delta(e)`` about quadratic): the steps below interpolate it."""
+        f = gap(e)
+        return root0 - math.sqrt(f0 - f) if f < f0 else root0
+
+    lo, h_lo, hi = 0.0, root0, min(0.1, top)
+    h_hi = h(hi)
+    while h_hi > 0.0:  # the tail is further out
+        if hi >= top:
+            return float(top)
+        lo, h_lo = hi, h_hi
+        hi = min(2.0 * hi, top)
+        h_hi = h(hi)
+    side = 0
+    for _ in range(100):
+        if hi - lo <= 1e-2 * hi:
+            break
+        x = hi - h_hi * (hi - lo) / (h_hi - h_lo) if math.isfinite(h_hi) else 0.5 * (lo + hi)
+        x = min(max(x, lo + 0.02 * (hi - lo)), hi - 0.02 * (hi - lo))
+        v = h(x)
+        if v <= 0.0:
+            hi, h_hi = x, v
+            if side == 1:
+                h_lo *= 0.5
+            side = 1
+        else:
+            lo, h_lo = x, v
+            if side == -1 and math.isfinite(h_hi):
+                h_hi *= 0.5
+            side = -1
+    return float(hi)
 
 
 #: Kernels with more than this many outcomes between the cutoffs at the two ends of the grid
@@ -164,7 +203,7 @@ ATOM_WINDOW = 16_384
 #: go by closed-form cuts (:func:`_cut_grid`: no sort, work per outcome and per grid point), up
 #: to this many outcomes; longer ones are evaluated point by point
 #: (:meth:`.clones.TotalsGeometry.h`).
-CUT_RATIO = 2.8
+CUT_RATIO = 2.4
 CUT_WINDOW = 1 << 22
 #: Relative error allowed for computed log likelihood ratios (their rounding is ~1e-15).
 LOG_RATIO_SLACK = 1e-13
@@ -409,25 +448,30 @@ def _delta_from_atoms(loss: np.ndarray, wp: np.ndarray, wq: np.ndarray, rho: np.
     """Certified upper bound, at each ``eps`` of the grid, on the hockey-stick divergence of
     the mixture whose outcomes are the atoms: ``sum over atoms with loss > eps of (wp - e^eps
     wq)`` (each kernel's optimal set is a tail of its outcomes, so this is the sum of the
-    kernels' divergences). One sort by loss and two suffix sums. Error budget: the atoms'
-    relative errors on ``P_tail + e^eps Q_tail``, the rounding of the sums, and the atoms whose
-    computed loss lies within :data:`LOG_RATIO_SLACK` of the grid point (their side is
-    uncertain: each is charged ``|P - e^eps Q| <= e^eps Q (e^(2 tau) - 1)``)."""
-    order = np.argsort(loss, kind="stable")
-    loss, wp, wq, rho = loss[order], wp[order], wq[order], rho[order]
-    zero = np.zeros(1)
-    sp = np.concatenate((np.cumsum(wp[::-1])[::-1], zero))  # sp[i] = sum of wp[i:]
-    sq = np.concatenate((np.cumsum(wq[::-1])[::-1], zero))
-    se = np.concatenate((np.cumsum((rho * (wp + wq))[::-1])[::-1], zero))
+    kernels' divergences). Each atom is binned by the number of grid points below its loss
+    (one ``searchsorted`` on the grid, no sort of the atoms), the bins summed and their suffix
+    sums taken. Error budget: the atoms' relative errors on ``P_tail + e^eps Q_tail``, the
+    rounding of the sums, and the atoms whose computed loss lies within
+    :data:`LOG_RATIO_SLACK` of the grid point (their side is uncertain: each is charged ``|P -
+    e^eps Q| <= e^eps Q (e^(2 tau) - 1)``)."""
+    size = eps.size
+    j = np.searchsorted(eps, loss, side="left")  # the atom counts at grid points i < j
+    def tails(w: np.ndarray) -> np.ndarray:
+        h = np.bincount(j, weights=w, minlength=size + 1)
+        return np.cumsum(h[::-1])[::-1][1:]  # at i: the bins j >= i + 1
+    p_tail, q_tail, se = tails(wp), tails(wq), tails(rho * (wp + wq))
     g = np.exp(eps)
     tau = LOG_RATIO_SLACK * (1.0 + np.abs(eps))
-    i0 = np.searchsorted(loss, eps, side="right")  # first atom with loss > eps
-    i_lo = np.searchsorted(loss, eps - tau, side="right")
-    i_hi = np.searchsorted(loss, eps + tau, side="right")
-    p_tail, q_tail = sp[i0], sq[i0]
-    near = g * (sq[i_lo] - sq[i_hi]) * 3.0 * tau
-    return (np.maximum(p_tail - g * q_tail, 0.0) + g * se[i0] + near * (1.0 + 1e-12)
-            + 4e-16 * (loss.size + 4) * (p_tail + g * q_tail) + 1e-300)
+    near_q = np.zeros(size)
+    for cand in (j, j - 1):  # the grid points just above and just below each loss
+        c = np.clip(cand, 0, size - 1)
+        m = (cand >= 0) & (cand < size) & (np.abs(loss - eps[c]) <= tau[c])
+        if np.any(m):
+            near_q += np.bincount(c[m], weights=wq[m], minlength=size)
+    near = g * near_q * 3.0 * tau
+    rounding = 4e-16 * (loss.size + size + 4)
+    return (np.maximum(p_tail - g * q_tail, 0.0) + g * se * (1.0 + rounding) + near * (1.0 + 1e-12)
+            + rounding * (p_tail + g * q_tail) + 1e-300)
 
 
 def _batches(rows: np.ndarray, width: np.ndarray, extra: int, cells: int = BATCH_ATOMS) -> list[np.ndarray]:
@@ -453,8 +497,10 @@ def grid_upper(direction: Direction, eps: np.ndarray) -> np.ndarray:
     as the hockey-stick divergence of that weighted mixture of kernel pairs: the kernels'
     outcomes between their cutoffs at the ends of the grid (:func:`_atoms`), sorted by privacy
     loss, and two suffix sums (:func:`_delta_from_atoms`), in batches of similar kernels;
-    instead of a kernel evaluation per block and grid point. Kernels with more than
-    :data:`ATOM_WINDOW` such outcomes are evaluated point by point
+    instead of a kernel evaluation per block and grid point. Kernels with at least
+    ``1 / CUT_RATIO`` times as many outcomes as grid points go by closed-form cuts
+    (:func:`_cut_grid`); kernels whose cuts cannot be certified that way, or with more than
+    :data:`CUT_WINDOW` outcomes, are evaluated point by point
     (:meth:`~.clones.TotalsGeometry.h`)."""
     eps = np.asarray(eps, dtype=float)
     part = direction.partition

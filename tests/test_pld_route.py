@@ -326,7 +326,7 @@ def test_self_compose_and_epsilon_match_dp_accounting():
         ours, theirs = P.compose_plds([(r.pld, T)]), r.pld.self_compose(T)
         for eps in (0.0, 0.1, 0.5, 1.0, 3.0):
             a, b = float(ours.get_delta_for_epsilon(eps)), float(theirs.get_delta_for_epsilon(eps))
-            assert a == pytest.approx(b, rel=1e-9, abs=1e-14)
+            assert a == pytest.approx(b, rel=1e-9, abs=1e-12)  # FFT rounding of either
         for delta in (1e-3, 1e-6, 1e-9):
             assert P._pmf_epsilon(theirs._pmf_remove, delta) == pytest.approx(  # noqa: SLF001
                 theirs.get_epsilon_for_delta(delta), rel=1e-11, abs=1e-12)
