@@ -145,7 +145,7 @@ def tail_epsilon(direction: Direction, scale: float, tail: float) -> float:
     such ``eps``): where the privacy-loss grid of the route stops (the mass beyond goes to
     ``+inf``). 0 when ``delta(0)`` is already below ``tail``; the pair's ``max_log_ratio``
     (``delta = 0`` there) at most. Found on coarse bounds: a bracket by doubling from 0.1, then
-    Illinois steps on ``log delta`` (smooth and concave-like in ``eps``: few steps), every end
+    interpolation steps on ``log delta`` (smooth and concave-like in ``eps``: few steps), every end
     decided by the certified upper bound."""
     L = direction.pair.max_log_ratio
     top = min(L, 745.0) if math.isfinite(L) else 745.0
@@ -176,23 +176,17 @@ def tail_epsilon(direction: Direction, scale: float, tail: float) -> float:
         lo, h_lo = hi, h_hi
         hi = min(2.0 * hi, top)
         h_hi = h(hi)
-    side = 0
-    for _ in range(100):
-        if hi - lo <= 1e-2 * hi:
-            break
-        x = hi - h_hi * (hi - lo) / (h_hi - h_lo) if math.isfinite(h_hi) else 0.5 * (lo + hi)
-        x = min(max(x, lo + 0.02 * (hi - lo)), hi - 0.02 * (hi - lo))
+    repeats, last = 0, 0  # interpolate; bisect after two moves of the same end (no stalling)
+    while hi - lo > 1e-2 * hi:
+        frac = h_lo / (h_lo - h_hi) if math.isfinite(h_hi) and repeats < 2 else 0.5
+        x = lo + (hi - lo) * min(max(frac, 0.02), 0.98)
         v = h(x)
+        moved = 1 if v <= 0.0 else -1
+        repeats, last = (repeats + 1 if moved == last else 1), moved
         if v <= 0.0:
             hi, h_hi = x, v
-            if side == 1:
-                h_lo *= 0.5
-            side = 1
         else:
             lo, h_lo = x, v
-            if side == -1 and math.isfinite(h_hi):
-                h_hi *= 0.5
-            side = -1
     return float(hi)
 
 
