@@ -1475,7 +1475,7 @@ def _validate(n: int, k: int, eps0: float) -> tuple[int, int, float]:
 #: :class:`_TotalsWindow` sums every total ``t`` within ``mean ± (WINDOW_SD sd + 40)`` of ``T``...
 WINDOW_SD = 8.0
 #: ... when that is at most this many totals (beyond, the block engine answers).
-WINDOW_MAX = 8500
+WINDOW_MAX = 9000
 #: Per total, the third-value count is split at the kinks of the kernel within
 #: ``[mean - (J_SD_LOW sd + 10), mean + (J_SD sd + 10)]`` of ``J``; beyond, one piece on each side.
 J_SD = 7.0
@@ -1590,7 +1590,10 @@ class _TotalsWindow:
         roundings; its complement ``1 - x`` one rounding more). Cached by ``(t, y)``: the same
         numbers a fresh computation gives."""
         key = (t.astype(np.int64) << 31) | y.astype(np.int64)
-        uk, inv = np.unique(key, return_inverse=True)
+        if key.size < 2 or bool(np.all(key[1:] > key[:-1])):  # boundaries come sorted and distinct
+            uk, inv = key, np.arange(key.size)
+        else:
+            uk, inv = np.unique(key, return_inverse=True)
         row, found = self.masses.find(uk)
         if not found.all():
             miss = np.nonzero(~found)[0]
