@@ -44,8 +44,11 @@ def _kernel_excess_mp(m: int, u: float, v: float, s: float, alpha: float) -> mpm
     (1, 0.7, 0.3, 0.5), (5, 0.73, 0.27, 0.5), (60, 0.9, 0.1, 0.5), (57, 0.6, 0.2, 0.3),
     (400, 0.73, 0.27, 0.5), (300, 0.2, 0.35, 0.7), (900, 0.62, 0.38, 0.5),
 ])
-def test_exact_kernels_bracket_brute_force(m, u, v, s):
-    """Windows narrower than ``[0, m]`` (m = 300 .. 900): the certified tails are exercised."""
+@pytest.mark.parametrize("full", [0.0, 1024.0])
+def test_exact_kernels_bracket_brute_force(m, u, v, s, full, monkeypatch):
+    """Windows narrower than ``[0, m]`` (m = 300 .. 900, ``full = 0``): the certified tails are
+    exercised; and every term of small supports (``full``: supports up to 1024 terms)."""
+    monkeypatch.setattr(R, "_FULL_WINDOW", full)
     up, lo, done = R._exact_excess(np.array([m - 1.0]), np.array([u]), np.array([v]), s, ORDERS, 1e-13, 1e-9)
     assert done.all()
     for j, a in enumerate(ORDERS):
@@ -167,6 +170,7 @@ def test_grouped_windows_bracket_brute_force(monkeypatch):
 
     monkeypatch.setattr(R, "_exact_group", spy)
     monkeypatch.setattr(R, "_GROUP_COST", 0.0)  # groups wherever they save terms (small windows here)
+    monkeypatch.setattr(R, "_FULL_WINDOW", 0.0)  # windows, not every term
     u, v, s = 0.73, 0.27, 0.5
     m = np.arange(280.0, 321.0)
     alpha = np.array(R.DEFAULT_ORDERS)

@@ -395,6 +395,8 @@ _BIG_ELL = 600.0
 _BIG_REF = 30.0
 #: The overhead of one more group of orders in :func:`_exact_excess`, in terms (entries x window x orders).
 _GROUP_COST = 2e5
+#: Kernels with supports ``0 .. m`` up to this are summed over all of it.
+_FULL_WINDOW = 1024.0
 
 
 _SCRATCH = threading.local()
@@ -721,6 +723,10 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     m = c + 1.0
     ss = s * (1.0 - s)
     bp, bq = (u - s) / ss, (v - s) / ss
+    if np.max(m) <= _FULL_WINDOW:  # small supports: every term, no tails (and nothing to guess)
+        full = np.broadcast_to(m[:, None], (m.size, alpha.size))
+        return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, np.zeros(full.shape),
+                            full.copy(), [slice(0, alpha.size)])
     width = math.sqrt(2.0 * math.log(1.0 / tail_tol)) + 1.5  # in spreads: Gaussian tails below tail_tol
     lo_o, hi_o = _tilted_window(m, s, bp, bq, alpha, width)
     # every window also spans the smallest order's (about the binomial's bulk): the tail facing
