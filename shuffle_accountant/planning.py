@@ -69,6 +69,10 @@ _CERTIFIED = {False: "certified_delta", True: "certified_eps"}
 RDP_BRACKET_CURVE_RTOL = 0.03
 #: Most secant steps of a search's prediction (each one evaluation of the PLD route).
 SECANT_STEPS = 10
+#: A route that exceeded eps at a nearby point is not evaluated during a search when even this
+#: log-slope of eps in eps0 or n could not bring it down to eps (a reported point is always
+#: decided in full).
+SKIP_SLOPE = 4.0
 #: compose's routes, in the order a point is decided (the PLD route is usually the tightest).
 ROUTES = ("pld", "rdp", "advanced")
 
@@ -179,8 +183,8 @@ def _composed_boundary(
 
     def skip_for(x: float) -> Callable[[str], bool]:
         """During the search, leave out a route that cannot be the one that certifies: it
-        exceeded eps at a point where the composed eps is smaller (it is monotone in x), or
-        exceeded it by half at a point within 20% of x."""
+        exceeded eps at a point where the composed eps is smaller (it is monotone in x), or by
+        more than a log-slope of :data:`SKIP_SLOPE` could make up between that point and x."""
 
         def skip(route: str) -> bool:
             if route == "pld":
@@ -189,7 +193,7 @@ def _composed_boundary(
                 xa, v = float(point[index]), point[2]
                 if v > eps and ((grows and xa <= x) or (not grows and xa >= x)):
                     return True
-                if v > 1.5 * eps and abs(math.log(x / xa)) < 0.2:
+                if v > eps * math.exp(SKIP_SLOPE * abs(math.log(x / xa))):
                     return True
             return False
 
@@ -231,7 +235,7 @@ def _composed_boundary(
         x1 = float(round(x1)) if integer else x1
         pts.append((x1, cr.guide(*at(x1))))
     # the secant converges fast: the last correction bounds the remaining error generously
-    converged = inside <= 0.25 * rtol
+    converged = inside <= 0.45 * rtol
     width = 0.5 if not math.isfinite(moved) else max(0.45 * rtol, 2.0 * moved)
     # 2. certify on a narrow range around the prediction (from its feasible end: with the boundary
     #    inside, its two ends decide it); widen (and move) until it holds the boundary
@@ -394,7 +398,7 @@ def solve_eps0(
         cr = ComposedRounds(rounds, delta, method, k, randomizer)
         try:
             found = _composed_boundary(cr, eps, lambda e0: (e0, n), start=start, low=1e-12, high=api.MAX_EPS0,
-                                       integer=False, feasible_side="low", rtol=rtol, slope=1.0)
+                                       integer=False, feasible_side="low", rtol=rtol, slope=1.5)
         except NoBracket:
             raise NoBracket(fail) from None
         lo = found.feasible

@@ -146,7 +146,7 @@ def tail_epsilon(direction: Direction, scale: float, tail: float) -> float:
     ``+inf``). 0 when ``delta(0)`` is already below ``tail``; the pair's ``max_log_ratio``
     (``delta = 0`` there) at most. Found on coarse bounds: a bracket by doubling from 0.1, then
     interpolation steps on ``log delta`` (smooth and concave-like in ``eps``: few steps), every end
-    decided by the certified upper bound."""
+    decided by the certified upper bound; the end is rounded up to a power of ``2^(1/128)``.""" 
     L = direction.pair.max_log_ratio
     top = min(L, 745.0) if math.isfinite(L) else 745.0
 
@@ -187,7 +187,11 @@ def tail_epsilon(direction: Direction, scale: float, tail: float) -> float:
             hi, h_hi = x, v
         else:
             lo, h_lo = x, v
-    return float(hi)
+    # rounded up to a fixed geometric grid (ratio 2^(1/128)): nearby rounds (a planner's search)
+    # then get the same grid end and step, so the route's eps is smooth in eps0 and n; delta only
+    # decreases beyond hi, so the rounded end is as good
+    quantum = 2.0 ** (math.ceil(128.0 * math.log2(hi)) / 128.0) if hi > 0.0 else hi
+    return float(min(max(quantum, hi), top))
 
 
 #: Kernels with more than this many outcomes between the cutoffs at the two ends of the grid
