@@ -753,7 +753,6 @@ def _kernel_table(
     window they cover (see :class:`_TableCache`)."""
     c = np.asarray(c, dtype=float)
     lam = np.asarray(lam, dtype=float)
-    g = math.exp(eps)
     gm1 = math.expm1(eps)
     u = 0.5 + lam * d
     v = 0.5 - lam * d
@@ -1758,8 +1757,7 @@ class _TotalsWindow:
         erel = self.rel + 3.0 * _ROW_WIDTH * _U
         srel = np.maximum(np.maximum(data["tail_budget"][rr], self.rel), erel)
         e_a = (erel + 16.0 * _U) * gm1 * 0.5 * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * bb
-        B_l = d_ = self.d * (1.0 + g) * bb
-        del d_
+        B_l = self.d * (1.0 + g) * bb
         return -gm1 * (0.5 * bb + ss), e_a, B_l, (erel + 16.0 * _U) * B_l, ok
 
     def _evaluate(self, eps: float) -> DeltaBounds:
@@ -1795,8 +1793,7 @@ class _TotalsWindow:
         # pieces: one before each boundary (right end = that boundary, left end = the previous one
         # or the top), one after the last boundary of each total; piece i before boundary i sits
         # at i + owner(i), the one after the last boundary of owner o after it
-        m1 = self.N - t + 1.0
-        npc = nb + nt_pieces if (nt_pieces := int(last.sum())) else nb
+        npc = nb + int(last.sum())
         p_own = np.empty(npc, dtype=np.int64)
         right = np.full(npc, -1, dtype=np.int64)
         left = np.full(npc, -1, dtype=np.int64)
