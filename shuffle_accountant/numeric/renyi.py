@@ -604,25 +604,31 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         j0 = int(np.flatnonzero(np.any(big, axis=0))[0])  # orders j0 .. (the others are not big)
         cols = slice(j0, na)
         x = np.add(log_m[:, None, :], ell[:, cols, :], out=buf2[:, cols, :])
-        np.subtract(x, ref[:, cols, None], out=x)
+        # an entry whose terms are all zero (log -inf) has ref -inf: shift by 0 there (no -inf - -inf)
+        ref_s = np.where(np.isfinite(ref[:, cols]), ref[:, cols], 0.0)
+        np.subtract(x, ref_s[:, :, None], out=x)
         # ref was estimated from a sample of the terms: shifted up to the largest term where it
         # fell short (no overflow below; the sum is certified for any finite ref)
-        short = np.maximum(np.max(x, axis=2), 0.0)
+        top = np.max(x, axis=2)
+        empty = np.isneginf(top)  # every term is 0: the sum is 0
+        short = np.maximum(top, 0.0)
         if np.any(short > 0.0):
             np.subtract(x, short[:, :, None], out=x)
-        ref_c = ref[:, cols] + short
+        ref_c = ref_s + short
         np.maximum(x, -700.0, out=x)  # each true term is in [0, this]: at most e^-700 too much
         np.exp(x, out=x)
         total_x = np.sum(x, axis=2)  # >= 1 (the largest term is e^0)
         with np.errstate(divide="ignore", invalid="ignore"):
             lse = ref_c + np.log(total_x)
             lse_lo = ref_c + np.log(np.maximum(total_x - width * math.exp(-700.0), 1e-320))
+        lse = np.where(empty, -np.inf, lse)
+        lse_lo = np.where(empty, -np.inf, lse_lo)
         al = alpha[cols]
         slack = (err_log_m[:, None] + al * np.max(e_ell, axis=1)[:, None]
                  + 8 * _U * np.maximum(np.abs(ref_c), 1.0) + 4 * _U * width)
         corr = 1.0 + np.abs(d[:, cols]) * ymax
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            b_up = lse + slack + np.log1p(corr * np.exp(-(lse + slack)))
+            b_up = np.logaddexp(lse + slack, np.log(corr))  # log(e^(lse + slack) + corr)
             low_lin = -np.expm1(np.log(corr) - (lse_lo - slack))  # 1 - corr e^-(lse - slack)
             b_lo = np.where(low_lin > 0.0, lse_lo - slack + np.log(np.maximum(low_lin, 1e-320)), -np.inf)
         sel = big[:, cols]
