@@ -434,3 +434,31 @@ def test_inverse_window_l1_bound_against_exact_dft(size, length):
     assert err1 <= bound
     assert np.max(np.abs(circ - x)) <= e
     assert bound <= length * e
+
+
+@pytest.mark.parametrize("rand,n", [(SUE(100, 1.0), 10**4), (OLH(100, 0.5), 3 * 10**4), (OUE(20, 2.0), 10**4)],
+                         ids=lambda v: v.describe() if hasattr(v, "describe") else str(v))
+def test_saddle_estimate_and_slope_track_the_certified_values(rand, n):
+    """The search's steering estimates: the saddle-point estimate (exact normal factor at the
+    tilt) within 1e-3 of the certified bracket's middle near delta = 1e-6, and its slope within
+    1e-3 of the certified bounds' difference quotient. Estimates only (never reported), but the
+    search trusts them to skip its coarse look (``surrogate_rtol``)."""
+    prof = BlanketProfile(rand, n)
+    assert prof.surrogate_rtol == 1e-3
+    eps = epsilon_for_delta(prof, 1e-6, 1e-3).upper
+    b = prof.bounds(eps, 1e-5)
+    mid = 0.5 * (b.lower + b.upper)
+    assert abs(prof.surrogate(np.array([eps]))[0] / mid - 1.0) <= 1e-3
+    h = 1e-2 * eps
+    lo_b, hi_b = prof.bounds(eps - h, 1e-5), prof.bounds(eps + h, 1e-5)
+    fd = (math.log(hi_b.lower + hi_b.upper) - math.log(lo_b.lower + lo_b.upper)) / (2 * h)
+    assert abs(prof.log_slope(eps) / fd - 1.0) <= 1e-3
+
+
+def test_surrogate_rtol_only_where_the_normal_estimate_holds():
+    assert BlanketProfile(SUE(5, 1.0), 30).surrogate_rtol is None  # exact path, few draws
+    m = np.exp(np.random.default_rng(0).uniform(0.0, 1.0, (3, 12)))
+    prof = BlanketProfile(MatrixRandomizer(m / m.sum(axis=1, keepdims=True), source="r"), 10**5)
+    assert prof.surrogate_rtol == 1e-3
+    est = prof.surrogate(np.array([1e-3, 1e-2, 0.5]))
+    assert np.all(est > 0.0) and np.all(est <= 1.0) and np.all(np.diff(est) <= 0.0)
