@@ -15,7 +15,7 @@ next to the single clones query and the generic compose at the same n (blanket P
 before each run; the blanket engines' own per-(n, k, eps0) cache is not, so repeated runs
 measure a warm engine).
 
-Run: python benchmarks/bench_renyi_compose.py [--repeats R] [--quick] [--randomizer]
+Run: python benchmarks/bench_renyi_compose.py [--repeats R] [--quick] [--randomizer] [--clock cpu] [--stat min]
 """
 
 from __future__ import annotations
@@ -42,14 +42,22 @@ def cold(fn: Callable[[], object]) -> Callable[[], object]:
     return run
 
 
-def medians(cases: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+#: ``--clock cpu`` (process time: steadier on a shared machine) or ``wall``; ``--stat min`` or ``median``.
+CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
+STAT = {"median": statistics.median, "min": min}
+
+
+def medians(cases: dict[str, Callable[[], object]], repeats: int, clock: str = "wall",
+            stat: str = "median") -> dict[str, float]:
+    """The ``stat`` over ``repeats`` interleaved runs of each case, timed by ``clock``."""
+    now = CLOCK[clock]
     times: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(repeats):
         for name, fn in cases.items():
-            t = time.perf_counter()
+            t = now()
             fn()
-            times[name].append(time.perf_counter() - t)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+            times[name].append(now() - t)
+    return {name: STAT[stat](ts) for name, ts in times.items()}
 
 
 def main() -> None:
@@ -57,13 +65,15 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="n = 1e3, 1e4, 1e6 only")
     ap.add_argument("--randomizer", action="store_true", help="also compose a deployed k-RR (blanket routes)")
+    ap.add_argument("--clock", choices=sorted(CLOCK), default="wall", help="cpu: process time (steadier under load)")
+    ap.add_argument("--stat", choices=sorted(STAT), default="median")
     args = ap.parse_args()
     ns = [10**3, 10**4, 10**6] if args.quick else NS
     try:
         pld.import_dp_accounting()
     except pld.PldUnavailable:
         print(f"(PLD route not installed: compose runs without it; {pld.PLD_INSTALL})\n")
-    print(f"median wall-clock ms over {args.repeats} interleaved runs; ratio = time / single query at the same n\n")
+    print(f"{args.stat} {args.clock} ms over {args.repeats} interleaved runs; ratio = time / single query at the same n\n")
     print("| n | single eps query | renyi curve (40 orders) | ratio | compose T=100 | ratio | compose T=1e4 | ratio |")
     print("|---|---|---|---|---|---|---|---|")
     worst = {"renyi": 0.0, "compose": 0.0}
@@ -76,7 +86,7 @@ def main() -> None:
         }
         for fn in cases.values():  # warm-up (imports, first-call allocations)
             fn()
-        m = medians(cases, args.repeats)
+        m = medians(cases, args.repeats, args.clock, args.stat)
         q = m["q"]
         r, c1, c2 = m["renyi"] / q, m["c100"] / q, m["c1e4"] / q
         worst["renyi"] = max(worst["renyi"], r)

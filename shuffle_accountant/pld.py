@@ -556,9 +556,12 @@ def direction_profile(
         eps_tail = tail_epsilon(d, pair.scale, tail)
     top = math.ceil(L / discretization) if math.isfinite(L) else MAX_GRID
     n_pts = min(math.ceil(eps_tail / discretization * (1.0 + 1e-12)), top, MAX_GRID) + 1
-    # Refine one partition at a few points of the grid, where delta is not negligible.
+    # Refine one partition at a few points of the grid, where delta is not negligible, from the
+    # tail down: a partition refined for the small delta far out mostly serves the points nearer 0
+    # too, while refining a partition tuned for those points at the tail splits far more blocks
+    # (n = 1e6: 230 blocks instead of 1400; the composed eps moves within 1e-5 either way)
     span = (n_pts - 1) * discretization
-    for x in np.linspace(0.0, span, 6)[:-1]:
+    for x in np.linspace(0.0, span, 6)[-2::-1]:
         if x < L:
             d.bounds(float(x), rtol)
     grid = np.arange(n_pts) * discretization
@@ -854,12 +857,12 @@ def _self_convolve_bounds(probs: np.ndarray, times: int, truncation: float) -> t
     """dp_accounting's ``common.compute_self_convolve_bounds`` (Chernoff bounds on the composed
     index at the orders ``+-1..20 / len``, each tail at most ``truncation / 2``), with all
     orders in one vectorised log-sum-exp, widened by one index each way against rounding."""
-    from scipy.special import logsumexp
-
     size = probs.size
     orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / size
-    with np.errstate(divide="ignore"):
-        log_mgf = logsumexp(orders[:, None] * np.arange(size)[None, :], b=probs[None, :], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        a = orders[:, None] * np.arange(size)[None, :] + np.log(probs)[None, :]
+        peak = np.max(a, axis=1)
+        log_mgf = peak + np.log(np.sum(np.exp(a - peak[:, None]), axis=1))  # log-sum-exp per order
     lower, upper = 0, (size - 1) * times
     for order, value in zip(orders, log_mgf):
         bound = (times * float(value) + math.log(2.0 / truncation)) / float(order)
@@ -870,6 +873,20 @@ def _self_convolve_bounds(probs: np.ndarray, times: int, truncation: float) -> t
         else:
             lower = max(lower, math.floor(bound) - 1)
     return lower, upper
+
+
+def _power(z: np.ndarray, times: int) -> np.ndarray:
+    """``z ** times`` by repeated squaring (a few complex products instead of a complex ``pow``
+    per element; the same rounding order of magnitude, ``times`` ulps)."""
+    result, base = None, z
+    while times:
+        if times & 1:
+            result = base.copy() if result is None else result * base
+        times >>= 1
+        if times:
+            base = base * base
+    assert result is not None
+    return result
 
 
 def _self_compose_pmf(pmf: Any, times: int, truncation: float = SELF_COMPOSE_TRUNCATION) -> Any:
@@ -888,7 +905,7 @@ def _self_compose_pmf(pmf: Any, times: int, truncation: float = SELF_COMPOSE_TRU
     lower, upper = _self_convolve_bounds(probs, times, truncation)
     length = upper - lower + 1
     fast = fft.next_fast_len(max(length, probs.size), real=True)
-    out = fft.irfft(fft.rfft(probs, fast) ** times, fast)
+    out = fft.irfft(_power(fft.rfft(probs, fast), times), fast)
     out = np.roll(out, -lower)[:length]
     inf_mass = truncation - math.expm1(times * math.log1p(-dense._infinity_mass))
     return pld_pmf.DensePLDPmf(dense._discretization, dense._lower_loss * times + lower, out, inf_mass,
@@ -925,23 +942,36 @@ def _pmf_epsilon(pmf: Any, delta: float) -> float:
     if inf_mass > delta:
         return math.inf
     probs = np.asarray(pmf._probs, dtype=float)[::-1]
-    loss = (pmf._lower_loss + np.arange(probs.size - 1, -1, -1, dtype=float)) * pmf._discretization
-    with np.errstate(over="ignore", under="ignore"):
-        upper = inf_mass + np.cumsum(probs)  # after adding each loss
-        lower = np.cumsum(np.exp(-loss) * probs)
-    before_u = np.concatenate(([inf_mass], upper[:-1]))
-    before_l = np.concatenate(([0.0], lower[:-1]))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        stop = (before_u > delta) & (before_l > 0.0) & (np.log((before_u - delta) / before_l) >= loss)
-    big = (upper >= delta) & (lower == 0.0)  # e^-loss underflowed: eps is this loss
-    i_stop = int(np.argmax(stop)) if stop.any() else probs.size
-    i_big = int(np.argmax(big)) if big.any() else probs.size
-    if i_big < i_stop:
-        return max(0.0, float(loss[i_big]))
-    mu, ml = (float(before_u[i_stop]), float(before_l[i_stop])) if i_stop < probs.size else (float(upper[-1]), float(lower[-1]))
+    top = pmf._lower_loss + probs.size - 1
+    mu, ml = inf_mass, 0.0  # running sums before the current chunk
+    start = 0
+    while start < probs.size:  # chunks from the largest loss down: eps is usually near the top
+        p = probs[start:start + EPS_CHUNK]
+        loss = (top - start - np.arange(p.size, dtype=float)) * pmf._discretization
+        with np.errstate(over="ignore", under="ignore"):
+            upper = mu + np.cumsum(p)  # after adding each loss
+            lower = ml + np.cumsum(np.exp(-loss) * p)
+        before_u = np.concatenate(([mu], upper[:-1]))
+        before_l = np.concatenate(([ml], lower[:-1]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stop = (before_u > delta) & (before_l > 0.0) & (np.log((before_u - delta) / before_l) >= loss)
+        big = (upper >= delta) & (lower == 0.0)  # e^-loss underflowed: eps is this loss
+        i_stop = int(np.argmax(stop)) if stop.any() else p.size
+        i_big = int(np.argmax(big)) if big.any() else p.size
+        if i_big < i_stop:
+            return max(0.0, float(loss[i_big]))
+        if i_stop < p.size:
+            mu, ml = float(before_u[i_stop]), float(before_l[i_stop])
+            break
+        mu, ml = float(upper[-1]), float(lower[-1])
+        start += p.size
     if mu <= ml + delta:
         return 0.0
     return math.log((mu - delta) / ml)
+
+
+#: Losses per chunk of :func:`_pmf_epsilon`.
+EPS_CHUNK = 1 << 14
 
 
 def composed_epsilon(pld: Any, delta: float) -> tuple[float, float]:
