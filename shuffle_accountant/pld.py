@@ -326,12 +326,13 @@ def _atoms(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, weight: n
     b_end = b[(end - (start - 1.0)).astype(np.int64), np.arange(nb)]
     t_end = t_above + b_end
     p_top, q_top = u * t_end + (1.0 - u) * t_above, v * t_end + (1.0 - v) * t_above
-    keep = listed & (p_a > 0.0)
+    loss[~listed | (p_a <= 0.0)] = -np.inf  # padding and empty outcomes: never counted
     w = weight[None, :]
-    return (np.concatenate((loss[keep], np.full(nb, np.inf))),
-            np.concatenate(((w * p_a)[keep], weight * p_top)),
-            np.concatenate(((w * q_a)[keep], weight * q_top)),
-            np.concatenate((rho[keep], np.full(nb, t_rel + rel_b[-1]) + 4e-16)))
+    p_a *= w
+    q_a *= w
+    top = (weight * p_top, weight * q_top, np.full(nb, t_rel + rel_b[-1]) + 4e-16)  # the atoms at +inf
+    return (loss.ravel(), p_a.ravel(), q_a.ravel(), rho.ravel(),
+            *(np.array([np.sum(x)]) for x in (top[0], top[1], top[2] * (top[0] + top[1]))))
 
 
 def _cut_grid(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, eps: np.ndarray, rel: float
@@ -442,11 +443,12 @@ BATCH_CUT = 1 << 18
 
 
 def _delta_from_atoms(loss: np.ndarray, wp: np.ndarray, wq: np.ndarray, rho: np.ndarray,
-                      eps: np.ndarray) -> np.ndarray:
+                      top_p: np.ndarray, top_q: np.ndarray, top_e: np.ndarray, eps: np.ndarray) -> np.ndarray:
     """Certified upper bound, at each ``eps`` of the grid, on the hockey-stick divergence of
     the mixture whose outcomes are the atoms: ``sum over atoms with loss > eps of (wp - e^eps
     wq)`` (each kernel's optimal set is a tail of its outcomes, so this is the sum of the
-    kernels' divergences). Each atom is binned by the number of grid points below its loss
+    kernels' divergences); ``top_p, top_q, top_e`` are the summed masses and error terms of the
+    atoms at loss ``+inf`` (counted everywhere). Each atom is binned by the number of grid points below its loss
     (one ``searchsorted`` on the grid, no sort of the atoms), the bins summed and their suffix
     sums taken. Error budget: the atoms' relative errors on ``P_tail + e^eps Q_tail``, the
     rounding of the sums, and the atoms whose computed loss lies within
@@ -454,10 +456,11 @@ def _delta_from_atoms(loss: np.ndarray, wp: np.ndarray, wq: np.ndarray, rho: np.
     e^eps Q| <= e^eps Q (e^(2 tau) - 1)``)."""
     size = eps.size
     j = np.searchsorted(eps, loss, side="left")  # the atom counts at grid points i < j
-    def tails(w: np.ndarray) -> np.ndarray:
+    def tails(w: np.ndarray, top: np.ndarray) -> np.ndarray:
         h = np.bincount(j, weights=w, minlength=size + 1)
+        h[-1] += float(top[0])
         return np.cumsum(h[::-1])[::-1][1:]  # at i: the bins j >= i + 1
-    p_tail, q_tail, se = tails(wp), tails(wq), tails(rho * (wp + wq))
+    p_tail, q_tail, se = tails(wp, top_p), tails(wq, top_q), tails(rho * (wp + wq), top_e)
     g = np.exp(eps)
     tau = LOG_RATIO_SLACK * (1.0 + np.abs(eps))
     near_q = np.zeros(size)
@@ -467,7 +470,7 @@ def _delta_from_atoms(loss: np.ndarray, wp: np.ndarray, wq: np.ndarray, rho: np.
         if np.any(m):
             near_q += np.bincount(c[m], weights=wq[m], minlength=size)
     near = g * near_q * 3.0 * tau
-    rounding = 4e-16 * (loss.size + size + 4)
+    rounding = 4e-16 * (loss.size + size + 8)
     return (np.maximum(p_tail - g * q_tail, 0.0) + g * se * (1.0 + rounding) + near * (1.0 + 1e-12)
             + rounding * (p_tail + g * q_tail) + 1e-300)
 
