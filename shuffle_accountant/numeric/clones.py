@@ -395,13 +395,29 @@ def _kernel_upper_tail(
         u, v, du, gm1 = np.asarray(u), np.asarray(v), np.asarray(du), np.asarray(gm1)
         c, u, v, du, coef_b, gm1 = c[live], u[live], v[live], du[live], coef_b[live], gm1[live]
     k = _cut(c, v, du, coef_b, gm1, s)
-    rel_pmf: float | np.ndarray = rel
+    terms = _cut_terms(k, c, s, rel, cache)
+    value, e = _combine(terms, k, c, u, v, s, du, coef_b, gm1)
+    if scalar:
+        return np.maximum(value, 0.0), e + np.zeros(c.shape)
+    out[live] = np.maximum(value, 0.0)
+    err[live] = e
+    return out, err
+
+
+_Terms = list  # [B(k-1), P[X >= k], rel of the pmf values, rel of the tail, B(k-2), B(k)]
+
+
+def _cut_terms(k: np.ndarray, c: np.ndarray, s: float, rel: float, cache: _CutCache | None) -> _Terms:
+    """The binomial values the kernel needs at cuts ``k`` of ``Bin(c, s)``: ``[B(k-1),
+    P[Bin(c,s) >= k], rel_pmf, rel_tail, B(k-2), B(k)]`` (arrays; the neighbours by the exact pmf
+    ratio from ``B(k-1)``). They depend on the cut only, not on ``eps``."""
     if cache is not None:
         b_km1, tail_k, rel_pmf, rel_tail = cache.values(k, c, s, rel)
     else:
         b_km1 = bn.pmf(k - 1.0, c, s)
         tail_k = bn.sf(k - 1.0, c, s)  # P[Bin(c, s) >= k]
         rel_tail = np.maximum(bn.tail_error_budget(k - 1.0, c, s), rel)
+        rel_pmf = np.full(c.shape, rel)
     if 0.0 < s < 1.0:
         # neighbours by the exact pmf ratio: B(j-1)/B(j) = j(1-s)/((c-j+1)s)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -413,6 +429,15 @@ def _kernel_upper_tail(
             b_k[first] = bn.pmf(k[first], c[first], s)
     else:
         b_km2, b_k = bn.pmf(k - 2.0, c, s), bn.pmf(k, c, s)
+    return [b_km1, tail_k, rel_pmf, rel_tail, b_km2, b_k]
+
+
+def _combine(terms: _Terms, k: np.ndarray, c: np.ndarray, u: np.ndarray | float, v: np.ndarray | float, s: float,
+             du: np.ndarray | float, coef_b: np.ndarray | float, gm1: np.ndarray | np.floating
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's value (before clipping at 0) and error bound from the cut's
+    :func:`_cut_terms` (``u > v``, ``coef_b = u - g v > 0``)."""
+    b_km1, tail_k, rel_pmf, rel_tail, b_km2, b_k = terms
     coef_a = -du - gm1 * (1.0 - v)  # (1-u) - g (1-v)
     value = coef_b * b_km1 - gm1 * tail_k
     # Exact local correction: the term at a = k-1 (if positive it belongs to the set)
@@ -438,11 +463,47 @@ def _kernel_upper_tail(
             ratio = np.maximum(c - k, 0.0) * s / ((k + 1.0) * (1.0 - s)) if 0.0 < s < 1.0 else np.ones(np.shape(k))
             geo = np.where(ratio < 1.0, b_k / (1.0 - ratio), 1.0)
         e = e + np.where(tiny, gm1 * np.minimum(geo, 1.0) * (1.0 + 1e-12) + 1e-300, 0.0)
-    if scalar:
+    return value, e
+
+
+class _CutState:
+    """The kernel of one pair (``u > v``, split ``s``, scalars) at fixed clone counts ``c``,
+    with the cut terms of the last ``eps`` kept: a search's next ``eps`` is close, most cuts
+    ``k`` stay, and only the counts whose cut moved get new terms (through the cut cache). The
+    numbers are those :func:`_kernel_upper_tail` computes from the same terms."""
+
+    def __init__(self, c: np.ndarray) -> None:
+        self.c = c
+        self.k: np.ndarray | None = None
+        self.terms: _Terms = []
+        self.eps: float | None = None
+
+    def kernel(self, u: float, v: float, s: float, eps: float, rel: float, cache: _CutCache
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """``(value, error bound)`` of the kernel at every ``c`` (as :func:`_kernel_upper_tail`)."""
+        c = self.c
+        gm1 = np.expm1(np.float64(eps))
+        du = u - v
+        coef_b = du - gm1 * v
+        if not coef_b > 0.0:
+            return np.zeros(c.shape), np.zeros(c.shape)
+        k = _cut(c, v, du, coef_b, gm1, s)
+        if self.k is None:
+            self.terms = _cut_terms(k, c, s, rel, cache)
+        else:
+            moved = np.nonzero(k != self.k)[0]
+            if moved.size:
+                fresh = _cut_terms(k[moved], c[moved], s, rel, cache)
+                for kept, new in zip(self.terms, fresh):
+                    kept[moved] = new
+        self.k, self.eps = k, eps
+        value, e = _combine(self.terms, k, c, u, v, s, du, coef_b, gm1)
         return np.maximum(value, 0.0), e + np.zeros(c.shape)
-    out[live] = np.maximum(value, 0.0)
-    err[live] = e
-    return out, err
+
+    def q_mass(self, v: float) -> np.ndarray:
+        """``Q(S)`` of the kernel at every ``c`` at the last ``eps`` (the set ``S = {a >= k}``):
+        ``P[Bin(c, s) >= k] + v B(k-1)``; for slope estimates only."""
+        return self.terms[1] + v * self.terms[0]
 
 
 # ---------------------------------------------------------------------------------------
@@ -467,6 +528,7 @@ class TotalsGeometry:
         self.pa1, self.pb1 = pair.pa / total, pair.pb / total
         self._cuts: dict[float, _CutCache] = {}  # Boost values at cuts, reused across nearby eps
         self._tails = bn.TailMemo(self.N, self.p)  # Boost tails at block edges, shared by neighbours
+        self._corner_state: _CutState | None = None  # cut terms at the last corners' clone counts
 
     def initial_edges(self) -> np.ndarray:
         """Block edges over totals t in [0, n]: block i is ``edges[i] .. edges[i+1]-1``."""
@@ -527,8 +589,11 @@ class TotalsGeometry:
             u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
         if not u > v:
             return np.zeros(ts.shape), np.zeros(ts.shape)
-        return _kernel_upper_tail(np.maximum(ts - 1.0, 0.0), u, v, s, np.float64(eps), self.rel,
-                                  self._cuts.setdefault(s, _CutCache()))
+        c = np.maximum(ts - 1.0, 0.0)
+        state = self._corner_state
+        if state is None or state.c.size != c.size or not np.array_equal(state.c, c):
+            state = self._corner_state = _CutState(c)  # (the partition changed since)
+        return state.kernel(u, v, s, eps, self.rel, self._cuts.setdefault(s, _CutCache()))
 
     def corners(self, lo: np.ndarray, hi: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Kernel bounds for blocks ``lo..hi``: ``(upper, its error, certified lower)``
@@ -619,6 +684,7 @@ class _ExactWindow:
         self.below = below * (1.0 + float(bn.tail_error_budget(np.array([lo_c - 1.0]), N, p)[0]))
         self.above = above * (1.0 + float(bn.tail_error_budget(np.array([hi_c]), N, p)[0]))
         self.u, self.v, self.s, self.rel, self.cuts = u, v, s, geo.rel, cuts
+        self._state = _CutState(self.c)  # the cut terms of the last eps, updated where cuts move
         self._last: tuple[float, np.ndarray, np.ndarray] | None = None  # eps, h, err
         self._sums = (0.0, math.inf)  # (lower, upper) at the last eps
         self.tails = math.inf  # the mass beyond the window's share of the last upper bound
@@ -630,7 +696,7 @@ class _ExactWindow:
         if self._last is not None and self._last[0] == eps:
             lower, upper = self._sums
         else:
-            h, err = _kernel_upper_tail(self.c, self.u, self.v, self.s, np.float64(eps), self.rel, self.cuts)
+            h, err = self._state.kernel(self.u, self.v, self.s, eps, self.rel, self.cuts)
             self._last = (eps, h, err)
             self.tails = self.below * (self.u - self.v) + self.above * float(h[-1] + err[-1])
             upper = (float(np.sum(self.w_up * (h + err))) + self.tails) * (1.0 + 4e-16 * (m + 4))
@@ -650,18 +716,16 @@ class _ExactWindow:
     def log_slope(self, eps: float) -> float:
         """Estimate of ``d log delta / d eps`` at the last evaluated ``eps`` (see
         :meth:`Direction.log_slope`)."""
-        if self._last is None or self._last[0] != eps:
+        if self._last is None or self._last[0] != eps or self._state.eps != eps:
             return math.nan
         gm1 = np.expm1(np.float64(eps))
         coef_b = (self.u - self.v) - gm1 * self.v
         if not coef_b > 0.0:
             return math.nan
-        k = _cut(self.c, self.v, self.u - self.v, coef_b, gm1, self.s)
-        b, tail, _, _ = self.cuts.values(k, self.c, self.s, self.rel)
         delta = float(np.sum(self.w * self._last[1]))
         if not delta > 0.0:
             return math.nan
-        return -float(1.0 + gm1) * float(np.sum(self.w * (tail + self.v * b))) / delta
+        return -float(1.0 + gm1) * float(np.sum(self.w * self._state.q_mass(self.v))) / delta
 
 
 class Direction(TotalsGeometry):
