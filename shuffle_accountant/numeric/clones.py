@@ -474,6 +474,7 @@ class _CutState:
 
     def __init__(self, c: np.ndarray) -> None:
         self.c = c
+        self.ts = c  # (the totals the counts belong to, when built for block corners)
         self.k: np.ndarray | None = None
         self.terms: _Terms = []
         self.eps: float | None = None
@@ -509,6 +510,22 @@ class _CutState:
 # ---------------------------------------------------------------------------------------
 # Sums over totals t, with certified blocks.
 # ---------------------------------------------------------------------------------------
+
+
+def _corner_points(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct corner totals ``ts`` of blocks ``lo..hi`` for ``p0 = 0`` (upper corner
+    ``max(lo, 1)``, lower corner ``hi + 1``), sorted, and ``inv``: the positions in ``ts`` of the
+    upper corners, then of the lower ones."""
+    if lo.size > 1 and np.array_equal(hi[:-1] + 1.0, lo[1:]):
+        # a contiguous run of blocks (the whole partition): the corners are the edges,
+        # sorted already; only lo = 0 and lo = 1 can share the corner t = 1
+        edges = np.append(np.maximum(lo, 1.0), hi[-1] + 1.0)
+        new = np.ones(edges.size, dtype=bool)
+        new[1:] = edges[1:] != edges[:-1]
+        pos = np.cumsum(new) - 1
+        return edges[new], np.concatenate((pos[:-1], pos[1:]))
+    return np.unique(np.concatenate((np.maximum(lo, 1.0), hi + 1.0)), return_inverse=True)
+
 
 
 class TotalsGeometry:
@@ -589,11 +606,21 @@ class TotalsGeometry:
             u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
         if not u > v:
             return np.zeros(ts.shape), np.zeros(ts.shape)
-        c = np.maximum(ts - 1.0, 0.0)
         state = self._corner_state
-        if state is None or state.c.size != c.size or not np.array_equal(state.c, c):
-            state = self._corner_state = _CutState(c)  # (the partition changed since)
+        if state is None or (state.ts is not ts and not (state.ts.size == ts.size and np.array_equal(state.ts, ts))):
+            state = self._corner_state = _CutState(np.maximum(ts - 1.0, 0.0))  # (the partition changed since)
+            state.ts = ts
         return state.kernel(u, v, s, eps, self.rel, self._cuts.setdefault(s, _CutCache()))
+
+    def _corner_values(self, ts: np.ndarray, inv: np.ndarray, lo: np.ndarray, hi: np.ndarray, eps: float
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`corners` for ``p0 = 0`` from the blocks' corner totals ``ts`` and their
+        positions ``inv`` (:func:`_corner_points`)."""
+        val, err = self._h_corners(ts, eps)
+        m = len(lo)
+        up, up_err = val[inv[:m]], err[inv[:m]]
+        certain = np.maximum(val - err, 0.0)  # the kernel's own rounding, taken off the lower corner
+        return up, up_err, np.where(lo == hi, certain[inv[:m]], certain[inv[m:]])
 
     def corners(self, lo: np.ndarray, hi: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Kernel bounds for blocks ``lo..hi``: ``(upper, its error, certified lower)``
@@ -606,22 +633,8 @@ class TotalsGeometry:
         exact.
         """
         if self.pair.p0 == 0.0:
-            if lo.size > 1 and np.array_equal(hi[:-1] + 1.0, lo[1:]):
-                # a contiguous run of blocks (the whole partition): the corners are the edges,
-                # sorted already; only lo = 0 and lo = 1 can share the corner t = 1
-                edges = np.append(np.maximum(lo, 1.0), hi[-1] + 1.0)
-                new = np.ones(edges.size, dtype=bool)
-                new[1:] = edges[1:] != edges[:-1]
-                ts = edges[new]
-                pos = np.cumsum(new) - 1
-                inv = np.concatenate((pos[:-1], pos[1:]))
-            else:
-                ts, inv = np.unique(np.concatenate((np.maximum(lo, 1.0), hi + 1.0)), return_inverse=True)
-            val, err = self._h_corners(ts, eps)
-            m = len(lo)
-            up, up_err = val[inv[:m]], err[inv[:m]]
-            certain = np.maximum(val - err, 0.0)  # the kernel's own rounding, taken off the lower corner
-            return up, up_err, np.where(lo == hi, certain[inv[:m]], certain[inv[m:]])
+            ts, inv = _corner_points(lo, hi)
+            return self._corner_values(ts, inv, lo, hi, eps)
         up, up_err = self.h(np.maximum(lo, 1.0), self.lam(hi), eps)
         low, low_err = self.h(np.maximum(hi, 1.0), self.lam(lo), eps)
         zero = hi < 1.0  # block {t = 0}: nothing counted, identical laws
@@ -743,6 +756,8 @@ class Direction(TotalsGeometry):
         self._h_up = self._h_up_err = self._h_lo = np.zeros(0)
         self._exact: _ExactWindow | None = None
         self._exact_last: float | None = None  # eps of the last bounds() answered by the window
+        # the current partition's corner totals (p0 = 0), kept while the partition stands
+        self._points: tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray] | None = None
 
     def _get_blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(lo, hi, mass, mass_err)`` of the current partition, the initial one built on
@@ -838,7 +853,7 @@ class Direction(TotalsGeometry):
                     return got
         self._exact_last = None
         if self._eps != eps:
-            self._h_up, self._h_up_err, self._h_lo = self.corners(self.lo, self.hi, eps)
+            self._h_up, self._h_up_err, self._h_lo = self._partition_corners(eps)
             self._eps = eps
         for _ in range(max_rounds):
             lo, hi, mass, mass_err = self.lo, self.hi, self.mass, self.mass_err
@@ -900,6 +915,16 @@ class Direction(TotalsGeometry):
             self._h_lo = np.concatenate((h_lo[rest], c_lo))[order2]
         raise CertificationError(f"block refinement did not settle at eps = {eps!r}")
 
+    def _partition_corners(self, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`corners` of the current partition; for ``p0 = 0`` its corner totals are kept
+        while the partition stands (the blocks tuple is replaced, never changed, on refinement)."""
+        blocks = self._get_blocks()
+        if self.pair.p0 != 0.0:
+            return self.corners(blocks[0], blocks[1], eps)
+        if self._points is None or self._points[0] is not blocks:
+            self._points = (blocks, *_corner_points(blocks[0], blocks[1]))
+        return self._corner_values(self._points[1], self._points[2], blocks[0], blocks[1], eps)
+
     def log_slope(self, eps: float) -> float:
         """An *estimate* of ``d log delta / d eps`` at the ``eps`` of the last :meth:`bounds`
         call, from the same blocks (``nan`` when unavailable): the hockey-stick divergence is
@@ -919,16 +944,23 @@ class Direction(TotalsGeometry):
         if not coef_b > 0.0:
             return math.nan
         counted = self.hi >= 1.0
-        c = np.maximum(self.lo[counted], 1.0) - 1.0
-        if c.size > 1 and not np.all(np.diff(c) > 0.0):
-            return math.nan
-        k = _cut(c, v, u - v, coef_b, gm1, s)
-        b, tail, _, _ = self._cuts.setdefault(s, _CutCache()).values(k, c, s, self.rel)
         w = self.mass[counted]
         delta = float(np.sum(w * self._h_up[counted]))
         if not delta > 0.0:
             return math.nan
-        return -float(1.0 + gm1) * float(np.sum(w * (tail + v * b))) / delta
+        points, state = self._points, self._corner_state
+        if (points is not None and points[0] is self._blocks and state is not None and state.ts is points[1]
+                and state.eps == eps):
+            # the upper corners' cut terms, as the last bounds() computed them
+            q = state.q_mass(v)[points[2][: self.lo.size]][counted]
+        else:
+            c = np.maximum(self.lo[counted], 1.0) - 1.0
+            if c.size > 1 and not np.all(np.diff(c) > 0.0):
+                return math.nan
+            k = _cut(c, v, u - v, coef_b, gm1, s)
+            b, tail, _, _ = self._cuts.setdefault(s, _CutCache()).values(k, c, s, self.rel)
+            q = tail + v * b
+        return -float(1.0 + gm1) * float(np.sum(w * q)) / delta
 
     def surrogate(self, eps: np.ndarray) -> np.ndarray:
         """A cheap estimate of delta(eps) on an array of eps: the kernel at the mean total
