@@ -369,32 +369,40 @@ def _cut_grid(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, eps: n
     uu, vv, ss = u[None, :], v[None, :], s[None, :]
     duv = uu - vv
     num = duv + g1 * (1.0 - vv)
-    den = duv - g1 * vv
-    # a > rho s (c+1) / ((1-s) + rho s) = s (c+1) num / ((1-s) den + s num), and (1-s) den + s num
-    # = (u-v) + (g-1)(s-v); no outcome qualifies when den <= 0 (g >= u/v, the largest ratio)
+    # a > rho s (c+1) / ((1-s) + rho s) = s (c+1) num / ((1-s) den + s num), den = (u-v) - (g-1) v,
+    # and (1-s) den + s num = (u-v) + (g-1)(s-v); no outcome qualifies when den <= 0 (g >= u/v,
+    # the largest ratio), which only kernels whose den is small at the grid's top need to check
+    top_g1 = float(g1[-1, 0])
+    flat_den = np.flatnonzero(u - v - top_g1 * v <= 1.6e-15 * (u - v + top_g1 * v))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        a_thr = np.where(den > 0.0, (ss * n1[None, :]) * num / (duv + g1 * (ss - vv)), np.inf)
+        a_thr = num * (ss * n1[None, :])
+        a_thr /= duv + g1 * (ss - vv)
+        if flat_den.size:
+            den = duv[:, flat_den] - g1 * vv[:, flat_den]
+            a_thr[:, flat_den] = np.where(den > 0.0, a_thr[:, flat_den], np.inf)
     # Rounding of a_thr: relative kappa: num to 3 ulps (positive terms), the denominator to 2 ulps
     # of u-v + (g-1)|s-v| <= max(1, (s+v)/(1-v)) num <= max(1, (s+v)/(1-v)) / s times itself, and
     # 3 more; doubled. Kernels where it could reach a quarter of an outcome inside the window (a_thr
     # below end + 8; beyond, the cut is end + 1 either way) are left to the caller.
     kappa = 1.2e-16 * (24.0 + 4.0 * np.maximum(1.0, (s + v) / (1.0 - v)) / s)
     ok = kappa * (end + 8.0) <= 0.25
-    fl = np.floor(np.minimum(a_thr, 4e18))
-    k = np.clip(fl + 1.0, (start + 2.0)[None, :], (end + 1.0)[None, :])
+    fl = np.floor(np.minimum(a_thr, 4e18) if flat_den.size else a_thr)
+    frac = a_thr - fl
+    k = fl
+    k += 1.0
+    np.clip(k, (start + 2.0)[None, :], (end + 1.0)[None, :], out=k)
     # where the cut could differ from the exact one: a_thr within its rounding of an integer (at
     # most 2 kappa (end + 8) + 1e-9 of one), below the window (k clipped up: only where start = 0),
     # or den within its rounding of 0 (only where the grid reaches g = u/v)
     near = float(np.max(2.0 * kappa * (end + 8.0), initial=0.0)) + 1e-9
-    unsure = np.abs((a_thr - fl) - 0.5) >= 0.5 - near
+    frac -= 0.5
+    unsure = np.abs(frac, out=frac) >= 0.5 - near
     low_rows = np.flatnonzero(start < 1.0)
     if low_rows.size:
-        unsure[:, low_rows] |= fl[:, low_rows] + 1.0 < (start[low_rows] + 2.0)[None, :]
-    top_g1 = float(g1[-1, 0])
-    flat_den = np.flatnonzero(u - v - top_g1 * v <= 8e-16 * (u - v + top_g1 * v) * 2.0)
+        unsure[:, low_rows] |= np.floor(a_thr[:, low_rows]) + 1.0 < (start[low_rows] + 2.0)[None, :]
     if flat_den.size:
-        dd, dv = den[:, flat_den], duv[:, flat_den] + g1 * vv[:, flat_den]
-        unsure[:, flat_den] |= np.abs(dd) <= 8e-16 * dv
+        dv = duv[:, flat_den] + g1 * vv[:, flat_den]
+        unsure[:, flat_den] |= np.abs(den) <= 8e-16 * dv
     flat = (k * nb + (np.arange(nb) - start * nb)[None, :]).astype(np.int64)  # row k - start: B(k-1)
     b_km1 = b.ravel()[flat]
     t_k = tb.ravel()[flat + nb]  # TB(k)
