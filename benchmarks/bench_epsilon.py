@@ -2,7 +2,8 @@
 
 Run:  python benchmarks/bench_epsilon.py [--repeats R] [--quick] [--reference DIR] [--baseline DIR]
 
-Prints a Markdown table of median wall-clock times (ms) of the certified clones
+Prints a Markdown table of median wall-clock times (ms), and the least CPU time (``cpu ms``,
+``time.process_time``: less disturbed by other work on a shared machine), of the certified clones
 ``api.epsilon(eps0, n, delta, "clones")`` (rtol 1e-6) for n in {1e3, 1e4, 1e6, 1e9} (plus
 1e5 and 1e8 without ``--quick``), eps0 in {0.5, 1, 3, 8}, delta = 1e-6 (and 1e-10 without
 ``--quick``), and, when they are given, in the same run and interleaved repetition by
@@ -12,7 +13,8 @@ repetition (the machine is shared: compare the ratios, not absolute times across
   the public reference code of Feldman, McMillan, Talwar, "Hiding Among the Clones" (FOCS 2021,
   arXiv 2012.12803), ``computeamplification.py``; its ``numericalanalysis(n, eps0, delta, 10,
   100, True)`` (the settings of its own example) is timed in a separate process, one run per cell
-  capped at ``--ref-cap`` seconds (slower cells are shown as ``>cap``). The reference is not part
+  capped at ``--ref-cap`` seconds (slower cells are shown as ``>cap``); ``x ref`` compares wall
+  times, ``x ref cpu`` CPU times. The reference is not part
   of this project and is not shipped with it.
 * ``--baseline DIR``: a directory holding another version of the ``shuffle_accountant`` package
   (e.g. ``git archive <rev> shuffle_accountant | tar -x -C DIR``), timed in a separate process.
@@ -56,9 +58,9 @@ else:
         return api.epsilon(e, n, d, "clones").value
 for line in sys.stdin:
     n, e, d = json.loads(line)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     v = run(int(n), float(e), float(d))
-    print(json.dumps([time.perf_counter() - t, v]), flush=True)
+    print(json.dumps([time.perf_counter() - t, v, time.process_time() - c]), flush=True)
 """
 
 
@@ -78,8 +80,9 @@ class Worker:
                                          stdout=subprocess.PIPE, text=True, env=env)
         return self.proc
 
-    def time(self, n: int, eps0: float, delta: float, cap: float) -> float | None:
-        """Seconds of one call, or None when it exceeded ``cap`` (the worker is then restarted)."""
+    def time(self, n: int, eps0: float, delta: float, cap: float) -> tuple[float, float] | None:
+        """Wall and CPU seconds of one call, or None when it exceeded ``cap`` (the worker is then
+        restarted)."""
         proc = self._start()
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(json.dumps([n, eps0, delta]) + "\n")
@@ -92,7 +95,8 @@ class Worker:
         if not line:  # the worker died (its error is on stderr above)
             self.close()
             sys.exit(f"bench_epsilon: the {self.kind} worker ({self.path}) stopped without an answer")
-        return float(json.loads(line)[0])
+        got = json.loads(line)
+        return float(got[0]), float(got[2])
 
     def close(self) -> None:
         if self.proc is not None:
@@ -101,10 +105,11 @@ class Worker:
             self.proc = None
 
 
-def ours(n: int, eps0: float, delta: float) -> float:
-    t = time.perf_counter()
+def ours(n: int, eps0: float, delta: float) -> tuple[float, float]:
+    """Wall and CPU seconds of one query in this process."""
+    t, c = time.perf_counter(), time.process_time()
     api.epsilon(eps0, n, delta, "clones")
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - c
 
 
 def _refuse(message: str) -> None:
@@ -137,9 +142,10 @@ def main() -> None:
     base = Worker("baseline", args.baseline) if args.baseline else None
     for n in ns:  # warm up every code path once
         ours(n, 1.0, 1e-6)
-    print(f"Certified clones eps(delta), rtol 1e-6: median ms over {args.repeats} runs "
+    print(f"Certified clones eps(delta), rtol 1e-6: median wall ms and least CPU ms over {args.repeats} runs "
           "(one run for the reference), interleaved in one run\n")
-    cols = ["ms"] + (["baseline ms", "speed-up"] if base else []) + (["FMT21 ref ms", "x ref"] if ref else [])
+    cols = (["ms", "cpu ms"] + (["baseline ms", "speed-up", "speed-up cpu"] if base else [])
+            + (["FMT21 ref ms", "x ref", "ref cpu ms", "x ref cpu"] if ref else []))
     worst: dict[str, float] = {}
     for delta in deltas:
         print(f"delta = {delta:g}\n")
@@ -147,9 +153,9 @@ def main() -> None:
         print("|---|---|" + "---|" * len(cols))
         for n in ns:
             for e in EPS0S:
-                mine: list[float] = []
-                old: list[float] = []
-                ref_time: float | None = None
+                mine: list[tuple[float, float]] = []
+                old: list[tuple[float, float]] = []
+                ref_time: tuple[float, float] | None = None
                 ref_done = False
                 for _ in range(args.repeats):
                     mine.append(ours(n, e, delta))
@@ -159,16 +165,19 @@ def main() -> None:
                             old.append(t_old)
                     if ref is not None and not ref_done:
                         ref_time, ref_done = ref.time(n, e, delta, args.ref_cap), True
-                m = statistics.median(mine)
+                m = statistics.median(t for t, _ in mine)
+                mc = min(c for _, c in mine)
                 key = "n <= 1e6" if n <= 10**6 else "n > 1e6"
                 worst[key] = max(worst.get(key, 0.0), m)
-                cells = [f"{m * 1000:.2f}"]
+                cells = [f"{m * 1000:.2f}", f"{mc * 1000:.2f}"]
                 if base is not None:
-                    mo = statistics.median(old) if old else None
-                    cells += [fmt(mo, 600.0), f"{mo / m:.1f}x" if mo else "-"]
+                    mo = statistics.median(t for t, _ in old) if old else None
+                    co = min(c for _, c in old) if old else None
+                    cells += [fmt(mo, 600.0), f"{mo / m:.1f}x" if mo else "-", f"{co / mc:.1f}x" if co else "-"]
                 if ref is not None:
-                    cells += [fmt(ref_time, args.ref_cap),
-                              f"{ref_time / m:.0f}x" if ref_time else f">{args.ref_cap / m:.0f}x"]
+                    rw, rc = ref_time if ref_time is not None else (None, None)
+                    cells += [fmt(rw, args.ref_cap), f"{rw / m:.0f}x" if rw else f">{args.ref_cap / m:.0f}x",
+                              fmt(rc, args.ref_cap), f"{rc / mc:.0f}x" if rc else f">{args.ref_cap / mc:.0f}x"]
                 print(f"| {n:.0e} | {e:g} | " + " | ".join(cells) + " |", flush=True)
         print()
     for key, w in worst.items():
