@@ -312,6 +312,9 @@ GUARD_GAP = 0.05
 #: A trusted start (the profile's ``surrogate_rtol``) is looked at this many rtol below the
 #: surrogate's root (measured: those roots lie 0 .. 0.6 rtol below eps(delta) at n = 1e8 .. 1e9).
 START_SHIFT = 0.3
+#: The Newton phase stops stepping once its estimated error is below this many rtol (then the
+#: straddle of +-0.49 rtol around the estimate closes the bracket).
+ESTIMATE_CLOSE = 0.4
 
 
 def _fast_phase(
@@ -420,7 +423,7 @@ def _fast_phase(
         err = abs(new - x) * slope_err + 0.5 * (new - x) ** 2 / x + 0.25 * tol / abs(slope)
         prev = (x, g, tol)
         x = new
-        if err <= 0.2 * rtol * x:
+        if err <= ESTIMATE_CLOSE * rtol * x:
             estimate = x
             break
     if estimate is None:
