@@ -55,10 +55,22 @@ What is *not* certified: ``dp_accounting`` computes the Connect-the-Dots masses 
 FFT convolutions in plain floating point (a repeated round is self-composed here with the same
 method on dp_accounting's pmf objects and truncation bounds, by a real FFT,
 :func:`_self_compose_pmf`; eps is read off as dp_accounting does, :func:`_pmf_epsilon`). :func:`composed_epsilon` therefore asks for
-``delta - margin`` with ``margin = FLOAT_MARGIN_REL * delta + FLOAT_MARGIN_ABS`` (a
-budget for that rounding, checked against exact convolution in the tests, not a proof)
-and refuses ``delta`` below ``MIN_DELTA``. ``dp_accounting``'s own tail truncation is
-pessimistic (truncated mass goes to ``+inf``).
+``delta - margin`` with ``margin = FLOAT_MARGIN_REL * delta + FLOAT_MARGIN_ABS +
+composed_error`` and refuses ``delta`` below ``MIN_DELTA``. ``dp_accounting``'s own tail
+truncation is pessimistic (truncated mass goes to ``+inf``).
+
+``composed_error`` (:class:`Composed`) bounds the 1-norm of the FFT rounding in the composed
+pmf, computed from the spectra at run time (:func:`fft_power_error`, :func:`fft_product_error`):
+with one stated assumption (A), each output of a length-``L`` FFT of ``x`` (forward, or
+inverse before the ``1/L`` scaling) is within ``FFT_ULPS * u * ceil(log2 L) * ||x||_1`` of
+the exact DFT (``u = 2^-53``; the standard butterfly bound, Higham, *Accuracy and Stability
+of Numerical Algorithms*, 2nd ed., §24.1, with a generous constant; measured in the tests
+against an exact convolution). A pmf error moves every ``delta(eps)`` by at most its 1-norm
+(``delta`` is ``inf_mass + sum_l p_l (1 - e^(eps - l))_+``, weights in ``[0, 1]``), and a
+round's error ``e`` becomes at most ``T e`` after ``T`` compositions (``||a^T - b^T||_1 <= T
+||a - b||_1`` for sub-probability-like vectors of 1-norm ``<= 1``). Each fresh round's
+Connect-the-Dots masses are charged :data:`ROUND_FLOAT_ERROR` (measured ~5e-16, see the
+tests), so long compositions at tiny ``delta`` are refused rather than trusted.
 """
 
 from __future__ import annotations
@@ -79,7 +91,6 @@ from .numeric import binomial as bn
 from .numeric.clones import Direction, HockeyStick
 from .numeric.profile import PrivacyProfile
 from .randomizers import randomizer_at
-from .numeric.search import monotone_boundary
 from .results import Bound
 from .validation import check_int, check_positive
 
@@ -94,6 +105,13 @@ FLOAT_MARGIN_REL = 1e-4
 FLOAT_MARGIN_ABS = 1e-13
 #: Below this target delta the floating-point budget is not small enough to be meaningful.
 MIN_DELTA = 1e-11
+#: Assumption (A) of the module docstring: an FFT output's error, in units of
+#: ``u * ceil(log2 L) * ||input||_1`` (the tests measure well below 1).
+FFT_ULPS = 8.0
+#: 1-norm charged for the floating-point Connect-the-Dots masses of one fresh round (the
+#: ``delta`` they imply falls below the certified input by <= ~5e-16, measured in the tests).
+ROUND_FLOAT_ERROR = 1e-14
+_U = 2.0 ** -53
 #: Auto discretization (``discretization=None``): the grid step is the narrowest round's
 #: tail ``eps`` (:func:`tail_epsilon`) over this many points. Measured against much finer
 #: grids, the composed ``eps`` is then within about 1e-5 (relative) of its limit for every n
@@ -146,7 +164,7 @@ def tail_epsilon(direction: Direction, scale: float, tail: float) -> float:
     ``+inf``). 0 when ``delta(0)`` is already below ``tail``; the pair's ``max_log_ratio``
     (``delta = 0`` there) at most. Found on coarse bounds: a bracket by doubling from 0.1, then
     interpolation steps on ``log delta`` (smooth and concave-like in ``eps``: few steps), every end
-    decided by the certified upper bound; the end is rounded up to a power of ``2^(1/128)``.""" 
+    decided by the certified upper bound; the end is rounded up to a power of ``2^(1/128)``."""
     L = direction.pair.max_log_ratio
     top = min(L, 745.0) if math.isfinite(L) else 745.0
 
@@ -298,9 +316,10 @@ def _binomial_rows(c: np.ndarray, s: np.ndarray, start: np.ndarray, end: np.ndar
 
 
 def _atoms(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, weight: np.ndarray, eps_max: float,
-           rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+           rel: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The outcomes of kernel pairs (:mod:`.clones`) as weighted atoms ``(loss, weight P,
-    weight Q, relative error)``, for many kernels at once (padded to the longest list).
+    weight Q, relative error)``, for many kernels at once (padded to the longest list), and
+    the summed masses and error term of the atoms at ``+inf`` (one-element arrays).
 
     Kernel pair: ``P(a) = u B(a-1) + (1-u) B(a)``, ``Q(a) = v B(a-1) + (1-v) B(a)``,
     ``B = Bin(c, s)``, ``u > v``; the ratio ``L(a) = P(a)/Q(a)`` increases in ``a`` (FMT21,
@@ -331,8 +350,8 @@ def _atoms(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, weight: n
     p_a *= w
     q_a *= w
     top = (weight * p_top, weight * q_top, np.full(nb, t_rel + rel_b[-1]) + 4e-16)  # the atoms at +inf
-    return (loss.ravel(), p_a.ravel(), q_a.ravel(), rho.ravel(),
-            *(np.array([np.sum(x)]) for x in (top[0], top[1], top[2] * (top[0] + top[1]))))
+    top_p, top_q, top_e = (np.array([np.sum(x)]) for x in (top[0], top[1], top[2] * (top[0] + top[1])))
+    return loss.ravel(), p_a.ravel(), q_a.ravel(), rho.ravel(), top_p, top_q, top_e
 
 
 def _cut_grid(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, eps: np.ndarray, rel: float
@@ -354,7 +373,7 @@ def _cut_grid(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, eps: n
     Outcomes above the window of :func:`_windows` enter through the tail ``P[Bin > end]`` (they
     are above every cut). The sum is computed as ``(u - g v) B(k-1) - (g - 1) TB(k)``, so the
     budget (the masses' relative errors and the summation's rounding) falls on ``(u + g v)
-    B(k-1) + (g - 1) TB(k)`` and the corrected outcomes' masses. Returns ``(bounds, ok)``.""" 
+    B(k-1) + (g - 1) TB(k)`` and the corrected outcomes' masses. Returns ``(bounds, ok)``."""
     nb = c.size
     n1 = c + 1.0
     start, end = _windows(c, u, v, s, float(eps[-1]))
@@ -899,44 +918,153 @@ def _power(z: np.ndarray, times: int) -> np.ndarray:
     return result
 
 
-def _self_compose_pmf(pmf: Any, times: int, truncation: float = SELF_COMPOSE_TRUNCATION) -> Any:
+def _fft_gamma(length: int) -> float:
+    """Assumption (A): an FFT output's error per unit of the input's 1-norm."""
+    return FFT_ULPS * _U * max(1, math.ceil(math.log2(max(length, 2))))
+
+
+def _full_weights(half: int, length: int) -> np.ndarray:
+    """Multiplicity of each ``rfft`` coefficient in the full length-``length`` spectrum."""
+    w = np.full(half, 2.0)
+    w[0] = 1.0
+    if length % 2 == 0:
+        w[-1] = 1.0
+    return w
+
+
+def fft_power_error(spectrum: np.ndarray, powered: np.ndarray, length: int, times: int, norm1: float,
+                    input_error: float) -> float:
+    """Bound on the 1-norm error of ``irfft(rfft(p)^times)`` (length ``length``) against the
+    exact ``times``-fold cyclic convolution of the exact ``p``, where the computed ``p`` has
+    1-norm ``norm1`` and is within ``input_error`` (1-norm) of the exact one.
+
+    Proof (assumption (A) of the module docstring). Forward: ``|X~_k - X_k| <= e =
+    gamma ||p||_1`` for every ``k``. Power: ``|a^T - b^T| <= T max(|a|, |b|)^(T-1) |a - b|``
+    for complex ``a, b``, so ``|X~_k^T - X_k^T| <= T e A_k^(T-1)`` with ``A_k = |X~_k| + e``;
+    repeated squaring multiplies at most ``T + 2 log2 T`` relative errors of one complex
+    product each (<= ``sqrt(5) u``, Brent-Percival-Zimmermann 2007), i.e. ``<= 3 (T + 2 log2 T
+    + 2) u A_k^T``. An exact inverse DFT maps a spectrum error ``E`` to an error of 1-norm
+    ``<= sqrt(L) ||IDFT E||_2 = ||E||_2`` (Cauchy-Schwarz, Parseval; ``E`` over the full
+    spectrum). The computed inverse adds ``<= gamma sum_k |Y~_k| / L`` per output, ``gamma
+    ||Y~||_1`` in all. An input error ``input_error`` becomes ``<= T input_error
+    max(1, norm1 + input_error)^(T-1)``."""
+    gamma = _fft_gamma(length)
+    e = gamma * norm1
+    w = _full_weights(spectrum.size, length)
+    log_a = np.log(np.abs(spectrum) + e)
+    with np.errstate(under="ignore"):
+        a_pow = np.exp((times - 1) * log_a)  # A_k^(T-1)
+    per_k = times * e * a_pow + 3.0 * (times + 2.0 * math.log2(max(times, 2)) + 2.0) * _U * a_pow * np.exp(log_a)
+    spectral = math.sqrt(float(np.sum(w * per_k * per_k)))
+    inverse = gamma * float(np.sum(w * np.abs(powered)))
+    growth = max(1.0, norm1 + input_error) ** (times - 1)
+    return (spectral + inverse) * 1.01 + times * input_error * growth
+
+
+def fft_product_error(a: np.ndarray, b: np.ndarray, err_a: float, err_b: float) -> float:
+    """Bound on the 1-norm error of a computed linear convolution ``a * b`` (dp_accounting's
+    ``scipy.signal.fftconvolve`` of two dense pmfs, any FFT length ``L >= len(a) + len(b) - 1``
+    it picks, bounded here by ``4 (len(a) + len(b))``) against the exact convolution of the
+    exact operands, which are within ``err_a``, ``err_b`` (1-norm) of ``a``, ``b``.
+
+    Proof (assumption (A)): forward errors ``<= gamma ||a||_1`` per coefficient, so the
+    product's spectral error has 2-norm ``<= gamma (||a||_1 ||B||_2 + ||b||_1 ||A||_2) +
+    sqrt(5) u ||A||_2 ||B||_inf``-type terms, with ``||A||_2 = sqrt(L) ||a||_2`` (Parseval) and
+    ``||B||_inf <= ||b||_1``; it maps to a 1-norm error ``<= ||E||_2`` (as in
+    :func:`fft_power_error`). The inverse adds ``<= gamma ||A B||_1 <= gamma ||A||_2 ||B||_2 =
+    gamma L ||a||_2 ||b||_2``. Operand errors add ``err_a ||b||_1 + err_b ||a||_1 + err_a
+    err_b``."""
+    length = 4 * (a.size + b.size)
+    gamma = _fft_gamma(length)
+    n1a, n1b = float(np.sum(np.abs(a))), float(np.sum(np.abs(b)))
+    n2a, n2b = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    root = math.sqrt(length)
+    spectral = (gamma + 3.0 * _U) * root * (n1a * n2b + n1b * n2a) + gamma * gamma * root * n1a * n2b
+    inverse = gamma * length * n2a * n2b * (1.0 + gamma)
+    return (spectral + inverse) * 1.01 + err_a * n1b + err_b * n1a + err_a * err_b
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A composed ``dp_accounting`` PLD and a bound on the 1-norm floating-point error of
+    each of its pmfs (module docstring; :func:`composed_epsilon` charges it)."""
+
+    pld: Any
+    error: float
+
+
+def _pmf_probs(pmf: Any) -> np.ndarray:
+    return np.asarray(pmf.to_dense_pmf()._probs, dtype=float)
+
+
+def _self_compose_pmf(pmf: Any, times: int, truncation: float = SELF_COMPOSE_TRUNCATION,
+                      input_error: float = ROUND_FLOAT_ERROR) -> tuple[Any, float]:
     """``pmf.self_compose(times)`` of dp_accounting for a dense pmf (any pmf whose
     ``size**times`` exceeds dp_accounting's sparse limit is made dense there too), with the
     FFT of real input (``rfft``, half the work of the complex one; the same cyclic convolution
     on a window of the Chernoff bounds, whose out-of-window mass, at most ``truncation``, goes
-    to ``+inf`` as in dp_accounting). Sparse pmfs with few points keep dp_accounting's own."""
+    to ``+inf`` as in dp_accounting). Sparse pmfs with few points keep dp_accounting's own
+    (direct sums: at most ``times * size`` products and additions per output, relative error
+    ``<= 2 times size u``). Returns the pmf and the bound on its 1-norm error
+    (:func:`fft_power_error`)."""
     from dp_accounting.pld import pld_pmf
     from scipy import fft
 
     if not isinstance(pmf, pld_pmf.DensePLDPmf) and pmf.size ** min(times, 64) <= 1000:
-        return pmf.self_compose(times, truncation)
+        out_pmf = pmf.self_compose(times, truncation)
+        mass = float(np.sum(_pmf_probs(out_pmf)))
+        return out_pmf, 2.0 * times * pmf.size * _U * mass * 1.01 + times * input_error * (1.0 + input_error) ** times
     dense = pmf.to_dense_pmf()
     probs = np.asarray(dense._probs, dtype=float)
     lower, upper = _self_convolve_bounds(probs, times, truncation)
     length = upper - lower + 1
     fast = fft.next_fast_len(max(length, probs.size), real=True)
-    out = fft.irfft(_power(fft.rfft(probs, fast), times), fast)
+    spectrum = fft.rfft(probs, fast)
+    powered = _power(spectrum, times)
+    out = fft.irfft(powered, fast)
     out = np.roll(out, -lower)[:length]
     inf_mass = truncation - math.expm1(times * math.log1p(-dense._infinity_mass))
+    error = fft_power_error(spectrum, powered, fast, times, float(np.sum(np.abs(probs))), input_error)
     return pld_pmf.DensePLDPmf(dense._discretization, dense._lower_loss * times + lower, out, inf_mass,
-                               dense._pessimistic_estimate)
+                               dense._pessimistic_estimate), error
 
 
-def compose_plds(parts: Sequence[tuple[Any, int]]) -> Any:
+def _compose_pmfs(a: Any, err_a: float, b: Any, err_b: float) -> tuple[Any, float]:
+    """dp_accounting's ``compose_pmfs(a, b)`` (its default tail truncation) and the bound on its 1-norm error
+    (:func:`fft_product_error`; also covers its direct sums for sparse pmfs)."""
+    from dp_accounting.pld import pld_pmf
+
+    out = pld_pmf.compose_pmfs(a, b, SELF_COMPOSE_TRUNCATION)  # as PrivacyLossDistribution.compose
+    return out, fft_product_error(_pmf_probs(a), _pmf_probs(b), err_a, err_b)
+
+
+def compose_plds(parts: Sequence[tuple[Any, int]]) -> Composed:
     """``prod_j pld_j^{count_j}`` (self-composition for repeated rounds, :func:`_self_compose_pmf`,
-    then dp_accounting's ``compose``); the tail truncation is pessimistic."""
+    then dp_accounting's pmf ``compose``), and the bound on each pmf's floating-point error;
+    the tail truncation is pessimistic."""
     plm = import_dp_accounting()
-    total = None
+    total: tuple[Any, float, Any, float, bool] | None = None  # remove, its error, add, its error, symmetric
     for pld, count in parts:
-        p = pld
         if count > 1:
-            remove = _self_compose_pmf(pld._pmf_remove, count)
-            add = None if pld._symmetric else _self_compose_pmf(pld._pmf_add, count)
-            p = plm.PrivacyLossDistribution(remove, add)
-        total = p if total is None else total.compose(p)
+            remove, err_r = _self_compose_pmf(pld._pmf_remove, count)
+            add, err_a = (remove, err_r) if pld._symmetric else _self_compose_pmf(pld._pmf_add, count)
+        else:
+            remove, err_r = pld._pmf_remove, ROUND_FLOAT_ERROR
+            add, err_a = (remove, err_r) if pld._symmetric else (pld._pmf_add, ROUND_FLOAT_ERROR)
+        if total is None:
+            total = (remove, err_r, add, err_a, bool(pld._symmetric))
+            continue
+        r0, e0, a0, f0, sym = total
+        remove, err_r = _compose_pmfs(r0, e0, remove, err_r)
+        if sym and pld._symmetric:
+            add, err_a = remove, err_r
+        else:
+            add, err_a = _compose_pmfs(a0, f0, add, err_a)
+        total = (remove, err_r, add, err_a, sym and bool(pld._symmetric))
     if total is None:
         raise InvalidParameter("at least one round is needed")
-    return total
+    remove, err_r, add, err_a, sym = total
+    return Composed(plm.PrivacyLossDistribution(remove, None if sym else add), max(err_r, err_a))
 
 
 def _pmf_epsilon(pmf: Any, delta: float) -> float:
@@ -984,17 +1112,24 @@ def _pmf_epsilon(pmf: Any, delta: float) -> float:
 EPS_CHUNK = 1 << 14
 
 
-def composed_epsilon(pld: Any, delta: float) -> tuple[float, float]:
-    """``eps`` with ``delta_pld(eps) <= delta - margin`` (the floating-point budget of the
-    module docstring), and the margin (both orders of an asymmetric PLD, the larger eps; as
-    dp_accounting's ``get_epsilon_for_delta``, :func:`_pmf_epsilon`). Raises
-    :class:`InvalidParameter` for ``delta < MIN_DELTA``."""
+def composed_epsilon(composed: Composed, delta: float) -> tuple[float, float]:
+    """``eps`` with ``delta_pld(eps) <= delta - margin`` and the margin: ``FLOAT_MARGIN_REL *
+    delta + FLOAT_MARGIN_ABS`` for the read-off and the Connect-the-Dots arithmetic, plus the
+    composition's certified FFT error bound (module docstring; both orders of an asymmetric
+    PLD, the larger eps; as dp_accounting's ``get_epsilon_for_delta``, :func:`_pmf_epsilon`).
+    Raises :class:`InvalidParameter` for ``delta < MIN_DELTA`` and :class:`CertificationError`
+    when the rounding bound is not small against ``delta``."""
     if delta < MIN_DELTA:
         raise InvalidParameter(
             f"delta = {delta:.3g} is below {MIN_DELTA:g}, where the floating-point FFT composition of the PLD route "
             "is not trustworthy"
         )
-    margin = FLOAT_MARGIN_REL * delta + FLOAT_MARGIN_ABS
+    margin = FLOAT_MARGIN_REL * delta + FLOAT_MARGIN_ABS + composed.error
+    if margin > 0.5 * delta:
+        raise CertificationError(
+            f"the floating-point error bound of the FFT composition ({composed.error:.2g}) is not small against "
+            f"delta = {delta:.3g}: use a larger delta or the RDP route")
+    pld = composed.pld
     eps = _pmf_epsilon(pld._pmf_remove, delta - margin)
     if not pld._symmetric:
         eps = max(eps, _pmf_epsilon(pld._pmf_add, delta - margin))
@@ -1066,11 +1201,11 @@ def pld_route(
         built = build(step)
         size = composed_size(built, [sum(tails[key]) for key in grouped], step)
         if size > MAX_COMPOSED_POINTS:
-            coarser = "" if discretization is None else " (or a coarser --discretization)"
+            hint = "" if discretization is None else " (or a coarser --discretization)"
             return not_applicable(
                 f"PLD route: composing {sum(grouped.values())} rounds needs a privacy-loss grid of about {size:.2g} "
                 f"points at discretization {step:.3g} (limit {MAX_COMPOSED_POINTS:g}, memory); the RDP route covers "
-                f"any T{coarser}")
+                f"any T{hint}")
         if discretization is None:  # keep the composed grid within COMPOSED_POINTS (many rounds)
             coarser = composed_step(built, step)
             if coarser > step:
@@ -1079,6 +1214,7 @@ def pld_route(
         discretization = step
         total = compose_plds([(b.pld, count) for b, count in built])
         eps, margin = composed_epsilon(total, delta)
+        fft_error = total.error
     except PldUnavailable:
         return not_applicable(f"privacy-loss-distribution route: needs Google's dp_accounting ({PLD_INSTALL})")
     except (InvalidParameter, CertificationError) as exc:
@@ -1092,6 +1228,7 @@ def pld_route(
         "discretization": discretization,
         "tail_mass_per_round": DEFAULT_TAIL,
         "float_margin": margin,
+        "fft_error_bound": fft_error,
         "grid_points": [b.grid_points for b, _ in built],
         "infinity_mass_per_round": [b.infinity_mass for b, _ in built],
         "note": "upper bound of the dominating pair's eps; for T = 1 it exceeds the exact eps by at most about one "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -324,8 +325,9 @@ def test_self_compose_and_epsilon_match_dp_accounting():
     for eps0, n, T in ((1.0, 1000, 300), (0.5, 50, 40), (1.0, 10**5, 3)):
         r = P.round_pld(eps0, n, discretization=None)
         ours, theirs = P.compose_plds([(r.pld, T)]), r.pld.self_compose(T)
+        assert 0.0 < ours.error < 1e-10
         for eps in (0.0, 0.1, 0.5, 1.0, 3.0):
-            a, b = float(ours.get_delta_for_epsilon(eps)), float(theirs.get_delta_for_epsilon(eps))
+            a, b = float(ours.pld.get_delta_for_epsilon(eps)), float(theirs.get_delta_for_epsilon(eps))
             assert a == pytest.approx(b, rel=1e-9, abs=1e-12)  # FFT rounding of either
         for delta in (1e-3, 1e-6, 1e-9):
             assert P._pmf_epsilon(theirs._pmf_remove, delta) == pytest.approx(  # noqa: SLF001
@@ -341,3 +343,95 @@ def test_composed_size_refuses_large_compositions(monkeypatch):
     monkeypatch.setattr(P, "MAX_COMPOSED_POINTS", 5000)
     b = P.pld_route([(1.0, 1000, 50)], 1e-6, "clones", None)
     assert b.kind == "not applicable" and "privacy-loss grid" in b.validity and "RDP route" in b.validity
+
+
+def _exact_convolve(a: list, b: list) -> list:
+    """Linear convolution in exact rationals."""
+    out = [Fraction(0)] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        if x:
+            for j, y in enumerate(b):
+                out[i + j] += x * y
+    return out
+
+
+def _l1_error(computed: np.ndarray, exact: list) -> Fraction:
+    return sum((abs(Fraction(float(c)) - e) for c, e in zip(computed, exact)), Fraction(0))
+
+
+@pytest.mark.parametrize("seed, size, times", [(0, 40, 6), (1, 25, 13), (2, 60, 3)])
+def test_fft_power_error_bounds_the_true_rounding(seed: int, size: int, times: int) -> None:
+    """The run-time bound on the self-composition's rounding (assumption (A)) against the exact
+    rational T-fold convolution of the same floating-point pmf: it holds, and assumption (A)'s
+    constant is measured with room to spare (the observed error per unit is far below FFT_ULPS)."""
+    from scipy import fft
+
+    rng = np.random.default_rng(seed)
+    p = rng.random(size) ** 4
+    p /= p.sum()
+    length = fft.next_fast_len(times * (size - 1) + 1, real=True)
+    spectrum = fft.rfft(p, length)
+    powered = P._power(spectrum, times)  # noqa: SLF001
+    out = fft.irfft(powered, length)[: times * (size - 1) + 1]
+    exact = [Fraction(float(x)) for x in p]
+    acc = exact
+    for _ in range(times - 1):
+        acc = _exact_convolve(acc, exact)
+    err = float(_l1_error(out, acc))
+    bound = P.fft_power_error(spectrum, powered, length, times, float(p.sum()), 0.0)
+    assert err <= bound
+    assert err <= 0.1 * bound  # the assumed constant is far from what is observed
+
+
+def test_fft_product_error_bounds_the_true_rounding() -> None:
+    """The bound on dp_accounting's fftconvolve of two dense pmfs against exact rationals."""
+    from scipy import signal
+
+    rng = np.random.default_rng(5)
+    a, b = rng.random(300) ** 3, rng.random(170) ** 5
+    a, b = a / a.sum(), b / b.sum()
+    out = signal.fftconvolve(a, b)
+    err = float(_l1_error(out, _exact_convolve([Fraction(float(x)) for x in a], [Fraction(float(x)) for x in b])))
+    bound = P.fft_product_error(a, b, 0.0, 0.0)
+    assert err <= 0.1 * bound
+    assert P.fft_product_error(a, b, 1e-9, 2e-9) >= bound + 2.9e-9  # operand errors carried
+
+
+@pytest.mark.parametrize("eps0, n", [(1.0, 10**4), (1.0, 10**6), (3.0, 1000), (0.3, 300)])
+def test_connect_the_dots_rounding_within_round_float_error(eps0: float, n: int) -> None:
+    """ROUND_FLOAT_ERROR is a measured charge: the delta implied by a round's floating-point
+    Connect-the-Dots masses (summed in exact rationals) falls below the certified input delta by
+    far less than it, at every grid point."""
+    sp = pair_for("clones", eps0, n, None)
+    tails = P.round_tails(sp, P.DEFAULT_TAIL)
+    step = P.auto_discretization([tails])
+    fwd = P.direction_profile(sp, False, step, P.DEFAULT_TAIL, P.PROFILE_RTOL, tails[0])
+    rev = fwd if sp.pair.symmetric else P.direction_profile(sp, True, step, P.DEFAULT_TAIL, P.PROFILE_RTOL, tails[1])
+    lo, deltas = P.pessimistic_deltas(fwd, rev)
+    from dp_accounting.pld import pld_pmf
+
+    pmf = pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(step, lo, lo + deltas.size - 1, deltas).to_dense_pmf()
+    probs = [Fraction(float(x)) for x in pmf._probs]  # noqa: SLF001
+    first = pmf._lower_loss  # noqa: SLF001
+    mp = mpmath.mp
+    with mp.workdps(40):
+        worst = mpmath.mpf(0)
+        for i in range(0, len(probs) - 1, max(1, len(probs) // 150)):
+            implied = mpmath.mpf(pmf._infinity_mass) + mpmath.fsum(  # noqa: SLF001
+                mpmath.mpf(probs[j].numerator) / probs[j].denominator * -mpmath.expm1((i - j) * mpmath.mpf(step))
+                for j in range(i + 1, len(probs)))
+            k = first + i - lo
+            if 0 <= k < deltas.size:
+                worst = max(worst, mpmath.mpf(float(deltas[k])) - implied)
+    assert worst <= 0.1 * P.ROUND_FLOAT_ERROR
+
+
+def test_fft_error_charged_and_refused_when_not_small() -> None:
+    """The composed error bound is part of the margin (so the answer is the eps at delta - margin),
+    and a composition whose bound is not small against delta is 'not applicable' with the reason."""
+    ok = P.pld_route([(1.0, 10**4, 10**4)], 1e-6, "clones", None)
+    assert ok.kind == "upper"
+    assert ok.details["float_margin"] >= ok.details["fft_error_bound"] + P.FLOAT_MARGIN_REL * 1e-6
+    assert ok.details["fft_error_bound"] >= 10**4 * P.ROUND_FLOAT_ERROR
+    refused = P.pld_route([(1.0, 10**4, 10**4)], 3e-10, "clones", None)
+    assert refused.kind == "not applicable" and "floating-point error bound" in refused.validity
