@@ -15,14 +15,14 @@ mechanism that attains it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from . import closed_forms
 from .analyses import DEFAULT_METHODS, Method, Query, all_methods, applies_to, get_method
 from .comparators import Outcome
 from .errors import InvalidParameter, NotApplicable
-from .numeric.search import epsilon_for_delta
-from .numeric.profile import UNDERFLOW_FLOOR
+from .numeric.profile import UNDERFLOW_FLOOR, MaxProfile, PrivacyProfile
+from .numeric.search import EpsilonBracket, epsilon_for_delta
 from .results import Bound
 from .validation import check_int, check_probability_open, check_real
 
@@ -121,6 +121,21 @@ def _outcome_bound(m: Method, quantity: str, out: Outcome, inputs: dict, warning
     return Bound(quantity, out.value, "upper", m.name, m.citation, inputs, note or m.assumes, tuple(warnings), details)
 
 
+def _epsilon_bracket(profile: PrivacyProfile, delta: float, rtol: float,
+                     extra: Callable[[float], float] | None) -> EpsilonBracket:
+    """:func:`.search.epsilon_for_delta`, with a :class:`.profile.MaxProfile` searched part by
+    part: ``max_i delta_i(eps) + extra(eps) <= delta`` holds exactly when it holds for every
+    part, so the feasible set is the intersection of the parts' and its left end is the
+    largest of theirs; the bracket ``[max lower_i, max upper_i]`` contains it and is no wider
+    (relative) than the widest part's. One search per part evaluates each part only where it
+    decides (a search on the max evaluates every part at every step)."""
+    if not isinstance(profile, MaxProfile):
+        return epsilon_for_delta(profile, delta, rtol, extra)
+    parts = [_epsilon_bracket(part, delta, rtol, extra) for part in profile.parts]
+    return EpsilonBracket(delta, max(b.lower for b in parts), max(b.upper for b in parts),
+                          sum(b.evaluations for b in parts))
+
+
 def epsilon(
     eps0: float,
     n: int,
@@ -154,7 +169,7 @@ def epsilon(
         assert m.closed_epsilon is not None
         return _outcome_bound(m, "epsilon", m.closed_epsilon(q, delta, rtol), inputs, warnings)
     extra = delta0_penalty(eps0, n, delta0) if (delta0 and m.kind == "upper") else None
-    br = epsilon_for_delta(profile, delta, rtol, extra)
+    br = _epsilon_bracket(profile, delta, rtol, extra)
     value_lo, value_hi, evaluations = br.lower, br.upper, br.evaluations
     width = (value_hi - value_lo) / value_hi if value_hi > 0 else 0.0
     if width > rtol:

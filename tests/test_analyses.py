@@ -93,6 +93,22 @@ def test_generic_lower_is_the_best_attained_value_and_below_the_upper_bounds(eps
     assert g <= api.epsilon(eps0, n, 1e-6, "stronger-clones").value
 
 
+@pytest.mark.parametrize(("eps0", "n", "delta"), [(0.3, 300, 1e-6), (1.0, 10**4, 1e-10), (3.0, 10**5, 1e-6),
+                                                  (8.0, 10, 1e-6), (2.0, 10**6, 1e-8)])
+def test_max_profile_searched_part_by_part_matches_the_search_on_the_max(eps0: float, n: int, delta: float) -> None:
+    """api.epsilon searches a MaxProfile part by part (eps of a max = max of the eps): its
+    bracket must intersect the certified bracket of one search on the max profile itself."""
+    from shuffle_accountant.numeric.profile import MaxProfile
+    from shuffle_accountant.numeric.search import epsilon_for_delta
+
+    b = api.epsilon(eps0, n, delta, "generic-lower")
+    lo, hi = b.details["bracket"]
+    whole = epsilon_for_delta(MaxProfile(analyses.profile_for("binary-rr-lower", eps0, n),
+                                         analyses.profile_for("krr-lower", eps0, n, 3)), delta, 1e-6)
+    assert lo <= whole.upper and whole.lower <= hi
+    assert hi - lo <= 1e-6 * hi
+
+
 def test_generic_lower_never_exceeds_the_exact_worst_case_of_3rr() -> None:
     """Against the independent oracle: the attained value is at most shuffled 3-RR's exact
     worst case over all datasets (and 3-RR is an eps0-DP randomizer)."""
