@@ -110,6 +110,32 @@ def test_cut_cache_agrees_with_the_uncached_kernel(n: int, eps0: float, fracs: l
                     assert np.array_equal(got, want) and np.array_equal(got_err, want_err)
 
 
+@given(st.integers(2, 10**7), st.floats(0.1, 6.0), st.lists(st.floats(0.0, 1.0), min_size=2, max_size=6),
+       st.sampled_from([60, 1200]))
+@settings(max_examples=40, deadline=None)
+def test_cut_state_agrees_with_a_fresh_kernel(n: int, eps0: float, fracs: list[float], half: int) -> None:
+    """The kept cut terms (``_CutState``: only counts whose cut moved get new terms) give the
+    kernel of a fresh uncached computation over a sequence of eps, jumps and nearby steps mixed:
+    within the two certified error bounds, and identical numbers where neither side used the
+    run recurrence (fewer than ``RUN_BULK`` counts)."""
+    pair = pair_for("clones", eps0, n).pair
+    geo = clones.TotalsGeometry(pair)
+    u, v, s = geo.pa1, geo.pb1, geo.s
+    if u < v:
+        u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+    mu = geo.N * geo.p
+    c = np.arange(max(0.0, np.floor(mu) - half), min(float(geo.N), np.floor(mu) + half) + 1)
+    state, cache = clones._CutState(c), clones._CutCache()
+    for f in fracs:
+        for eps in (f * eps0, f * eps0 * (1 + 1e-6)):
+            got, got_err = state.kernel(u, v, s, eps, geo.rel, cache)
+            want, want_err = clones._kernel_upper_tail(c, u, v, s, np.float64(eps), geo.rel)
+            assert np.all(np.abs(got - want) <= got_err + want_err + 1e-300)
+            assert np.all(got_err <= 12.0 * want_err + 1e-300)
+            if c.size < clones.RUN_BULK:
+                assert np.array_equal(got, want) and np.array_equal(got_err, want_err)
+
+
 def upper_tail(c: int, j: int, s: mpmath.mpf) -> mpmath.mpf:
     """``P[Bin(c, s) > j]`` by summing the pmf upwards with the exact ratio recurrence in the
     current mpmath precision (mpmath's betainc does not converge at these sizes)."""
