@@ -32,7 +32,7 @@ from . import validation as v
 from .analyses import get_method, pair_for
 from .errors import CertificationError, InvalidParameter
 from .numeric.renyi import DEFAULT_ORDERS, check_orders, renyi_bounds
-from .pld import MAX_COMPOSED_POINTS, MAX_GRID, auto_discretization, pld_route, round_tails
+from .pld import DEFAULT_TAIL, MAX_COMPOSED_POINTS, MAX_GRID, auto_discretization, pld_route, round_tails
 from .randomizers import randomizer_at
 from .results import Bound
 
@@ -420,28 +420,137 @@ def compose(
     return Composition(delta, rounds, bounds, best, tuple(warnings))
 
 
+def cks_offset(orders: np.ndarray, delta: float) -> np.ndarray:
+    """The order-dependent part of CKS20 Proposition 12, ``log1p(-1/alpha) - (log delta + log
+    alpha)/(alpha - 1)``: ``eps(alpha) = rho(alpha) + cks_offset(alpha)``."""
+    return np.log1p(-1.0 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1.0)
+
+
+def rdp_lower_envelope(orders: np.ndarray, known: np.ndarray, upper: np.ndarray, lower: np.ndarray,
+                       at: np.ndarray) -> np.ndarray:
+    """Lower bounds on an RDP curve ``R`` at the orders ``at`` from certified brackets
+    ``lower[i] <= R(orders[i]) <= upper[i]`` at the ``known`` indices of ``orders``.
+
+    ``R`` is a Renyi divergence of one pair, the max of two such, or a positive combination of
+    those (composed rounds), so (i) ``R >= 0`` and ``R`` is non-decreasing in the order (van
+    Erven, Harremoes, IEEE Trans. Inf. Theory 2014, Theorem 3) and (ii) ``F(alpha) = (alpha - 1)
+    R(alpha)`` is convex (for one pair ``F`` is the log of ``E_Q[(P/Q)^alpha]``, convex by
+    Hoelder, ibid. Corollary 2; maxima and positive sums of convex functions are convex). By
+    (ii) ``F`` lies above every secant's extension beyond the secant's ends; with the secant of
+    two known orders ``a < b``, ``F(x) >= F_lo(b) + (x - b) (F_lo(b) - F_up(a)) / (b - a)`` for
+    ``x > b`` and ``F(x) >= F_lo(a) - (a - x) (F_up(b) - F_lo(a)) / (b - a)`` for ``x < a``. The
+    bound at each order of ``at`` is the largest of these, of (i) from the known orders below,
+    and of 0."""
+    ka = orders[known]
+    lo = np.maximum(np.asarray(lower, dtype=float), 0.0)
+    up = np.asarray(upper, dtype=float)
+    x = orders[at][:, None]
+    best = np.zeros(x.shape[0])
+    below = ka[None, :] < x  # (i): R(x) >= R(a) >= lower(a) for every known a < x
+    best = np.maximum(best, np.max(np.where(below, lo[None, :], 0.0), axis=1, initial=0.0))
+    if ka.size >= 2:
+        f_lo, f_up = (ka - 1.0) * lo, (ka - 1.0) * up
+        i, j = np.triu_indices(ka.size, 1)  # pairs a = ka[i] < b = ka[j]
+        a, b = ka[i][None, :], ka[j][None, :]
+        with np.errstate(invalid="ignore", over="ignore"):
+            beyond = f_lo[j] + (x - b) * (f_lo[j] - f_up[i]) / (b - a)
+            before = f_lo[i] - (a - x) * (f_up[j] - f_lo[i]) / (b - a)
+            f = np.where(x > b, beyond, np.where(x < a, before, -np.inf))
+        f = np.where(np.isnan(f), -np.inf, f)
+        best = np.maximum(best, np.max(f, axis=1, initial=-np.inf) / (x[:, 0] - 1.0))
+    return best
+
+
+def rdp_order_hint(orders: np.ndarray, mean_loss: float, delta: float) -> int:
+    """Index of the order where the CKS20 conversion of ``alpha * mean_loss`` is smallest: the
+    best order if the composed privacy loss were Gaussian with mean ``mean_loss`` (then ``D_alpha
+    = alpha KL``). Only chooses where to evaluate first."""
+    return int(np.argmin(orders * max(mean_loss, 0.0) + cks_offset(orders, delta)))
+
+
+def gaussian_mean_from_tail(eps_tail: float, tail: float) -> float:
+    """The mean ``mu`` of a Gaussian privacy loss ``N(mu, 2 mu)`` whose ``delta`` falls to ``tail``
+    at ``eps_tail``, by ``(eps_tail - mu)^2 = 4 mu log(1/tail)`` (a tail-bound estimate; only a
+    guess of the loss scale)."""
+    b = 2.0 * eps_tail + 4.0 * math.log(1.0 / tail)
+    return 0.5 * (b - math.sqrt(max(b * b - 4.0 * eps_tail * eps_tail, 0.0)))
+
+
+def _composed_loss_guess(rounds: Sequence[Round], method: str, k: int | None) -> float | None:
+    """A guess of the composed privacy loss's mean from each round's tail ``eps`` (the PLD route's
+    :func:`.pld.round_tails`, cached, so computed once for both routes): the sum of the rounds'
+    :func:`gaussian_mean_from_tail`. ``None`` when a tail cannot be found."""
+    total = 0.0
+    for r in rounds:
+        try:
+            eps_tail = max(round_tails(pair_for(method, r.eps0, r.n, k), DEFAULT_TAIL))
+        except (CertificationError, InvalidParameter):
+            return None
+        if not math.isfinite(eps_tail):
+            return None
+        total += r.count * gaussian_mean_from_tail(eps_tail, DEFAULT_TAIL)
+    return total
+
+
+#: The RDP route evaluates the per-round curves at the orders up to this many grid places above its
+#: guess of the best order first; the orders above are evaluated only if the bounds of
+#: :func:`rdp_lower_envelope` cannot rule them out.
+RDP_ORDER_MARGIN = 3
+
+
 def _rdp_route(rounds: Sequence[Round], delta: float, method: str, k: int | None, alpha: np.ndarray,
                rtol: float, inputs: dict[str, Any]) -> Bound:
     """The RDP row of :func:`compose`: each distinct round's certified RDP curve, summed over
-    the rounds (Mironov 2017 Prop. 1), converted by CKS20 Prop. 12."""
+    the rounds (Mironov 2017 Prop. 1), converted by CKS20 Prop. 12 at the best of the orders
+    ``alpha``.
+
+    The curves are first evaluated only at the orders up to :data:`RDP_ORDER_MARGIN` places above
+    a guessed best order (:func:`rdp_order_hint` for the loss scale of :func:`_composed_loss_guess`;
+    the large orders are the dear ones); the orders above are left out when the certified lower
+    ends at the evaluated orders rule them out (:func:`rdp_lower_envelope`: their conversions
+    cannot be below the best), else every order is evaluated. The reported eps is the minimum
+    over all orders as before (each value a certified upper bound, the brackets to ``rtol``
+    either way); the orders left out are listed. (Always a prefix of the order grid: some sets of
+    large orders alone make the curves' refinement much slower than the whole grid.)"""
     m = get_method(method)
-    total = np.zeros(alpha.size)
-    converged = True
-    for r in rounds:
-        curve = rdp_curve(r.eps0, r.n, method, k, alpha, rtol)
-        total += r.count * np.asarray(curve.upper)
-        converged &= curve.converged
-    total *= 1.0 + 1e-13  # rounding of the sum, upwards
-    eps_rdp, best_order = cks_epsilon(alpha, total, delta)
+    size = alpha.size
+    top = size
+    guess = _composed_loss_guess(rounds, method, k)
+    if guess is not None:
+        top = min(size, rdp_order_hint(alpha, guess, delta) + RDP_ORDER_MARGIN + 1)
+
+    def evaluate(count: int) -> tuple[np.ndarray, np.ndarray, bool]:
+        up, lo, converged = np.zeros(count), np.zeros(count), True
+        for r in rounds:
+            curve = rdp_curve(r.eps0, r.n, method, k, alpha[:count], rtol)
+            up += r.count * np.asarray(curve.upper)
+            lo += r.count * np.asarray(curve.lower)
+            converged &= curve.converged
+        return up * (1.0 + 1e-13), lo, converged  # rounding of the sum, upwards
+
+    total, lower, converged = evaluate(top)
+    if top < size:
+        known, rest = np.arange(top), np.arange(top, size)
+        floor = rdp_lower_envelope(alpha, known, total, lower, rest) + cks_offset(alpha[rest], delta)
+        if np.any(floor < float(np.min(total + cks_offset(alpha[:top], delta)))):
+            top = size
+            total, lower, converged = evaluate(top)
+    eps_rdp, best_order = cks_epsilon(alpha[:top], total, delta)
     rdp_warn = []
     if best_order in (float(alpha[0]), float(alpha[-1])) and eps_rdp > 0:
         rdp_warn.append(f"best order {best_order:g} is at the edge of the order grid [{alpha[0]:g}, {alpha[-1]:g}]; extend --orders")
     if not converged:
         rdp_warn.append("some RDP values stopped at the refinement work limit (still certified upper bounds)")
+    details: dict[str, Any] = {"conversion": CONVERSION, "best_order": best_order, "orders": alpha[:top].tolist(),
+                               "rdp": total.tolist()}
+    if top < size:
+        details["orders_ruled_out"] = alpha[top:].tolist()
+        details["ruled_out_by"] = ("certified lower ends at the evaluated orders: the divergence is non-decreasing in "
+                                   "the order and (alpha - 1) D_alpha is convex, so these orders' conversions cannot "
+                                   "be below the best")
     return Bound(
         "epsilon", eps_rdp, "upper", "rdp", f"{MIRONOV}; {CKS}", inputs,
-        f"{m.name}: {m.assumes}", tuple(rdp_warn),
-        {"conversion": CONVERSION, "best_order": best_order, "orders": alpha.tolist(), "rdp": total.tolist()},
+        f"{m.name}: {m.assumes}", tuple(rdp_warn), details,
     )
 
 

@@ -240,7 +240,14 @@ def _composed_boundary(
     # 2. certify on a narrow range around the prediction (from its feasible end: with the boundary
     #    inside, its two ends decide it); widen (and move) until it holds the boundary
     for _ in range(12):
-        if converged and not integer:
+        x_last, f_last = pts[-1]
+        if converged and not integer and abs(x_last - guess) <= 0.45 * rtol * guess:
+            # the last point of step 1 is within the resolution of the boundary: one end of the
+            # range, which is the resolution wide (its value is known: one evaluation fewer)
+            on_low_end = (f_last <= eps) == (feasible_side == "low")  # feasible on the low side, or not on the high
+            lo_r = x_last if on_low_end else clip(x_last / (1.0 + 0.99 * rtol))
+            hi_r = clip(x_last * (1.0 + 0.99 * rtol)) if on_low_end else x_last
+        elif converged and not integer:
             # the boundary is within about the last correction of the guess: the range is the
             # resolution wide, its feasible end that far inside the guess (the answer is that end)
             inside = max(inside, 1e-12)

@@ -124,6 +124,12 @@ AUTO_COARSEST = 1e-2
 #: 1e-3 instead of 1e-4 changes the composed eps by about 1e-6 (relative; measured) and
 #: needs far fewer blocks at large n.
 PROFILE_RTOL = 1e-3
+#: The partition is refined at ``0, 0.2, .., 0.8`` of the grid's span, to ``PROFILE_RTOL`` times
+#: these factors. The last point (delta there ~1e-12) at 2e-3: at n = 1e6 that is ~500 blocks
+#: instead of ~1400 (the grid ~3x faster) and moves the composed eps by at most 1.2e-5
+#: (relative, looser; measured for eps0 0.5-3, n 1e3-1e8, T 1-1e4; 0 at n <= 3e5). Only
+#: tightness is at stake: every block's bound is certified whatever the partition.
+PROFILE_RTOL_FACTORS = (1.0, 1.0, 1.0, 1.0, 2.0)
 #: Largest number of grid points per direction (memory/time guard).
 MAX_GRID = 400_000
 DGKKM22 = "Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022 (arXiv 2207.04380), Algorithm 1 (pessimistic Connect-the-Dots)"
@@ -590,9 +596,9 @@ def direction_profile(
     # tail down gives fewer blocks at large n, 230 instead of 1400 at n = 1e6, but a composed eps
     # up to 5e-5 looser, e.g. eps0 = 3, n = 5000, T = 1000: not done.)
     span = (n_pts - 1) * discretization
-    for x in np.linspace(0.0, span, 6)[:-1]:
+    for x, factor in zip(np.linspace(0.0, span, 6)[:-1], PROFILE_RTOL_FACTORS):
         if x < L:
-            d.bounds(float(x), rtol)
+            d.bounds(float(x), rtol * factor)
     grid = np.arange(n_pts) * discretization
     up = grid_upper(d, grid) * pair.scale * (1.0 + 1e-15)
     up[grid >= L] = 0.0  # every likelihood ratio is within e^{+-L}
@@ -1091,7 +1097,8 @@ def _pmf_epsilon(pmf: Any, delta: float) -> float:
             lower = ml + np.cumsum(np.exp(-loss) * p)
         before_u = np.concatenate(([mu], upper[:-1]))
         before_l = np.concatenate(([ml], lower[:-1]))
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # a ratio that overflows to inf stops the read-off there, as its (huge) log would
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             stop = (before_u > delta) & (before_l > 0.0) & (np.log((before_u - delta) / before_l) >= loss)
         big = (upper >= delta) & (lower == 0.0)  # e^-loss underflowed: eps is this loss
         i_stop = int(np.argmax(stop)) if stop.any() else p.size

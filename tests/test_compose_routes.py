@@ -6,7 +6,10 @@ import json
 
 import mpmath
 import oracle
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from click.testing import CliRunner
 
 from shuffle_accountant import composition as comp
@@ -125,3 +128,73 @@ def test_advanced_route_shares_one_profile_and_matches_api():
     assert b.details["eps_per_round"][0] == pytest.approx(single, rel=2e-6)
     lo = api.epsilon(1.0, 2000, d_round).details["bracket"][0]
     assert b.details["eps_per_round"][0] >= lo
+
+
+# --- the RDP route evaluates a prefix of the orders and rules the rest out -------------------------
+
+def _rr_rdp(eps: float, orders: np.ndarray) -> np.ndarray:
+    """Exact RDP of binary randomized response (mpmath, 50 digits): D_alpha = log(p^a q^(1-a) +
+    q^a p^(1-a)) / (a - 1), p = e^eps / (1 + e^eps)."""
+    with mpmath.workdps(50):
+        p = mpmath.e ** eps / (1 + mpmath.e ** eps)
+        q = 1 - p
+        return np.array([float(mpmath.log(p ** a * q ** (1 - a) + q ** a * p ** (1 - a)) / (a - 1))
+                         for a in (mpmath.mpf(x) for x in orders)])
+
+
+@settings(max_examples=40, deadline=None)
+@given(eps=st.floats(0.01, 5.0), weights=st.lists(st.floats(0.1, 10.0), min_size=1, max_size=3),
+       known=st.lists(st.integers(0, 39), min_size=1, max_size=8, unique=True), slack=st.floats(0.0, 0.1))
+def test_rdp_lower_envelope_below_exact_curve(eps, weights, known, slack):
+    """Sums of exact RDP curves (several rounds), brackets widened by ``slack``: the envelope at
+    every other order is at most the exact value (monotone + convex (alpha - 1) D_alpha)."""
+    orders = np.asarray(comp.DEFAULT_ORDERS)
+    exact = sum(w * _rr_rdp(eps * (1 + 0.3 * i), orders) for i, w in enumerate(weights))
+    known_idx = np.array(sorted(known))
+    rest = np.setdiff1d(np.arange(orders.size), known_idx)
+    env = comp.rdp_lower_envelope(orders, known_idx, exact[known_idx] * (1 + slack), exact[known_idx] * (1 - slack), rest)
+    assert np.all(env <= exact[rest] * (1 + 1e-9) + 1e-15)
+    assert np.all(env >= 0.0)
+
+
+def test_rdp_lower_envelope_uses_convexity():
+    """A Gaussian-like curve D = alpha mu: the last secant of (alpha - 1) D extended to the orders
+    above gives more than monotonicity alone (the last known value), and never more than D."""
+    orders = np.asarray(comp.DEFAULT_ORDERS)
+    curve = 0.01 * orders
+    known, rest = np.arange(10), np.arange(10, 40)
+    env = comp.rdp_lower_envelope(orders, known, curve[known], curve[known], rest)
+    assert np.all(env <= curve[rest] * (1 + 1e-12))
+    secant = curve[9] + (orders[rest] - orders[9]) * ((orders[9] - 1) * curve[9] - (orders[8] - 1) * curve[8]) / (
+        orders[9] - orders[8]) / (orders[rest] - 1) - curve[9] * (orders[rest] - orders[9]) / (orders[rest] - 1)
+    assert np.allclose(env, secant, rtol=1e-9) and env[-1] > 1.5 * curve[9]
+
+
+@pytest.mark.parametrize("eps0, n, T, delta", [(1.0, 3000, 100, 1e-6), (0.5, 10**5, 10**4, 1e-8), (3.0, 1000, 2, 1e-6),
+                                               (1.0, 30, 2, 1e-10), (3.0, 10**7, 10, 1e-6)])
+def test_rdp_route_matches_all_orders(eps0, n, T, delta):
+    """The route's eps equals the CKS20 minimum over every order's curve (the curves' brackets
+    are to rtol 1e-3 whichever orders are evaluated together: within 1e-4 here), the orders left
+    out are listed and none of them could have been below it."""
+    orders = np.asarray(comp.DEFAULT_ORDERS)
+    b = comp._rdp_route((comp.Round(eps0, n, T),), delta, "clones", None, orders, 1e-3, {})
+    curve = comp.rdp_curve(eps0, n, orders=orders, rtol=1e-3)
+    full, _ = comp.cks_epsilon(orders, T * np.asarray(curve.upper), delta)
+    assert b.value == pytest.approx(full, rel=1e-4)
+    out = b.details.get("orders_ruled_out", [])
+    assert sorted(b.details["orders"] + out) == orders.tolist() and len(b.details["rdp"]) == len(b.details["orders"])
+    if out:
+        idx = np.searchsorted(orders, out)
+        lower = T * np.asarray(curve.lower)[idx] + comp.cks_offset(orders[idx], delta)
+        assert np.all(lower >= b.value * (1 - 1e-3))
+
+
+def test_rdp_route_falls_back_to_every_order_when_the_guess_is_low(monkeypatch):
+    """A guess far too low (a huge loss scale: the smallest orders) cannot rule out the orders
+    above, so every order is evaluated: the value of the whole curve, exactly."""
+    orders = np.asarray(comp.DEFAULT_ORDERS)
+    monkeypatch.setattr(comp, "_composed_loss_guess", lambda *a: 1e6)
+    b = comp._rdp_route((comp.Round(1.0, 10**4, 10),), 1e-6, "clones", None, orders, 1e-3, {})
+    curve = comp.rdp_curve(1.0, 10**4, orders=orders, rtol=1e-3)
+    full, best = comp.cks_epsilon(orders, 10 * np.asarray(curve.upper) * (1 + 1e-13), 1e-6)
+    assert b.value == full and b.details["best_order"] == best and "orders_ruled_out" not in b.details
