@@ -49,15 +49,22 @@ def fast_bracket(pair: ClonePair, delta: float, rtol: float) -> EpsilonBracket:
 
 def oracle_pair(method: str, eps0: float, n: int):
     e0 = mpmath.mpf(eps0)
+    if method == "krr-lower":
+        return oracle.clone_pair(n, *oracle.krr_params(e0, 3))
     params = oracle.clones_params(e0) if method == "clones" else oracle.stronger_clones_params(e0)
     return oracle.clone_pair(n, *params)
 
 
-@pytest.mark.parametrize("method", ["clones", "stronger-clones"])
+def method_pair(method: str, eps0: float, n: int) -> ClonePair:
+    """The pair of a clone method (k = 3 for the k-RR lower bound: p0 > 0, r0 = r1)."""
+    return pair_for(method, eps0, n, 3 if method == "krr-lower" else None).pair
+
+
+@pytest.mark.parametrize("method", ["clones", "stronger-clones", "krr-lower"])
 @pytest.mark.parametrize("n,eps0", [(n, e) for n in (3, 20, 60) for e in (0.5, 2.0, 5.0)])
 def test_fast_and_simple_brackets_contain_the_oracle(method: str, n: int, eps0: float,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    pair = pair_for(method, eps0, n).pair
+    pair = method_pair(method, eps0, n)
     exact_pair = oracle_pair(method, eps0, n)
     for delta in (1e-2, 1e-6):
         exact = float(oracle.epsilon_exact(exact_pair, mpmath.mpf(delta)))
@@ -70,12 +77,12 @@ def test_fast_and_simple_brackets_contain_the_oracle(method: str, n: int, eps0: 
         assert fast.upper <= simple.upper * (1 + RTOL) + 1e-15, (n, eps0, delta, fast, simple)
 
 
-@pytest.mark.parametrize("method", ["clones", "stronger-clones"])
+@pytest.mark.parametrize("method", ["clones", "stronger-clones", "krr-lower"])
 @pytest.mark.parametrize("n,eps0,delta", [(10**4, 1.0, 1e-6), (10**4, 8.0, 1e-6), (10**5, 0.5, 1e-10),
                                           (10**6, 3.0, 1e-6), (10**3, 3.0, 1e-10)])
 def test_fast_agrees_with_simple_at_larger_n(method: str, n: int, eps0: float, delta: float,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    pair = pair_for(method, eps0, n).pair
+    pair = method_pair(method, eps0, n)
     fast = fast_bracket(pair, delta, RTOL)
     simple = simple_bracket(pair, delta, RTOL, monkeypatch)
     assert fast.lower <= simple.upper and simple.lower <= fast.upper, (fast, simple)
@@ -213,14 +220,14 @@ def test_pmf_points_against_mpmath(n: int, p: float, k0: int) -> None:
             assert abs(v[i] - exact) <= rel[i] * exact * (1 + 1e-9), (i, v[i], exact)
 
 
-@pytest.mark.parametrize("method", ["clones", "stronger-clones"])
+@pytest.mark.parametrize("method", ["clones", "stronger-clones", "krr-lower"])
 @pytest.mark.parametrize("n,eps0", [(5, 1.0), (300, 0.5), (3000, 2.0), (10**5, 1.0), (10**4, 8.0)])
 def test_exact_window_and_blocks_bracket_each_other(method: str, n: int, eps0: float,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The exact window (fine requests, concentrated clone counts) and the refined blocks are
     two certified computations of the same delta: their brackets overlap, and the window's
-    is as narrow as requested."""
-    pair = pair_for(method, eps0, n).pair
+    is as narrow as requested (krr-lower: p0 > 0, one lam_t per total in both)."""
+    pair = method_pair(method, eps0, n)
     for frac in (0.02, 0.1, 0.4):
         eps = frac * eps0
         window = HockeyStick(pair).bounds(eps, 1e-7)
@@ -471,3 +478,28 @@ def test_brackets_contain_the_previous_code_values(method: str, n: int, eps0: fl
     assert lower <= old_upper * (1 + 1e-15) and old_lower <= upper * (1 + 1e-15), (lower, upper)
     assert b.value <= old_upper * (1 + RTOL), (b.value, old_upper)
     assert upper - lower <= RTOL * upper * (1 + 1e-9)
+
+
+@given(st.integers(2, 10**7), st.floats(0.1, 8.0), st.floats(0.0, 1.0), st.integers(1, 40), st.integers(0, 2**31))
+@settings(max_examples=40, deadline=None)
+def test_lam_corners_bracket_the_plain_kernel(n: int, eps0: float, frac: float, nblocks: int, seed: int) -> None:
+    """Blocks of a p0 > 0 pair (k-RR lower bound, k = 3): the corners through the cut cache (upper
+    corner ``(lo, lam(hi))``, lower corner one count beyond the block at ``lam(lo)``) against the
+    uncached kernel at the same points, and the block's true terms lie between them."""
+    d = HockeyStick(method_pair("krr-lower", eps0, n)).direction()
+    rng = np.random.default_rng(seed)
+    cuts = np.unique(rng.integers(1, n + 1, size=nblocks).astype(float))
+    edges = np.unique(np.concatenate(([0.0], cuts, [n + 1.0])))
+    lo, hi = edges[:-1], edges[1:] - 1.0
+    eps = frac * eps0
+    up, up_err, low = d.corners(lo, hi, eps)
+    for i in range(lo.size):
+        if hi[i] < 1.0:
+            assert up[i] == 0.0 and low[i] == 0.0
+            continue
+        ts = np.arange(max(lo[i], 1.0), hi[i] + 1.0)[:50]
+        h, err = d.h(ts, d.lam(ts), eps)
+        plain_up, plain_err = d.h(np.array([max(lo[i], 1.0)]), d.lam(np.array([hi[i]])), eps)
+        assert abs(up[i] - plain_up[0]) <= up_err[i] + plain_err[0] + 1e-300, (i, up[i], plain_up)
+        assert np.all(h - err <= up[i] + up_err[i] + 1e-300), (i, lo[i], hi[i])
+        assert np.all(low[i] <= h + err + 1e-300), (i, lo[i], hi[i], low[i], h)

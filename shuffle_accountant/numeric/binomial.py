@@ -241,12 +241,21 @@ class TailMemo:
 
 #: Blocks narrower than this are summed term by term (see :func:`interval_mass`).
 NARROW = 64
+#: The widest blocks a caller may ask to be summed term by term (``narrow``): a difference of two
+#: tails carries an error relative to the tails (about 1/2 near the median), which for a narrow block
+#: near the median of a large binomial is hundreds of times its mass (n = 1e9: 3.6e-7 relative for a
+#: block of 100 counts, against Boost's pmf budget of 1e-9 for the sum), and the errors of many such
+#: blocks add up; a sum of w terms costs w vectorised operations and one pmf call.
+NARROW_MAX = 1024
+#: Term-by-term sums go in groups of widths below each of these (each group's matrix only as wide
+#: as its blocks, at most twice their width beyond 64).
+_NARROW_GROUPS = (4, 16, NARROW, 128, 256, 512, NARROW_MAX)
 
 
 def _narrow_mass(a: np.ndarray, b: np.ndarray, n: int, p: float) -> np.ndarray:
-    """``P[a <= Bin(n, p) <= b]`` for blocks of fewer than :data:`NARROW` points (``0 <= a``,
+    """``P[a <= Bin(n, p) <= b]`` for blocks of fewer than :data:`NARROW_MAX` points (``0 <= a``,
     ``b <= n``, ``0 < p < 1``), by the exact pmf ratio recurrence from one Boost value."""
-    steps = np.arange(int(np.max(b - a)))[None, :]  # the widest block's steps (< NARROW)
+    steps = np.arange(int(np.max(b - a)))[None, :]  # the widest block's steps (< NARROW_MAX)
     below = (b <= np.floor((n + 1) * p))[:, None]  # pmf increasing across the whole block
     # Walk away from the block's largest term so every ratio is <= 1 (no overflow): below
     # the mode downward from b with B(j-1)/B(j) = j(1-p)/((n-j+1)p), otherwise upward from
@@ -261,14 +270,16 @@ def _narrow_mass(a: np.ndarray, b: np.ndarray, n: int, p: float) -> np.ndarray:
 
 
 def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float,
-                  memo: TailMemo | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  memo: TailMemo | None = None, narrow: int = NARROW) -> tuple[np.ndarray, np.ndarray]:
     """``P[lo <= Bin(n, p) <= hi]`` for arrays of integer intervals, and an absolute
     error bound for each value.
 
     Cancellation is avoided by differencing the tail that is small on that side of
     the median (lower tails with ``cdf``, upper tails with ``sf``); single points use
-    the pmf directly. ``memo`` (a :class:`TailMemo` of the same ``Bin(n, p)``) keeps the
-    tail values of edges seen before (same numbers, fewer Boost calls).
+    the pmf directly, and blocks of fewer than ``narrow`` points (at most :data:`NARROW_MAX`)
+    sum their pmf by the exact ratio recurrence (an error relative to the block's own mass).
+    ``memo`` (a :class:`TailMemo` of the same ``Bin(n, p)``) keeps the tail values of edges
+    seen before (same numbers, fewer Boost calls).
     """
     if memo is not None:
         assert memo.n == n and memo.p == p
@@ -282,27 +293,31 @@ def interval_mass(lo: np.ndarray, hi: np.ndarray, n: int, p: float,
     mass = np.zeros(lo.shape)
     err = np.zeros(lo.shape)
     point = lo == hi
-    narrow = ~point & (hi - lo < NARROW) & (lo >= 0) & (hi <= n) & (0.0 < p < 1.0)
-    low_side = ~point & ~narrow & (hi <= median)
-    high_side = ~point & ~narrow & (lo > median)
-    middle = ~point & ~narrow & ~low_side & ~high_side
+    short = ~point & (hi - lo < min(int(narrow), NARROW_MAX)) & (lo >= 0) & (hi <= n) & (0.0 < p < 1.0)
+    low_side = ~point & ~short & (hi <= median)
+    high_side = ~point & ~short & (lo > median)
+    middle = ~point & ~short & ~low_side & ~high_side
     if np.any(point):
         v, rel_v = pmf_points(lo[point], n, p)
         mass[point] = v
         err[point] = rel_v * v
-    if np.any(narrow):
+    if np.any(short):
         # sum the pmf by the exact ratio recurrence: error relative to the block's own mass,
         # where a difference of two cdf values would carry an error relative to the cdf;
         # blocks grouped by width so that each group's matrix is only as wide as its blocks
-        where = np.nonzero(narrow)[0]
+        where = np.nonzero(short)[0]
         steps_needed = hi[where] - lo[where]
-        for top in (4, 16, NARROW):
-            sel = where[(steps_needed < top) & (steps_needed >= (top // 4 if top > 4 else 0))]
+        floor = 0
+        for top in _NARROW_GROUPS:
+            sel = where[(steps_needed < top) & (steps_needed >= floor)]
+            floor = top
             if sel.size:
                 v = _narrow_mass(lo[sel], hi[sel], n, p)
                 mass[sel] = v
-                # (+1e-300: a block whose first pmf underflowed is charged its possible tiny mass)
-                err[sel] = (rel + NARROW * 4e-16) * v + np.where(v == 0.0, 1e-300, 0.0)
+                # Boost's budget for the anchor, ~5 roundings per ratio step (cumulative, so a term
+                # j steps away carries 5 j u), the sum's w roundings: rel + 6 u w, charged as 7e-16
+                # (w + 1); (+1e-300: a block whose first pmf underflowed is charged its tiny mass)
+                err[sel] = (rel + 7e-16 * (hi[sel] - lo[sel] + 2.0)) * v + np.where(v == 0.0, 1e-300, 0.0)
     wide = np.nonzero(low_side | high_side | middle)[0]
     if wide.size:
         # the two tails of every wide block in one cdf and one sf request (shared edges asked

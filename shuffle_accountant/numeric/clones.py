@@ -223,6 +223,12 @@ SURROGATE_NORMAL = 2000.0
 #: ... and the clone count from which Direction.mixture_surrogate's nodes do (below, Boost's
 #: terms: the normal approximation's far tails set roots 1e-3 off at delta = 1e-10).
 MIXTURE_NORMAL = 20000.0
+#: Absolute error charged to the kernel pair ``u_t = lam_t pa' + (1 - lam_t) s``, ``v_t`` of pairs
+#: with ``p0 > 0`` (:func:`_combine`'s ``uv_err``), first order in the unit roundoff ``u``: ``lam_t`` in
+#: closed form carries at most 9 u relative (ratio 4, ``p0 / (1 - p0)`` 2, product, sum, reciprocal),
+#: times ``|pa' - s| <= 1``; ``pa'`` and ``s`` (two roundings each) 2 u each; ``1 - lam``, the two
+#: products and the sum 4 u; the mirror 1 u: 18 u = 2.0e-15, charged as 20 u.
+LAM_UV_ERR = 2.2e-15
 #: A run's values by recurrence are used only while the pmf stays this far above underflow.
 _RUN_FLOOR = 1e-250
 
@@ -439,10 +445,20 @@ def _cut_terms(k: np.ndarray, c: np.ndarray, s: float, rel: float, cache: _CutCa
 
 
 def _combine(terms: _Terms, k: np.ndarray, c: np.ndarray, u: np.ndarray | float, v: np.ndarray | float, s: float,
-             du: np.ndarray | float, coef_b: np.ndarray | float, gm1: np.ndarray | np.floating
-             ) -> tuple[np.ndarray, np.ndarray]:
+             du: np.ndarray | float, coef_b: np.ndarray | float, gm1: np.ndarray | np.floating,
+             uv_err: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The kernel's value (before clipping at 0) and error bound from the cut's
-    :func:`_cut_terms` (``u > v``, ``coef_b = u - g v > 0``)."""
+    :func:`_cut_terms` (``u > v``, ``coef_b = u - g v > 0``).
+
+    ``uv_err`` (absolute) is how far the computed ``u`` and ``v`` may be from the exact ones
+    beyond the one rounding charged below (pairs with ``p0 > 0``: ``u_t``, ``v_t`` computed from
+    ``lam_t``). The kernel is a maximum over sets of functions linear in ``(u, v)``; for a tail
+    ``{a >= k'}`` the gradient is ``B(k'-1) (1, -g)`` (``P - g Q`` of an outcome moves by ``(du - g
+    dv) (B(a-1) - B(a))``, which telescopes), so the value moves by at most ``(|du| + g |dv|)
+    B(k'-1)`` with ``k'`` the optimal cut of either pair: within one of ``k`` (the premise of the
+    cut correction below), so ``uv_err (1 + g) max(B(k-2), B(k-1), B(k))`` is charged. At ``g = 1``
+    (``eps = 0``, total variation) the change is at most ``(|du| + |dv|) max B <= 2 uv_err``:
+    charged as ``4 uv_err``."""
     b_km1, tail_k, rel_pmf, rel_tail, b_km2, b_k = terms
     coef_a = -du - gm1 * (1.0 - v)  # (1-u) - g (1-v)
     value = coef_b * b_km1 - gm1 * tail_k
@@ -469,14 +485,19 @@ def _combine(terms: _Terms, k: np.ndarray, c: np.ndarray, u: np.ndarray | float,
             ratio = np.maximum(c - k, 0.0) * s / ((k + 1.0) * (1.0 - s)) if 0.0 < s < 1.0 else np.ones(np.shape(k))
             geo = np.where(ratio < 1.0, b_k / (1.0 - ratio), 1.0)
         e = e + np.where(tiny, gm1 * np.minimum(geo, 1.0) * (1.0 + 1e-12) + 1e-300, 0.0)
+    if uv_err:
+        near = np.maximum(np.maximum(b_km2, b_km1), b_k)
+        e = e + uv_err * (2.0 + gm1) * np.where(gm1 > 0.0, near * (1.0 + 1e-12), 2.0)
     return value, e
 
 
 class _CutState:
-    """The kernel of one pair (``u > v``, split ``s``, scalars) at fixed clone counts ``c``,
-    with the cut terms of the last ``eps`` kept: a search's next ``eps`` is close, most cuts
-    ``k`` stay, and only the counts whose cut moved get new terms (through the cut cache). The
-    numbers are those :func:`_kernel_upper_tail` computes from the same terms."""
+    """The kernel of one pair (``u > v``, split ``s``) at fixed clone counts ``c``, with the cut
+    terms of the last ``eps`` kept: a search's next ``eps`` is close, most cuts ``k`` stay, and
+    only the counts whose cut moved get new terms (through the cut cache). The numbers are those
+    :func:`_kernel_upper_tail` computes from the same terms. ``u`` and ``v`` are scalars, or
+    arrays matching ``c`` (pairs with ``p0 > 0``: one ``lam_t`` per count; a count where
+    ``u <= g v`` has divergence 0 and keeps the empty cut ``k = c + 1``)."""
 
     def __init__(self, c: np.ndarray) -> None:
         self.c = c
@@ -484,17 +505,29 @@ class _CutState:
         self.k: np.ndarray | None = None
         self.terms: _Terms = []
         self.eps: float | None = None
+        self.live: np.ndarray | None = None  # counts with u > g v at the last eps (array u, v)
 
-    def kernel(self, u: float, v: float, s: float, eps: float, rel: float, cache: _CutCache
-               ) -> tuple[np.ndarray, np.ndarray]:
-        """``(value, error bound)`` of the kernel at every ``c`` (as :func:`_kernel_upper_tail`)."""
+    def kernel(self, u: float | np.ndarray, v: float | np.ndarray, s: float, eps: float, rel: float,
+               cache: _CutCache, uv_err: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """``(value, error bound)`` of the kernel at every ``c`` (as :func:`_kernel_upper_tail`;
+        ``uv_err`` as in :func:`_combine`)."""
         c = self.c
         gm1 = np.expm1(np.float64(eps))
         du = u - v
         coef_b = du - gm1 * v
-        if not coef_b > 0.0:
-            return np.zeros(c.shape), np.zeros(c.shape)
-        k = _cut(c, v, du, coef_b, gm1, s)
+        live: np.ndarray | None = None
+        # where u <= g v the divergence is 0, unless the exact u, v (within uv_err) have u > g v:
+        # then it is at most (|du| + g |dv|) max B <= 2 uv_err (1 + g), charged to the error
+        edge = 2.0 * uv_err * (2.0 + gm1)
+        if np.ndim(coef_b) == 0:
+            if not coef_b > 0.0:
+                return np.zeros(c.shape), np.full(c.shape, edge if coef_b > -edge else 0.0)
+            k = _cut(c, v, du, coef_b, gm1, s)
+        else:
+            live = coef_b > 0.0
+            if not np.any(live):
+                return np.zeros(c.shape), np.where(coef_b > -edge, edge, 0.0)
+            k = np.where(live, _cut(c, v, du, np.where(live, coef_b, 1.0), gm1, s), c + 1.0)
         if self.k is None:
             self.terms = _cut_terms(k, c, s, rel, cache)
         else:
@@ -503,14 +536,17 @@ class _CutState:
                 fresh = _cut_terms(k[moved], c[moved], s, rel, cache)
                 for kept, new in zip(self.terms, fresh):
                     kept[moved] = new
-        self.k, self.eps = k, eps
-        value, e = _combine(self.terms, k, c, u, v, s, du, coef_b, gm1)
-        return np.maximum(value, 0.0), e + np.zeros(c.shape)
+        self.k, self.eps, self.live = k, eps, live
+        value, e = _combine(self.terms, k, c, u, v, s, du, coef_b, gm1, uv_err)
+        if live is None:
+            return np.maximum(value, 0.0), e + np.zeros(c.shape)
+        return np.where(live, np.maximum(value, 0.0), 0.0), np.where(live, e, np.where(coef_b > -edge, edge, 0.0))
 
-    def q_mass(self, v: float) -> np.ndarray:
+    def q_mass(self, v: float | np.ndarray) -> np.ndarray:
         """``Q(S)`` of the kernel at every ``c`` at the last ``eps`` (the set ``S = {a >= k}``):
-        ``P[Bin(c, s) >= k] + v B(k-1)``; for slope estimates only."""
-        return self.terms[1] + v * self.terms[0]
+        ``P[Bin(c, s) >= k] + v B(k-1)`` (0 where the set is empty); for slope estimates only."""
+        q = self.terms[1] + v * self.terms[0]
+        return q if self.live is None else np.where(self.live, q, 0.0)
 
 
 # ---------------------------------------------------------------------------------------
@@ -552,6 +588,9 @@ class TotalsGeometry:
         self._cuts: dict[float, _CutCache] = {}  # Boost values at cuts, reused across nearby eps
         self._tails = bn.TailMemo(self.N, self.p)  # Boost tails at block edges, shared by neighbours
         self._corner_state: _CutState | None = None  # cut terms at the last corners' clone counts
+        # blocks narrower than this have their masses summed term by term (from N = 3e8 on that is
+        # cheaper than a binomial tail per edge up to ~200 counts, and more accurate: measured)
+        self._narrow = bn.NARROW if self.N < 3e8 else 4 * bn.NARROW
 
     def initial_edges(self) -> np.ndarray:
         """Block edges over totals t in [0, n]: block i is ``edges[i] .. edges[i+1]-1``."""
@@ -586,15 +625,19 @@ class TotalsGeometry:
         return np.where(t >= self.N + 1.0, 1.0, lam)
 
     def block_mass(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``Pr[lo <= T <= hi]`` and its error bound."""
+        """``Pr[lo <= T <= hi]`` and its error bound. With ``p0 > 0``, ``Pr[lo <= T <= hi] = (1 -
+        p0) P[lo-1 <= C <= hi-1] + p0 P[lo <= C <= hi] = P[lo-1 <= C <= hi-1] + p0 (w(hi) - w(lo-1))``
+        (``w`` the clone count's pmf): one interval of ``C`` (binomial tails, the costly part at
+        large ``n``) and two pmf values, each with Boost's budget; the subtraction, product and sum
+        are rounded outwards by ``4e-16`` of the terms' sizes."""
         p0 = self.pair.p0
-        m1, e1 = bn.interval_mass(lo - 1.0, hi - 1.0, self.N, self.p, self._tails)
+        m1, e1 = bn.interval_mass(lo - 1.0, hi - 1.0, self.N, self.p, self._tails, self._narrow)
         if p0 == 0.0:
             return m1, e1
-        m0, e0 = bn.interval_mass(lo, np.minimum(hi, float(self.N)), self.N, self.p, self._tails)
-        m0 = np.where(lo > self.N, 0.0, m0)
-        e0 = np.where(lo > self.N, 0.0, e0)
-        return (1.0 - p0) * m1 + p0 * m0, (1.0 - p0) * e1 + p0 * e0 + 4e-16 * (m1 + m0)
+        w_hi, w_below = bn.pmf(hi, self.N, self.p), bn.pmf(lo - 1.0, self.N, self.p)
+        size = p0 * (w_hi + w_below)
+        mass = np.maximum(m1 + p0 * (w_hi - w_below), 0.0)
+        return mass, e1 + bn.pmf_error_budget(self.N) * size + 4e-16 * (m1 + size)
 
     def h(self, t: np.ndarray, lam: np.ndarray, eps: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Kernel value at ``c = t - 1`` (``t >= 1``) and mixing ``lam``: first user
@@ -641,12 +684,80 @@ class TotalsGeometry:
         if self.pair.p0 == 0.0:
             ts, inv = _corner_points(lo, hi)
             return self._corner_values(ts, inv, lo, hi, eps)
-        up, up_err = self.h(np.maximum(lo, 1.0), self.lam(hi), eps)
-        low, low_err = self.h(np.maximum(hi, 1.0), self.lam(lo), eps)
-        zero = hi < 1.0  # block {t = 0}: nothing counted, identical laws
-        return (np.where(zero, 0.0, up), np.where(zero, 0.0, up_err),
-                np.where(zero, 0.0, np.maximum(low - low_err, 0.0)))
+        points = self._lam_points(lo, hi)
+        return self._lam_corner_values(points, points.states(), eps)
 
+    def _lam_uv(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """The kernel pair at totals ``t`` with the first user's ``u_t``, ``v_t`` from ``lam_t``,
+        mirrored (``a -> c + 1 - a``, see :func:`_kernel`) when ``pa < pb`` so that ``u_t >= v_t``:
+        ``(u, v, split)``; the same floating-point operations as :meth:`h`."""
+        lam = self.lam(t)
+        u = lam * self.pa1 + (1.0 - lam) * self.s
+        v = lam * self.pb1 + (1.0 - lam) * self.s
+        if self.pa1 < self.pb1:
+            return 1.0 - u, 1.0 - v, 1.0 - self.s
+        return u, v, self.s
+
+    def _lam_points(self, lo: np.ndarray, hi: np.ndarray) -> "_LamPoints":
+        """The kernel points of blocks ``lo..hi`` (sorted, a partition or part of one) for ``p0 >
+        0`` (see :class:`_LamPoints`). Upper corner: ``(max(lo, 1), lam(hi))`` for every block with
+        ``hi >= 1`` (``h`` is non-increasing in ``c`` and, for block-monotone pairs, non-decreasing in
+        ``lam``). Lower corner of a wider block with ``lo >= 1``: ``(hi + 1, lam(lo))``, one count
+        beyond the block (a valid, slightly looser lower bound by monotonicity in ``c``), so that it
+        shares its clone count, and almost always its cut and binomial terms, with the next block's
+        upper corner; a block that holds ``t = 0`` has ``lam(0) = 0`` there (divergence 0); a
+        one-point block is exact (both corners its point).
+        """
+        up_ok = hi >= 1.0
+        low_ok = (hi > lo) & (lo >= 1.0)
+        t_up, t_low = np.maximum(lo[up_ok], 1.0), hi[low_ok] + 1.0
+        m = lo.size
+        inv_up = np.full(m, -1, dtype=np.int64)
+        inv_up[up_ok] = np.arange(t_up.size)
+        inv_low = np.full(m, -1, dtype=np.int64)
+        inv_low[low_ok] = np.arange(t_low.size)
+        u_up, v_up, s = self._lam_uv(hi[up_ok])
+        u_low, v_low, _ = self._lam_uv(lo[low_ok])
+        return _LamPoints(t_up, u_up, v_up, t_low, u_low, v_low, s, inv_up, inv_low, up_ok & (hi == lo))
+
+    def _lam_corner_values(self, points: "_LamPoints", states: "tuple[_CutState, _CutState]", eps: float
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`corners` for ``p0 > 0`` from the blocks' kernel points (``states`` hold the cut
+        terms of the upper and the lower corners): the kernel at every point through the cut cache,
+        with :data:`LAM_UV_ERR` charged for ``u_t``, ``v_t``."""
+        cache = self._cuts.setdefault(points.s, _CutCache())
+        val, err = states[0].kernel(points.u_up, points.v_up, points.s, eps, self.rel, cache, LAM_UV_ERR)
+        has_up, has_low = points.inv_up >= 0, points.inv_low >= 0
+        up = np.where(has_up, val[points.inv_up], 0.0)
+        up_err = np.where(has_up, err[points.inv_up], 0.0)
+        low = np.where(points.one, np.maximum(up - up_err, 0.0), 0.0)
+        if points.t_low.size:
+            val_l, err_l = states[1].kernel(points.u_low, points.v_low, points.s, eps, self.rel, cache, LAM_UV_ERR)
+            low = np.where(has_low, np.maximum(val_l - err_l, 0.0)[points.inv_low], low)
+        return up, up_err, low
+
+
+@dataclass(frozen=True)
+class _LamPoints:
+    """Kernel points of a set of blocks for ``p0 > 0`` (:meth:`TotalsGeometry._lam_points`): the
+    upper corners' totals ``t_up`` (sorted, distinct) with their kernel pairs ``(u_up, v_up)``, the
+    lower corners' ``t_low``, ``(u_low, v_low)``, the split ``s``, per block the positions of its
+    corners (``-1``: none, value 0) and ``one``: one-point blocks (lower corner = upper corner)."""
+
+    t_up: np.ndarray
+    u_up: np.ndarray
+    v_up: np.ndarray
+    t_low: np.ndarray
+    u_low: np.ndarray
+    v_low: np.ndarray
+    s: float
+    inv_up: np.ndarray
+    inv_low: np.ndarray
+    one: np.ndarray
+
+    def states(self) -> "tuple[_CutState, _CutState]":
+        """Fresh cut states at the upper and the lower corners' clone counts ``t - 1``."""
+        return _CutState(self.t_up - 1.0), _CutState(self.t_low - 1.0)
 
 
 @dataclass(frozen=True)
@@ -672,40 +783,77 @@ class BlockPartition:
 
 
 class _ExactWindow:
-    """Certified ``delta(eps)`` of one direction of a ``p0 = 0`` pair whose clone count is
-    concentrated, with every clone count of a window ``mean +- (EXACT_SD sd + 40)`` (at most
-    :data:`EXACT_MAX` of them) summed exactly (no blocks, no refinement): for fine
-    requests at small n, where refinement would end at width one anyway. :meth:`Direction.bounds`
-    uses the result only when it reaches the requested width (otherwise the tails beyond the
-    window matter, and the blocks answer).
+    """Certified ``delta(eps)`` of one direction of a pair whose clone count is concentrated,
+    with every clone count of a window ``mean +- (EXACT_SD sd + 40)`` (at most :data:`EXACT_MAX`
+    of them) summed exactly (no blocks, no refinement): for fine requests at small n, where
+    refinement would end at width one anyway. :meth:`Direction.bounds` uses the result only when
+    it reaches the requested width (otherwise the tails beyond the window matter, and the blocks
+    answer).
 
-    ``delta = sum_c w(c) h(c)`` (module docstring, ``lam = 1``). Inside the window: ``w`` by
-    :func:`.binomial.pmf_points` and ``h`` by the cached kernel (runs by recurrence), each with
-    its error bound. Below the window: ``h(c) <= h(0, eps) <= h(0, 0) = u - v`` (``h`` is
-    non-increasing in ``c`` and in ``eps``; at ``c = 0`` the pair is ``Bern(u)`` against
+    ``p0 = 0``: ``delta = sum_c w(c) h(c)`` (module docstring, ``lam = 1``). Inside the window:
+    ``w`` by :func:`.binomial.pmf_points` and ``h`` by the cached kernel (runs by recurrence),
+    each with its error bound. Below the window: ``h(c) <= h(0, eps) <= h(0, 0) = u - v`` (``h``
+    is non-increasing in ``c`` and in ``eps``; at ``c = 0`` the pair is ``Bern(u)`` against
     ``Bern(v)``); above it: ``h(c) <= h(c_hi)``. The tails' masses come from Boost's cdf / sf
     with their budgets and contribute 0 to the lower bound. Sums of ``m`` non-negative terms
     are rounded outwards by ``4e-16 (m + 2)``.
+
+    ``p0 > 0``: ``delta = sum_t Pr[T = t] h(t - 1, lam_t)`` over totals ``t = c + 1`` of the
+    window, ``Pr[T = t] = (1 - p0) w(c) + p0 w(c + 1)`` (each weight's budget, the two products
+    and the sum rounded outwards by ``1e-15``), the kernel pair ``(u_t, v_t)`` from ``lam_t`` with
+    :data:`LAM_UV_ERR` charged. Beyond the window the kernel is at most its total variation at
+    ``c = 0``, ``|u_t - v_t| = lam_t |pa' - pb'|`` (``h`` non-increasing in ``c``), with ``lam_t``
+    non-decreasing in ``t``: below the window at most the first total's ``u - v``, above it at most
+    ``|pa' - pb'|``; the tails' masses are ``Pr[1 <= T <= c_lo] <= (1 - p0) P[C <= c_lo - 1] +
+    p0 P[C <= c_lo]`` (``T = 0`` contributes 0) and ``Pr[T >= c_hi + 2] = (1 - p0) P[C > c_hi] +
+    p0 P[C > c_hi + 1]``.
     """
 
-    def __init__(self, geo: "TotalsGeometry", u: float, v: float, s: float, cuts: "_CutCache") -> None:
-        N, p = geo.N, geo.p
+    def __init__(self, geo: "TotalsGeometry") -> None:
+        N, p, p0 = geo.N, geo.p, geo.pair.p0
         mu, sd = N * p, math.sqrt(N * p * (1.0 - p))
         # (+-40 more: at small means the binomial's tails are Poisson-like, heavier than 13 sd says)
         self.c = np.arange(max(math.floor(mu - EXACT_SD * sd) - 40, 0), min(math.ceil(mu + EXACT_SD * sd) + 40, N) + 1,
                            dtype=float)
-        if self.c.size >= RUN_BULK:
-            self.w, rel_w = bn.pmf_points(self.c, N, p)
-        else:  # few counts: Boost's values (with its budget) cost less than the recurrence's set-up
-            self.w, rel_w = bn.pmf(self.c, N, p), np.full(self.c.shape, bn.pmf_error_budget(N))
-        self.w_up = self.w * (1.0 + rel_w)
-        self.w_lo = np.maximum(self.w * (1.0 - rel_w), 0.0)
         lo_c, hi_c = float(self.c[0]), float(self.c[-1])
-        below = float(bn.cdf(np.array([lo_c - 1.0]), N, p)[0])
-        above = float(bn.sf(np.array([hi_c]), N, p)[0])
-        self.below = below * (1.0 + float(bn.tail_error_budget(np.array([lo_c - 1.0]), N, p)[0]))
-        self.above = above * (1.0 + float(bn.tail_error_budget(np.array([hi_c]), N, p)[0]))
-        self.u, self.v, self.s, self.rel, self.cuts = u, v, s, geo.rel, cuts
+        self.below_h: float  # the kernel's bound below the window
+        self.above_h: float | None  # ... and above it (None: h(c_hi) at each eps)
+        points = self.c if p0 == 0.0 else np.append(self.c, hi_c + 1.0)  # w(c + 1) too (0 at N + 1)
+        if points.size >= RUN_BULK:
+            w, rel_w = bn.pmf_points(points, N, p)
+        else:  # few counts: Boost's values (with its budget) cost less than the recurrence's set-up
+            w, rel_w = bn.pmf(points, N, p), np.full(points.shape, bn.pmf_error_budget(N))
+        self.uv_err = 0.0 if p0 == 0.0 else LAM_UV_ERR
+
+        def tail(kind: str, k: float) -> float:
+            """Boost's cdf / sf of the clone count at ``k``, rounded up by its budget."""
+            at = np.array([k])
+            got = float((bn.cdf if kind == "cdf" else bn.sf)(at, N, p)[0])
+            return got * (1.0 + float(bn.tail_error_budget(at, N, p)[0]))
+
+        if p0 == 0.0:
+            self.w = w
+            self.w_up = w * (1.0 + rel_w)
+            self.w_lo = np.maximum(w * (1.0 - rel_w), 0.0)
+            u, v, s = geo.pa1, geo.pb1, geo.s
+            if u < v:  # mirror a -> c + 1 - a (see _kernel)
+                u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+            self.below = tail("cdf", lo_c - 1.0)
+            self.above = tail("sf", hi_c)
+            self.below_h = u - v
+            self.above_h = None
+        else:
+            wa, wb, ra, rb = w[:-1], w[1:], rel_w[:-1], rel_w[1:]
+            self.w = (1.0 - p0) * wa + p0 * wb
+            self.w_up = ((1.0 - p0) * (wa * (1.0 + ra)) + p0 * (wb * (1.0 + rb))) * (1.0 + 1e-15)
+            self.w_lo = np.maximum(((1.0 - p0) * (wa * (1.0 - ra)) + p0 * (wb * (1.0 - rb))) * (1.0 - 1e-15), 0.0)
+            u, v, s = geo._lam_uv(self.c + 1.0)
+            self.below = 0.0 if lo_c == 0.0 else ((1.0 - p0) * tail("cdf", lo_c - 1.0) + p0 * tail("cdf", lo_c)) * (1.0 + 1e-15)
+            self.above = ((1.0 - p0) * tail("sf", hi_c) + p0 * tail("sf", hi_c + 1.0)) * (1.0 + 1e-15)
+            self.below_h = float(u[0] - v[0]) + 2.0 * LAM_UV_ERR
+            self.above_h = abs(geo.pa1 - geo.pb1) + 2.0 * LAM_UV_ERR
+        self.u, self.v, self.s, self.rel = u, v, s, geo.rel
+        self.cuts = geo._cuts.setdefault(s, _CutCache())
         self._state = _CutState(self.c)  # the cut terms of the last eps, updated where cuts move
         self._last: tuple[float, np.ndarray, np.ndarray] | None = None  # eps, h, err
         self._sums = (0.0, math.inf)  # (lower, upper) at the last eps
@@ -718,9 +866,10 @@ class _ExactWindow:
         if self._last is not None and self._last[0] == eps:
             lower, upper = self._sums
         else:
-            h, err = self._state.kernel(self.u, self.v, self.s, eps, self.rel, self.cuts)
+            h, err = self._state.kernel(self.u, self.v, self.s, eps, self.rel, self.cuts, self.uv_err)
             self._last = (eps, h, err)
-            self.tails = self.below * (self.u - self.v) + self.above * float(h[-1] + err[-1])
+            above_h = float(h[-1] + err[-1]) if self.above_h is None else self.above_h
+            self.tails = self.below * self.below_h + self.above * above_h
             upper = (float(np.sum(self.w_up * (h + err))) + self.tails) * (1.0 + 4e-16 * (m + 4))
             lower = float(np.sum(self.w_lo * np.maximum(h - err, 0.0))) * (1.0 - 4e-16 * (m + 2))
             lower = min(max(lower, 0.0), upper)
@@ -741,10 +890,7 @@ class _ExactWindow:
         if self._last is None or self._last[0] != eps or self._state.eps != eps:
             return math.nan
         gm1 = np.expm1(np.float64(eps))
-        coef_b = (self.u - self.v) - gm1 * self.v
-        if not coef_b > 0.0:
-            return math.nan
-        delta = float(np.sum(self.w * self._last[1]))
+        delta = float(np.sum(self.w * self._last[1]))  # (0 where u <= g v everywhere)
         if not delta > 0.0:
             return math.nan
         return -float(1.0 + gm1) * float(np.sum(self.w * self._state.q_mass(self.v))) / delta
@@ -767,6 +913,29 @@ class Direction(TotalsGeometry):
         self._exact_last: float | None = None  # eps of the last bounds() answered by the window
         # the current partition's corner totals (p0 = 0), kept while the partition stands
         self._points: tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray] | None = None
+        # ... for p0 > 0: its kernel points and their cut terms
+        self._lam_state: tuple[tuple[np.ndarray, ...], _LamPoints, tuple[_CutState, _CutState]] | None = None
+
+    def _remass(self) -> bool:
+        """From now on sum the masses of blocks narrower than :data:`.binomial.NARROW_MAX` term by
+        term (an error relative to the block's mass instead of to the binomial tails: at large n
+        the tails' errors of many narrow blocks near the median add up to a floor that refinement
+        cannot lower), recomputing those of the current partition; whether any changed."""
+        self._narrow = bn.NARROW_MAX
+        old = self._get_blocks()
+        lo, hi, mass, mass_err = old
+        redo = np.nonzero((hi - lo >= bn.NARROW) & (hi - lo < bn.NARROW_MAX))[0]
+        if redo.size == 0:
+            return False
+        mass, mass_err = mass.copy(), mass_err.copy()
+        mass[redo], mass_err[redo] = self.block_mass(lo[redo], hi[redo])
+        self._blocks = (lo, hi, mass, mass_err)
+        # the kept corner points belong to the same blocks
+        if self._points is not None and self._points[0] is old:
+            self._points = (self._blocks, *self._points[1:])
+        if self._lam_state is not None and self._lam_state[0] is old:
+            self._lam_state = (self._blocks, *self._lam_state[1:])
+        return True
 
     def _get_blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(lo, hi, mass, mass_err)`` of the current partition, the initial one built on
@@ -801,11 +970,10 @@ class Direction(TotalsGeometry):
 
     @property
     def exact_window_applies(self) -> bool:
-        """Whether the pair qualifies for :class:`_ExactWindow` (``p0 = 0``, ``0 < s < 1``,
-        ``pa != pb``, at most :data:`EXACT_MAX` clone counts in the window)."""
+        """Whether the pair qualifies for :class:`_ExactWindow` (``0 < s < 1``, ``pa != pb``, at
+        most :data:`EXACT_MAX` clone counts in the window)."""
         var = self.N * self.p * (1.0 - self.p)
-        return (self.pair.p0 == 0.0 and 0.0 < self.s < 1.0 and 0.0 < var and self.pa1 != self.pb1
-                and self.exact_window_size <= EXACT_MAX)
+        return 0.0 < self.s < 1.0 and 0.0 < var and self.pa1 != self.pb1 and self.exact_window_size <= EXACT_MAX
 
     def _exact_window(self) -> "_ExactWindow | None":
         """The :class:`_ExactWindow` of this direction when :attr:`exact_window_applies`
@@ -813,10 +981,7 @@ class Direction(TotalsGeometry):
         if self._exact is None:
             if not self.exact_window_applies:
                 return None
-            u, v, s = self.pa1, self.pb1, self.s
-            if u < v:  # mirror a -> c + 1 - a (see _kernel)
-                u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
-            self._exact = _ExactWindow(self, u, v, s, self._cuts.setdefault(s, _CutCache()))
+            self._exact = _ExactWindow(self)
         return self._exact
 
     @property
@@ -876,6 +1041,9 @@ class Direction(TotalsGeometry):
             if upper - lower <= target or upper <= 1e-300:
                 return DeltaBounds(eps, max(lower, 0.0), upper, nblocks, True)
             floor = float(np.sum(error_terms))
+            if (self._narrow < bn.NARROW_MAX and float(np.sum(mass_err * (h_up + h_lo))) > 0.1 * target
+                    and self._remass()):
+                continue  # the same blocks with their masses summed term by term: look again
             if floor >= 0.5 * target and float(np.sum(reducible)) <= floor:
                 # floating-point error dominates: refining further cannot help
                 return DeltaBounds(eps, max(lower, 0.0), upper, nblocks, False)
@@ -890,7 +1058,7 @@ class Direction(TotalsGeometry):
             parts = np.ceil(root * (float(np.sum(root)) / goal))
             width = hi - lo + 1.0
             parts = np.minimum(np.minimum(parts, 256.0), width)
-            if self.pair.p0 == 0.0 and 0.0 < self.s < 1.0 and self.N * self.p * (1.0 - self.p) <= UNIT_MAX_VAR:
+            if self.pair.block_monotone and 0.0 < self.s < 1.0 and self.N * self.p * (1.0 - self.p) <= UNIT_MAX_VAR:
                 # parts of UNIT_SPLIT totals or fewer: go to single totals, whose kernels come in runs
                 # by recurrence (one Boost anchor per run) instead of one Boost call per edge
                 unit = (parts >= 2.0) & (width <= UNIT_SPLIT * parts)
@@ -929,7 +1097,10 @@ class Direction(TotalsGeometry):
         while the partition stands (the blocks tuple is replaced, never changed, on refinement)."""
         blocks = self._get_blocks()
         if self.pair.p0 != 0.0:
-            return self.corners(blocks[0], blocks[1], eps)
+            if self._lam_state is None or self._lam_state[0] is not blocks:
+                points = self._lam_points(blocks[0], blocks[1])
+                self._lam_state = (blocks, points, points.states())
+            return self._lam_corner_values(self._lam_state[1], self._lam_state[2], eps)
         if self._points is None or self._points[0] is not blocks:
             self._points = (blocks, *_corner_points(blocks[0], blocks[1]))
         return self._corner_values(self._points[1], self._points[2], blocks[0], blocks[1], eps)
@@ -943,8 +1114,10 @@ class Direction(TotalsGeometry):
         Only steers the search; never reported."""
         if self._exact_last == eps and self._exact is not None:
             return self._exact.log_slope(eps)
-        if self._eps != eps or self.pair.p0 != 0.0 or not 0.0 < self.s < 1.0 or self.lo.size == 0:
+        if self._eps != eps or not 0.0 < self.s < 1.0 or self.lo.size == 0:
             return math.nan
+        if self.pair.p0 != 0.0:
+            return self._lam_log_slope(eps)
         u, v, s = self.pa1, self.pb1, self.s
         if u < v:
             u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
@@ -971,6 +1144,25 @@ class Direction(TotalsGeometry):
             q = tail + v * b
         return -float(1.0 + gm1) * float(np.sum(w * q)) / delta
 
+    def _lam_log_slope(self, eps: float) -> float:
+        """:meth:`log_slope` for ``p0 > 0``: ``Q(S)`` of the kernel at each block's upper corner
+        (its own ``v_t``), from the partition's kernel points (rebuilt through the cut cache when
+        refinement replaced the partition since they were computed)."""
+        blocks = self._get_blocks()
+        st = self._lam_state
+        if st is None or st[0] is not blocks or st[2][0].eps != eps:
+            self._partition_corners(eps)
+            st = self._lam_state
+            assert st is not None
+        points, state = st[1], st[2][0]
+        counted = points.inv_up >= 0
+        w = self.mass[counted]
+        delta = float(np.sum(w * self._h_up[counted]))
+        if not delta > 0.0:
+            return math.nan
+        q = state.q_mass(points.v_up)[points.inv_up[counted]]
+        return -float(np.exp(eps)) * float(np.sum(w * q)) / delta
+
     def surrogate(self, eps: np.ndarray) -> np.ndarray:
         """A cheap estimate of delta(eps) on an array of eps: the kernel at the mean total
         (used only to start the search; never reported). From a mean of
@@ -984,64 +1176,87 @@ class Direction(TotalsGeometry):
             return self.h(t, self.lam(t), eps)[0]
         return self._normal_kernel(np.array([c]), eps)[0]
 
-    def _normal_kernel(self, c: np.ndarray, eps: np.ndarray) -> np.ndarray:
-        """Estimates of the kernel at clone counts ``c`` (rows) and ``eps`` (columns) for
-        ``p0 = 0``, its two binomial terms from the normal approximation (continuity-corrected
-        tail, density for the pmf); estimates only."""
-        u, v, s = self.pa1, self.pb1, self.s
-        if u < v:
-            u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
-        gm1 = np.expm1(np.asarray(eps, dtype=float)).reshape(-1)
+    def _row_pairs(self, rows: int, uv: "tuple[np.ndarray, np.ndarray, float] | None"
+                   ) -> tuple[np.ndarray, np.ndarray, float]:
+        """The kernel pair of each row as ``(rows, 1)`` columns ``(u, v)`` with ``u >= v`` and the
+        split: the pair's own (``lam = 1``, mirrored when ``pa < pb``) or the given ``uv``."""
+        if uv is None:
+            u, v, s = self.pa1, self.pb1, self.s
+            if u < v:
+                u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+            return np.full((rows, 1), u), np.full((rows, 1), v), s
+        return np.asarray(uv[0], dtype=float).reshape(-1, 1), np.asarray(uv[1], dtype=float).reshape(-1, 1), uv[2]
+
+    def _normal_kernel(self, c: np.ndarray, eps: np.ndarray,
+                       uv: "tuple[np.ndarray, np.ndarray, float] | None" = None) -> np.ndarray:
+        """Estimates of the kernel at clone counts ``c`` (rows) and ``eps`` (columns), with the
+        pair's ``lam = 1`` kernel pair or the rows' own ``uv = (u, v, split)`` (``u >= v``), its two
+        binomial terms from the normal approximation (continuity-corrected tail, density for the
+        pmf); estimates only."""
+        u, v, s = self._row_pairs(c.size, uv)
+        gm1 = np.expm1(np.asarray(eps, dtype=float)).reshape(1, -1)
         coef_b = (u - v) - gm1 * v
-        out = np.zeros((c.size, gm1.size))
+        out = np.zeros(coef_b.shape)
         live = coef_b > 0.0
         if not np.any(live):
             return out
-        cc = c.astype(float)[:, None]
-        k = _cut(cc + np.zeros((1, int(np.sum(live)))), v, u - v, coef_b[live], gm1[live], s)
+        shape = coef_b.shape
+        cc = np.broadcast_to(c.astype(float)[:, None], shape)[live]
+        v_l, du_l = np.broadcast_to(v, shape)[live], np.broadcast_to(u - v, shape)[live]
+        b_l, g_l = coef_b[live], np.broadcast_to(gm1, shape)[live]
+        k = _cut(cc, v_l, du_l, b_l, g_l, s)
         m, sd = cc * s, np.sqrt(cc * s * (1.0 - s))
         tail = ndtr((m - (k - 0.5)) / sd)  # P[X >= k], continuity-corrected
         pmf = np.exp(-0.5 * ((k - 1.0 - m) / sd) ** 2) / (sd * math.sqrt(2.0 * math.pi))  # P[X = k - 1]
-        out[:, live] = np.maximum(coef_b[live] * pmf - gm1[live] * tail, 0.0)
+        out[live] = np.maximum(b_l * pmf - g_l * tail, 0.0)
         return out
 
     def mixture_surrogate(self, eps: np.ndarray) -> np.ndarray:
-        """A better cheap estimate of delta(eps) than :meth:`surrogate` at small clone means
-        (``p0 = 0``): the kernel averaged over three clone counts, the three-point Gauss-Hermite
-        rule for ``C ~ Bin(N, p)`` (``mean + (-sqrt 3, 0, sqrt 3) sd`` with weights
-        ``1/6, 2/3, 1/6``), instead of the kernel at the mean (Jensen: the mixture's delta is
-        larger, measured 1e-3 .. 1e-1 lower roots at n = 1e3 .. 1e5 from the mean alone, 1e-5 ..
-        1e-4 from the three points). Normal-approximation terms from a node of
-        :data:`MIXTURE_NORMAL` clones on. Steers the search only; never reported."""
+        """A better cheap estimate of delta(eps) than :meth:`surrogate` at small clone means:
+        the kernel averaged over three clone counts, the three-point Gauss-Hermite rule for
+        ``C ~ Bin(N, p)`` (``mean + (-sqrt 3, 0, sqrt 3) sd`` with weights ``1/6, 2/3, 1/6``),
+        instead of the kernel at the mean (Jensen: the mixture's delta is larger, measured 1e-3 ..
+        1e-1 lower roots at n = 1e3 .. 1e5 from the mean alone, 1e-5 .. 1e-4 from the three
+        points). For ``p0 > 0`` the rule is over the totals ``T = C + Bern(1 - p0)`` (variance
+        ``N p (1 - p) + p0 (1 - p0)``) with each node's own ``lam_t``. Normal-approximation terms
+        from a node of :data:`MIXTURE_NORMAL` clones on. Steers the search only; never reported."""
         var = self.N * self.p * (1.0 - self.p)
-        if self.pair.p0 != 0.0 or not var > 0.0 or not 0.0 < self.s < 1.0 or self.pa1 == self.pb1:
+        p0 = self.pair.p0
+        if not 0.0 < self.s < 1.0 or self.pa1 == self.pb1 or not (var > 0.0 or p0 > 0.0):
             return self.surrogate(eps)
-        sd, mu = math.sqrt(var), self.N * self.p
-        nodes = np.clip(np.round(mu + sd * np.array([-math.sqrt(3.0), 0.0, math.sqrt(3.0)])), 0.0, float(self.N))
+        rule = np.array([-math.sqrt(3.0), 0.0, math.sqrt(3.0)])
         weights = np.array([1.0, 4.0, 1.0]) / 6.0
         eps = np.asarray(eps, dtype=float)
-        if nodes[0] >= MIXTURE_NORMAL:
-            h = self._normal_kernel(nodes, eps.reshape(-1))
+        if p0 == 0.0:
+            sd, mu = math.sqrt(var), self.N * self.p
+            nodes = np.clip(np.round(mu + sd * rule), 0.0, float(self.N))
+            uv = None
         else:
-            h = self._nominal_kernel(nodes, eps.reshape(-1))
+            sd, mu = math.sqrt(var + p0 * (1.0 - p0)), self.N * self.p + (1.0 - p0)
+            totals = np.clip(np.round(mu + sd * rule), 1.0, float(self.N) + 1.0)
+            nodes, uv = totals - 1.0, self._lam_uv(totals)
+        if nodes[0] >= MIXTURE_NORMAL:
+            h = self._normal_kernel(nodes, eps.reshape(-1), uv)
+        else:
+            h = self._nominal_kernel(nodes, eps.reshape(-1), uv)
         return (weights[0] * h[0] + weights[1] * h[1] + weights[2] * h[2]).reshape(eps.shape)  # (no BLAS call)
 
-    def _nominal_kernel(self, c: np.ndarray, eps: np.ndarray) -> np.ndarray:
-        """The kernel at clone counts ``c`` (rows) and ``eps`` (columns) for ``p0 = 0`` from
-        Boost's two terms at the floating-point cut, ``(u - g v) B(k-1) - (g-1) P[X >= k]``,
-        without the cut's correction or error terms: an estimate (at most one term of the
-        certified kernel away), cheap on many points."""
-        u, v, s = self.pa1, self.pb1, self.s
-        if u < v:
-            u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+    def _nominal_kernel(self, c: np.ndarray, eps: np.ndarray,
+                        uv: "tuple[np.ndarray, np.ndarray, float] | None" = None) -> np.ndarray:
+        """The kernel at clone counts ``c`` (rows) and ``eps`` (columns), with the pair's ``lam =
+        1`` kernel pair or the rows' own ``uv``, from Boost's two terms at the floating-point cut,
+        ``(u - g v) B(k-1) - (g-1) P[X >= k]``, without the cut's correction or error terms: an
+        estimate (at most one term of the certified kernel away), cheap on many points."""
+        u, v, s = self._row_pairs(c.size, uv)
         gm1 = np.expm1(eps)[None, :]
         coef_b = (u - v) - gm1 * v
-        live = np.broadcast_to(coef_b > 0.0, (c.size, eps.size))
-        cc = np.broadcast_to(c.astype(float)[:, None], live.shape)[live]
-        g_l = np.broadcast_to(gm1, live.shape)[live]
-        b_l = np.broadcast_to(coef_b, live.shape)[live]
-        k = _cut(cc, v, u - v, b_l, g_l, s)
-        out = np.zeros(live.shape)
+        live = coef_b > 0.0
+        shape = live.shape
+        cc = np.broadcast_to(c.astype(float)[:, None], shape)[live]
+        g_l = np.broadcast_to(gm1, shape)[live]
+        b_l = coef_b[live]
+        k = _cut(cc, np.broadcast_to(v, shape)[live], np.broadcast_to(u - v, shape)[live], b_l, g_l, s)
+        out = np.zeros(shape)
         out[live] = np.maximum(b_l * bn.pmf(k - 1.0, cc, s) - g_l * bn.sf(k - 1.0, cc, s), 0.0)
         return out
 

@@ -32,7 +32,8 @@ class NoBracket(CertificationError):
     the target, or no finite eps reaches delta)."""
 
 
-def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float) -> tuple[float, float] | None:
+def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float,
+                    rtol: float = 1e-6) -> tuple[float, float] | None:
     """Where the profile's cheap surrogate (if it has one) crosses ``delta``, and the
     surrogate's slope ``d log delta / d eps`` there: a starting point for the certified
     search, never a reported value. The surrogate is ``mixture_surrogate`` when the profile
@@ -40,7 +41,10 @@ def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float)
     is larger. It is looked at ten points a decade (26 % apart): the decade below ``hi`` first,
     then the next seven in one call, then at 17 points inside the cell of the crossing, and a
     quadratic in ``(eps, log surrogate)`` through the three points around the crossing gives the
-    root and the slope."""
+    root and the slope. A crossing in the top cell (above ``0.79 hi``; e.g. pairs whose delta
+    vanishes steeply just below ``max_log_ratio``, such as k-RR's third-value pair at small n) is
+    looked for at distances from ``hi`` four to a decade down to ``rtol hi``; one closer to ``hi``
+    counts as none (the search's one-probe path at ``hi (1 - 0.99 rtol)`` decides it)."""
     # the profile's start estimate when it has one (clone pairs: a mixture over clone counts)
     estimate = getattr(profile, "mixture_surrogate", None) or getattr(profile, "surrogate", None)
     if estimate is None or not math.isfinite(hi) or hi <= 0.0:
@@ -63,17 +67,26 @@ def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float)
         if above.size:
             i = int(above[-1])
             if i + 1 == grid.size and first == 0:
-                return None  # still above delta just below hi: no crossing seen
+                cell = _top_cell(surrogate, delta, float(grid[-1]), hi, rtol)
+                if cell is None:
+                    return None  # still above delta within rtol of hi: no crossing seen
+                break
             cell = (float(grid[i]), float(grid[i + 1]) if i + 1 < grid.size else hi * 10.0 ** -first)
             break
     if cell is None or cell[0] <= 0.0:
         return None
-    grid = np.linspace(cell[0], cell[1], 17)
-    est = surrogate(grid)
-    below = np.nonzero(est <= delta)[0]
-    if below.size == 0 or below[0] == 0:
-        return None
-    j = int(below[0])
+    for _zoom in range(3):
+        grid = np.linspace(cell[0], cell[1], 17)
+        est = surrogate(grid)
+        below = np.nonzero(est <= delta)[0]
+        if below.size == 0 or below[0] == 0:
+            return None
+        j = int(below[0])
+        if est[j] > 0.0 or not est[j - 1] > 0.0:
+            break
+        # the surrogate vanishes in the next step (it has its own largest log-ratio there): look
+        # closer, so that the root and slope come from positive values
+        cell = (float(grid[j - 1]), float(grid[j]))
     if not (est[j] > 0.0 and est[j - 1] > 0.0):
         x = float(grid[j])
         return (x, math.nan) if lo < x < hi else None
@@ -99,6 +112,24 @@ def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float)
                 x = x0 + inside[0]
                 slope = 2.0 * qa * inside[0] + qb
     return (x, slope) if lo < x < hi and slope < 0.0 else None
+
+
+def _top_cell(surrogate: Callable[[np.ndarray], np.ndarray], delta: float, start: float, hi: float,
+              rtol: float) -> tuple[float, float] | None:
+    """The cell ``(a, b)`` of ``[start, hi)`` where the surrogate falls to ``delta`` (above it at
+    ``a``, not at ``b``), looked at distances ``hi - eps`` four to a decade from ``hi - start`` down
+    to ``rtol hi``; ``None`` when it is still above ``delta`` there."""
+    far, near = hi - start, max(rtol * hi, 1e-300)
+    if not far > near:
+        return None
+    decades = math.log10(far / near)
+    dist = far * np.logspace(0.0, -decades, max(int(math.ceil(4.0 * decades)), 1) + 1)
+    est = surrogate(hi - dist)
+    below = np.nonzero(~(est > delta))[0]
+    if below.size == 0 or below[0] == 0:
+        return None
+    j = int(below[0])
+    return float(hi - dist[j - 1]), float(hi - dist[j])
 
 
 @dataclass(frozen=True)
@@ -183,7 +214,7 @@ def epsilon_for_delta(
         x = hi * (1.0 - 0.99 * rtol)
         if float(closed(np.array([x]))[0]) + add(x) > delta:
             return EpsilonBracket(delta, x, hi, evaluations)
-    start = _surrogate_root(profile, delta, lo, hi)
+    start = _surrogate_root(profile, delta, lo, hi, rtol)
     # the profile's own slope estimate (clone pairs), when delta is the profile alone
     slope_of = getattr(profile, "log_slope", None) if extra is None else None
     # how close the surrogate's root is expected to be, relative (profiles that know it say so)
@@ -292,6 +323,13 @@ def _g_chord(xa: float, da: float, xb: float, db: float, delta: float) -> float:
     return math.log1p(ga + (gb - ga) * (da - delta) / (da - db))
 
 
+def _g_newton(x: float, d: float, log_slope: float, delta: float) -> float:
+    """The Newton step from ``(x, d)`` (``d > delta``) towards ``delta`` in ``g = e^eps``, where
+    the profile is convex (``d delta / d g = log_slope d / g``): ``g' = g (1 + (1 - delta / d) /
+    |log_slope|)``, on the infeasible side of the root for exact values."""
+    return x + math.log1p((1.0 - delta / d) / abs(log_slope))
+
+
 FastResult = tuple[float, float, bool, float, float]
 
 #: Relative delta resolution of the fast phase's evaluations, per unit of ``rtol * eps *
@@ -381,6 +419,7 @@ def _fast_phase(
         # rtol above, closes (two evaluations instead of a look and a straddle)
         x *= 1.0 - START_SHIFT * rtol
     prev: tuple[float, float, float] | None = None  # (x, gap, tol) of the previous evaluation
+    prev_step: tuple[float, float] | None = None  # (delta estimate, log-slope) the previous step used
     estimate: float | None = None
     for _ in range(8):
         tol_fin = min(1e-2, max(1e-12, TOL_FACTOR * rtol * x * abs(slope)))
@@ -415,15 +454,32 @@ def _fast_phase(
         new = x - g / slope
         if lo_cert and math.isfinite(d_lo) and d_lo > delta >= d_hi:
             new = min(new, _g_chord(lo, d_lo, hi, d_hi, delta))
+        overshot = (prev is not None and prev_step is not None and prev[1] > 0.0 > g and -g > 2.0 * prev[1]
+                    and prev[0] == lo)
+        if overshot:
+            # the step from the infeasible end overshot (log delta strongly concave there, e.g. a
+            # cliff below max_log_ratio): step from that end again, in g = e^eps, where delta is
+            # convex, so the tangent's root is on the infeasible side (for exact values)
+            assert prev is not None and prev_step is not None
+            new = _g_newton(prev[0], prev_step[0], prev_step[1], delta)
         if not lo < new < hi:
             new = math.sqrt(lo * hi) if lo > 0.0 else 0.5 * (lo + hi)
         # slope error, curvature (log delta ~ -a eps^2 near the root: |f''/f'| ~ 1/eps) and the
         # estimate's noise (block bounds bracket the exact value near their middle: a quarter
         # of the relative width, in practice)
         err = abs(new - x) * slope_err + 0.5 * (new - x) ** 2 / x + 0.25 * tol / abs(slope)
-        prev = (x, g, tol)
+        if prev_step is not None and prev is not None and x != prev[0]:
+            # ... and the curvature seen between the last two slopes (a cliff: the slope changes by
+            # orders of magnitude within a step)
+            bend = abs(slope - prev_step[1]) / abs(x - prev[0])
+            err += 0.5 * bend * (new - x) ** 2 / abs(slope)
+        if overshot:
+            err = None  # (look coarsely first)
+            prev, prev_step = None, None
+        else:
+            prev, prev_step = (x, g, tol), (mid, slope)
         x = new
-        if err <= ESTIMATE_CLOSE * rtol * x:
+        if err is not None and err <= ESTIMATE_CLOSE * rtol * x:
             estimate = x
             break
     if estimate is None:
@@ -437,13 +493,13 @@ def _fast_phase(
             a, b = lo, lo / (1.0 - 0.98 * rtol)
         else:
             a, b = estimate * (1.0 - 0.49 * rtol), estimate * (1.0 + 0.49 * rtol)
-        last: tuple[float, float] | None = None
+        last: tuple[float, float, float] | None = None
         for point in (b, a):
             if not lo < point < hi:
                 continue
             lb, ub = evaluate(point, tol_fin)
             g = gap(lb, ub)
-            last = (point, g)
+            last = (point, g, 0.5 * (lb + ub))
             if ub <= delta:
                 hi, f_hi = point, g
             elif lb > delta:
@@ -458,6 +514,11 @@ def _fast_phase(
         if math.isfinite(exact) and exact < 0.0:
             slope = exact
         estimate = last[0] - last[1] / slope
+        if last[1] > 0.0:
+            # from the infeasible side the step in g = e^eps (delta convex there) stays on that
+            # side; it differs from the log step only at second order in the small gap of a good
+            # estimate, but not below a cliff, where the log step overshoots by far
+            estimate = min(estimate, _g_newton(last[0], last[2], slope, delta))
         if not lo < estimate < hi:
             break
     return lo, hi, lo_cert, f_lo, f_hi
