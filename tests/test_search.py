@@ -122,3 +122,41 @@ def test_renyi_at_eps0_700_is_capped_not_nan() -> None:
     rb = renyi_bounds(pair, [2.0, 8.0])
     assert all(math.isfinite(u) and u <= eps0 * (1 + 1e-12) for u in rb.upper)
     assert all(0.0 <= lo <= u for lo, u in zip(rb.lower, rb.upper))
+
+
+class FlooredRR(RandomizedResponse):
+    """:class:`RandomizedResponse` whose certified bracket cannot be narrower than ``floor``
+    relative (a profile at its floating-point floor), whatever is requested."""
+
+    def __init__(self, eps0: float, floor: float) -> None:
+        super().__init__(eps0)
+        self.floor = floor
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds:
+        v = max(self.p - math.exp(eps) * self.q, 0.0)
+        return DeltaBounds(eps, v * (1 - self.floor), v * (1 + self.floor) + 1e-300, 1, False)
+
+    def log_slope(self, eps: float) -> float:
+        v = self.p - math.exp(eps) * self.q
+        return -math.exp(eps) * self.q / v if v > 0.0 else math.nan
+
+
+@given(st.floats(0.05, 8.0), st.floats(1e-6, 0.3), st.sampled_from([1e-3, 3e-5, 1e-6]), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_search_at_a_floor_brackets_the_root_in_few_evaluations(eps0: float, frac: float, floor: float,
+                                                                slope: bool) -> None:
+    """At the floor the search widens around its estimate (first step from the bracket's width and
+    the slope, doubling) and closes each end by bisection: the bracket contains the exact root, its
+    upper end is decided feasible, it is not much wider than the floor forces (the root moves by
+    about floor / |d log delta / d eps| within the floor's bracket), and it takes few evaluations."""
+    rr = FlooredRR(eps0, floor)
+    if not slope:  # the same floor without a slope: the secant's slope sets the first step
+        rr.log_slope = lambda eps: math.nan  # type: ignore[method-assign]
+    delta = frac * (rr.p - rr.q)
+    exact = math.log((rr.p - delta) / rr.q)
+    br = epsilon_for_delta(rr, delta, 1e-6)
+    assert br.lower <= exact <= br.upper, (br, exact)
+    assert rr.bounds(br.upper, 1e-6).upper <= delta
+    zone = 2.0 * floor * (rr.p - delta) / (rr.q * math.exp(exact))  # eps-width where the floor hides the sign
+    assert br.upper - br.lower <= 2.0 * zone + 2e-6 * br.upper, (br, zone)
+    assert br.evaluations <= 80, br

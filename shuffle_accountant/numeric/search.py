@@ -278,15 +278,29 @@ def epsilon_for_delta(
             # delta is inside [lb, ub] at the resolution that matters (or at the
             # floating-point floor): x is the root to about that resolution. Certify the
             # ends of a bracket around it, widening until both ends are decisive.
+            # The first step: rtol's, or where delta's certified bracket at x (relative width
+            # ``spread``) stops hiding the change of delta: about spread / |d log delta / d eps| away
+            # (the profile's slope at x, else the secant's). Only the first trial point; every end
+            # is evaluated and decided below, whatever the step.
             step = 0.45 * rtol * x
+            spread = (ub - lb) / max(0.5 * (lb + ub), 1e-300)
+            at_x = slope_of(x) if slope_of is not None else math.nan
+            if not (math.isfinite(at_x) and at_x < 0.0) and math.isfinite(f_lo) and math.isfinite(f_hi) and hi > lo:
+                at_x = (f_hi - f_lo) / (hi - lo)
+            if math.isfinite(at_x) and at_x < 0.0 and spread > 0.0:
+                step = max(step, min(0.5 * spread / abs(at_x), 0.25 * x))
 
             def decide(candidate: float) -> tuple[float, float]:
-                """Bounds at ``candidate``, tightened until decisive or at the float floor."""
-                t = floor
+                """Bounds at ``candidate``, tightened until decisive or at the float floor (a
+                tighter request that leaves the bracket as wide as before, and wider than asked)."""
+                t, before = floor, math.inf
                 while True:
                     cl, cu = evaluate(candidate, t)
                     if cu <= delta or cl > delta or t <= 1e-12:
                         return cl, cu
+                    if cu - cl > t * cl and cu - cl >= 0.9 * before:
+                        return cl, cu
+                    before = cu - cl
                     t = max(t * 0.1, 1e-12)
 
             for _widen in range(60):
@@ -296,7 +310,7 @@ def epsilon_for_delta(
                     lo, lo_certified = x - step, True
                 if hi <= x + step and (lo >= x - step or x - step <= 0.0):
                     break
-                step *= 1.3
+                step *= WIDEN
             else:
                 raise CertificationError(f"could not separate delta = {delta!r} near eps = {x!r}")
             # eps* >= 0 always, so lo = 0 is a valid lower end when nothing better is known
@@ -309,7 +323,24 @@ def epsilon_for_delta(
                 elif cl > delta:
                     lo = mid
                 else:
-                    break  # floating point cannot separate further; the caller warns
+                    # floating point cannot separate at mid; each end may still move towards it
+                    # (the widening steps double, so an end can be up to twice as far out as the
+                    # undecided zone): three bisections on each side (the caller warns)
+                    top, bottom = mid, mid
+                    for _side in range(3):
+                        m_hi = 0.5 * (top + hi)
+                        if hi - m_hi > rtol * hi * 1e-3:
+                            if decide(m_hi)[1] <= delta:
+                                hi = m_hi
+                            else:
+                                top = m_hi
+                        m_lo = 0.5 * (lo + bottom)
+                        if lo_certified and m_lo - lo > rtol * hi * 1e-3:
+                            if decide(m_lo)[0] > delta:
+                                lo = m_lo
+                            else:
+                                bottom = m_lo
+                    break
             return EpsilonBracket(delta, lo, hi, evaluations)
         tol = min(1e-2, max(floor, 0.2 * abs(gap(lb, ub))))
     raise CertificationError("the epsilon search did not converge")
@@ -347,6 +378,9 @@ TOL_FACTOR = 0.5
 #: when the coarse look confirms that.
 GUARD_TOL = 1e-2
 GUARD_GAP = 0.05
+#: Growth of the widening steps around an estimated root at the floating-point floor (the first
+#: step from the certified bracket's width and the slope; was 1.3 from 0.45 rtol).
+WIDEN = 2.0
 #: A trusted start (the profile's ``surrogate_rtol``) is looked at this many rtol below the
 #: surrogate's root (measured: those roots lie 0 .. 0.6 rtol below eps(delta) at n = 1e8 .. 1e9).
 START_SHIFT = 0.3
