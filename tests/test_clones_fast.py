@@ -503,3 +503,19 @@ def test_lam_corners_bracket_the_plain_kernel(n: int, eps0: float, frac: float, 
         assert abs(up[i] - plain_up[0]) <= up_err[i] + plain_err[0] + 1e-300, (i, up[i], plain_up)
         assert np.all(h - err <= up[i] + up_err[i] + 1e-300), (i, lo[i], hi[i])
         assert np.all(low[i] <= h + err + 1e-300), (i, lo[i], hi[i], low[i], h)
+
+
+@pytest.mark.parametrize("method", ["clones", "krr-lower"])
+@pytest.mark.parametrize("n,eps0,frac", [(3 * 10**5, 1.0, 0.01), (10**6, 3.0, 0.005), (10**6, 0.5, 0.002)])
+def test_fine_start_partition_agrees_with_the_initial_blocks(method: str, n: int, eps0: float, frac: float,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fine request's first partition (single totals within UNIT_START_SD sd of the mean) and the
+    plain initial blocks refined from scratch bracket the same delta, both as narrow as asked."""
+    eps = frac * eps0
+    fine = HockeyStick(method_pair(method, eps0, n)).bounds(eps, 1e-6)
+    with monkeypatch.context() as m:
+        m.setattr(clones.Direction, "_fine_start_blocks", lambda self: None)
+        plain = HockeyStick(method_pair(method, eps0, n)).bounds(eps, 1e-6)
+    assert fine.lower <= plain.upper and plain.lower <= fine.upper, (fine, plain)
+    for b in (fine, plain):
+        assert b.converged and b.upper - b.lower <= 1e-6 * b.lower

@@ -207,6 +207,9 @@ UNIT_CAP = 8192.0
 #: ... and only when the clone count's variance is at most this (sd ~ 1400; beyond, the
 #: blocks that matter are wide and single totals do not pay: measured at n = 1e7 .. 1e9).
 UNIT_MAX_VAR = 2.0e6
+#: A fine request's first partition has single totals within this many standard deviations of the
+#: mean (where refinement would put them; measured 3.5 at sd 154 down to 2.25 at sd 846).
+UNIT_START_SD = 3.5
 #: Requests at least this fine on pairs with at most EXACT_MAX clone counts within EXACT_SD
 #: standard deviations of the mean are summed exactly over that window (``_ExactWindow``).
 EXACT_RTOL = 1e-4
@@ -937,6 +940,25 @@ class Direction(TotalsGeometry):
             self._lam_state = (self._blocks, *self._lam_state[1:])
         return True
 
+    def _fine_start_blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The first partition for a fine request (the epsilon search's decisive looks) where
+        refinement would go to single totals anyway (:data:`UNIT_MAX_VAR`): the initial blocks with
+        every total within :data:`UNIT_START_SD` standard deviations of the mean already single,
+        which saves a refinement round (n = 1e5 .. 1e6, eps0 0.5 .. 8, delta 1e-6 / 1e-10: CPU -12 %
+        for clones, -27 % for the k-RR lower bound, measured); ``None`` (the initial blocks, built
+        on first use) otherwise."""
+        var = self.N * self.p * (1.0 - self.p)
+        if not (self.pair.block_monotone and 0.0 < self.s < 1.0 and var <= UNIT_MAX_VAR):
+            return None
+        mu, sd = self.N * self.p + (1.0 - self.pair.p0), math.sqrt(max(var, 1.0))
+        units = np.arange(max(math.floor(mu - UNIT_START_SD * sd), 0),
+                          min(math.ceil(mu + UNIT_START_SD * sd), self.pair.n) + 1, dtype=float)
+        if not 0 < units.size <= UNIT_CAP:
+            return None
+        edges = np.unique(np.concatenate((self.initial_edges(), units)))
+        lo, hi = edges[:-1], edges[1:] - 1.0
+        return (lo, hi, *self.block_mass(lo, hi))
+
     def _get_blocks(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(lo, hi, mass, mass_err)`` of the current partition, the initial one built on
         first use (a query answered by the exact window never needs it)."""
@@ -1026,6 +1048,8 @@ class Direction(TotalsGeometry):
                     self._exact_last = eps
                     return got
         self._exact_last = None
+        if self._blocks is None and rtol <= EXACT_RTOL:
+            self._blocks = self._fine_start_blocks()
         if self._eps != eps:
             self._h_up, self._h_up_err, self._h_lo = self._partition_corners(eps)
             self._eps = eps
