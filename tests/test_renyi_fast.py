@@ -228,3 +228,19 @@ def test_window_tails_bound_brute_force(m, alpha, edge, side):
                           np.array([[True]]))
     exact = float(_tail_mp(m, u, v, s, alpha, edge, side))
     assert exact <= tail[0, 0], (exact, tail[0, 0])
+
+
+@pytest.mark.parametrize(("eps0", "n", "orders"), [(1.0, 10**7, [1024.0]), (1.0, 10**7, [2.0, 1024.0]),
+                                                   (3.0, 10**9, [768.0, 896.0, 1024.0])])
+def test_a_few_large_orders_alone_converge_like_the_full_grid(eps0: float, n: int, orders: list[float]) -> None:
+    """Cells whose gap overflows a double are split first (they were scored 0 and never split:
+    orders [1024] alone at eps0 = 1, n = 1e7 stopped at an upper end ~8e3 x the lower one);
+    the lone orders' brackets converge and meet the full default grid's."""
+    pair = pair_for("clones", eps0, n, None).pair
+    alone = R.renyi_bounds(pair, orders, rtol=1e-3)
+    full = R.renyi_bounds(pair, rtol=1e-3)
+    assert alone.converged
+    for a, up, lo in zip(alone.orders, alone.upper, alone.lower):
+        j = list(full.orders).index(a)
+        assert up <= lo * (1 + 2e-3)
+        assert lo <= full.upper[j] and full.lower[j] <= up

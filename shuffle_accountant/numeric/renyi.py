@@ -1486,7 +1486,10 @@ class RenyiDirection:
         wl = weight[self.cell_ent][:, None]
         with np.errstate(invalid="ignore", over="ignore"):
             gap = np.exp(wl + self.cell_up[:, live] - ref) - np.exp(wl + self.cell_lo[:, live] - ref)
-        gap = np.where(np.isfinite(gap), np.maximum(gap, 0.0), 0.0)
+        # a gap beyond the double range (inf, or inf - inf) is as large as gaps get: split it
+        # first (scored 0, such a cell was never split and the bound stalled ~1e4 x too wide,
+        # e.g. orders [1024] alone at eps0 = 1, n = 1e7)
+        gap = np.maximum(np.nan_to_num(gap, nan=1e300, posinf=1e300, neginf=0.0), 0.0)
         e1, e2 = self.cell_e[:, 0], self.cell_e[:, 1]
         score = np.minimum(np.where(e2 - e1 > 1.0, np.max(gap, axis=1), 0.0), 1e300)
         if not np.any(score > 0):
