@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from scipy.special import ndtr
@@ -834,6 +834,8 @@ class _ExactWindow:
             got = float((bn.cdf if kind == "cdf" else bn.sf)(at, N, p)[0])
             return got * (1.0 + float(bn.tail_error_budget(at, N, p)[0]))
 
+        u: Any  # the kernel's first-user weights: scalars (p0 = 0) or one per clone count (p0 > 0)
+        v: Any
         if p0 == 0.0:
             self.w = w
             self.w_up = w * (1.0 + rel_w)
