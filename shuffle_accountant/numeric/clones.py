@@ -1232,8 +1232,14 @@ class Direction(TotalsGeometry):
         b_l, g_l = coef_b[live], np.broadcast_to(gm1, shape)[live]
         k = _cut(cc, v_l, du_l, b_l, g_l, s)
         m, sd = cc * s, np.sqrt(cc * s * (1.0 - s))
-        tail = ndtr((m - (k - 0.5)) / sd)  # P[X >= k], continuity-corrected
-        pmf = np.exp(-0.5 * ((k - 1.0 - m) / sd) ** 2) / (sd * math.sqrt(2.0 * math.pi))  # P[X = k - 1]
+        flat = sd <= 0.0  # no clones, or s in {0, 1}: X = m exactly
+        sd = np.where(flat, 1.0, sd)
+        z_tail = np.where(flat, 0.0, (m - (k - 0.5)) / sd)
+        z_pmf = np.where(flat, 0.0, (k - 1.0 - m) / sd)
+        tail = np.where(flat, (m >= k).astype(float), ndtr(z_tail))  # P[X >= k], continuity-corrected
+        with np.errstate(over="ignore", under="ignore"):  # z ~ 1e200 (sd ~ 0): the density is 0
+            dens = np.exp(-0.5 * z_pmf**2) / (sd * math.sqrt(2.0 * math.pi))
+        pmf = np.where(flat, (np.abs(k - 1.0 - m) < 0.5).astype(float), dens)  # P[X = k - 1]
         out[live] = np.maximum(b_l * pmf - g_l * tail, 0.0)
         return out
 
