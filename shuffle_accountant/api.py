@@ -81,15 +81,12 @@ def _not_applicable(m: Method, quantity: str, inputs: dict, why: str) -> Bound:
 def _query(m: Method, eps0: float, n: int, k: int | None, delta0: float, randomizer: Any) -> Query:
     """Check that ``m`` has what it needs (k, a randomizer) and applies to the randomizer."""
     if randomizer is not None:
-        from .randomizers import KRR, Randomizer, randomizer_at
+        from .randomizers import Randomizer, krr_alphabet, randomizer_at
 
         if not isinstance(randomizer, Randomizer):
             raise InvalidParameter(f"randomizer must be a shuffle_accountant.randomizers object, got {randomizer!r}")
         randomizer_at(randomizer, eps0)  # its eps0 must be the query's
-        if isinstance(randomizer, KRR):
-            if k is not None and k != randomizer.k:
-                raise InvalidParameter(f"k = {k} differs from the randomizer's k = {randomizer.k}")
-            k = randomizer.k
+        k = krr_alphabet(randomizer, k)
     if randomizer is not None and not applies_to(m, randomizer):
         raise NotApplicable(f"{m.name} analyses k-ary randomized response only, not {randomizer.describe()}")
     if m.needs_k and k is None:

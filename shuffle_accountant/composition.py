@@ -33,7 +33,7 @@ from .analyses import get_method, pair_for
 from .errors import CertificationError, InvalidParameter
 from .numeric.renyi import DEFAULT_ORDERS, check_orders, renyi_bounds
 from .pld import DEFAULT_TAIL, MAX_COMPOSED_POINTS, MAX_GRID, auto_discretization, pld_route, round_tails
-from .randomizers import randomizer_at
+from .randomizers import krr_alphabet, randomizer_at
 from .results import Bound
 
 MIRONOV = "Mironov, CSF 2017 (Renyi DP), Proposition 1 (additive composition)"
@@ -562,10 +562,7 @@ def _check_randomizer(randomizer: Any, rounds: Sequence[Round], m: Any, k: int |
     if not applies_to(m, members[0]) or m.needs_randomizer:
         raise InvalidParameter(f"method {m.name!r} does not apply to {randomizer.describe()} in compose (the RDP "
                                "route needs a generic analysis: clones or stronger-clones; krr for k-RR)")
-    rk = getattr(members[0], "k", None) if members[0].name == "krr" else None
-    if k is not None and rk is not None and k != rk:
-        raise InvalidParameter(f"k = {k} differs from the randomizer's k = {rk}")
-    return k if k is not None else rk
+    return krr_alphabet(members[0], k)
 
 
 def _pld_route_checked(rounds: Sequence[Round], delta: float, method: str, k: int | None,

@@ -1016,3 +1016,15 @@ def randomizer_at(randomizer: Randomizer | RandomizerFamily, eps0: float) -> Ran
     if abs(randomizer.eps0 - eps0) > 1e-12 * eps0:
         raise InvalidParameter(f"eps0 = {eps0!r} differs from the randomizer's eps0 = {randomizer.eps0!r}")
     return randomizer
+
+
+def krr_alphabet(randomizer: Randomizer | RandomizerFamily | None, k: int | None, flag: str = "k") -> int | None:
+    """The alphabet size ``k`` to analyse with: a k-RR randomizer's (or family's) own, which a
+    given ``k`` must equal (refused with one line naming ``flag`` otherwise); ``k`` unchanged for
+    any other randomizer or none."""
+    own = getattr(randomizer, "k", None) if randomizer is not None and randomizer.name == "krr" else None
+    if own is None:
+        return k
+    if k is not None and k != own:
+        raise InvalidParameter(f"{flag} = {k} differs from the randomizer's k = {own}")
+    return own

@@ -36,7 +36,7 @@ from ._version import __version__
 from .analyses import all_methods as registered_methods
 from .analyses import applies_to, get_method
 from .errors import CertificationError, InvalidParameter
-from .randomizers import RandomizerFamily
+from .randomizers import RandomizerFamily, krr_alphabet
 from .output import Column, _text_table, dump_json, envelope, jsonable, round_directed
 from .results import KINDS, NO_VALUE_KINDS
 
@@ -220,10 +220,7 @@ class Grid:
             if fixed is not None and any(abs(e - fixed) > 1e-9 * fixed for e in self.eps0):
                 raise InvalidParameter(f"grid eps0: {self.randomizer.describe()} has the one eps0 {fixed:.12g}; "
                                        "give only that value (or omit --eps0)")
-            if self.k is None and self.randomizer.name == "krr":
-                object.__setattr__(self, "k", self.randomizer.k)
-            if self.k is not None and self.randomizer.name == "krr" and self.k != self.randomizer.k:
-                raise InvalidParameter(f"grid k = {self.k} differs from the randomizer's k = {self.randomizer.k}")
+            object.__setattr__(self, "k", krr_alphabet(self.randomizer, self.k, "grid k"))
         methods = _method_names(self.methods, self.k is not None, self.randomizer)
         if not methods:
             raise InvalidParameter("the grid needs at least one method")
