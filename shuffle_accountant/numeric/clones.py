@@ -188,11 +188,11 @@ TAIL_TRUST = 1e-280
 
 
 #: Runs of at least this many consecutive clone counts get their kernel values by the exact
-#: recurrence of :func:`_run_values` (one Boost anchor per segment) instead of one Boost call each.
-RUN_MIN = 16
-#: Segment length of the recurrence: every segment restarts from Boost values at its first
-#: element, so errors grow over at most this many steps.
-RUN_SEGMENT = 64
+#: recurrence of :func:`_run_values` (one Boost anchor per segment) instead of one Boost call each;
+#: segments of the recurrence restart from Boost values, so errors grow over at most
+#: ``RUN_SEGMENT`` steps (the same constants as :func:`.binomial.pmf_points`).
+RUN_MIN = bn.RUN_MIN
+RUN_SEGMENT = bn.RUN_SEGMENT
 #: ... and only for requests of at least this many clone counts: below, the recurrence's set-up
 #: costs more than Boost's values (measured at n <= 1e6: an exact window of 233 .. 558 counts
 #: builds and answers its first eps in 0.26 .. 0.44 ms by Boost, 0.5 .. 0.64 ms by recurrence;
@@ -233,7 +233,7 @@ MIXTURE_NORMAL = 20000.0
 #: products and the sum 4 u; the mirror 1 u: 18 u = 2.0e-15, charged as 20 u.
 LAM_UV_ERR = 2.2e-15
 #: A run's values by recurrence are used only while the pmf stays this far above underflow.
-_RUN_FLOOR = 1e-250
+_RUN_FLOOR = bn._RUN_FLOOR
 
 
 def _run_values(k: np.ndarray, c: np.ndarray, s: float, rel: float) -> tuple[np.ndarray, ...] | None:
@@ -256,7 +256,7 @@ def _run_values(k: np.ndarray, c: np.ndarray, s: float, rel: float) -> tuple[np.
     anchor's budget, each increment's error ``|inc| (rel_B + 4u)``, and the recursive
     summation's ``u sum_l |T_l|``.
     """
-    u = 2.0**-53
+    u = bn._fp.UNIT_ROUNDOFF
     n = c.size
     if n < RUN_MIN or not (0.0 < s < 1.0) or np.count_nonzero(np.diff(c) == 1.0) < RUN_MIN - 1:
         return None
@@ -649,13 +649,19 @@ class TotalsGeometry:
         v = lam * self.pb1 + (1.0 - lam) * self.s
         return kernel_hockey_stick(np.maximum(t - 1.0, 0.0), u, v, self.s, eps, self.rel)
 
+    def mirrored_pair(self) -> tuple[float, float, float]:
+        """The lam = 1 kernel pair ``(u, v, split)`` with ``u >= v``: the pair's own, mirrored
+        (``a -> c + 1 - a``, see :func:`_kernel`) when ``pa < pb``."""
+        u, v, s = self.pa1, self.pb1, self.s
+        if u < v:
+            return 1.0 - u, 1.0 - v, 1.0 - s
+        return u, v, s
+
     def _h_corners(self, ts: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`h` at totals ``ts`` (sorted, distinct) for ``p0 = 0`` (``lam = 1``): one kernel
         pair for all, through the cut cache (same numbers as :func:`kernel_hockey_stick`, with
         its mirror step done once)."""
-        u, v, s = self.pa1, self.pb1, self.s
-        if u < v:  # mirror a -> c + 1 - a (see _kernel)
-            u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+        u, v, s = self.mirrored_pair()
         if not u > v:
             return np.zeros(ts.shape), np.zeros(ts.shape)
         state = self._corner_state
@@ -840,9 +846,7 @@ class _ExactWindow:
             self.w = w
             self.w_up = w * (1.0 + rel_w)
             self.w_lo = np.maximum(w * (1.0 - rel_w), 0.0)
-            u, v, s = geo.pa1, geo.pb1, geo.s
-            if u < v:  # mirror a -> c + 1 - a (see _kernel)
-                u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+            u, v, s = geo.mirrored_pair()
             self.below = tail("cdf", lo_c - 1.0)
             self.above = tail("sf", hi_c)
             self.below_h = u - v
@@ -957,7 +961,10 @@ class Direction(TotalsGeometry):
                           min(math.ceil(mu + UNIT_START_SD * sd), self.pair.n) + 1, dtype=float)
         if not 0 < units.size <= UNIT_CAP:
             return None
-        edges = np.unique(np.concatenate((self.initial_edges(), units)))
+        return self._partition(np.unique(np.concatenate((self.initial_edges(), units))))
+
+    def _partition(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(lo, hi, mass, mass_err)`` of the blocks ``[edges[i], edges[i+1] - 1]``."""
         lo, hi = edges[:-1], edges[1:] - 1.0
         return (lo, hi, *self.block_mass(lo, hi))
 
@@ -965,9 +972,7 @@ class Direction(TotalsGeometry):
         """``(lo, hi, mass, mass_err)`` of the current partition, the initial one built on
         first use (a query answered by the exact window never needs it)."""
         if self._blocks is None:
-            edges = self.initial_edges()
-            lo, hi = edges[:-1], edges[1:] - 1.0
-            self._blocks = (lo, hi, *self.block_mass(lo, hi))
+            self._blocks = self._partition(self.initial_edges())
         return self._blocks
 
     @property
@@ -1144,9 +1149,7 @@ class Direction(TotalsGeometry):
             return math.nan
         if self.pair.p0 != 0.0:
             return self._lam_log_slope(eps)
-        u, v, s = self.pa1, self.pb1, self.s
-        if u < v:
-            u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+        u, v, s = self.mirrored_pair()
         gm1 = np.expm1(np.float64(eps))
         coef_b = (u - v) - gm1 * v
         if not coef_b > 0.0:
@@ -1207,9 +1210,7 @@ class Direction(TotalsGeometry):
         """The kernel pair of each row as ``(rows, 1)`` columns ``(u, v)`` with ``u >= v`` and the
         split: the pair's own (``lam = 1``, mirrored when ``pa < pb``) or the given ``uv``."""
         if uv is None:
-            u, v, s = self.pa1, self.pb1, self.s
-            if u < v:
-                u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+            u, v, s = self.mirrored_pair()
             return np.full((rows, 1), u), np.full((rows, 1), v), s
         return np.asarray(uv[0], dtype=float).reshape(-1, 1), np.asarray(uv[1], dtype=float).reshape(-1, 1), uv[2]
 
@@ -1309,9 +1310,7 @@ class Direction(TotalsGeometry):
         eps = np.asarray(eps, dtype=float)
         if self.pair.p0 != 0.0 or self.pa1 == self.pb1:
             return np.zeros(eps.shape)
-        u, v, s = self.pa1, self.pb1, self.s
-        if u < v:
-            u, v, s = 1.0 - u, 1.0 - v, 1.0 - s
+        u, v, s = self.mirrored_pair()
         gm1 = np.expm1(eps)
         coef = (u - v) - gm1 * v
         coef = np.maximum(coef - 2e-15 * (3.0 + gm1), 0.0)
