@@ -537,7 +537,7 @@ def _sorted_distinct(owners: list[np.ndarray], ys: list[np.ndarray]) -> tuple[np
 
 class _Rows:
     """Append-only rows (one or more float arrays, rows along the first axis) found by a sorted
-    key: adding rows copies only the key index (``np.insert``), never the stored rows (their
+    key: adding rows copies only the key index (:func:`.binomial.merge_sorted`), never the stored rows (their
     arrays grow by doubling). A key added again points to its new row."""
 
     def __init__(self, widths: dict[str, int], key_dtype: type = np.float64) -> None:
@@ -569,13 +569,10 @@ class _Rows:
             arr[self.size: self.size + k] = rows[f]
         self.size += k
         pos = np.searchsorted(self.keys, uk)
-        inside = pos < self.keys.size
-        again = np.zeros(k, dtype=bool)
-        again[inside] = self.keys[pos[inside]] == uk[inside]
+        again = self.find(uk)[1]
         self.ptr[pos[again]] = new_rows[again]
         fresh = ~again
-        self.keys = np.insert(self.keys, pos[fresh], uk[fresh])
-        self.ptr = np.insert(self.ptr, pos[fresh], new_rows[fresh])
+        self.keys, (self.ptr,) = bn.merge_sorted(self.keys, uk[fresh], [(self.ptr, new_rows[fresh])])
         return new_rows
 
 
