@@ -657,7 +657,7 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     """
     ne, na = m.size, alpha.size
     if work is None or work[0].size < ne * width * na:
-        work = (np.empty(ne * width * na), np.empty(ne * width * na))
+        work = _scratch(ne * width * na)
     a = start[:, None] + np.arange(width, dtype=float)[None, :]
     valid = a <= m[:, None]
     a = np.minimum(a, m[:, None])
@@ -1004,8 +1004,7 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
             waste = np.cumsum((width - (hi_u[grp] - lo_u[grp] + 1.0)) * na)
             grp = grp[:max(int(np.searchsorted(waste, 3e5, side="right")), 1)]
             i += grp.size
-            if work[0].size < grp.size * width * na:
-                work = _scratch(grp.size * width * na)
+            work = _scratch(grp.size * width * na)  # the thread's arrays, grown when too small
             mg = m[grp]
             start = np.clip(lo_u[grp], 0.0, np.maximum(mg - width + 1.0, 0.0))
             slices = []
