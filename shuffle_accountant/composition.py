@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -577,6 +577,38 @@ def _pld_route_checked(rounds: Sequence[Round], delta: float, method: str, k: in
     return pld_route([(r.eps0, r.n, r.count) for r in rounds], delta, method, k, discretization, inputs, randomizer)
 
 
+#: The shares of ``delta`` spent on the rounds that :func:`advanced_best` tries.
+ADVANCED_SPLITS = (0.1, 0.3, 0.5, 0.7, 0.9)
+
+
+def advanced_best(rounds: Sequence[Round], delta: float, round_eps: Callable[[Round, float], float],
+                  ) -> tuple[float, dict[str, Any]]:
+    """The advanced row's value from each round's eps at a per-round delta (``round_eps(round,
+    delta_round)``): KOV15 Theorem 3.3 (optimal, homogeneous, up to :data:`OPTIMAL_MAX_T`
+    rounds), else Theorem 3.5, the best of the splits :data:`ADVANCED_SPLITS` of ``delta``
+    between the rounds and the slack; ``(inf, {})`` when every split's per-round delta is below
+    the supported minimum. Both theorems' eps are non-decreasing in the per-round eps, so
+    per-round lower bounds give a lower bound on the row (used by the planners to rule the
+    row out)."""
+    total_T = sum(r.count for r in rounds)
+    best_adv, best_detail = math.inf, dict[str, Any]()
+    for frac in ADVANCED_SPLITS:
+        d_round = delta * frac / total_T
+        if d_round < v.MIN_DELTA:
+            continue
+        eps_r = [round_eps(r, d_round) for r in rounds]
+        if len(rounds) == 1 and total_T <= OPTIMAL_MAX_T:
+            e = optimal_composition_epsilon(eps_r[0], d_round, total_T, delta)
+            how = f"{KOV}, Theorem 3.3 (optimal composition)"
+        else:
+            slack = -math.expm1(math.log1p(-delta) - total_T * math.log1p(-d_round))  # no cancellation
+            e = advanced_composition_epsilon(eps_r, slack, [r.count for r in rounds]) if slack > 0 else math.inf
+            how = f"{KOV}, Theorem 3.5 (advanced composition)"
+        if e < best_adv:
+            best_adv, best_detail = e, {"delta_per_round": d_round, "eps_per_round": eps_r, "theorem": how}
+    return best_adv, best_detail
+
+
 def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int | None,
                     inputs: dict[str, Any], randomizer: Any = None) -> Bound:
     """Each round's (eps, delta_round) composed as a generic (eps, delta)-DP mechanism: KOV15
@@ -601,26 +633,11 @@ def _advanced_route(rounds: Sequence[Round], delta: float, method: str, k: int |
         b = api.epsilon(r.eps0, r.n, d_round, "blanket", randomizer=randomizer_at(randomizer, r.eps0))
         return math.inf if b.value is None else float(b.value)
 
-    total_T = sum(r.count for r in rounds)
     validity = "per-round (eps, delta) of the shuffled round, composed as generic (eps, delta)-DP mechanisms"
-    best_adv, best_detail = math.inf, dict[str, Any]()
-    for frac in (0.1, 0.3, 0.5, 0.7, 0.9):
-        d_round = delta * frac / total_T
-        if d_round < v.MIN_DELTA:
-            continue
-        eps_r = [round_eps(r, d_round) for r in rounds]
-        if len(rounds) == 1 and total_T <= OPTIMAL_MAX_T:
-            e = optimal_composition_epsilon(eps_r[0], d_round, total_T, delta)
-            how = f"{KOV}, Theorem 3.3 (optimal composition)"
-        else:
-            slack = -math.expm1(math.log1p(-delta) - total_T * math.log1p(-d_round))  # no cancellation
-            e = advanced_composition_epsilon(eps_r, slack, [r.count for r in rounds]) if slack > 0 else math.inf
-            how = f"{KOV}, Theorem 3.5 (advanced composition)"
-        if e < best_adv:
-            best_adv, best_detail = e, {"delta_per_round": d_round, "eps_per_round": eps_r, "theorem": how}
+    best_adv, best_detail = advanced_best(rounds, delta, round_eps)
     if not best_detail:
         return Bound("epsilon", None, "not applicable", "advanced", KOV, inputs,
-                     f"delta / T = {delta / total_T:.3g} per round is below {v.MIN_DELTA:g}")
+                     f"delta / T = {delta / sum(r.count for r in rounds):.3g} per round is below {v.MIN_DELTA:g}")
     if randomizer is not None:
         validity = f"per-round (eps, delta) of the blanket of {randomizer.describe()}, composed as generic (eps, delta)-DP mechanisms"
     return Bound("epsilon", best_adv, "upper", "advanced", best_detail["theorem"], inputs, validity, (), best_detail)

@@ -39,21 +39,24 @@ from typing import Any, Literal
 import numpy as np
 
 from . import api
-from .analyses import applies_to, get_method
+from .analyses import Query, applies_to, get_method
 from .composition import (
+    ADVANCED_SPLITS,
     Round,
     _advanced_route,
     _pld_route_checked,
     _rdp_route,
+    advanced_best,
     cks_epsilon,
     rdp_curve,
 )
 from .errors import CertificationError, InvalidParameter
-from .numeric.search import Boundary, NoBracket, monotone_boundary
+from .numeric.search import Boundary, NoBracket, epsilon_for_delta, monotone_boundary
 from .randomizers import randomizer_at
 from .results import Bound
 from .validation import (
     MAX_N,
+    MIN_DELTA,
     check_int,
     check_positive,
     check_probability_open,
@@ -106,6 +109,8 @@ class ComposedRounds:
         self.randomizer = randomizer
         self.alpha = np.asarray(SOLVER_ORDERS)
         self._values: dict[tuple[str, float, int], float] = {}
+        self._lower: dict[tuple[str, float, int], float] = {}
+        self._coarse: dict[tuple[float, int], Any] = {}
 
     def value(self, route: str, eps0: float, n: int) -> float:
         """compose's ``route`` value (``inf`` when not applicable) at ``(eps0, n)``."""
@@ -129,10 +134,15 @@ class ComposedRounds:
 
         ``skip(route)`` (searches only, never for a reported answer) leaves out routes that
         evidently cannot certify here; a point decided infeasible with skips is re-decided in
-        full before it is reported."""
-        values = []
+        full before it is reported. In either mode a route after the first is not evaluated when
+        a certified lower bound on its value (:meth:`lower`, much cheaper) exceeds both ``eps``
+        and the best value so far: it can neither certify nor be the best, so the answer (and
+        every reported value) is the one the full evaluation gives."""
+        values: list[tuple[float, str]] = []
         for route in ROUTES:
             if skip is not None and skip(route):
+                continue
+            if values and self.lower(route, eps0, n) > max(eps, min(values)[0]):
                 continue
             v = self.value(route, eps0, n)
             if v <= eps:
@@ -140,6 +150,36 @@ class ComposedRounds:
             values.append((v, route))
         v, route = min(values) if values else (math.inf, "none")
         return False, v, route
+
+    def lower(self, route: str, eps0: float, n: int) -> float:
+        """A certified lower bound on :meth:`value` (``0`` when none is cheap): ``rdp`` from
+        the lower ends of the coarse curve (:data:`RDP_BRACKET_CURVE_RTOL`) at the orders
+        :data:`SOLVER_ORDERS` (the route takes the least conversion over a prefix of them of
+        upper ends, each at least the true divergence, which is at least the lower end; CKS20's
+        conversion increases in the divergence); ``advanced`` (generic pairs) from one certified
+        lower end of the per-round eps at the largest per-round delta the route tries (the
+        per-round eps does not increase in delta; both composition theorems' eps increase in
+        it). Both are rounded down."""
+        key = (route, float(eps0), int(n))
+        if key in self._lower:
+            return self._lower[key]
+        value = 0.0
+        if route == "rdp":
+            curve = self._coarse_curve(eps0, n)
+            total = self.rounds * np.asarray(curve.lower) * (1.0 - 1e-13)
+            a = self.alpha
+            conv = total + np.log1p(-1.0 / a) - (math.log(self.delta) + np.log(a)) / (a - 1.0)
+            value = max(float(np.min(conv)) * (1.0 - 1e-12), 0.0)
+        elif route == "advanced" and self.randomizer is None:
+            m = get_method(self.method)
+            d_max = self.delta * max(ADVANCED_SPLITS) / self.rounds
+            if m.profile is not None and d_max >= MIN_DELTA:
+                profile = m.profile(Query(float(eps0), int(n), self.k, 0.0, None))
+                eps_lo = float(epsilon_for_delta(profile, d_max, 1e-2).lower)
+                best, _ = advanced_best((Round(float(eps0), int(n), self.rounds),), self.delta, lambda r, d: eps_lo)
+                value = best * (1.0 - 1e-8)
+        self._lower[key] = value
+        return value
 
     def known(self, route: str) -> list[tuple[float, int, float]]:
         """``(eps0, n, value)`` of every point where ``route`` was evaluated."""
@@ -151,11 +191,19 @@ class ComposedRounds:
         v = self.value("pld", eps0, n)
         return v if math.isfinite(v) else min(self.value(r, eps0, n) for r in ROUTES)
 
+    def _coarse_curve(self, eps0: float, n: int) -> Any:
+        """The coarse certified RDP curve at :data:`SOLVER_ORDERS` (brackets to
+        :data:`RDP_BRACKET_CURVE_RTOL`), computed once per point."""
+        key = (float(eps0), int(n))
+        if key not in self._coarse:
+            self._coarse[key] = rdp_curve(eps0, int(n), self.method, self.k, SOLVER_ORDERS, RDP_BRACKET_CURVE_RTOL)
+        return self._coarse[key]
+
     def rdp_coarse(self, eps0: float, n: int) -> float:
         """A certified upper bound on the composed eps by RDP on coarse curves (brackets only)."""
         key = ("rdp-coarse", float(eps0), int(n))
         if key not in self._values:
-            curve = rdp_curve(eps0, int(n), self.method, self.k, SOLVER_ORDERS, RDP_BRACKET_CURVE_RTOL)
+            curve = self._coarse_curve(eps0, n)
             total = self.rounds * np.asarray(curve.upper) * (1.0 + 1e-13)
             self._values[key] = cks_epsilon(self.alpha, total, self.delta)[0]
         return self._values[key]

@@ -145,3 +145,37 @@ def test_composed_routes_match_compose():
         assert cr.value(b.method, 1.3, 5000) == (b.value if b.applicable else float("inf"))
     ok, value, route = cr.decide(1.3, 5000, 10.0)
     assert ok and route == "pld" and value == cr.value("pld", 1.3, 5000)
+
+
+@pytest.mark.parametrize("eps0, n, T, delta, method, k", [
+    (1.0, 5000, 7, 1e-6, "clones", None),
+    (2.0, 2000, 300, 1e-8, "stronger-clones", None),
+    (0.5, 10**5, 50, 1e-6, "clones", None),
+    (3.0, 300, 2, 1e-5, "krr", 4),
+])
+def test_route_lower_bounds_are_below_the_route_values(eps0, n, T, delta, method, k):
+    """ComposedRounds.lower is a certified lower bound on each route's value (the decision
+    skips a route on it), and is not vacuous where it is meant to be used."""
+    cr = planning.ComposedRounds(T, delta, method, k)
+    for route in ("rdp", "advanced"):
+        low, full = cr.lower(route, eps0, n), cr.value(route, eps0, n)
+        assert 0.0 <= low <= full
+        if full < float("inf"):
+            assert low >= 0.8 * full  # coarse, but close enough to rule a route out
+    assert cr.lower("pld", eps0, n) == 0.0
+
+
+@pytest.mark.parametrize("eps0, n, T, delta, eps", [
+    (2.0, 166804, 100, 1e-8, 0.5),  # PLD just above eps: rdp and advanced ruled out by their lower bounds
+    (1.0, 5000, 7, 1e-6, 0.2),
+    (1.0, 2000, 10000, 1e-6, 5.0),  # many rounds
+    (0.8, 3000, 20, 1e-6, 10.0),
+])
+def test_decide_with_lower_bounds_equals_full_decision(eps0, n, T, delta, eps, monkeypatch):
+    """Skipping routes by their lower bounds never changes a decision, its value or its route
+    (the full decision evaluates every route until one certifies)."""
+    cr = planning.ComposedRounds(T, delta, "clones", None)
+    got = cr.decide(eps0, n, eps)
+    full = planning.ComposedRounds(T, delta, "clones", None)
+    monkeypatch.setattr(full, "lower", lambda route, e0, n_: 0.0)
+    assert got == full.decide(eps0, n, eps)
