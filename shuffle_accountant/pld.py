@@ -393,15 +393,22 @@ def _cut_grid(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, eps: n
     g1 = np.expm1(eps)[:, None]
     uu, vv, ss = u[None, :], v[None, :], s[None, :]
     duv = uu - vv
-    num = duv + g1 * (1.0 - vv)
-    # a > rho s (c+1) / ((1-s) + rho s) = s (c+1) num / ((1-s) den + s num), den = (u-v) - (g-1) v,
-    # and (1-s) den + s num = (u-v) + (g-1)(s-v); no outcome qualifies when den <= 0 (g >= u/v,
-    # the largest ratio), which only kernels whose den is small at the grid's top need to check
+    # (every (grid point, kernel) array below is written in place where it can be: fresh arrays of
+    # this size cost page faults, as much as the arithmetic; the operations are those of the
+    # plain expressions, in the same order, so the numbers are the same)
+    # a > rho s (c+1) / ((1-s) + rho s) = s (c+1) num / ((1-s) den + s num), num = (u-v) + (g-1)(1-v),
+    # den = (u-v) - (g-1) v, and (1-s) den + s num = (u-v) + (g-1)(s-v); no outcome qualifies when
+    # den <= 0 (g >= u/v, the largest ratio), which only kernels whose den is small at the grid's
+    # top need to check
     top_g1 = float(g1[-1, 0])
     flat_den = np.flatnonzero(u - v - top_g1 * v <= 1.6e-15 * (u - v + top_g1 * v))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        a_thr = num * (ss * n1[None, :])
-        a_thr /= duv + g1 * (ss - vv)
+        a_thr = np.multiply(g1, 1.0 - vv)
+        a_thr += duv  # num
+        a_thr *= ss * n1[None, :]
+        work = np.multiply(g1, ss - vv)
+        work += duv
+        a_thr /= work
         if flat_den.size:
             den = duv[:, flat_den] - g1 * vv[:, flat_den]
             a_thr[:, flat_den] = np.where(den > 0.0, a_thr[:, flat_den], np.inf)
@@ -411,31 +418,37 @@ def _cut_grid(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: np.ndarray, eps: n
     # below end + 8; beyond, the cut is end + 1 either way) are left to the caller.
     kappa = 1.2e-16 * (24.0 + 4.0 * np.maximum(1.0, (s + v) / (1.0 - v)) / s)
     ok = kappa * (end + 8.0) <= 0.25
-    fl = np.floor(np.minimum(a_thr, 4e18) if flat_den.size else a_thr)
-    frac = a_thr - fl
-    k = fl
-    k += 1.0
-    np.clip(k, (start + 2.0)[None, :], (end + 1.0)[None, :], out=k)
+    fl = np.floor(np.minimum(a_thr, 4e18, out=work) if flat_den.size else a_thr, out=work)
     # where the cut could differ from the exact one: a_thr within its rounding of an integer (at
     # most 2 kappa (end + 8) + 1e-9 of one), below the window (k clipped up: only where start = 0),
     # or den within its rounding of 0 (only where the grid reaches g = u/v)
+    low_rows = np.flatnonzero(start < 1.0)
+    below = fl[:, low_rows] + 1.0 < (start[low_rows] + 2.0)[None, :] if low_rows.size else None
     near = float(np.max(2.0 * kappa * (end + 8.0), initial=0.0)) + 1e-9
+    frac = a_thr
+    frac -= fl
     frac -= 0.5
     unsure = np.abs(frac, out=frac) >= 0.5 - near
-    low_rows = np.flatnonzero(start < 1.0)
-    if low_rows.size:
-        unsure[:, low_rows] |= np.floor(a_thr[:, low_rows]) + 1.0 < (start[low_rows] + 2.0)[None, :]
+    if below is not None:
+        unsure[:, low_rows] |= below
     if flat_den.size:
         dv = duv[:, flat_den] + g1 * vv[:, flat_den]
         unsure[:, flat_den] |= np.abs(den) <= 8e-16 * dv
-    flat = (k * nb + (np.arange(nb) - start * nb)[None, :]).astype(np.int64)  # row k - start: B(k-1)
-    b_km1 = b.ravel()[flat]
-    t_k = tb.ravel()[flat + nb]  # TB(k)
+    k = fl
+    k += 1.0
+    np.clip(k, (start + 2.0)[None, :], (end + 1.0)[None, :], out=k)
+    flat = k.astype(np.int64)  # row k - start of b: B(k-1)
+    flat *= nb
+    flat += (np.arange(nb) - start * nb).astype(np.int64)[None, :]
+    b_km1 = np.take(b.ravel(), flat)
+    flat += nb
+    t_k = np.take(tb.ravel(), flat, out=frac)  # TB(k)
     # sum_{a >= k} (P(a) - g Q(a)) = (u - g v) B(k-1) - (g - 1) TB(k): the tail enters only times
     # g - 1, so its error (summation included) is charged only that much
     gv = g * vv
-    tail = g1 * t_k
-    value = (uu - gv) * b_km1
+    tail = np.multiply(t_k, g1, out=t_k)
+    value = np.subtract(uu, gv)
+    value *= b_km1
     value -= tail
     rel_row = rel_b[-1] + 4e-16
     c1 = (rel_row + 4e-16) * (1.0 + 1e-12)
