@@ -244,3 +244,50 @@ def test_a_few_large_orders_alone_converge_like_the_full_grid(eps0: float, n: in
         j = list(full.orders).index(a)
         assert up <= lo * (1 + 2e-3)
         assert lo <= full.upper[j] and full.lower[j] <= up
+
+
+@pytest.mark.parametrize(("method", "eps0", "n"), [("clones", 1.0, 3000), ("stronger-clones", 0.5, 10**5),
+                                                   ("clones", 3.0, 600)])
+@pytest.mark.parametrize("max_split", [4, 7])
+def test_planned_splits_tile_totals_and_agree_with_quartering(method: str, eps0: float, n: int, max_split: int,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks split into 2 .. _MAX_SPLIT parts planned from their scores: the final blocks still
+    tile the totals 0 .. n exactly once, and the bracket meets the one of splitting every chosen
+    block in four (the previous rule: a plan for a vanishing total forces four parts), with the
+    upper end not looser by more than rtol."""
+    rtol = 1e-3
+    orders = np.array(R.DEFAULT_ORDERS)
+    pair = pair_for(method, eps0, n).pair
+    monkeypatch.setattr(R, "_MAX_SPLIT", max_split)
+    d = R.RenyiDirection(pair)
+    up, lo, ok, _, _ = d.bounds(orders, rtol)
+    assert ok
+    order = np.argsort(d.lo)
+    blo, bhi = d.lo[order], d.hi[order]
+    assert blo[0] == 0.0 and bhi[-1] == float(pair.n) and np.all(blo[1:] == bhi[:-1] + 1.0)
+    assert np.all(bhi >= blo)
+    monkeypatch.setattr(R, "_MAX_SPLIT", 4)
+    monkeypatch.setattr(R, "_SPLIT_SLACK", 1e-12)
+    q_up, q_lo, q_ok, _, _ = R.RenyiDirection(pair).bounds(orders, rtol)
+    assert q_ok
+    assert np.all(lo <= q_up + 1e-12) and np.all(q_lo <= up + 1e-12)
+    d_new, d_old = R._to_divergence(up, orders, True), R._to_divergence(q_up, orders, True)
+    assert np.all(d_new <= d_old * (1 + rtol) + 1e-15)
+
+
+@pytest.mark.parametrize("n", [9, 60])
+def test_planned_splits_bracket_oracle(n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Uneven splits (up to 7 parts) at small n against the mpmath oracle of the whole pair."""
+    import oracle
+
+    monkeypatch.setattr(R, "_MAX_SPLIT", 7)
+    sp = pair_for("clones", 1.3, n)
+    pr = sp.pair
+    with mpmath.workdps(50):
+        P, Q = oracle.clone_pair(pr.n, pr.r0, pr.r1, pr.pa, pr.pb, max(mpmath.mpf(1) - pr.pa - pr.pb, 0))
+    orders = [1.3, 2.0, 10.0, 64.0]
+    got = R.renyi_bounds(pr, orders, rtol=1e-10, scale=sp.scale)
+    with mpmath.workdps(50):
+        for a, lo, up in zip(orders, got.lower, got.upper):
+            exact = max(oracle.renyi(P, Q, a), oracle.renyi(Q, P, a))
+            assert lo <= exact <= up, (a, lo, exact, up)
