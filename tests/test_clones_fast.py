@@ -519,3 +519,54 @@ def test_fine_start_partition_agrees_with_the_initial_blocks(method: str, n: int
     assert fine.lower <= plain.upper and plain.lower <= fine.upper, (fine, plain)
     for b in (fine, plain):
         assert b.converged and b.upper - b.lower <= 1e-6 * b.lower
+
+
+@pytest.mark.parametrize("c, u, v, s, eps", [(40, 0.7, 0.3, 0.5, 0.2), (200, 0.55, 0.45, 0.4, 0.05),
+                                             (15, 0.9, 0.2, 0.3, 0.0), (60, 0.5000004, 0.4999996, 0.5, 1e-6)])
+def test_kernel_uv_err_covers_every_pair_within_it(c, u, v, s, eps):
+    """The kernel's ``uv_err`` charge (pairs with p0 > 0, whose u_t, v_t are computed): the
+    divergence of every pair within ``uv_err`` of the given one (here the extreme corners, in
+    mpmath, term by term) is at most the value plus the error bound; the last case is computed
+    as 0 (u <= g v) although a corner has u > g v."""
+    import mpmath as mp
+
+    from shuffle_accountant.numeric.clones import kernel_hockey_stick
+
+    mp.mp.dps = 40
+    err_uv = 1e-6
+    val, err = kernel_hockey_stick(np.array([float(c)]), np.array([u]), np.array([v]), s, eps, 1e-13, err_uv)
+    B = [mp.binomial(c, a) * mp.mpf(s) ** a * (1 - mp.mpf(s)) ** (c - a) for a in range(c + 1)]
+    g = mp.e ** mp.mpf(eps)
+    for du in (-err_uv, err_uv):
+        for dv in (-err_uv, err_uv):
+            uu, vv = mp.mpf(u) + du, mp.mpf(v) + dv
+            exact = mp.mpf(0)
+            for a in range(c + 2):
+                b1 = B[a - 1] if a >= 1 else 0
+                b0 = B[a] if a <= c else 0
+                term = (uu * b1 + (1 - uu) * b0) - g * (vv * b1 + (1 - vv) * b0)
+                exact += max(term, 0)
+            assert exact <= mp.mpf(float(val[0])) + mp.mpf(float(err[0]))
+
+
+def test_totals_geometry_charges_lam_rounding_for_p0_pairs():
+    """TotalsGeometry.h (the grid bounds of Direction.upper_on_grid) charges LAM_UV_ERR for pairs
+    with p0 > 0 (krr-lower: lam_t is computed) and nothing for p0 = 0 (lam = 1 exactly)."""
+    from shuffle_accountant.analyses import pair_for
+    from shuffle_accountant.numeric.clones import LAM_UV_ERR, TotalsGeometry, kernel_hockey_stick
+
+    for method, charged in (("krr-lower", True), ("clones", False)):
+        pair = pair_for(method, 1.0, 2000, 5).pair
+        assert (pair.p0 > 0.0) == charged
+        geo = TotalsGeometry(pair)
+        t = np.array([900.0, 1000.0, 1100.0])
+        lam = geo.lam(t)
+        u = lam * geo.pa1 + (1.0 - lam) * geo.s
+        v = lam * geo.pb1 + (1.0 - lam) * geo.s
+        val, err = geo.h(t, lam, 0.1)
+        bare = kernel_hockey_stick(t - 1.0, u, v, geo.s, 0.1, geo.rel)
+        with_uv = kernel_hockey_stick(t - 1.0, u, v, geo.s, 0.1, geo.rel, LAM_UV_ERR)
+        assert np.array_equal(val, bare[0])
+        assert np.array_equal(err, with_uv[1] if charged else bare[1])
+        if charged:
+            assert np.all(with_uv[1] > bare[1])

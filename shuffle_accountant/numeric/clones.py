@@ -134,15 +134,17 @@ class ClonePair:
 
 
 def kernel_hockey_stick(
-    c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: float | np.ndarray, rel: float
+    c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: float | np.ndarray, rel: float,
+    uv_err: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Hockey-stick divergence of the kernel pair; see :func:`_kernel` (no cache)."""
-    return _kernel(c, u, v, s, eps, rel, None)
+    """Hockey-stick divergence of the kernel pair; see :func:`_kernel` (no cache). ``uv_err``:
+    how far the given ``u``, ``v`` may be from the exact pair's (charged as in :func:`_combine`)."""
+    return _kernel(c, u, v, s, eps, rel, None, uv_err)
 
 
 def _kernel(
     c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: float | np.ndarray, rel: float,
-    cache: "dict[float, _CutCache] | None",
+    cache: "dict[float, _CutCache] | None", uv_err: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Hockey-stick divergence ``sum_a (P(a) - e^eps Q(a))_+`` of the kernel pair
 
@@ -170,13 +172,14 @@ def _kernel(
     uu = np.where(flip, 1.0 - u, u)
     vv = np.where(flip, 1.0 - v, v)
     value = np.zeros(c.shape)
-    err = np.zeros(c.shape)
+    # u = v computed: 0, and at most _edge for the exact pair (within uv_err)
+    err = np.zeros(c.shape) if not uv_err else np.where(uu > vv, 0.0, _edge(uv_err, np.expm1(eps)))
     for mirrored, ss in ((False, s), (True, 1.0 - s)):
         sel = (flip == mirrored) & (uu > vv)
         if not np.any(sel):
             continue
         cut_cache = None if cache is None else cache.setdefault(ss, _CutCache())
-        val, e = _kernel_upper_tail(c[sel], uu[sel], vv[sel], ss, eps[sel], rel, cut_cache)
+        val, e = _kernel_upper_tail(c[sel], uu[sel], vv[sel], ss, eps[sel], rel, cut_cache, uv_err)
         value[sel] = val
         err[sel] = e
     return value, err
@@ -393,7 +396,7 @@ def _cut(c: np.ndarray, v: np.ndarray | float, du: np.ndarray | float, coef_b: n
 
 def _kernel_upper_tail(
     c: np.ndarray, u: np.ndarray | float, v: np.ndarray | float, s: float, eps: np.ndarray | np.floating, rel: float,
-    cache: _CutCache | None = None,
+    cache: _CutCache | None = None, uv_err: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`kernel_hockey_stick` for ``u > v`` (ratio increasing in ``a``); ``u``, ``v`` and
     ``eps`` may be scalars (one pair and one eps for all ``c``)."""
@@ -401,8 +404,10 @@ def _kernel_upper_tail(
     du = u - v
     coef_b = du - gm1 * v  # u - g v
     out = np.zeros(c.shape)
-    err = np.zeros(c.shape)
-    live = coef_b > 0.0  # otherwise u/v <= g and the divergence is 0
+    live = coef_b > 0.0  # otherwise u/v <= g and the divergence is 0 ...
+    # ... unless the exact u, v (within uv_err) have u > g v: then at most 2 uv_err (1 + g) (as in
+    # _CutState.kernel)
+    err = np.zeros(c.shape) if not uv_err else np.where(coef_b > -_edge(uv_err, gm1), _edge(uv_err, gm1), 0.0) + out
     if not np.any(live):
         return out, err
     scalar = np.ndim(coef_b) == 0
@@ -411,7 +416,7 @@ def _kernel_upper_tail(
         c, u, v, du, coef_b, gm1 = c[live], u[live], v[live], du[live], coef_b[live], gm1[live]
     k = _cut(c, v, du, coef_b, gm1, s)
     terms = _cut_terms(k, c, s, rel, cache)
-    value, e = _combine(terms, k, c, u, v, s, du, coef_b, gm1)
+    value, e = _combine(terms, k, c, u, v, s, du, coef_b, gm1, uv_err)
     if scalar:
         return np.maximum(value, 0.0), e + np.zeros(c.shape)
     out[live] = np.maximum(value, 0.0)
@@ -447,6 +452,12 @@ def _cut_terms(k: np.ndarray, c: np.ndarray, s: float, rel: float, cache: _CutCa
     return [b_km1, tail_k, rel_pmf, rel_tail, b_km2, b_k]
 
 
+def _edge(uv_err: float, gm1: np.ndarray | np.floating) -> np.ndarray | np.floating:
+    """Bound on a kernel computed as 0 (``u <= g v``) whose exact pair, within ``uv_err`` of the
+    computed one, has ``u > g v``: ``(|du| + g |dv|) max B <= 2 uv_err (1 + g)``."""
+    return 2.0 * uv_err * (2.0 + gm1)
+
+
 def _combine(terms: _Terms, k: np.ndarray, c: np.ndarray, u: np.ndarray | float, v: np.ndarray | float, s: float,
              du: np.ndarray | float, coef_b: np.ndarray | float, gm1: np.ndarray | np.floating,
              uv_err: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -455,13 +466,20 @@ def _combine(terms: _Terms, k: np.ndarray, c: np.ndarray, u: np.ndarray | float,
 
     ``uv_err`` (absolute) is how far the computed ``u`` and ``v`` may be from the exact ones
     beyond the one rounding charged below (pairs with ``p0 > 0``: ``u_t``, ``v_t`` computed from
-    ``lam_t``). The kernel is a maximum over sets of functions linear in ``(u, v)``; for a tail
-    ``{a >= k'}`` the gradient is ``B(k'-1) (1, -g)`` (``P - g Q`` of an outcome moves by ``(du - g
-    dv) (B(a-1) - B(a))``, which telescopes), so the value moves by at most ``(|du| + g |dv|)
-    B(k'-1)`` with ``k'`` the optimal cut of either pair: within one of ``k`` (the premise of the
-    cut correction below), so ``uv_err (1 + g) max(B(k-2), B(k-1), B(k))`` is charged. At ``g = 1``
-    (``eps = 0``, total variation) the change is at most ``(|du| + |dv|) max B <= 2 uv_err``:
-    charged as ``4 uv_err``."""
+    ``lam_t``). The kernel is a maximum over sets of functions linear in ``(u, v)``, so convex;
+    for a tail ``{a >= k'}`` the gradient is ``B(k'-1) (1, -g)`` (``P - g Q`` of an outcome moves
+    by ``(du - g dv) (B(a-1) - B(a))``, which telescopes), so the value moves by at most ``(|du| +
+    g |dv|) B(k'-1)`` with ``k'`` the optimal cut of either pair (subgradient inequality at each
+    end). The cut is the first ``a`` above ``a* = s (c+1) num / D``, ``num = (u-v) + (g-1)(1-v)``,
+    ``D = (u-v) + (g-1)(s-v)``; within ``uv_err`` each of ``num``, ``D`` moves by at most ``e =
+    (1 + g) uv_err``, so ``a*`` stays in ``[s (c+1)(num-e)/(D+e), s (c+1)(num+e)/(D-e)]`` and the
+    other pair's cut within ``J`` of ``k`` (``J = 1`` in the common case). Beyond ``[k-2, k]`` the
+    pmf grows by at most the ratio at the window's ends per step (``B(a+1)/B(a)`` is
+    non-increasing in ``a``), so ``uv_err (1 + g) max(B(k-2) r_-^(J-1), B(k-1), B(k) r_+^(J-1))``
+    is charged, ``r_+ = max(1, B(k+1)/B(k))``, ``r_- = max(1, B(k-3)/B(k-2))``; where ``D <= e``
+    (``eps`` within rounding of the largest log-ratio) the cut is unknown and ``max B <= 1`` is
+    used. At ``g = 1`` (``eps = 0``, total variation) the change is at most ``(|du| + |dv|) max B
+    <= 2 uv_err``: charged as ``4 uv_err``."""
     b_km1, tail_k, rel_pmf, rel_tail, b_km2, b_k = terms
     coef_a = -du - gm1 * (1.0 - v)  # (1-u) - g (1-v)
     value = coef_b * b_km1 - gm1 * tail_k
@@ -490,7 +508,18 @@ def _combine(terms: _Terms, k: np.ndarray, c: np.ndarray, u: np.ndarray | float,
         e = e + np.where(tiny, gm1 * np.minimum(geo, 1.0) * (1.0 + 1e-12) + 1e-300, 0.0)
     if uv_err:
         near = np.maximum(np.maximum(b_km2, b_km1), b_k)
-        e = e + uv_err * (2.0 + gm1) * np.where(gm1 > 0.0, near * (1.0 + 1e-12), 2.0)
+        eu = (2.0 + gm1) * uv_err
+        num = du + gm1 * (1.0 - v)
+        dd = du + gm1 * (s - v)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            a_mid = s * (c + 1.0) * num / dd
+            shift = np.maximum(s * (c + 1.0) * (num + eu) / (dd - eu) - a_mid, a_mid - s * (c + 1.0) * (num - eu) / (dd + eu))
+            steps = np.ceil(shift * (1.0 + 1e-9) + 1e-9)  # beyond the one step of the window
+            r_up = np.maximum((c - k) * s / ((k + 1.0) * (1.0 - s)), 1.0) if 0.0 < s < 1.0 else np.ones(np.shape(k))
+            r_dn = np.maximum((k - 2.0) * (1.0 - s) / ((c - k + 3.0) * s), 1.0) if 0.0 < s < 1.0 else np.ones(np.shape(k))
+            grow = np.maximum(b_km2 * r_dn ** np.maximum(steps - 1.0, 0.0), b_k * r_up ** np.maximum(steps - 1.0, 0.0))
+        far = np.where((dd > eu) & np.isfinite(grow), np.maximum(near, grow), 1.0)
+        e = e + uv_err * (2.0 + gm1) * np.where(gm1 > 0.0, far * (1.0 + 1e-12), 2.0)
     return value, e
 
 
@@ -521,7 +550,7 @@ class _CutState:
         live: np.ndarray | None = None
         # where u <= g v the divergence is 0, unless the exact u, v (within uv_err) have u > g v:
         # then it is at most (|du| + g |dv|) max B <= 2 uv_err (1 + g), charged to the error
-        edge = 2.0 * uv_err * (2.0 + gm1)
+        edge = _edge(uv_err, gm1)
         if np.ndim(coef_b) == 0:
             if not coef_b > 0.0:
                 return np.zeros(c.shape), np.full(c.shape, edge if coef_b > -edge else 0.0)
@@ -647,7 +676,8 @@ class TotalsGeometry:
         ``u = lam pa' + (1 - lam) s`` under P, ``v = lam pb' + (1 - lam) s`` under Q."""
         u = lam * self.pa1 + (1.0 - lam) * self.s
         v = lam * self.pb1 + (1.0 - lam) * self.s
-        return kernel_hockey_stick(np.maximum(t - 1.0, 0.0), u, v, self.s, eps, self.rel)
+        uv_err = 0.0 if self.pair.p0 == 0.0 else LAM_UV_ERR  # lam = lam_t computed (:data:`LAM_UV_ERR`)
+        return kernel_hockey_stick(np.maximum(t - 1.0, 0.0), u, v, self.s, eps, self.rel, uv_err)
 
     def mirrored_pair(self) -> tuple[float, float, float]:
         """The lam = 1 kernel pair ``(u, v, split)`` with ``u >= v``: the pair's own, mirrored
