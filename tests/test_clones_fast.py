@@ -38,8 +38,8 @@ def simple_bracket(pair: ClonePair, delta: float, rtol: float, monkeypatch: pyte
     with monkeypatch.context() as m:
         m.setattr(search, "_fast_phase", lambda evaluate, gap, delta, rtol, lo, hi, *rest: (lo, hi, False, math.nan,
                                                                                              -math.inf))
-        plain = clones._kernel
-        m.setattr(clones, "_kernel", lambda c, u, v, s, eps, rel, cache: plain(c, u, v, s, eps, rel, None))
+        plain = clones._cut_terms
+        m.setattr(clones, "_cut_terms", lambda k, c, s, rel, cache: plain(k, c, s, rel, None))
         return epsilon_for_delta(HockeyStick(pair), delta, rtol)
 
 
@@ -104,13 +104,14 @@ def test_cut_cache_agrees_with_the_uncached_kernel(n: int, eps0: float, fracs: l
     sd = math.sqrt(max(geo.N * geo.p * (1 - geo.p), 1.0))
     spread = np.unique(np.clip(np.round(mu + sd * np.linspace(-6, 6, 37)), 0, geo.N))
     dense = np.arange(max(0.0, np.floor(mu) - 30), min(float(geo.N), np.floor(mu) + 30) + 1)
+    pu, pv, ps = geo.mirrored_pair()
     for c in (spread, dense):
-        cache: dict = {}
-        u, v = np.full(c.shape, geo.pa1), np.full(c.shape, geo.pb1)
+        cache = clones._CutCache()
+        u, v = np.full(c.shape, pu), np.full(c.shape, pv)
         for f in fracs:
             for eps in (f * eps0, f * eps0 * (1 + 1e-7)):  # a nearby eps: most cuts are hits
-                got, got_err = clones._kernel(c, u, v, geo.s, eps, geo.rel, cache)
-                want, want_err = kernel_hockey_stick(c, u, v, geo.s, eps, geo.rel)
+                got, got_err = clones._kernel_upper_tail(c, u, v, ps, np.full(c.shape, eps), geo.rel, cache)
+                want, want_err = kernel_hockey_stick(c, u, v, ps, eps, geo.rel)
                 assert np.all(np.abs(got - want) <= got_err + want_err + 1e-300)
                 assert np.all(got_err <= 12.0 * want_err + 1e-300)  # tails within 10x Boost's budget
                 if np.all(np.diff(c) > 1.0):

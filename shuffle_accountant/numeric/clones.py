@@ -137,15 +137,6 @@ def kernel_hockey_stick(
     c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: float | np.ndarray, rel: float,
     uv_err: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Hockey-stick divergence of the kernel pair; see :func:`_kernel` (no cache). ``uv_err``:
-    how far the given ``u``, ``v`` may be from the exact pair's (charged as in :func:`_combine`)."""
-    return _kernel(c, u, v, s, eps, rel, None, uv_err)
-
-
-def _kernel(
-    c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: float | np.ndarray, rel: float,
-    cache: "dict[float, _CutCache] | None", uv_err: float = 0.0,
-) -> tuple[np.ndarray, np.ndarray]:
     """Hockey-stick divergence ``sum_a (P(a) - e^eps Q(a))_+`` of the kernel pair
 
         P(a) = u B(a-1) + (1-u) B(a),   Q(a) = v B(a-1) + (1-v) B(a),   B = Bin(c, s),
@@ -157,12 +148,9 @@ def _kernel(
     optimal set is a tail ``{a >= k}`` and the value is
     ``(u - g v) B(k-1) - (g - 1) P[Bin(c,s) >= k]`` with ``g = e^eps``. The cut ``k`` is
     computed in floating point and then corrected by the exact sign of the two terms next
-    to it, so an off-by-one cut cannot lower the result.
-
-    ``cache`` (optional, keyed by the split) keeps the Boost values ``B(k-1)`` and
-    ``P[Bin(c,s) >= k]`` of the cuts seen before: a search evaluates nearby ``eps`` on the
-    same blocks, where most cuts ``k`` do not move, and a cached value is the very number
-    (with the very error budget) Boost would return again.
+    to it, so an off-by-one cut cannot lower the result. ``uv_err``: how far the given ``u``,
+    ``v`` may be from the exact pair's (charged as in :func:`_combine`). (The search's repeated
+    evaluations on fixed blocks go through :class:`_CutState`, which keeps the cut terms.)
     """
     c, u, v, eps = np.broadcast_arrays(
         np.asarray(c, dtype=float), np.asarray(u, dtype=float), np.asarray(v, dtype=float), np.asarray(eps, dtype=float)
@@ -178,8 +166,7 @@ def _kernel(
         sel = (flip == mirrored) & (uu > vv)
         if not np.any(sel):
             continue
-        cut_cache = None if cache is None else cache.setdefault(ss, _CutCache())
-        val, e = _kernel_upper_tail(c[sel], uu[sel], vv[sel], ss, eps[sel], rel, cut_cache, uv_err)
+        val, e = _kernel_upper_tail(c[sel], uu[sel], vv[sel], ss, eps[sel], rel, None, uv_err)
         value[sel] = val
         err[sel] = e
     return value, err
@@ -681,7 +668,7 @@ class TotalsGeometry:
 
     def mirrored_pair(self) -> tuple[float, float, float]:
         """The lam = 1 kernel pair ``(u, v, split)`` with ``u >= v``: the pair's own, mirrored
-        (``a -> c + 1 - a``, see :func:`_kernel`) when ``pa < pb``."""
+        (``a -> c + 1 - a``, see :func:`kernel_hockey_stick`) when ``pa < pb``."""
         u, v, s = self.pa1, self.pb1, self.s
         if u < v:
             return 1.0 - u, 1.0 - v, 1.0 - s
@@ -728,7 +715,7 @@ class TotalsGeometry:
 
     def _lam_uv(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """The kernel pair at totals ``t`` with the first user's ``u_t``, ``v_t`` from ``lam_t``,
-        mirrored (``a -> c + 1 - a``, see :func:`_kernel`) when ``pa < pb`` so that ``u_t >= v_t``:
+        mirrored (``a -> c + 1 - a``, see :func:`kernel_hockey_stick`) when ``pa < pb`` so that ``u_t >= v_t``:
         ``(u, v, split)``; the same floating-point operations as :meth:`h`."""
         lam = self.lam(t)
         u = lam * self.pa1 + (1.0 - lam) * self.s
