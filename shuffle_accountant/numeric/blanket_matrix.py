@@ -943,6 +943,117 @@ def _trivial(cf: _Coefficients) -> float:
     return float(np.sum(cf.p * np.maximum(cf.up, 0.0))) * (1 + cf.eta + 8 * _U * len(cf.p))
 
 
+#: Berry-Esseen constant for sums of independent summands with finite third moments (Shevtsova,
+#: "An improvement of convergence rate estimates in the Lyapunov theorem", Doklady Mathematics
+#: 82, 2010: ``C <= 0.5600``; i.i.d. summands are a special case, for which Shevtsova 2011,
+#: arXiv 1111.6554, has 0.4748)
+BERRY_ESSEEN = 0.5600
+
+
+def _log_be_upper(cf: _Coefficients, n: int) -> float:
+    """Logarithm of a certified upper bound on ``delta = E[S_+] / n`` without a lattice (screens
+    pairs; about 5 % above the value at ``n gamma >= 1e4``, where the Chernoff bound is ~5x).
+
+    Proof. ``S`` only grows when each ``c_j`` is replaced by its upper end, so take the values
+    ``cf.up``. For any ``theta > 0``, ``E[S_+] = m(theta)^n E_theta[f(S)]`` with ``f(s) = s
+    e^{-theta s} 1{s > 0}`` and ``P_theta`` the tilted law (module docstring, item 3). ``f`` is
+    unimodal with maximum ``1/(e theta)``; by the layer-cake formula ``E_theta[f(S)] = int_0^{max
+    f} P_theta[S in I_y] dy``, ``I_y = {f > y}`` an interval. Berry-Esseen for the ``n`` i.i.d.
+    tilted summands (variance ``sigma^2``, third absolute central moment ``rho``): ``P_theta[S in
+    I] <= |I| / (sigma sqrt(2 pi n)) + 2 beta``, ``beta = C rho / (sigma^3 sqrt(n))`` (the normal
+    density is at most ``1 / (sigma sqrt(2 pi n))`` whatever its mean). Integrating, with
+    ``int |I_y| dy = int_0^inf f = 1 / theta^2``:
+
+        E_theta[f(S)] <= 1 / (theta^2 sigma sqrt(2 pi n)) + 2 beta / (e theta).
+
+    Floating point: the true per-user law (masses within ``(1 +- eta)`` of the stored ones) has
+    ``m(theta)`` at most ``(1 + eta)`` times the computed sum, tilted weights within a relative
+    ``eta_v`` of the computed ones (``eta`` twice, the exponentials' arguments, the sums), hence
+    ``sigma^2 >= (1 - 4 eta_v) s^2 - 2 e_mu^2`` (``s^2`` computed about the computed mean, ``e_mu``
+    the mean's error) and ``rho <= (1 + 4 eta_v) sum v (|c - mu| + e_mu)^3``; every such factor is
+    charged, ``+inf`` (no bound) when they are not small."""
+    c = np.concatenate((cf.up, [0.0]))
+    w = np.concatenate((cf.p, [cf.rest]))
+    if not np.any(c > 0.0):
+        return -math.inf
+    theta = _tilt(c, w)
+    if not theta > 0.0:
+        return math.inf
+    k = len(c)
+    tc = theta * c
+    top = float(np.max(tc))
+    z = w * np.exp(tc - top)
+    mg = float(np.sum(z))
+    v = z / mg
+    big = float(np.max(np.abs(tc))) + 1.0
+    eta_v = 2.0 * cf.eta + 8 * _U * big + 2 * (k + 8) * _U
+    if not eta_v < 1e-8:
+        return math.inf
+    mu = float(np.dot(v, c))
+    e_mu = 1.01 * (2.0 * eta_v + (k + 8) * _U) * float(np.dot(v, np.abs(c)))
+    d = np.abs(c - mu)
+    s2 = float(np.dot(v, d * d))
+    var_lo = s2 * (1.0 - 4.0 * eta_v - 4 * (k + 8) * _U) - 2.0 * e_mu * e_mu
+    if not var_lo > 0.0:
+        return math.inf
+    rho_up = float(np.dot(v, (d + e_mu) ** 3)) * (1.0 + 4.0 * eta_v + 4 * (k + 8) * _U)
+    sigma = math.sqrt(var_lo) * (1.0 - 4 * _U)
+    log_m = math.log(mg) + top + math.log1p(cf.eta) + eta_v
+    rn = math.sqrt(n)
+    beta = BERRY_ESSEEN * rho_up / (sigma**3 * rn)
+    s_n = sigma * rn
+    body = 1.0 / (theta * theta * s_n * math.sqrt(2.0 * math.pi))  # the density-bound form
+    # the normal term itself, E[f(Y)] for Y ~ N(n mu, s_n^2): s_n e^{-x^2/2} (1/sqrt(2 pi) + (a/2)
+    # erfcx(-a/sqrt(2))), x = n mu / s_n, a = x - theta s_n (complete the square); its error from
+    # the parameters (|d/dm| <= 2 max f / (s sqrt(2 pi)), |d/ds| <= E|Z| < 0.8, f' in [-1, 1]) and
+    # from erfcx (relative 1e-10 assumed, scipy's Faddeeva package claims about 1e-13) charged
+    x = n * mu / s_n
+    a = x - theta * s_n
+    ex = float(erfcx(-a / math.sqrt(2.0)))
+    core = 1.0 / math.sqrt(2.0 * math.pi) + 0.5 * a * ex
+    core_err = 1e-10 * (1.0 / math.sqrt(2.0 * math.pi) + 0.5 * abs(a) * ex) + 64 * _U
+    fmax = 1.0 / (math.e * theta)
+    s_hi = math.sqrt(s2 * (1.0 + 4.0 * eta_v + 4 * (k + 8) * _U) + 2.0 * e_mu * e_mu) * rn
+    param = n * e_mu * 2.0 * fmax / (sigma * rn * math.sqrt(2.0 * math.pi)) + 0.8 * (s_hi - s_n)
+    if core > core_err and math.isfinite(core):
+        gauss = s_hi * math.exp(-0.5 * x * x) * (core + core_err) * (1.0 + 1e-12) + param
+        body = min(body, gauss)
+    body += 2.0 * beta * fmax
+    log_up = n * log_m - math.log(n) + math.log(body)
+    return log_up + 1e-12 + 8 * _U * (n * abs(log_m) + math.log(n) + abs(math.log(body)) + 1.0)
+
+
+def _log_drift(s: PairStructure, cf: _Coefficients, n: int) -> float:
+    """Logarithm of a certified upper bound on ``D(eps) = E[W 1{S > 0}] / n``, ``W = sum_j b_j
+    N_j`` (the count-weighted ratios of ``x1'``), at the ``eps`` of ``cf``.
+
+    ``D`` moves ``delta`` between nearby ``eps``: with ``t = e^eps``, ``S(t') = S(t) + (t - t') W``
+    and ``(x + y)_+ <= x_+ + y 1{x + y > 0}`` (``y >= 0``) give, for ``eps_s < eps_l``,
+
+        delta(eps_s) <= delta(eps_l) + (t_l - t_s) D(eps_s),   delta(eps_l) >= delta(eps_s) - (t_l - t_s) D(eps_s).
+
+    Bound: ``1{S > 0} <= e^{theta S}`` (``theta >= 0``; ``S`` at most its value with ``cf.up``), so
+    ``E[W e^{theta S}] = n E[b(X) e^{theta X}] m(theta)^{n-1}``, minimised over a grid of ``theta``
+    (any is valid); masses and ratios inflated by their relative errors."""
+    c = cf.up
+    if not np.any(c > 0.0):
+        return -math.inf
+    infl = 1.0 + cf.eta + 8 * _U
+    p = cf.p * infl
+    rest = cf.rest * infl
+    pb = p * np.asarray(s.b) * (1.0 + s.rel_err + 4 * _U)
+    sd = math.sqrt(max(float(np.sum(p * c * c)) * n, 1e-300))
+    star = _tilt(np.concatenate((c, [0.0])), np.concatenate((cf.p, [cf.rest])))
+    th = np.concatenate(([0.0], np.geomspace(1e-3, 1e1, 9) / sd, max(star, 1e-300) * np.geomspace(0.7, 1.4, 9)))
+    expo = th[:, None] * c[None, :]
+    top = np.maximum(np.max(expo, axis=1), 0.0)
+    ez = np.exp(expo - top[:, None])
+    mg = np.log(rest * np.exp(-top) + np.sum(p[None, :] * ez, axis=1)) + top
+    lb = np.log(np.sum(pb[None, :] * ez, axis=1)) + top
+    val = (n - 1) * mg + lb
+    return float(np.min(val)) + 1e-12 + 64 * _U * n * (1.0 + float(np.max(np.abs(mg))) + float(np.max(np.abs(lb))))
+
+
 # ---------------------------------------------------------------------------------------
 # One ordered pair.
 # ---------------------------------------------------------------------------------------
@@ -974,6 +1085,7 @@ class PairBlanket:
         self._floor: set[float] = set()  # eps where refinement reached the floating-point floor
         self._floor_rel: tuple[float, float] | None = None  # (narrowest relative width, its factor)
         self._float_seen: float | None = None  # least floating-point share of a width at the floor
+        self._drift: dict[float, float] = {}  # log_drift per eps
 
     @property
     def max_log_ratio(self) -> float:
@@ -1003,6 +1115,25 @@ class PairBlanket:
         mg = np.log(rest * np.exp(-top) + np.sum(p[None, :] * np.exp(expo - top[:, None]), axis=1)) + top
         logb = n * mg - np.log(th) - 1.0 - math.log(n)
         return float(np.min(logb)) + 1e-12 + 64 * _U * n * (1.0 + float(np.max(np.abs(mg))))
+
+    def screen_upper(self, eps: float) -> float:
+        """A certified upper bound at ``eps`` without a lattice: the Berry-Esseen bound
+        (:func:`_log_be_upper`), the Chernoff bound where that gives none."""
+        lv = _log_be_upper(coefficients(self.structure, eps), self.n)
+        if lv == math.inf:
+            lv = self.log_chernoff_upper(eps)
+        return math.exp(min(lv, 700.0))
+
+    def log_drift(self, eps: float) -> float:
+        """:func:`_log_drift` at ``eps`` (a few kept): moves certified brackets between nearby
+        ``eps`` (:meth:`BlanketProfile._max_over_pairs`)."""
+        hit = self._drift.get(eps)
+        if hit is None:
+            hit = _log_drift(self.structure, coefficients(self.structure, eps), self.n)
+            if len(self._drift) >= 16:
+                self._drift.clear()
+            self._drift[eps] = hit
+        return hit
 
     def upper_only(self, eps: float, rtol: float) -> float:
         """A certified upper bound at ``eps`` from one coarse lattice evaluation (no lower
@@ -1288,28 +1419,111 @@ class BlanketProfile:
             return self.pairs[0].bounds(eps, rtol)
         return self._max_over_pairs(eps, rtol)
 
+    def _moved(self, i: int, e_small: float, e_large: float, value: float, g_eps: float, lower_end: bool) -> float:
+        """A certified bracket end of pair ``i`` moved across ``[e_small, e_large]`` (one of them
+        the current ``eps``, ``g_eps = e^eps``): a lower end at ``e_small`` becomes one at
+        ``e_large`` by subtracting ``(e^e_large - e^e_small) D(e_small)``, an upper end at
+        ``e_large`` one at ``e_small`` by adding it (:func:`_log_drift`). The factor
+        ``e^e_large - e^e_small`` is rounded up."""
+        log_d = self.pairs[i].log_drift(e_small)
+        if log_d == -math.inf:
+            return value
+        gap = math.exp(e_small) * math.expm1(e_large - e_small) * (1.0 + 1e-12)
+        shift = math.exp(min(log_d, 700.0)) * gap * (1.0 + 1e-12)
+        if lower_end:
+            return max(value - shift, 0.0) * (1.0 - 1e-12)
+        return (value + shift) * (1.0 + 1e-12)
+
+    def _targeted(self, eps: float, rtol: float, live: list[int], up: np.ndarray, lo: np.ndarray,
+                  found: dict[int, DeltaBounds], lower: float) -> tuple[float, int]:
+        """The pruning rounds when the estimates are trusted: the first live pair (the most
+        promising) at ``rtol``; then every other live pair gets an upper end only, at the tolerance
+        that would set it aside if its estimate is right (half its estimated relative distance
+        below the best lower end), ten times finer each round it survives, a full bracket at
+        ``rtol`` once it may be the maximum. Updates ``up``, ``lo`` and ``found`` in place and
+        returns ``(lower, lattice blocks)``; every pair left with ``up > lower`` has a bracket at
+        ``rtol`` in ``found``."""
+        blocks = 0
+        tols: dict[int, float] = {}
+
+        def full(i: int) -> None:
+            nonlocal lower, blocks
+            b = self.pairs[i].bounds(eps, rtol)
+            found[i] = b
+            blocks += b.blocks
+            up[i] = min(up[i], b.upper)
+            lo[i] = max(lo[i], b.lower)
+            lower = max(lower, float(lo[i]))
+
+        full(live[0])
+        for _round in range(8):
+            todo = [i for i in live if up[i] > lower and i not in found]
+            if not todo:
+                break
+            for i in todo:
+                if up[i] <= lower:
+                    continue
+                if i not in tols:
+                    est = math.exp(min(self.pairs[i].log_estimate(eps), 0.0))
+                    tols[i] = 0.5 * (lower / est - 1.0) if est > 0.0 else 0.3
+                t = min(tols[i], 0.3)
+                if t <= 3.0 * rtol:
+                    full(i)
+                    continue
+                up[i] = min(up[i], self.pairs[i].upper_only(eps, t))
+                tols[i] = 0.1 * t
+        for i in live:
+            if up[i] > lower and i not in found:
+                full(i)
+        return lower, blocks
+
     def _max_over_pairs(self, eps: float, rtol: float) -> DeltaBounds:
         """Certified maximum over the pairs by progressive bound-and-prune.
 
         A pair is set aside only when a certified upper bound of it is at most a certified lower
-        bound of another pair. Each pair's ``delta`` is non-increasing in ``eps`` (the functional
-        ``E[(sum_j (a_j - e^eps b_j) N_j)_+]`` decreases pointwise), so a certified upper end at
-        ``eps' <= eps`` is one at ``eps`` and a certified lower end at ``eps' >= eps`` is one at
-        ``eps``: brackets from earlier calls serve too, as does the cheap Chernoff bound. The
-        pairs that may still be the maximum are refined together through tolerances ``0.3,
-        0.03, ...`` down to ``rtol``, and pruned after every evaluation: pairs clearly below
-        the leader leave at a coarse (cheap) tolerance. The returned upper end is the largest
-        upper end of the pairs not set aside (each of those is at most the returned lower end).
+        bound of another pair. Cheap certified bounds come first: the Berry-Esseen bound
+        (:meth:`PairBlanket.screen_upper`, else the Chernoff bound) and the brackets of earlier
+        calls, moved to ``eps``. Each pair's ``delta`` is non-increasing in ``eps``, so an upper end
+        at ``eps' <= eps`` is one at ``eps`` and a lower end at ``eps' >= eps`` is one at ``eps``; in
+        the other directions they move by at most ``|e^eps' - e^eps| D`` (:func:`_log_drift`: an
+        upper end at ``eps' > eps`` plus ``(e^eps' - e^eps) D(eps)``, a lower end at ``eps' < eps``
+        minus ``(e^eps - e^eps') D(eps')``), which is small for the nearby points of an ``eps``
+        search. When the pairs' estimates are trusted (:attr:`surrogate_rtol`) the most promising
+        pair is evaluated at ``rtol`` first (it is the maximum, so it is needed at ``rtol``
+        anyway, and its lower end prunes the rest early). The pairs that may still be the maximum
+        are refined together through tolerances ``0.3, 0.03, ...`` down to ``rtol``, and pruned
+        after every evaluation: pairs clearly below the leader leave at a coarse (cheap)
+        tolerance. The returned upper end is the largest upper end of the pairs not set aside
+        (each of those is at most the returned lower end).
         """
         m = len(self.pairs)
-        up = np.array([p.chernoff_upper(eps) for p in self.pairs])
+        up = np.full(m, math.inf)
         lo = np.zeros(m)
+        g_eps = math.exp(eps)
         for i, (e_prev, l_prev, u_prev) in self._known.items():
-            for e1, l1, u1 in zip(e_prev, l_prev, u_prev):
-                if e1 <= eps:
-                    up[i] = min(up[i], u1)
-                if e1 >= eps:
-                    lo[i] = max(lo[i], l1)
+            below = [k for k, e1 in enumerate(e_prev) if e1 < eps]
+            above = [k for k, e1 in enumerate(e_prev) if e1 > eps]
+            for k, e1 in enumerate(e_prev):
+                if e1 == eps:
+                    up[i] = min(up[i], u_prev[k])
+                    lo[i] = max(lo[i], l_prev[k])
+            if below:
+                k = max(below, key=lambda j: e_prev[j])  # the nearest below (monotone: the least upper end)
+                up[i] = min(up[i], u_prev[k])
+                if l_prev[k] > 0.0:
+                    lo[i] = max(lo[i], self._moved(i, e_prev[k], eps, l_prev[k], g_eps, lower_end=True))
+            if above:
+                k = min(above, key=lambda j: e_prev[j])
+                lo[i] = max(lo[i], l_prev[k])
+        lower = float(np.max(lo))
+        for i, (e_prev, _, u_prev) in self._known.items():
+            above = [k for k, e1 in enumerate(e_prev) if e1 > eps]
+            if above and up[i] > lower:
+                k = min(above, key=lambda j: e_prev[j])
+                up[i] = min(up[i], self._moved(i, eps, e_prev[k], u_prev[k], g_eps, lower_end=False))
+        for i in range(m):
+            if up[i] > lower:
+                up[i] = min(up[i], self.pairs[i].screen_upper(eps))
         lower = float(np.max(lo))
         # most promising first (largest lower end seen before, then largest upper bound)
         order = sorted(range(m), key=lambda i: (-self._hint.get(i, 0.0), -up[i]))
@@ -1317,7 +1531,12 @@ class BlanketProfile:
         found: dict[int, DeltaBounds] = {}
         blocks = 0
         tol = 0.3
-        while live:
+        targeted = False
+        if live and self.surrogate_rtol is not None and rtol < tol:
+            lower, blocks = self._targeted(eps, rtol, live, up, lo, found, lower)
+            live = [i for i in live if up[i] > lower]
+            targeted = True
+        while live and not targeted:
             tol = max(tol, rtol)
             for i in live:
                 if up[i] <= lower:
