@@ -525,3 +525,98 @@ def test_window_log_slope_estimates_the_derivative() -> None:
     b1 = w.bounds(eps + h, 1e-9)
     fd = (math.log(b1.upper) - math.log(b0.upper)) / h
     assert abs(s / fd - 1.0) < 1e-3, (s, fd)
+
+
+# ---------------------------------------------------------------------------------------
+# speed paths (issue 10 speed): steering tails, per-request eps, shared tail memo, trust
+# ---------------------------------------------------------------------------------------
+
+
+def test_steering_sf_matches_boost_tails() -> None:
+    """The surrogate's tail near the middle of a large Bin(c, 1/2) (continuity-corrected normal
+    with the lattice and kurtosis terms) against Boost's (scipy) values, whose own error is below
+    1e-10 here: a wrong sign of either correction is ~1e-5 off at c = 1e5 (the tolerance is 1e-8)."""
+    from shuffle_accountant.numeric.blanket_krr import STEER_MIN_C, STEER_Z, _steering_sf
+
+    for c in (STEER_MIN_C, 1e5, 3.7e6, 4e8):
+        z = np.linspace(-STEER_Z, STEER_Z, 15)
+        k = np.round(c / 2 + z * math.sqrt(c) / 2)
+        got = _steering_sf(k, np.full(k.size, c), 0.5)
+        ref = binom.sf(k, c, 0.5)
+        tol = 2e-7 if c < 1e5 else 1e-8
+        assert np.all(np.abs(got / ref - 1.0) < tol), (c, got / ref - 1.0)
+    # outside the expansion's zone: Boost itself
+    k = np.array([0.0, 3.0, 400.0])
+    assert np.array_equal(_steering_sf(k, np.array([10.0, 1e3, 1e3]), 0.5),
+                          binom.sf(k, np.array([10.0, 1e3, 1e3]), 0.5))
+
+
+def test_kernel_lines_with_per_request_eps_equal_scalar_calls() -> None:
+    """``_kernel_lines`` with one eps per request (the surrogate's vectorised call) returns,
+    bit for bit, the values and lines one scalar-eps call per request returns."""
+    from shuffle_accountant.numeric.blanket_krr import _kernel_lines
+
+    d = 0.5 * math.tanh(0.5)
+    c = np.array([0.0, 3.0, 40.0, 4000.0, 4e6, 40.0, 4000.0])
+    lam = np.array([1.0, 0.3, 0.7, 0.9, 0.5, 0.05, 0.99])
+    eps = np.array([0.01, 0.3, 0.05, 0.002, 1e-4, 0.9, 0.03])
+    got = _kernel_lines(c, lam, d, eps, 1e-12)
+    for i in range(c.size):
+        one = _kernel_lines(c[i:i + 1], lam[i:i + 1], d, float(eps[i]), 1e-12)
+        for j, (g_, o_) in enumerate(zip(got, one)):
+            if j % 2 == 0:  # value, A, B: the same numbers
+                assert g_[i] == o_[0], (i, j, g_[i], o_[0])
+            else:  # their error bounds: a batch charges the budget of its largest c (no less)
+                assert g_[i] >= o_[0], (i, j, g_[i], o_[0])
+
+
+def test_engine_tail_memo_gives_the_fresh_masses() -> None:
+    """The engine's block masses come through a memo of Boost tails shared by neighbouring and
+    refined blocks and both branches: after refinement, every block's mass equals a fresh
+    interval_mass call without the memo (the same numbers, the same error bounds)."""
+    from shuffle_accountant.numeric import binomial as bn
+
+    prof = KrrBlanket(3 * 10**6, 3, 1.0, shared=False)
+    eng = prof._engine
+    assert eng is not None
+    eng.bounds(0.0017, 1e-4)  # refines: new blocks whose edges partly coincide with old ones
+    b = eng.b
+    assert b.t1.size > 60 and eng.tails._keys["cdf"].size > 0
+    M = np.zeros(b.t1.size)
+    for w, off, _ in eng.m.branches:
+        lo, hi, ok = eng._branch_ranges(b.t1, b.t2, off)
+        mass = np.zeros(b.t1.size)
+        mass[ok] = bn.interval_mass(lo[ok], hi[ok], eng.N, eng.m.q2)[0]
+        M += w * mass
+    assert np.array_equal(M, b.M)
+
+
+@pytest.mark.parametrize("n, k, eps0, delta", [(10**7, 3, 1.0, 1e-6), (10**8, 100, 4.0, 1e-10), (10**9, 10, 0.5, 1e-6)])
+def test_surrogate_rtol_claim_holds_where_the_engine_answers(n: int, k: int, eps0: float, delta: float) -> None:
+    """Where the block engine answers, KrrBlanket claims its surrogate root within 1e-4 of
+    eps(delta) (the search then skips its coarse look); the window's profiles claim nothing."""
+    from shuffle_accountant.numeric.search import _surrogate_root
+
+    prof = KrrBlanket(n, k, eps0)
+    trust = prof.surrogate_rtol
+    assert trust == 1e-4
+    root = _surrogate_root(prof, delta, 0.0, eps0)
+    assert root is not None
+    br = epsilon_for_delta(prof, delta, 1e-6)
+    assert abs(root[0] / br.upper - 1.0) < trust, (root, br)
+    assert br.evaluations <= 3
+    assert KrrBlanket(10**5, k, eps0).surrogate_rtol is None
+
+
+def test_kernel_rows_refuse_a_cut_outside_the_row() -> None:
+    """A tabulated request whose cut (or a neighbour) lies outside its row is refused, never
+    read from the next row of the flat store."""
+    from shuffle_accountant.errors import CertificationError
+    from shuffle_accountant.numeric.blanket_krr import _lines_from_row
+
+    B = np.ones((3, 10))
+    one = np.ones(1)
+    for col in (1.0, 9.0):
+        with pytest.raises(CertificationError):
+            _lines_from_row(B, B, np.array([1]), np.array([col]), one * 5, one, one * 0.6, one * 0.4, one * 1e-12,
+                            0.2, 0.1, 1e-12)

@@ -173,13 +173,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
+from scipy import special
 
 from ..errors import CertificationError, InvalidParameter
 from ..validation import MAX_N
 from . import binomial as bn
-from .clones import ClonePair, HockeyStick, kernel_hockey_stick
+from .clones import ClonePair, HockeyStick
 from .profile import DeltaBounds
 
 #: Refinement stops (returning the certified bracket reached) beyond this many cells.
@@ -206,7 +208,8 @@ _U = 1.2e-16  # unit roundoff with a little slack
 
 
 def _kernel_lines(
-    c: np.ndarray, lam: np.ndarray, d: float, eps: float, rel: float
+    c: np.ndarray, lam: np.ndarray, d: float, eps: float | np.ndarray, rel: float,
+    tail: Callable[[np.ndarray, np.ndarray, float], np.ndarray] = bn.sf,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``h(c, λ)`` of the fair-clone kernel (first user ``u = 1/2 + λ d`` vs ``v = 1/2 - λ d``)
     and, for the cut that attains it, the line ``A + λ' B`` (property P4 of the module
@@ -219,11 +222,19 @@ def _kernel_lines(
     point moves the threshold by less than one, so the optimum is among the three and
     ``value + value_err`` is an upper bound on ``h``. Any cut gives a valid line, so the
     lower bounds built from ``(A, B)`` do not depend on that argument at all.
+
+    ``eps`` may be an array of the shape of ``c`` (one ``ε`` per request). ``tail`` computes
+    ``P[Bin(c, 1/2) > k]``; anything but Boost's :func:`.binomial.sf` (whose budget is charged)
+    makes the results estimates (:func:`_steering_sf`, for the search's surrogate only).
     """
     c = np.asarray(c, dtype=float)
     lam = np.asarray(lam, dtype=float)
-    g = math.exp(eps)
-    gm1 = math.expm1(eps)
+    g: float | np.ndarray
+    gm1: float | np.ndarray
+    if np.ndim(eps) == 0:
+        g, gm1 = math.exp(eps), math.expm1(eps)  # type: ignore[arg-type]
+    else:
+        g, gm1 = np.broadcast_to(np.exp(eps), c.shape), np.broadcast_to(np.expm1(eps), c.shape)
     u = 0.5 + lam * d
     v = 0.5 - lam * d
     du = 2.0 * lam * d
@@ -239,6 +250,8 @@ def _kernel_lines(
     if not np.any(live):
         return value, verr, A, Aerr, B, Berr
     cl, ul, vl, dul, cb = c[live], u[live], v[live], du[live], coef_b[live]
+    if np.ndim(gm1):
+        g, gm1 = g[live], gm1[live]  # type: ignore[index]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         rho = (dul + gm1 * (1.0 - vl)) / cb
         astar = rho * (cl + 1.0) / (1.0 + rho)
@@ -254,7 +267,7 @@ def _kernel_lines(
     first = k < 1.0
     if np.any(first):
         b2[first] = bn.pmf(k[first], cl[first], 0.5)
-    s1 = bn.sf(k - 1.0, cl, 0.5)  # S(k)
+    s1 = tail(k - 1.0, cl, 0.5)  # S(k)
     rel_s = np.maximum(bn.tail_error_budget(k - 1.0, cl, 0.5), rel)  # per-value tail budget
     # candidate cuts k-1, k, k+1: (B(cut-1), S(cut))
     cand_b = np.stack((b0, b1, b2))
@@ -276,6 +289,34 @@ def _kernel_lines(
     B[live] = B_l
     Berr[live] = (rel + 16.0 * _U) * B_l
     return value, verr, A, Aerr, B, Berr
+
+
+#: :func:`_steering_sf` uses the expansion for ``c`` at least this large within ``STEER_Z`` sd
+#: of the middle (measured against Boost for z in [-3, 3.5]: relative error 2e-11 at c = 1e6,
+#: 1e-11 at 4e8; 2e-7 at 1e4); elsewhere Boost, which is slow only there (25 µs a value at 4e8).
+STEER_MIN_C = 1e4
+STEER_Z = 3.5
+
+
+def _steering_sf(k: np.ndarray, c: np.ndarray, p: float) -> np.ndarray:
+    """``P[Bin(c, 1/2) > k]`` for steering only (the search's surrogate, never a bound): near
+    the middle of a large binomial the continuity-corrected normal tail with the lattice and
+    kurtosis terms of the Edgeworth expansion, ``Q(x) - φ(x) ((x³ - 3x)/(12 c) + x/(6 c))``
+    with ``x = (k + 1/2 - c/2) / (√c / 2)``; elsewhere Boost (:func:`.binomial.sf`)."""
+    assert p == 0.5
+    k = np.asarray(k, dtype=float)
+    c = np.asarray(c, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = (k + 0.5 - 0.5 * c) / (0.5 * np.sqrt(c))
+    near = (c >= STEER_MIN_C) & (np.abs(x) <= STEER_Z)
+    out = np.empty(k.shape)
+    if not np.all(near):
+        out[~near] = bn.sf(k[~near], c[~near], 0.5)
+    if np.any(near):
+        xn, cn = x[near], c[near]
+        phi = np.exp(-0.5 * xn * xn) / math.sqrt(2.0 * math.pi)
+        out[near] = 0.5 * special.erfc(xn / math.sqrt(2.0)) - phi * ((xn**3 - 3.0 * xn) / (12.0 * cn) + xn / (6.0 * cn))
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -716,11 +757,15 @@ def _lines_from_row(
     recurrence steps (charged), their tails the anchor's ``tail_budget``."""
     g, gm1 = math.exp(eps), math.expm1(eps)
     jc = j.astype(np.int64)
+    if jc.size and (int(jc.min()) < 2 or int(jc.max()) > Brow.shape[1] - 2):  # the callers' contract
+        raise CertificationError("kernel table: a cut outside its tabulated row (please report)")
+    flat = r * Brow.shape[1] + jc  # row-major positions (one gather per column, within the row)
+    Bf, Sf = Brow.reshape(-1), Srow.reshape(-1)
     cb_, cs_ = [], []
     for o in (-1, 0, 1):  # cuts kk - 1, kk, kk + 1: (B(cut - 1), S(cut)); cut - 1 < 0: B = 0
-        b_o = Brow[r, jc + (o - 1)]
+        b_o = Bf.take(flat + (o - 1))
         cb_.append(np.where(kk + (o - 1.0) >= 0.0, b_o, 0.0))
-        cs_.append(Srow[r, jc + o])
+        cs_.append(Sf.take(flat + o))
     v_ = [cb * b_o - gm1 * s_o for b_o, s_o in zip(cb_, cs_)]
     pick1 = v_[1] > v_[0]  # the first best, as np.argmax
     pick2 = v_[2] > np.maximum(v_[0], v_[1])
@@ -902,6 +947,9 @@ class _Engine:
         self.H = 1 << max(int(math.ceil(math.log2(8.0 * sd_v))), 0)
         mean_v = model.orient * (msize * model.rho)
         self.cache = _HingeCache(model.rho, origin=round(model.orient * mean_v))
+        # Boost tails of Bin(N, q2) at block edges asked before (neighbouring blocks, the two
+        # branches' shifted ranges and refined blocks share edges): the same numbers, fewer calls
+        self.tails = bn.TailMemo(self.N, model.q2)
         inner = np.round(mu + sd * np.linspace(-12.0, 12.0, 49))
         edges = np.unique(np.clip(np.concatenate(([1.0, model.n + 1.0], inner)), 1.0, model.n + 1.0))
         t1, t2 = edges[:-1], edges[1:] - 1.0
@@ -927,11 +975,13 @@ class _Engine:
         M = np.zeros(nb)
         M_err = np.zeros(nb)
         EV = np.zeros(nb)
+        branch_mass = []  # per branch: Pr[C in its c range] and its error bound, per block
         for w, off, sh in m.branches:
             lo, hi, ok = self._branch_ranges(t1, t2, off)
             mass, merr = np.zeros(nb), np.zeros(nb)
             if np.any(ok):
-                mass[ok], merr[ok] = bn.interval_mass(lo[ok], hi[ok], N, m.q2)
+                mass[ok], merr[ok] = bn.interval_mass(lo[ok], hi[ok], N, m.q2, memo=self.tails)
+            branch_mass.append((mass, merr))
             cmid = 0.5 * (lo + hi)
             M += w * mass
             M_err += w * merr + 4.0 * _U * w * mass
@@ -955,11 +1005,14 @@ class _Engine:
         np.maximum.at(last_left, cb, np.where(left_of_mean, cell, -1))
         anchor = np.where(last_left >= start, last_left, start).astype(int)
         blocks = _Blocks(t1, t2, level.astype(int), M, M_err, mean, sd, start, count, y, anchor)
-        blocks.F = self._functionals(t1, t2, count, y)
+        blocks.F = self._functionals(t1, t2, count, y, branch_mass)
         return blocks
 
-    def _functionals(self, t1: np.ndarray, t2: np.ndarray, count: np.ndarray, y: np.ndarray) -> dict:
-        """Block totals of the four functionals at every breakpoint, bracketed by (P6)."""
+    def _functionals(self, t1: np.ndarray, t2: np.ndarray, count: np.ndarray, y: np.ndarray,
+                     branch_mass: list[tuple[np.ndarray, np.ndarray]]) -> dict:
+        """Block totals of the four functionals at every breakpoint, bracketed by (P6).
+        ``branch_mass``: per branch of the model, each block's ``Pr[C in its c range]`` and error
+        bound (:func:`.binomial.interval_mass`, as :meth:`_make_blocks` computed them)."""
         m, N = self.m, self.N
         cb = np.repeat(np.arange(t1.size), count)
         out = {f: [np.zeros(y.size), np.zeros(y.size), np.zeros(y.size)] for f in _FUNCTIONALS}
@@ -977,7 +1030,7 @@ class _Engine:
         # second end only where the block's c range has two ends (not for single totals)
         todo = []
         m_req, x_req = [], []
-        for w, off, sh in m.branches:
+        for (w, off, sh), (bmass, bmerr) in zip(m.branches, branch_mass):
             if w <= 0.0:
                 continue
             blo, bhi, bok = self._branch_ranges(t1, t2, off)
@@ -988,16 +1041,14 @@ class _Engine:
             hi = np.where(row, bhi[cb], u_hi)
             two = np.nonzero(ok & (hi > lo))[0]
             # m = n - 1 - c at the two ends of the block's c range: big m (small c), small m
-            todo.append((w, sh, blo, bhi, bok, ok, two))
+            todo.append((w, sh, bmass, bmerr, ok, two))
             m_req += [np.where(ok, N - lo, 0.0), N - hi[two]]
             x_req += [x0, x0[two]]
         if not todo:
             return out
         h_all = self.cache.get(np.concatenate(m_req), np.concatenate(x_req))
         start = 0
-        for w, sh, blo, bhi, bok, ok, two in todo:
-            bmass, bmerr = np.zeros(t1.size), np.zeros(t1.size)
-            bmass[bok], bmerr[bok] = bn.interval_mass(blo[bok], bhi[bok], N, m.q2)
+        for w, sh, bmass, bmerr, ok, two in todo:
             mass, merr = bmass[cb], bmerr[cb]
             big = {f: v[start: start + y.size] for f, v in h_all.items()}
             small = {f: v.copy() for f, v in big.items()}
@@ -1598,7 +1649,9 @@ class _TotalsWindow:
             m = np.maximum(self.N - tt, 0.0)  # t = N + 1 (m = -1): J = 0, no silent branch (fixed below)
             rho = self.rho
             below = yy < m * rho
-            x = np.where(below, bn.cdf(yy, m, rho), bn.sf(yy, m, rho))  # the small tail at (m, y)
+            x = np.empty(yy.size)  # the small tail at (m, y): Boost's cdf below the mean, its sf above
+            x[below] = bn.cdf(yy[below], m[below], rho)
+            x[~below] = bn.sf(yy[~below], m[~below], rho)
             ex = np.maximum(bn.tail_error_budget(yy, m, rho), self.rel) * x + 1e-300
             p = bn.pmf(yy, m, rho)
             ep = self.rel * p + 1e-300
@@ -1747,9 +1800,9 @@ class _TotalsWindow:
         rr = np.maximum(row, 0)
         col = cut - data["lo"][rr]
         ok = (row >= 0) & (cut >= 1.0) & (col >= 1.0) & (col <= self.tables.row_width - 1.0)
-        ci = np.where(ok, col, 1.0).astype(np.int64)
-        bb = np.where(ok, data["B"][rr, ci - 1], 0.0)  # B(cut - 1)
-        ss = np.where(ok, data["S"][rr, ci], 0.0)  # S(cut)
+        flat = rr * data["B"].shape[1] + np.where(ok, col, 1.0).astype(np.int64)  # row-major positions
+        bb = np.where(ok, data["B"].reshape(-1).take(flat - 1), 0.0)  # B(cut - 1)
+        ss = np.where(ok, data["S"].reshape(-1).take(flat), 0.0)  # S(cut)
         g, gm1 = math.exp(eps), math.expm1(eps)
         erel = self.rel + 3.0 * _ROW_WIDTH * _U
         srel = np.maximum(np.maximum(data["tail_budget"][rr], self.rel), erel)
@@ -1995,6 +2048,19 @@ class KrrBlanket:
         rounding whatever is asked), else 1e-2."""
         return 1e-4 if self._window() is not None else 1e-2
 
+    @property
+    def surrogate_rtol(self) -> float | None:
+        """An *estimate* of how far (relative) the :meth:`surrogate`'s root lies from ``ε(δ)``
+        where that is small, which lets the search skip its coarse first look: ``1e-4`` when the
+        block engine answers (``k >= 3`` beyond the window of single totals; measured at most
+        1.8e-5, mostly below 1e-6, at n = 1e7 .. 1e9, k in {3, 10, 100}, eps0 in {0.5, 1, 2, 4},
+        delta in {1e-6, 1e-10}); the stronger-clone pair's own estimate for ``k = 2``; else
+        ``None`` (the window's first look is exact anyway). Only steers the search, never a bound."""
+        if self._pair is not None:
+            trust = getattr(self._pair, "surrogate_rtol", None)
+            return trust if isinstance(trust, float) else None
+        return 1e-4 if self._window() is None else None
+
     def log_slope(self, eps: float) -> float:
         """Estimate of ``d log δ / d ε`` at the ``ε`` of the last :meth:`bounds` call that
         refined (``nan`` otherwise); steers the search only, never reported."""
@@ -2036,9 +2102,8 @@ class KrrBlanket:
                     lams.append(t / (t + c.kappa * j))
                     ws.append(wb * wi * wj)
         tt = np.repeat(np.array(ts), e.size)
-        u = 0.5 + np.repeat(np.array(lams), e.size) * c.d
         ee = np.tile(e.ravel(), len(ts))
-        val, _ = kernel_hockey_stick(tt - 1.0, u, 1.0 - u, 0.5, ee, 1e-12)
+        val = _kernel_lines(tt - 1.0, np.repeat(np.array(lams), e.size), c.d, ee, 1e-12, _steering_sf)[0]
         return (np.array(ws) @ val.reshape(len(ts), e.size)).reshape(e.shape)
 
     def bounds(self, eps: float, rtol: float = 1e-10) -> DeltaBounds:
