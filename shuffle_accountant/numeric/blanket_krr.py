@@ -394,35 +394,51 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarra
     budget = bn.tail_error_budget(g_k, np.where(g_cdf, g_hi, g_lo), rho)
     grp_of = np.repeat(np.arange(starts.size), ends - starts + 1)  # run of each sorted request
     col_of = (mo - g_lo[grp_of]).astype(np.int64)
-    # runs of similar lengths together (padded to the longest of their group: at most 2x the
-    # work of each run), long groups in pieces of at most ~4e6 elements
+    # runs of similar lengths and of one side together (padded to the longest of their group: at
+    # most 2x the work of each run), long groups in pieces of at most ~4e6 elements
     octave = np.ceil(np.log2(g_len.astype(float))).astype(int)
     runs = []
     for o in np.unique(octave):
-        members = np.nonzero(octave == o)[0]
-        width = int(g_len[members].max())
-        per = max(4_000_000 // width, 1)
-        runs += [(members[i:i + per], width) for i in range(0, members.size, per)]
-    for gs, width in runs:
+        for side in (True, False):
+            members = np.nonzero((octave == o) & (g_cdf == side))[0]
+            if members.size == 0:
+                continue
+            width = int(g_len[members].max())
+            per = max(4_000_000 // width, 1)
+            runs += [(members[i:i + per], width, side) for i in range(0, members.size, per)]
+    for gs, width, cdf_side in runs:
         col = np.arange(width)[None, :]
         j = g_lo[gs][:, None] + col
         kk = g_k[gs][:, None]
         i0 = (g_j0[gs] - g_lo[gs])[:, None]
         inside = col < g_len[gs][:, None]
+        # the ratio walks away from each run's largest term i0: upward over the columns from the
+        # least i0 on, downward over those up to the largest i0 (a run of the cdf side starts at
+        # or next to its i0, one of the sf side ends at it); elsewhere the products are of ones
+        lo_up, hi_dn = int(i0.min()), int(i0.max())
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # upward: P(j) = P(j-1) j (1-ρ) / (j - k); downward: P(j) = P(j+1) (j+1-k)/((j+1)(1-ρ))
-            up = np.where((col > i0) & inside, j * (1.0 - rho) / (j - kk), 1.0)
-            dn = np.where(col < i0, (j + 1.0 - kk) / ((j + 1.0) * (1.0 - rho)), 1.0)
-        rel_p = np.where(col >= i0, np.cumprod(up, axis=1), np.cumprod(dn[:, ::-1], axis=1)[:, ::-1])
+            up = np.ones((gs.size, width))
+            if lo_up < width - 1:
+                c_, j_ = col[:, lo_up:], j[:, lo_up:]
+                up[:, lo_up:] = np.cumprod(np.where((c_ > i0) & inside[:, lo_up:], j_ * (1.0 - rho) / (j_ - kk), 1.0),
+                                           axis=1)
+            dn = np.ones((gs.size, width))
+            if hi_dn > 0:
+                c_, j_ = col[:, :hi_dn + 1], j[:, :hi_dn + 1]
+                dn[:, :hi_dn + 1] = np.cumprod(np.where(c_ < i0, (j_ + 1.0 - kk) / ((j_ + 1.0) * (1.0 - rho)), 1.0)[:, ::-1],
+                                               axis=1)[:, ::-1]
+        rel_p = np.where(col >= i0, up, dn)
         P = np.where(inside, p0[gs][:, None] * rel_p, 0.0)
         # cdf side: P[Bin(j) <= k] = anchor + ρ Σ_{i=j}^{hi-1} P(i); sf side: anchor + ρ Σ_{i=lo}^{j-1} P(i)
-        last_col = (g_len[gs] - 1)[:, None]
-        suffix = np.cumsum(np.where(col < last_col, P, 0.0)[:, ::-1], axis=1)[:, ::-1]
-        prefix = np.cumsum(P, axis=1) - P
-        vals = anchor[gs][:, None] + rho * np.where(g_cdf[gs][:, None], suffix, prefix)
+        if cdf_side:
+            last_col = (g_len[gs] - 1)[:, None]
+            walked = np.cumsum(np.where(col < last_col, P, 0.0)[:, ::-1], axis=1)[:, ::-1]
+        else:
+            walked = np.cumsum(P, axis=1) - P
         sel = np.isin(grp_of, gs) if gs.size < starts.size else np.ones(order.size, dtype=bool)
         row = np.searchsorted(gs, grp_of[sel])
-        v = vals[row, col_of[sel]]
+        v = anchor[gs][row] + rho * walked[row, col_of[sel]]  # the requested sizes only
         tgt = order[sel]
         out[tgt] = np.minimum(v, 1.0)
         L = g_len[grp_of[sel]]
