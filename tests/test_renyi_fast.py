@@ -291,3 +291,60 @@ def test_planned_splits_bracket_oracle(n: int, monkeypatch: pytest.MonkeyPatch) 
         for a, lo, up in zip(orders, got.lower, got.upper):
             exact = max(oracle.renyi(P, Q, a), oracle.renyi(Q, P, a))
             assert lo <= exact <= up, (a, lo, exact, up)
+
+
+@pytest.mark.parametrize(("method", "eps0", "n"), [("clones", 1.0, 3000), ("clones", 3.0, 1000),
+                                                   ("stronger-clones", 1.0, 10**4), ("clones", 0.5, 10**6)])
+def test_entries_per_order_agree_with_every_order(method: str, eps0: float, n: int) -> None:
+    """Entries evaluated only at the orders their blocks need (the others from the monotone
+    envelope in c) against every entry at every order: brackets intersect, the upper end is not
+    looser by more than rtol; and the per-order path is exercised (some entries lack orders)."""
+    rtol = 1e-3
+    orders = np.array(R.DEFAULT_ORDERS)
+    pair = pair_for(method, eps0, n).pair
+    d = R.RenyiDirection(pair)
+    assert d.envelope
+    up, lo, ok, _, _ = d.bounds(orders, rtol)
+    assert ok
+    if n <= 10**4:
+        assert not np.all(d.ent_done)
+    full = R.RenyiDirection(pair)
+    full.envelope = False
+    f_up, f_lo, f_ok, _, _ = full.bounds(orders, rtol)
+    assert f_ok and np.all(full.ent_done)
+    assert np.all(lo <= f_up + 1e-12) and np.all(f_lo <= up + 1e-12)
+    d_new, d_all = R._to_divergence(up, orders, True), R._to_divergence(f_up, orders, True)
+    assert np.all(d_new <= d_all * (1 + rtol) + 1e-15)
+
+
+def test_envelope_bounds_follow_monotonicity() -> None:
+    """The envelope takes, per order, the smallest upper bound at any c' <= c and the largest lower
+    bound at any c'' >= c; entries not evaluated at an order (+inf / -inf) get their neighbours'."""
+    pair = pair_for("clones", 1.0, 100).pair
+    d = R.RenyiDirection(pair)
+    d.ent_c = np.array([5.0, 1.0, 3.0, 9.0])
+    d._c_sorted = None
+    up = np.array([[2.0], [np.inf], [3.0], [1.5]])
+    lo = np.array([[1.0], [2.5], [-np.inf], [0.5]])
+    e_up, e_lo = d._envelope(up, lo)
+    # sorted by c: 1 (inf, 2.5), 3 (3.0, -inf), 5 (2.0, 1.0), 9 (1.5, 0.5)
+    assert e_up[:, 0].tolist() == [2.0, np.inf, 3.0, 1.5]
+    assert e_lo[:, 0].tolist() == [1.0, 2.5, 1.0, 0.5]
+
+
+def test_exact_kernels_mixed_batch_few_orders_brute_force() -> None:
+    """One call with kernels whose log p, log q are taken by log1p over the whole window (bp y >
+    -1/2) and kernels needing the term-by-term logs (p near 0 at one end), at two orders (windows
+    even for supports below 1024 terms), against the mpmath brute force."""
+    cases = [(700, 0.73, 0.27, 0.5), (700, 0.97, 0.03, 0.5), (60, 0.9, 0.1, 0.5), (900, 0.62, 0.38, 0.5)]
+    alpha = np.array([3.0, 512.0])
+    m = np.array([float(c[0]) for c in cases])
+    u = np.array([c[1] for c in cases])
+    v = np.array([c[2] for c in cases])
+    up, lo, done = R._exact_excess(m - 1.0, u, v, 0.5, alpha, 1e-13, 1e-9)
+    assert done.all()
+    for i, (mi, ui, vi, si) in enumerate(cases):
+        for j, a in enumerate(alpha):
+            exact = float(_kernel_excess_mp(mi, ui, vi, si, float(a)))
+            assert lo[i, j] <= exact <= up[i, j], (mi, ui, a, lo[i, j], exact, up[i, j])
+            assert up[i, j] - lo[i, j] <= 1e-6 * max(1.0, abs(exact))

@@ -100,6 +100,9 @@ _MAX_BLOCKS = 4000
 #: total gap of ``_SPLIT_SLACK`` times the round's target (see ``RenyiDirection._refine_outer``).
 _MAX_SPLIT = 4
 _SPLIT_SLACK = 2.0
+#: Per order, the blocks with the smallest shares of its upper bound, together at most this
+#: fraction of its budget, get no new entries evaluated at it (see ``RenyiDirection._plan_orders``).
+_NEGLIGIBLE = 0.02
 #: Cells evaluated per batch (keeps the per-order temporaries small).
 _CELL_BATCH = 1024
 
@@ -399,8 +402,10 @@ _BIG_ELL = 600.0
 _BIG_REF = 30.0
 #: The overhead of one more group of orders in :func:`_exact_excess`, in terms (entries x window x orders).
 _GROUP_COST = 2e5
-#: Kernels with supports ``0 .. m`` up to this are summed over all of it.
+#: Kernels with supports ``0 .. m`` up to this are summed over all of it, when evaluated at
+#: at least ``_FULL_ORDERS`` orders (whose windows together span about all of it).
 _FULL_WINDOW = 1024.0
+_FULL_ORDERS = 8
 
 
 _SCRATCH = threading.local()
@@ -524,30 +529,33 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, 
 
 
 def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err_log_m: np.ndarray,
-                   y: np.ndarray, err_y: np.ndarray, lp: np.ndarray, lq: np.ndarray, finite: np.ndarray,
-                   p_zero: np.ndarray, e_ell: np.ndarray, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray,
+                   y: np.ndarray, lp: np.ndarray, lq: np.ndarray, finite: np.ndarray | None,
+                   p_zero: np.ndarray | None, e_max: np.ndarray, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray,
                    work: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The order-dependent part of :func:`_exact_chunk`: ``(log upper, log lower, log estimate)``
     of ``sum_a M(a) g(a/m)`` over the given terms (entries x window, ``M(a) < e^-700`` dropped
-    and counted in ``dropped``; ``err_log_m`` bounds the error of ``log M``, ``e_ell`` is
-    such that ``alpha e_ell`` bounds the error of ``log f``), per entry and order."""
+    and counted in ``dropped``; ``err_log_m`` bounds the error of ``log M``, ``e_max`` (per
+    entry) is such that ``alpha e_max`` bounds the error of ``log f``; ``y`` carries the error
+    ``4u (|y| + s) <= 4u (|y| + 1)``; ``finite`` and ``p_zero`` (``None``: every term finite, ``lp = lq = y = 0``
+    beyond the support) mark infinite logs), per entry and order."""
     ne, width = mass.shape
     na = alpha.size
     size = ne * width * na
     buf1 = work[0][:size].reshape(ne, na, width)  # (entries, orders, window): orders' rows contiguous
     buf2 = work[1][:size].reshape(ne, na, width)
     # log f = alpha log p + (1 - alpha) log q = alpha (log p - log q) + log q, two passes over the orders;
-    # its rounding is at most 4u alpha (|log p| + |log q|), inside alpha e_ell
-    lq_f = np.where(finite, lq, 0.0)
-    ell = np.einsum("j,ew->ejw", alpha, np.where(finite, lp, 0.0) - lq_f, out=buf1)  # products only (faster than broadcasting)
+    # its rounding is at most 4u alpha (|log p| + |log q|), inside alpha e_max
+    lp_f, lq_f = (lp, lq) if finite is None else (np.where(finite, lp, 0.0), np.where(finite, lq, 0.0))
+    ell = np.einsum("j,ew->ejw", alpha, lp_f - lq_f, out=buf1)  # products only (faster than broadcasting)
     np.add(ell, lq_f[:, None, :], out=ell)  # (entries, orders, window)
-    if np.any(p_zero):
+    if p_zero is not None and np.any(p_zero):
         pe, pw = np.nonzero(p_zero)
         ell[pe, :, pw] = -np.inf
     # max log f <= alpha max log p + (1 - alpha) min log q: an upper bound without a pass over
     # the orders; computed exactly (with max log(M f)) only for orders where it decides the path
-    lp_max = np.max(np.where(finite, lp, -np.inf), axis=1)
-    lq_min = np.min(np.where(finite, lq, np.inf), axis=1)
+    # (terms beyond the support have lp = lq = 0 when finite is None: the bound only grows)
+    lp_max = np.max(lp_f if finite is None else np.where(finite, lp, -np.inf), axis=1)
+    lq_min = np.min(lq_f if finite is None else np.where(finite, lq, np.inf), axis=1)
     with np.errstate(invalid="ignore"):
         max_ell = alpha[None, :] * lp_max[:, None] + (1.0 - alpha[None, :]) * lq_min[:, None]
         max_ell = np.where(np.isnan(max_ell), -np.inf, max_ell) + 1e-12
@@ -583,16 +591,16 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         sum_em = np.matmul(em, mass[:, :, None])[:, :, 0]  # the one pass over the orders
         # sum M |em| <= sum M em + 2 sum M |log f| (|em| - em = 2 max(-em, 0) <= 2 |log f|), and
         # |log f| <= alpha |log p| + (alpha - 1) |log q|: sums over a only
-        m_lp = np.sum(mass * np.abs(np.where(finite, lp, 0.0)), axis=1)[:, None]
-        m_lq = np.sum(mass * np.abs(np.where(finite, lq, 0.0)), axis=1)[:, None]
+        m_lp = np.sum(mass * np.abs(lp_f), axis=1)[:, None]
+        m_lq = np.sum(mass * np.abs(lq_f), axis=1)[:, None]
         sum_abs = np.maximum(sum_em, 0.0) + 2.0 * (al_n * m_lp + (al_n - 1.0) * m_lq)
         sum_m = np.sum(mass, axis=1)[:, None]
         sum_y = np.sum(mass * y, axis=1)[:, None]
         sum_my = np.sum(mass * np.abs(y), axis=1)[:, None]
         total = sum_em - d_n * sum_y
-        e_max = np.max(e_ell, axis=1)[:, None]  # sum M e f <= max e (sum M + sum M |em|), f = em + 1
-        err = (_U * sum_abs + 1.01 * al_n * e_max * (sum_m + sum_abs)  # em, and log f
-               + (err_d_n + _U * np.abs(d_n)) * sum_my + np.abs(d_n) * np.sum(mass * err_y, axis=1)[:, None]  # f'(s) y
+        e_mx = e_max[:, None]  # sum M e f <= max e (sum M + sum M |em|), f = em + 1
+        err = (_U * sum_abs + 1.01 * al_n * e_mx * (sum_m + sum_abs)  # em, and log f
+               + (err_d_n + _U * np.abs(d_n)) * sum_my + np.abs(d_n) * (4.0 * _U) * (1.01 * sum_my + sum_m)  # f'(s) y, err_y <= 4u (|y| + 1)
                + (width + 4) * _U * (sum_abs + np.abs(d_n) * sum_my))  # the sums and the subtraction
         # dropped terms: M < e^-700 each, |g| <= e^max_ell + 1 + |f'(s)| max|y|
         err = err + dropped[:, None] * math.exp(-700.0) * (
@@ -628,7 +636,7 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         lse = np.where(empty, -np.inf, lse)
         lse_lo = np.where(empty, -np.inf, lse_lo)
         al = alpha[cols]
-        slack = (err_log_m[:, None] + al * np.max(e_ell, axis=1)[:, None]
+        slack = (err_log_m[:, None] + al * e_max[:, None]
                  + 8 * _U * np.maximum(np.abs(ref_c), 1.0) + 4 * _U * width)
         corr = 1.0 + np.abs(d[:, cols]) * ymax
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -688,25 +696,51 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     # y = a/m - s and log p, log q with their rounding (bp, bq taken with relative error 4u)
     ss = s * (1.0 - s)
     bp, bq = (u - s) / ss, (v - s) / ss
-    y = np.where(valid, (a - s * m[:, None]) / m[:, None], 0.0)
-    err_y = 4 * _U * (np.abs(y) + s)
-    x = a / m[:, None]
-    lp, err_lp = _log_first_user(bp[:, None], u[:, None], x, y, s, err_y)
-    lq, err_lq = _log_first_user(bq[:, None], v[:, None], x, y, s, err_y)
-    # p = 0 (an outcome P never produces): f = 0 there; q = 0 < p: an infinite likelihood ratio
-    p_zero = valid & np.isneginf(lp)
-    finite = valid & np.isfinite(lp) & np.isfinite(lq)
-    bad_f = np.any(valid & ~p_zero & ~finite, axis=1)
+    y = np.where(valid, (a - s * m[:, None]) / m[:, None], 0.0)  # 0 beyond the support (log p = log q = 0 there)
+    # log p = log1p(bp y) where bp y > -1/2 over the whole window (its extremes are at the window's
+    # ends: the computed y is non-decreasing in a), with one error bound per entry from the ends;
+    # other entries (p or q near 0 somewhere) term by term, :func:`_log_first_user`
+    last = (np.minimum(start + width - 1.0, m) - start).astype(np.int64)
+    y_end = np.stack((y[:, 0], y[np.arange(ne), last]), axis=1)
+    y_abs = np.max(np.abs(y_end), axis=1)
+    z_min = [np.min(b[:, None] * y_end, axis=1) for b in (bp, bq)]
+    plain = (z_min[0] > -0.5) & (z_min[1] > -0.5)
     with np.errstate(invalid="ignore"):
-        e_ell = np.where(finite, err_lp + err_lq + 5 * _U * (np.abs(lp) + np.abs(lq)), 0.0)  # err(log f) <= alpha e_ell
+        lp = np.log1p(np.multiply(bp[:, None], y))
+        lq = np.log1p(np.multiply(bq[:, None], y))
+    e_max = np.zeros(ne)
+    for lg, b, zm in ((lp, bp, z_min[0]), (lq, bq, z_min[1])):
+        lg_abs = np.max(np.abs(np.stack((lg[:, 0], lg[np.arange(ne), last]), axis=1)), axis=1)
+        # rounding of log1p(b y): u |log1p| + 1.01 (|b| err_y + 5u |b y|) / (1 + b y), err_y = 4u (|y| + s);
+        # doubled against a non-monotone last bit of log1p; plus 5u |log p| of the sums in log f
+        e_max += 2.0 * _U * lg_abs + 2.02 * _U * np.abs(b) * (9.0 * y_abs + 4.0 * s) / (1.0 + np.maximum(zm, -0.5)) + 5 * _U * lg_abs
+    finite = p_zero = None
+    bad_f = np.zeros(ne, dtype=bool)
+    if not np.all(plain):
+        r = np.flatnonzero(~plain)
+        err_y = 4 * _U * (np.abs(y[r]) + s)
+        x = a[r] / m[r, None]
+        lp_r, err_lp = _log_first_user(bp[r, None], u[r, None], x, y[r], s, err_y)
+        lq_r, err_lq = _log_first_user(bq[r, None], v[r, None], x, y[r], s, err_y)
+        lp[r], lq[r] = lp_r, lq_r
+        # p = 0 (an outcome P never produces): f = 0 there; q = 0 < p: an infinite likelihood ratio
+        p_zero = np.zeros(valid.shape, dtype=bool)
+        finite = valid.copy()
+        p_zero[r] = valid[r] & np.isneginf(lp_r)
+        finite[r] = valid[r] & np.isfinite(lp_r) & np.isfinite(lq_r)
+        bad_f[r] = np.any(valid[r] & ~p_zero[r] & ~finite[r], axis=1)
+        with np.errstate(invalid="ignore"):
+            e_r = np.where(finite[r], err_lp + err_lq + 5 * _U * (np.abs(lp_r) + np.abs(lq_r)), 0.0)
+        e_max[r] = np.max(e_r, axis=1)  # err(log f) <= alpha e_max
     log_up = np.empty((ne, na))
     log_lo = np.empty((ne, na))
     log_est = np.empty((ne, na))
     for cols, o, w in groups:
         sl = slice(o, o + w)
         log_up[:, cols], log_lo[:, cols], log_est[:, cols] = _window_orders(
-            log_m[:, sl], mass[:, sl], np.sum((valid & ~keep)[:, sl], axis=1), err_log_m, y[:, sl], err_y[:, sl],
-            lp[:, sl], lq[:, sl], finite[:, sl], p_zero[:, sl], e_ell[:, sl], bp, bq, alpha[cols], work)
+            log_m[:, sl], mass[:, sl], np.sum((valid & ~keep)[:, sl], axis=1), err_log_m, y[:, sl],
+            lp[:, sl], lq[:, sl], None if finite is None else finite[:, sl], None if p_zero is None else p_zero[:, sl],
+            e_max, bp, bq, alpha[cols], work)
     nonpos = (pmf0 <= 0.0) | bad_f  # pmf0: never expected (see above); bad_f: an infinite likelihood ratio
     log_up[nonpos], log_lo[nonpos] = np.inf, -np.inf  # certified, and the caller caps the divergence
     return log_up, log_lo, log_est
@@ -733,7 +767,7 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     m = c + 1.0
     ss = s * (1.0 - s)
     bp, bq = (u - s) / ss, (v - s) / ss
-    if np.max(m) <= _FULL_WINDOW:  # small supports: every term, no tails (and nothing to guess)
+    if np.max(m) <= _FULL_WINDOW and alpha.size >= _FULL_ORDERS:  # small supports: every term, no tails
         full = np.broadcast_to(m[:, None], (m.size, alpha.size))
         return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, np.zeros(full.shape),
                             full.copy(), [slice(0, alpha.size)])
@@ -1052,6 +1086,42 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
     return out_up, out_lo, done
 
 
+#: The overhead of one more call of :func:`_exact_excess` (set-up, tails), in entry-orders.
+_CLUSTER_COST = 200.0
+
+
+def _order_clusters(need: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Groups ``(rows, orders)`` covering ``need`` (entries x orders, bool): each entry goes to a
+    group whose orders (a range of consecutive orders) contain its needed ones. Entries start
+    grouped by the range spanning their orders; two groups are merged (the union range) while
+    that costs less than separate calls (entry-orders computed, plus :data:`_CLUSTER_COST` per call)."""
+    ne, na = need.shape
+    has = np.any(need, axis=1)
+    first = np.argmax(need, axis=1)
+    last = na - 1 - np.argmax(need[:, ::-1], axis=1)
+    key = np.where(has, first * na + last, -1)
+    keys, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    sel = keys >= 0
+    lo, hi, n_ = (keys[sel] // na).astype(np.int64), (keys[sel] % na).astype(np.int64), cnt[sel].astype(float)
+    members = [[k] for k in np.flatnonzero(sel)]
+    while lo.size > 1:
+        cost = n_ * (hi - lo + 1) + _CLUSTER_COST
+        mlo, mhi = np.minimum(lo[:, None], lo[None, :]), np.maximum(hi[:, None], hi[None, :])
+        gain = cost[:, None] + cost[None, :] - ((n_[:, None] + n_[None, :]) * (mhi - mlo + 1) + _CLUSTER_COST)
+        np.fill_diagonal(gain, -np.inf)
+        k = int(np.argmax(gain))
+        i, j = divmod(k, lo.size)
+        if gain[i, j] <= 0.0:
+            break
+        lo[i], hi[i], n_[i] = min(lo[i], lo[j]), max(hi[i], hi[j]), n_[i] + n_[j]
+        members[i] = members[i] + members[j]
+        keep = np.arange(lo.size) != j
+        lo, hi, n_ = lo[keep], hi[keep], n_[keep]
+        members.pop(j)
+    return [(np.flatnonzero(np.isin(inv, mem)), np.arange(a, b + 1)) for mem, a, b in zip(members, lo, hi)]
+
+
 # ---------------------------------------------------------------------------------------
 # One direction: blocks over totals t (outer) x groups over a (inner), refined jointly.
 # ---------------------------------------------------------------------------------------
@@ -1093,6 +1163,8 @@ class RenyiDirection:
     ent_up: np.ndarray
     ent_lo: np.ndarray
     ent_exact: np.ndarray
+    ent_done: np.ndarray
+    _c_sorted: np.ndarray | None
     cell_ent: np.ndarray
     cell_e: np.ndarray
     cell_up: np.ndarray
@@ -1115,67 +1187,104 @@ class RenyiDirection:
         self.N = pair.n - 1
         self.rel = bn.relative_error_budget(max(pair.n, 1))
         self.bernoulli = not 0.0 < self.s < 1.0
+        # entries evaluated only at the orders their blocks need (the others bounded by the
+        # monotone envelope in c): pairs whose entries all have lam = 1
+        self.envelope = pair.p0 == 0.0
 
     # -- entries and cells ------------------------------------------------------------
-    def _entry_ids(self, c: np.ndarray, lam: np.ndarray) -> np.ndarray:
-        """Indices of the entries ``(c, lam)``, creating (and evaluating) the new ones."""
+    def _entry_ids(self, c: np.ndarray, lam: np.ndarray, need: np.ndarray | None = None) -> np.ndarray:
+        """Indices of the entries ``(c, lam)``, creating (and evaluating) the new ones at the
+        orders ``need`` (rows: per requested entry; ``None``: every order) and evaluating the
+        known ones at the orders of ``need`` they lack."""
+        na = self.alpha.size
+        if need is None or not self.envelope:
+            need = np.ones((c.size, na), dtype=bool)
         keys = c + 1j * lam
         uniq, inv = np.unique(keys, return_inverse=True)
         inv = inv.ravel()
+        want = np.zeros((uniq.size, na), dtype=bool)
+        np.logical_or.at(want, inv, need)
         pos = np.searchsorted(self.ent_keys, uniq)
         pos_c = np.minimum(pos, max(self.ent_keys.size - 1, 0))
         known = (pos < self.ent_keys.size) & (self.ent_keys[pos_c] == uniq) if self.ent_keys.size else np.zeros(uniq.size, bool)
         ids = np.where(known, self.ent_ids[pos_c] if self.ent_keys.size else 0, -1)
         fresh = ~known
+        first = self.ent_c.size
         if np.any(fresh):
             new_keys = uniq[fresh]
-            first = self.ent_c.size
             new_ids = np.arange(first, first + new_keys.size)
             ids[fresh] = new_ids
-            self._add_entries(new_keys.real.copy(), new_keys.imag.copy())
+            self._new_entries(new_keys.real.copy(), new_keys.imag.copy())
             all_keys = np.concatenate((self.ent_keys, new_keys))
             all_ids = np.concatenate((self.ent_ids, new_ids))
             order = np.argsort(all_keys, kind="stable")
             self.ent_keys, self.ent_ids = all_keys[order], all_ids[order]
+        todo = want & ~self.ent_done[ids]
+        rows = np.flatnonzero(np.any(todo, axis=1))
+        if rows.size:
+            self._evaluate_entries(ids[rows], todo[rows])
         return ids[inv]
 
-    def _add_entries(self, c: np.ndarray, lam: np.ndarray) -> None:
+    def _new_entries(self, c: np.ndarray, lam: np.ndarray) -> None:
+        """Append entries ``(c, lam)``, not yet evaluated at any order."""
         # first user of the kernel pair (clones.py module docstring): u = lam pa' + (1-lam) s
         u = lam * self.pa1 + (1.0 - lam) * self.s
         v = lam * self.pb1 + (1.0 - lam) * self.s
-        first = self.ent_c.size
+        na = self.alpha.size
         self.ent_c = np.concatenate((self.ent_c, c))
         self.ent_u = np.concatenate((self.ent_u, u))
         self.ent_v = np.concatenate((self.ent_v, v))
-        na = self.alpha.size
+        self.ent_up = np.concatenate((self.ent_up, np.full((c.size, na), np.inf)))
+        self.ent_lo = np.concatenate((self.ent_lo, np.full((c.size, na), -np.inf)))
+        self.ent_exact = np.concatenate((self.ent_exact, np.zeros(c.size, dtype=bool)))
+        self.ent_done = np.concatenate((self.ent_done, np.zeros((c.size, na), dtype=bool)))
+
+    def _evaluate_entries(self, ids: np.ndarray, need: np.ndarray) -> None:
+        """Evaluate the entries ``ids`` at the orders ``need`` (rows per entry): term by term
+        where the window allows (entries with similar order sets share a call over the union of
+        their orders), else by cells at every order."""
+        c, u, v = self.ent_c[ids], self.ent_u[ids], self.ent_v[ids]
         if self.bernoulli:
             up, lo = _bernoulli_excess(u, v, self.alpha)
-            done = np.ones(c.size, dtype=bool)
-        elif self.exact_window > 0:
-            up, lo, done = _exact_excess(c, u, v, self.s, self.alpha, self.rel, self._tail_tol,
-                                         self.exact_window)
-        else:
-            up, lo, done = np.full((c.size, na), np.inf), np.full((c.size, na), -np.inf), np.zeros(c.size, bool)
-        self.ent_up = np.concatenate((self.ent_up, up))
-        self.ent_lo = np.concatenate((self.ent_lo, lo))
-        self.ent_exact = np.concatenate((self.ent_exact, done))
-        if np.all(done):
+            self.ent_up[ids], self.ent_lo[ids] = up, lo
+            self.ent_done[ids] = True
+            self.ent_exact[ids] = True
             return
-        ids = np.arange(first, first + c.size)[~done]
-        c = c[~done]
+        failed = np.zeros(ids.size, dtype=bool)
+        if self.exact_window > 0:
+            for rows, cols in _order_clusters(need):
+                up, lo, done = _exact_excess(c[rows], u[rows], v[rows], self.s, self.alpha[cols], self.rel,
+                                             self._tail_tol, self.exact_window)
+                ok = rows[done]
+                e = ids[ok]
+                self.ent_up[np.ix_(e, cols)] = up[done]
+                self.ent_lo[np.ix_(e, cols)] = lo[done]
+                self.ent_done[np.ix_(e, cols)] = True
+                self.ent_exact[e] = True
+                failed[rows[~done]] = True
+        else:
+            failed[:] = True
+        if not np.any(failed):
+            return
+        # cells: every order (the entry's bounds are the sums over its cells)
+        fid = ids[failed]
+        self.ent_done[fid] = True
+        self.ent_exact[fid] = False
+        self.ent_up[fid], self.ent_lo[fid] = np.inf, -np.inf
+        c = c[failed]
         small = c + 2.0 <= _SMALL_C + 2
         e_list, id_list = [], []
         if np.any(small):  # term by term: one cell per value of a
             cs = c[small]
             width = (cs + 2.0).astype(np.int64)
-            rep = np.repeat(ids[small], width)
+            rep = np.repeat(fid[small], width)
             start = np.repeat(np.cumsum(width) - width, width)
             a = (np.arange(rep.size) - start).astype(float)
             e_list.append(np.stack((a, a + 1.0), 1))
             id_list.append(rep)
         large = ~small
         if np.any(large):
-            rid, z_lo, z_hi = self._templates(c[large], ids[large])
+            rid, z_lo, z_hi = self._templates(c[large], fid[large])
             cl = self.ent_c[rid]
             m1 = cl + 1.0
             mean = m1 * self.s
@@ -1262,7 +1371,7 @@ class RenyiDirection:
         """``(log upper, log lower)`` of ``K - 1`` per entry and order: stored for entries
         summed term by term, the sum over its cells otherwise."""
         if self.cell_ent.size == 0:
-            return self.ent_up, self.ent_lo
+            return self._envelope(self.ent_up, self.ent_lo)
         self._sort_cells()
         starts = np.flatnonzero(np.diff(self.cell_ent, prepend=-1))
         count = np.diff(np.append(starts, self.cell_ent.size))
@@ -1273,7 +1382,27 @@ class RenyiDirection:
         ids = self.cell_ent[starts]
         up[ids] = _segment_logsumexp(self.cell_up, starts) + np.log1p(margin)[:, None]
         lo[ids] = _segment_logsumexp(self.cell_lo, starts) + np.log1p(-margin)[:, None]
-        return up, lo
+        return self._envelope(up, lo)
+
+    def _envelope(self, up: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Pairs without a silent first user (``p0 = 0``, every entry at ``lam = 1``): ``K`` is
+        non-increasing in ``c`` (FMT21 Lemma F.2), so an upper bound at ``c'`` bounds every
+        ``c >= c'`` and a lower bound at ``c''`` every ``c <= c''``. Each entry takes the best
+        bound of the entries on the correct side; entries not evaluated at an order (``+inf``,
+        ``-inf``) get their neighbours' bounds there."""
+        if not self.envelope or up.shape[0] < 2:
+            return up, lo
+        order = self._c_order()
+        up_s = np.minimum.accumulate(np.where(np.isnan(up), np.inf, up)[order], axis=0)
+        lo_s = np.maximum.accumulate(np.where(np.isnan(lo), -np.inf, lo)[order][::-1], axis=0)[::-1]
+        out_up, out_lo = np.empty_like(up), np.empty_like(lo)
+        out_up[order], out_lo[order] = up_s, lo_s
+        return out_up, out_lo
+
+    def _c_order(self) -> np.ndarray:
+        if self._c_sorted is None or self._c_sorted.size != self.ent_c.size:
+            self._c_sorted = np.argsort(self.ent_c, kind="stable")
+        return self._c_sorted
 
     # -- blocks -----------------------------------------------------------------------
     def _log_block_mass(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1322,7 +1451,9 @@ class RenyiDirection:
         empty = b < a
         return np.where(empty, -np.inf, up), np.where(empty, -np.inf, lo_)
 
-    def _add_blocks(self, lo: np.ndarray, hi: np.ndarray) -> None:
+    def _add_blocks(self, lo: np.ndarray, hi: np.ndarray, need: np.ndarray | None = None) -> None:
+        """Add the blocks of totals ``[lo, hi]``; their corner entries are evaluated at the orders
+        ``need`` (rows per block; ``None``: all)."""
         lw_up, lw_lo = self._log_block_mass(lo, hi)
         # Corners (monotone ends): upper at the smallest c with the largest lam, lower at the
         # opposite corner. With p0 = 0 (lam = 1) the lower corner of a wider block is taken
@@ -1336,7 +1467,8 @@ class RenyiDirection:
         else:
             c_lo = np.maximum(hi, 1.0) - 1.0
             lam_lo = self.dir.lam(np.maximum(lo, 1.0))
-        ids = self._entry_ids(np.concatenate((c_up, c_lo)), np.concatenate((lam_up, lam_lo)))
+        ids = self._entry_ids(np.concatenate((c_up, c_lo)), np.concatenate((lam_up, lam_lo)),
+                              None if need is None else np.concatenate((need, need)))
         nb = lo.size
         self.lo = np.concatenate((self.lo, lo))
         self.hi = np.concatenate((self.hi, hi))
@@ -1379,6 +1511,8 @@ class RenyiDirection:
         self.ent_c = self.ent_u = self.ent_v = np.zeros(0)
         self.ent_up = self.ent_lo = np.zeros((0, na))
         self.ent_exact = np.zeros(0, dtype=bool)
+        self.ent_done = np.zeros((0, na), dtype=bool)
+        self._c_sorted = None
         self.cell_ent = np.zeros(0, dtype=np.int64)
         self.cell_e = np.zeros((0, 2))
         self.cell_up = self.cell_lo = np.zeros((0, na))
@@ -1434,12 +1568,20 @@ class RenyiDirection:
             if _DEBUG:
                 print("round", nb, self.cell_ent.size, rel_gap.max(), outer_total.max(), inner_total.max())
             refined = False
+            need = None
+            if self.envelope:
+                need, filled = self._plan_orders(lw_up, e_up, iu, il, counted, budget, live)
+                refined |= filled
             if self.cell_ent.size and np.max(inner_total) > 0.4:
                 refined |= self._refine_inner(live, ref, 0.3)
             splittable = hi > lo
             if np.max(outer_total) > 0.4 and np.any(splittable):
                 score = np.max(np.where(splittable[:, None], outer, 0.0), axis=1)
-                refined |= self._refine_outer(score, 0.3)
+                if need is not None:
+                    # a block is refined at least at the order that scores it highest
+                    top = np.flatnonzero(live)[np.argmax(np.where(splittable[:, None], outer, 0.0), axis=1)]
+                    need[np.arange(nb), top] = True
+                refined |= self._refine_outer(score, 0.3, need)
             if not refined and np.any(splittable):  # last resort: split by the upper bounds
                 with np.errstate(invalid="ignore", over="ignore"):
                     outer = np.exp(lw_up[:, None] + e_up[iu][:, live] - ref) - np.exp(lw_up[:, None] + e_up[il][:, live] - ref)
@@ -1455,7 +1597,40 @@ class RenyiDirection:
             return 0
         return int(np.max(np.bincount(self.cell_ent)))
 
-    def _refine_outer(self, score: np.ndarray, target: float) -> bool:
+    def _plan_orders(self, lw_up: np.ndarray, e_up: np.ndarray, iu: np.ndarray, il: np.ndarray, counted: np.ndarray,
+                     budget: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, bool]:
+        """Entries evaluated per order (``envelope`` pairs). Returns the orders (blocks x orders)
+        at which the corners of a block are to be evaluated when it is split: the live orders
+        except those where the block is among the smallest shares of the order's upper bound,
+        together at most :data:`_NEGLIGIBLE` of its budget (a split block's parts, bounded from the
+        monotone envelope at those orders, contribute at most what the block did). Evaluates the
+        entries that blocks use at orders they were not evaluated at, where those blocks' shares
+        exceed ``0.3`` of the budget (so they may decide the order's convergence); returns whether
+        it did."""
+        nb, na = lw_up.size, self.alpha.size
+        with np.errstate(over="ignore", invalid="ignore"):
+            share = np.exp(lw_up[:, None] + e_up[iu] - budget[None, :])
+        share = np.where(counted, np.nan_to_num(share, nan=np.inf, posinf=np.inf), 0.0)
+        rank = np.argsort(share, axis=0)
+        cum = np.cumsum(np.take_along_axis(share, rank, axis=0), axis=0)
+        small = np.zeros((nb, na), dtype=bool)
+        np.put_along_axis(small, rank, cum <= _NEGLIGIBLE, axis=0)
+        need = ~small & live[None, :]
+        filled = False
+        todo = np.zeros((self.ent_c.size, na), dtype=bool)
+        for ix in (iu, il):
+            miss = ~self.ent_done[ix] & live[None, :]
+            if np.any(miss):
+                heavy = miss & (np.sum(np.where(miss, share, 0.0), axis=0) > 0.3)[None, :]
+                if np.any(heavy):
+                    np.logical_or.at(todo, ix, heavy)
+        rows = np.flatnonzero(np.any(todo, axis=1))
+        if rows.size:
+            self._evaluate_entries(rows, todo[rows])
+            filled = True
+        return need, filled
+
+    def _refine_outer(self, score: np.ndarray, target: float, need: np.ndarray | None = None) -> bool:
         """Split the blocks with the largest scores (each block's gap in units of the divergence's
         budget, the largest over the orders) until the others' total is at most ``target``.
 
@@ -1494,7 +1669,7 @@ class RenyiDirection:
         rest[chosen] = False
         for name in ("lo", "hi", "lw_up", "lw_lo", "iu", "il"):
             setattr(self, name, getattr(self, name)[rest])
-        self._add_blocks(c_lo[keep], c_hi[keep])
+        self._add_blocks(c_lo[keep], c_hi[keep], None if need is None else need[chosen][rep][keep])
         return True
 
     def _refine_inner(self, live: np.ndarray, ref: np.ndarray, target: float) -> bool:
