@@ -418,17 +418,16 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarra
         lo_up, hi_dn = int(i0.min()), int(i0.max())
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             # upward: P(j) = P(j-1) j (1-ρ) / (j - k); downward: P(j) = P(j+1) (j+1-k)/((j+1)(1-ρ))
-            up = np.ones((gs.size, width))
-            if lo_up < width - 1:
-                c_, j_ = col[:, lo_up:], j[:, lo_up:]
-                up[:, lo_up:] = np.cumprod(np.where((c_ > i0) & inside[:, lo_up:], j_ * (1.0 - rho) / (j_ - kk), 1.0),
-                                           axis=1)
-            dn = np.ones((gs.size, width))
-            if hi_dn > 0:
-                c_, j_ = col[:, :hi_dn + 1], j[:, :hi_dn + 1]
-                dn[:, :hi_dn + 1] = np.cumprod(np.where(c_ < i0, (j_ + 1.0 - kk) / ((j_ + 1.0) * (1.0 - rho)), 1.0)[:, ::-1],
-                                               axis=1)[:, ::-1]
-        rel_p = np.where(col >= i0, up, dn)
+            c_, j_ = col[:, lo_up:], j[:, lo_up:]
+            U = np.cumprod(np.where((c_ > i0) & inside[:, lo_up:], j_ * (1.0 - rho) / (j_ - kk), 1.0), axis=1)
+            c_, j_ = col[:, :hi_dn + 1], j[:, :hi_dn + 1]
+            D = np.cumprod(np.where(c_ < i0, (j_ + 1.0 - kk) / ((j_ + 1.0) * (1.0 - rho)), 1.0)[:, ::-1], axis=1)[:, ::-1]
+        # each column from the upward walk where it is at or past the run's i0, else the downward
+        # one (left of the least i0 every run walks down, right of the largest every run walks up)
+        rel_p = np.empty((gs.size, width))
+        rel_p[:, :lo_up] = D[:, :lo_up]
+        rel_p[:, lo_up:hi_dn + 1] = np.where(col[:, lo_up:hi_dn + 1] >= i0, U[:, :hi_dn + 1 - lo_up], D[:, lo_up:])
+        rel_p[:, hi_dn + 1:] = U[:, hi_dn + 1 - lo_up:]
         P = np.where(inside, p0[gs][:, None] * rel_p, 0.0)
         # cdf side: P[Bin(j) <= k] = anchor + ρ Σ_{i=j}^{hi-1} P(i); sf side: anchor + ρ Σ_{i=lo}^{j-1} P(i)
         if cdf_side:
