@@ -382,11 +382,11 @@ def _cut(c: np.ndarray, v: np.ndarray | float, du: np.ndarray | float, coef_b: n
 
 
 def _kernel_upper_tail(
-    c: np.ndarray, u: np.ndarray | float, v: np.ndarray | float, s: float, eps: np.ndarray | np.floating, rel: float,
+    c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, eps: np.ndarray, rel: float,
     cache: _CutCache | None = None, uv_err: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`kernel_hockey_stick` for ``u > v`` (ratio increasing in ``a``); ``u``, ``v`` and
-    ``eps`` may be scalars (one pair and one eps for all ``c``)."""
+    """:func:`kernel_hockey_stick` for ``u > v`` (ratio increasing in ``a``), arrays of equal
+    shape; ``cache`` keeps the Boost values at the cuts (:class:`_CutCache`)."""
     gm1 = np.expm1(eps)  # g - 1, accurate for small eps
     du = u - v
     coef_b = du - gm1 * v  # u - g v
@@ -394,18 +394,13 @@ def _kernel_upper_tail(
     live = coef_b > 0.0  # otherwise u/v <= g and the divergence is 0 ...
     # ... unless the exact u, v (within uv_err) have u > g v: then at most 2 uv_err (1 + g) (as in
     # _CutState.kernel)
-    err = np.zeros(c.shape) if not uv_err else np.where(coef_b > -_edge(uv_err, gm1), _edge(uv_err, gm1), 0.0) + out
+    err = np.zeros(c.shape) if not uv_err else np.where(coef_b > -_edge(uv_err, gm1), _edge(uv_err, gm1), 0.0)
     if not np.any(live):
         return out, err
-    scalar = np.ndim(coef_b) == 0
-    if not scalar:
-        u, v, du, gm1 = np.asarray(u), np.asarray(v), np.asarray(du), np.asarray(gm1)
-        c, u, v, du, coef_b, gm1 = c[live], u[live], v[live], du[live], coef_b[live], gm1[live]
+    c, u, v, du, coef_b, gm1 = c[live], u[live], v[live], du[live], coef_b[live], gm1[live]
     k = _cut(c, v, du, coef_b, gm1, s)
     terms = _cut_terms(k, c, s, rel, cache)
     value, e = _combine(terms, k, c, u, v, s, du, coef_b, gm1, uv_err)
-    if scalar:
-        return np.maximum(value, 0.0), e + np.zeros(c.shape)
     out[live] = np.maximum(value, 0.0)
     err[live] = e
     return out, err
