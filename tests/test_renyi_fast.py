@@ -348,3 +348,33 @@ def test_exact_kernels_mixed_batch_few_orders_brute_force() -> None:
             exact = float(_kernel_excess_mp(mi, ui, vi, si, float(a)))
             assert lo[i, j] <= exact <= up[i, j], (mi, ui, a, lo[i, j], exact, up[i, j])
             assert up[i, j] - lo[i, j] <= 1e-6 * max(1.0, abs(exact))
+
+
+@pytest.mark.parametrize(("eps0", "n"), [(1.0, 2 * 10**4), (3.0, 10**5)])
+@pytest.mark.parametrize("mirrored", [False, True])
+def test_cell_path_with_geometric_tail_cuts_meets_exact_path(eps0: float, n: int, mirrored: bool) -> None:
+    """Cells only (``exact_window = 0``; wide tail cells cut at 2 .. 64 standard deviations from their
+    end facing the mean: the large orders' sums lie far above the mean of ``a``, or far below it
+    in the mirrored direction) against the term-by-term path: both converge, brackets intersect,
+    and every entry's cells tile its support."""
+    orders = np.array([2.0, 64.0, 1024.0])
+    pair = pair_for("clones", eps0, n).pair
+    if mirrored:
+        pair = pair.mirrored()
+    d = R.RenyiDirection(pair, exact_window=0)
+    cells = d.bounds(orders, 1e-3)
+    exact = R.RenyiDirection(pair).bounds(orders, 1e-3)
+    assert cells[2] and exact[2]
+    assert np.all(cells[1] <= exact[0] + 1e-12) and np.all(exact[1] <= cells[0] + 1e-12)
+    d._sort_cells()
+    far = 0
+    for e in np.unique(d.cell_ent):  # each entry's cells tile a = 0 .. c + 1 exactly once
+        edges = d.cell_e[d.cell_ent == e]
+        edges = edges[np.argsort(edges[:, 0])]
+        assert edges[0, 0] == 0.0 and edges[-1, 1] == d.ent_c[e] + 2.0
+        assert np.all(edges[1:, 0] == edges[:-1, 1])
+        m1 = d.ent_c[e] + 1.0
+        sd = math.sqrt(m1 * d.s * (1.0 - d.s))
+        inner = edges[1:, 0]
+        far += int(np.any(np.abs(inner - m1 * d.s) > 20.0 * sd))
+    assert far  # cuts far out in the tails (the large orders' tilted sums)

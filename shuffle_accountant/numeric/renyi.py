@@ -103,6 +103,9 @@ _SPLIT_SLACK = 2.0
 #: Per order, the blocks with the smallest shares of its upper bound, together at most this
 #: fraction of its budget, get no new entries evaluated at it (see ``RenyiDirection._plan_orders``).
 _NEGLIGIBLE = 0.02
+#: Wide tail cells are cut at these distances (standard deviations of ``a``) from their end facing
+#: the mean (the large orders' tilted sums lie tens of them out: one round reaches them).
+_CELL_STEPS = np.array([2.0, 4.0, 8.0, 16.0, 32.0, 64.0])
 #: Cells evaluated per batch (keeps the per-order temporaries small).
 _CELL_BATCH = 1024
 
@@ -1695,7 +1698,7 @@ class RenyiDirection:
         count = int(np.searchsorted(cum, cum[-1] - target)) + 1
         chosen = order[:count]
         chosen = chosen[score[chosen] > 0]
-        if chosen.size == 0 or self.cell_ent.size + 3 * chosen.size > _MAX_CELLS:
+        if chosen.size == 0 or self.cell_ent.size + _CELL_STEPS.size * chosen.size > _MAX_CELLS:
             return False  # stop: the upper bound stays certified
         a, b = e1[chosen], e2[chosen]
         ent = self.cell_ent[chosen]
@@ -1704,8 +1707,9 @@ class RenyiDirection:
         mean = m1 * self.s
         sd = np.sqrt(np.maximum(m1 * self.s * (1.0 - self.s), 1.0))
         w = b - a
-        quart = a[:, None] + w[:, None] * (np.arange(1, 4)[None, :] / 4.0)
-        steps = np.array([2.0, 4.0, 8.0])[None, :] * sd[:, None]
+        # (quarters padded with repeats: the empty parts are dropped below)
+        quart = a[:, None] + w[:, None] * (np.minimum(np.arange(1, _CELL_STEPS.size + 1), 3)[None, :] / 4.0)
+        steps = _CELL_STEPS[None, :] * sd[:, None]
         # wide tail cells: geometric cuts from the end nearer the mean (as the z-grid did)
         cuts = np.where((w > 16.0 * sd)[:, None] & (b <= mean)[:, None], b[:, None] - steps,
                         np.where((w > 16.0 * sd)[:, None] & (a >= mean)[:, None], a[:, None] + steps, quart))
@@ -1713,7 +1717,7 @@ class RenyiDirection:
         cuts = np.clip(cuts, a[:, None], b[:, None])
         pts = np.sort(np.concatenate((a[:, None], cuts, b[:, None]), axis=1), axis=1)
         lo_e, hi_e = pts[:, :-1].ravel(), pts[:, 1:].ravel()
-        rid = np.repeat(ent, 4)
+        rid = np.repeat(ent, _CELL_STEPS.size + 1)
         keep = hi_e > lo_e
         rest = np.ones(self.cell_ent.size, dtype=bool)
         rest[chosen] = False
