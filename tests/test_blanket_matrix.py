@@ -548,3 +548,82 @@ def test_pruned_maximum_equals_maximum_over_all_pairs(inputs, outputs, seed, n):
             b = pr.bounds(eps, 1e-3)
             assert b.upper >= lo * (1 - 1e-12) and b.lower <= hi * (1 + 1e-12), (f, b, lo, hi)
             assert b.upper - b.lower <= 1e-3 * b.lower * (1 + 1e-9) or not b.converged
+
+
+# ---------------------------------------------------------------------------------------
+# Lattice pieces: block rounding, bounds on the sums of |p|, block sizes without remainder.
+# ---------------------------------------------------------------------------------------
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(-50, 50), st.integers(1, 60), st.integers(2, 9), st.floats(0.01, 2.0), st.floats(0.0, 3.0),
+       st.integers(0, 2**31))
+def test_round_blocks_against_entrywise_rounding(lo1, length, L, h, theta, seed):
+    """The row layout of the block rounding equals the rounding done entry by entry (each fine
+    point split to its two coarse neighbours with the tilted mean-preserving weights)."""
+    rng = np.random.default_rng(seed)
+    py, qy = rng.random(length), rng.normal(size=length)
+    pz, qz, zlo = bm._round_blocks(py, qy, lo1, L, h, theta)
+    want_p: dict[int, float] = {}
+    want_q: dict[int, float] = {}
+    for i in range(length):
+        s = lo1 + i
+        zc, rem = divmod(s, L)
+        f = min(rem / L * (1 + 4 * 2.0**-53), 1.0) if rem else 0.0
+        for z, wgt, step in ((zc, (1 - f) * math.exp(-theta * rem * h), -rem * h),
+                             (zc + 1, f * math.exp(theta * (L - rem) * h), (L - rem) * h)):
+            want_p[z] = want_p.get(z, 0.0) + py[i] * wgt
+            want_q[z] = want_q.get(z, 0.0) + wgt * (qy[i] + py[i] * step)
+    scale = float(np.sum(np.abs(py) + np.abs(qy))) * math.exp(theta * L * h) * (1 + L * h)
+    for z in range(zlo, zlo + len(pz)):
+        assert abs(pz[z - zlo] - want_p.get(z, 0.0)) <= 1e-13 * scale
+        assert abs(qz[z - zlo] - want_q.get(z, 0.0)) <= 1e-13 * scale
+    assert all(zlo <= z < zlo + len(pz) for z, v in want_p.items() if v != 0.0)
+    pz2, qz2, zlo2 = bm._round_blocks(py, None, lo1, L, h, theta)
+    assert zlo2 == zlo and np.array_equal(pz2, pz) and not np.any(qz2)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(5, 400), st.floats(1e-3, 3.0), st.floats(0.05, 2.0), st.integers(0, 2**31))
+def test_abs_sums_bound_dominates_the_sums_of_abs(size, lam, H, seed):
+    """The bounds on the discounted sums of |p| (used for the rounding charge of the functionals)
+    are above the exact sums (exact rationals) for a law with negative rounding noise."""
+    rng = np.random.default_rng(seed)
+    p = rng.random(size) * np.exp(-rng.uniform(0, 30, size))
+    noise = rng.random(size) < 0.3
+    p[noise] = -rng.random(int(noise.sum())) * 1e-18
+    a = math.exp(-lam)
+    rev = slice(None, None, -1)
+    xa = bm._decayed_cumsum(p[rev], lam)
+    xb = bm._decayed_cumsum(np.concatenate(([0.0], a * H * xa[:-1])), lam)
+    cum_a, cum_b = xa[rev], xb[rev]
+    theta = lam / H
+    rnd_n = 4 * (size + bm.DECAY_EXTRA) * 2.0**-53
+    abs_a, abs_b = bm._abs_sums_bound(cum_a, cum_b, p, rnd_n, 0.0, 1.0 / (math.e * theta))
+    fa = Fraction(a)
+    pf = [abs(Fraction(float(x))) for x in p]
+    for i in range(0, size, max(1, size // 17)):
+        ea = sum(pf[t] * fa ** (t - i) for t in range(i, size))
+        eb = sum(pf[t] * fa ** (t - i) * (t - i) * Fraction(H) for t in range(i, size))
+        assert Fraction(float(abs_a[i])) >= ea and Fraction(float(abs_b[i])) >= eb, i
+
+
+def test_block_sizes_without_remainder_and_with_remainder_agree():
+    """A round n gets a block size that divides it (no remainder block); forcing a power-of-two
+    block size with a remainder at the same steps brackets the same value, and so does n + 1."""
+    assert bm._smooth_divisors(10**6)[:6] == [1, 2, 4, 5, 8, 10] and bm._smooth_divisors(7919) == [1]
+    rand = OUE(20, 1.0)
+    eps = 0.0024
+    pair = BlanketProfile(rand, 10**6).pairs[0]
+    cf = bm.coefficients(pair.structure, eps)
+    plan = pair._plan(cf, 1e-4, 1.0)
+    assert plan.b > 1 and 10**6 % plan.b == 0
+    lat = bm._Lattice(cf, 10**6)
+    a = lat.evaluate(plan)
+    b2 = 1 << (plan.b.bit_length() - 1)
+    assert 10**6 % b2
+    b = lat.evaluate(bm._Plan(plan.h, b2, plan.L, plan.window))
+    assert a.lower <= b.upper and b.lower <= a.upper, (a, b)
+    assert a.upper - a.lower <= 1.5e-4 * a.lower and b.upper - b.lower <= 1.5e-4 * b.lower
+    odd = BlanketProfile(rand, 10**6 + 1).bounds(eps, 1e-4)
+    assert odd.lower <= a.upper * (1 + 1e-4) and odd.upper >= a.lower * (1 - 1e-4)

@@ -124,10 +124,18 @@ carries a floating-point error bound; nothing is truncated.
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
 ``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) and refined until the bracket
 is within ``rtol``, refinement stops paying, or an FFT would exceed :data:`MAX_FFT` points; the
-bracket is certified in every case (``converged`` says whether ``rtol`` was met).
+bracket is certified in every case (``converged`` says whether ``rtol`` was met). Block sizes
+``b`` are powers of two or divisors of ``n`` of the form ``2^i 3^j 5^k`` (then there is no
+remainder block: one block law and one law ``T`` instead of two each); the level-2 window is
+sized for the target (:func:`_window_sd`; the mass outside any window is charged). The
+functionals only sum the part of the window they read, and bound the sums of ``|p|`` and of
+the ones vector (error weights) in closed form instead of summing them
+(:func:`_abs_sums_bound`).
 
 Several ordered pairs (a matrix randomizer) are combined by a maximum with certified pruning
-(:meth:`BlanketProfile._max_over_pairs`).
+(:meth:`BlanketProfile._max_over_pairs`): a Berry-Esseen upper bound without a lattice
+(:func:`_log_be_upper`), brackets of earlier calls moved to nearby ``eps`` (:func:`_log_drift`),
+the most promising pair at ``rtol`` first and upper ends only for the others.
 """
 
 from __future__ import annotations
@@ -153,7 +161,8 @@ MAX_FFT = 2**22
 #: relative width (per user) below which the lattice is not refined: the FFT round-off
 #: accounting costs about ``n * 1e-13`` of relative width (module docstring, item 5)
 FLOAT_FLOOR = 1e-13
-#: window half-width, in standard deviations of the tilted law, of the final (level-2) laws
+#: largest window half-width, in standard deviations of the tilted law, of the final (level-2)
+#: laws; a plan for a coarser ``rtol`` takes less (:func:`_window_sd`)
 WINDOW_SD = 9.0
 #: the same for the block laws of level 1, whose window length multiplies their FFT error
 LEVEL1_SD = 7.5
@@ -461,6 +470,63 @@ def _place(values: np.ndarray, start: int, size: int) -> np.ndarray:
     return out
 
 
+def _round_blocks(py: np.ndarray, qy: np.ndarray | None, lo1: int, L: int, h: float,
+                  theta: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """The tilted mean-preserving rounding of a block law to the coarse grid (module docstring,
+    item 4): ``py[i]`` (fine position ``s = lo1 + i``, ``s = zc L + rem``) goes to coarse points
+    ``zc`` and ``zc + 1`` with weights ``(1 - f) e^{-theta rem h}`` and ``f e^{theta (L - rem) h}``,
+    ``f = rem / L`` nudged up; the coupling moments ``qy`` (``None``: not needed, zeros returned)
+    go with the same weights plus ``py`` times the rounding step. Returns ``(pz, qz, zlo)``, coarse
+    point ``zlo + j`` at index ``j``.
+
+    The weights depend on ``s`` only through ``rem``: the law is laid out as rows of ``L`` fine
+    points (row ``j``: coarse point ``zlo + j``) and rounded by matrix-vector products; each
+    coarse point sums the same at most ``2 L`` products as term by term (the rounding charge of
+    :meth:`_Lattice.evaluate`, ``(L + 8) u``, holds in any order of summation)."""
+    length = len(py)
+    zlo = lo1 // L
+    off = lo1 - zlo * L
+    rows = -(-(off + length) // L)
+    rem = np.arange(L, dtype=np.int64)
+    frac = np.where(rem > 0, np.minimum(rem / L * (1 + 4 * _U), 1.0), 0.0)
+    dlo = (-rem) * h  # <= 0
+    dhi = (L - rem) * h  # > 0
+    wl = (1.0 - frac) * np.exp(theta * dlo)
+    wh = frac * np.exp(theta * dhi)
+
+    def as_rows(x: np.ndarray) -> np.ndarray:
+        m = np.zeros(rows * L)
+        m[off:off + length] = x
+        return m.reshape(rows, L)
+
+    py_r = as_rows(py)
+    pz = np.zeros(rows + 1)
+    pz[:-1] += py_r @ wl
+    pz[1:] += py_r @ wh
+    qz = np.zeros(rows + 1)
+    if qy is not None:
+        qy_r = as_rows(qy)
+        qz[:-1] += qy_r @ wl + py_r @ (wl * dlo)
+        qz[1:] += qy_r @ wh + py_r @ (wh * dhi)
+    return pz, qz, zlo
+
+
+def _abs_sums_bound(cum_a: np.ndarray, cum_b: np.ndarray, p: np.ndarray, rnd_n: float, drop: float,
+                    wmax_g: float) -> tuple[np.ndarray, np.ndarray]:
+    """Upper bounds on the discounted sums of ``|p|`` (:meth:`_Lattice._functionals`: ``A(i) =
+    sum_{t >= i} |p(t)| a^{t-i}``, ``B(i) = sum_{t >= i} |p(t)| a^{t-i} (t-i) H``) from the computed
+    sums ``cum_a, cum_b`` of ``p``, without two more passes: ``|p| = p + 2 p_-`` (``p_-`` the
+    negative part: rounding noise of a law that is >= 0), ``a^k <= 1`` and ``k H a^k <= 1/(e
+    theta) = wmax_g``, and the computed sums of ``p`` are within ``rnd_n`` (relative to the sums
+    of ``|p|``) plus ``drop`` of the exact ones, so with ``N = sum p_-``
+
+        A <= (cum_a + 2 N + drop) / (1 - rnd_n),   B <= (cum_b + 2 N wmax_g + drop) / (1 - rnd_n)."""
+    neg = float(np.sum(np.maximum(-p, 0.0))) * (1.0 + _sum_rel(len(p)))
+    guard = (1.0 + 2.0 * rnd_n) * (1.0 + 8 * _U)
+    return (np.maximum(cum_a + (2.0 * neg + drop), 0.0) * guard,
+            np.maximum(cum_b + (2.0 * neg * wmax_g + drop), 0.0) * guard)
+
+
 def _window(circ: np.ndarray, start: int, length: int) -> np.ndarray:
     """Entries ``start .. start + length - 1`` (positions modulo the circle)."""
     return circ[np.mod(np.arange(start, start + length), len(circ))]
@@ -481,14 +547,26 @@ def _chernoff(log_mgf, upper: float, lower: float, scale: float) -> tuple[float,
     return float(np.exp(min(hi + slack, 700.0))), float(np.exp(min(lo + slack, 700.0)))
 
 
+def _window_sd(rtol: float) -> float:
+    """Half-width (in tilted standard deviations) of the level-2 window for a target relative
+    width ``rtol``. The mass outside the window (Chernoff-bounded, ``<= e^{-c^2/2}``-like for a
+    near-normal tilted law) moves the functionals by at most that mass times ``1/(e theta)``, a
+    few times the value itself: ``c = sqrt(2 log(1e3 / rtol)) + 0.75`` keeps it near ``1e-3
+    rtol`` (6.0 sd at ``rtol = 1e-3``, 7.0 at ``3e-6``, at most :data:`WINDOW_SD`). Any window is
+    sound (the outside mass is charged whatever it is); this only sizes the FFT."""
+    return min(WINDOW_SD, math.sqrt(2.0 * math.log(1e3 / min(rtol, 0.5))) + 0.75)
+
+
 @dataclass
 class _Plan:
     """Lattice geometry: fine step ``h`` (per-user rounding), ``b`` users per block and coarse
-    step ``L h`` for the block sums (``b = 1``: single level, no block rounding)."""
+    step ``L h`` for the block sums (``b = 1``: single level, no block rounding); ``window``
+    the level-2 window's half-width in standard deviations."""
 
     h: float
     b: int
     L: int
+    window: float = WINDOW_SD
 
 
 @dataclass
@@ -527,7 +605,7 @@ class _Lattice:
         self.cf = cf
         self.n = n
 
-    def evaluate(self, plan: _Plan, window_sd: float = WINDOW_SD, need_lower: bool = True) -> _LatticeResult:
+    def evaluate(self, plan: _Plan, window_sd: float | None = None, need_lower: bool = True) -> _LatticeResult:
         """Certified bracket for this geometry (``need_lower=False``: upper end only, the lower
         end returned as 0 -- about half the work, used to set pairs aside)."""
         cf, n = self.cf, self.n
@@ -674,19 +752,7 @@ class _Lattice:
                 eps_qy = (_window_l1(length, e_qy, r_qy, l2_qy) if need_lower else 0.0) + 2.0 * (qa + qb)
                 # the P_Y inside Q_Z is the exact law: add the entrywise error of v, in 1-norm
                 eps_y_q = eps_y + math.expm1(cnt * math.log1p(eta_v)) * (float(np.sum(np.abs(py))) + eps_y)
-                # block rounding to the coarse grid (mean-preserving, nudged up)
-                s_pos = np.arange(lo1, hi1 + 1, dtype=np.int64)
-                zc = np.floor_divide(s_pos, L)
-                rem = s_pos - zc * L
-                frac = np.where(rem > 0, np.minimum(rem / L * (1 + 4 * _U), 1.0), 0.0)
-                dlo = (zc * L - s_pos) * h  # <= 0
-                dhi = ((zc + 1) * L - s_pos) * h  # > 0
-                wl = (1.0 - frac) * np.exp(theta * dlo)
-                wh = frac * np.exp(theta * dhi)
-                zlo = int(zc.min())
-                nz = int(zc.max()) - zlo + 2
-                pz_b = (np.bincount(zc - zlo, py * wl, nz) + np.bincount(zc - zlo + 1, py * wh, nz)).astype(float)
-                qz_b = np.bincount(zc - zlo, wl * (qy + py * dlo), nz) + np.bincount(zc - zlo + 1, wh * (qy + py * dhi), nz)
+                pz_b, qz_b, zlo = _round_blocks(py, qy if need_lower else None, lo1, L, h, theta)
                 grow = math.exp(theta * H) * (1 + 8 * _U)
                 rnd = (L + 8) * _U * grow * float(np.sum(np.abs(py)))
                 rndq = (L + 8) * _U * grow * float(np.sum(np.abs(qy) + np.abs(py) * H))
@@ -711,6 +777,8 @@ class _Lattice:
         mean_z = b * mean_v * h / H
         mu2 = (B - 1) * mean_z + (r * mean_v * h / H)
         sd2 = math.sqrt(max((B - 1) * var_z + r * var_v * h * h / (H * H), 1e-300))
+        if window_sd is None:
+            window_sd = plan.window
         t_lo = math.floor(mu2 - window_sd * sd2) - len(pz) - 2
         t_hi = math.ceil(mu2 + window_sd * sd2) + 2
         # supports of T_{-1} and T_B when every block law is exactly supported
@@ -754,10 +822,13 @@ class _Lattice:
             laws.append((c_tb, e_tb, lm_tb))
         sd2_real = sd2 * H
         funcs = []
-        for circ, e_p, lm in laws:
+        # the largest shift each law's functionals are asked at (Z of a full block: pz and qz;
+        # of the remainder: qzr)
+        z_tops = [z0 + max(len(pz), len(qz)) - 1, z0r + len(qzr) - 1]
+        for (circ, e_p, lm), z_top in zip(laws, z_tops):
             tail_hi, tail_lo = (0.0, 0.0) if bounded else _chernoff(lm, t_hi * H, t_lo * H, sd2_real)
             mass = float(np.exp(lm(np.zeros(1))[0]))  # bound on the total (tilted) mass
-            funcs.append(self._functionals(circ, t_lo, e_p, tail_hi + tail_lo, mass, theta, H))
+            funcs.append(self._functionals(circ, t_lo, e_p, tail_hi + tail_lo, mass, theta, H, z_top))
         # ---- assemble
         g_up, g_lo, _, _, g_sup, _ = funcs[0](np.arange(z0, z0 + len(pz)))
         u_up = (float(np.sum(np.where(pz >= 0.0, pz * g_up, pz * g_lo))) + eps_z * g_sup) * grow_n
@@ -790,17 +861,23 @@ class _Lattice:
         return _LatticeResult(min(lower, upper), upper, max(sizes), plan, float_part)
 
     @staticmethod
-    def _functionals(circ: np.ndarray, t_lo: int, e_p: float, tau: float, mass: float, theta: float, H: float):
+    def _functionals(circ: np.ndarray, t_lo: int, e_p: float, tau: float, mass: float, theta: float, H: float,
+                     z_top: int):
         """For a computed circular law ``circ`` (window ``t_lo ..``, entry error ``e_p``,
         mass outside the window ``<= tau``, total mass ``<= mass``) return a function of integer
-        shifts ``z`` giving certified bounds on
+        shifts ``z <= z_top`` giving certified bounds on
 
             G(z) = sum_{t > -z} T(t) e^{-theta (t+z) H} (t+z) H,   Hf(z) = sum_{t > -z} T(t) e^{-theta (t+z) H},
 
         as ``(G_up, G_lo, Hf_up, Hf_lo, sup_z G, sup_z Hf)``. The weights are at most
         ``1/(e theta)`` and 1, so the mass outside the window (missing or aliased into it)
         moves each by at most ``tau`` times that."""
+        # only the sums from index ``1 - z_top - t_lo`` on are ever read (the reverse recursions
+        # run from the window's top end down), so the window below it is not summed
         size = len(circ)
+        skip = int(min(max(1 - z_top - t_lo, 0), size - 1))
+        t_lo += skip
+        size -= skip
         p = _window(circ, t_lo, size)
         # Discounted reverse sums, never forming e^{-theta t H} itself (it can overflow):
         #   A(i) = sum_{t >= i} p(t) a^{t-i},  B(i) = sum_{t >= i} p(t) a^{t-i} (t-i) H,  a = e^{-theta H},
@@ -815,12 +892,22 @@ class _Lattice:
             return xa[rev], xb[rev]
 
         cum_a, cum_b = discounted(p)
-        abs_a, abs_b = discounted(np.abs(p))
-        w0, w1 = discounted(np.ones(size))
         wmax_g = 1.0 / (math.e * theta)
         rnd_n = 4 * (size + DECAY_EXTRA) * _U
+        # (DECAY_ABS: the carries _decayed_cumsum drops, below 1e-250 of the 1-norm of its input;
+        # the inputs' 1-norms are at most those of p and of the ones vector times H/(1-a))
+        drop = DECAY_ABS * (size + H * size / (1.0 - a)) * (1.0 + mass + float(np.sum(np.abs(p))))
+        # the same sums of |p| (for the rounding bound) bounded from those of p
+        abs_a, abs_b = _abs_sums_bound(cum_a, cum_b, p, rnd_n, drop, wmax_g)
+        # The sums of the ones vector (error weights only) by their closed-form upper bounds:
+        # sum_k a^k <= 1/(1-a), sum_k k H a^k <= H a/(1-a)^2 (1 - a = -expm1(-theta H)).
+        one_minus_a = -math.expm1(-theta * H)
+        w0 = np.full(size, (1.0 / one_minus_a) * (1.0 + 1e-12))
+        w1 = np.full(size, H * a / (one_minus_a * one_minus_a) * (1.0 + 1e-12))
 
         def at(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+            if len(z) and int(np.max(z)) > z_top:
+                raise ValueError("blanket lattice: functional asked beyond its planned shifts")
             first = 1 - np.asarray(z, dtype=np.int64)  # least t with t + z > 0
             idx = np.clip(first - t_lo, 0, size)
             gap = np.maximum(t_lo - first, 0).astype(float)  # window starts above `first`
@@ -838,9 +925,6 @@ class _Lattice:
             hf = a * va
             aa, ab = pick(abs_a, abs_b)
             o0, o1 = pick(w0, w1)
-            # (+ DECAY_ABS: the carries _decayed_cumsum drops, below 1e-250 of the 1-norm of its
-            # input; the inputs' 1-norms are at most those of p and of the ones vector times H/(1-a))
-            drop = DECAY_ABS * (size + H * size / (1.0 - a)) * (1.0 + mass + float(np.sum(np.abs(p))))
             # (x (1 + 1e-6): the weights o0, o1, aa, ab are themselves computed, relative error
             # below (2 size + 4000) u < 1e-9)
             e_g = (a * (e_p * (o1 + H * o0) + rnd_n * (ab + H * aa)) + drop * (1.0 + H)) * (1.0 + 1e-6)
@@ -913,6 +997,27 @@ def _decayed_cumsum(x: np.ndarray, lam: float) -> np.ndarray:
         carry[1:] += b * last[:-1]
         loc[1:] += np.exp(-lam * (j + 1.0))[None, :] * carry[:-1, None]
     return loc.ravel()[:n]
+
+
+_DIVISORS: dict[int, list[int]] = {}
+
+
+def _smooth_divisors(n: int) -> list[int]:
+    """The divisors of ``n`` of the form ``2^i 3^j 5^k`` (a few kept)."""
+    hit = _DIVISORS.get(n)
+    if hit is None:
+        powers = []
+        for q in (2, 3, 5):
+            e, m = 0, n
+            while m % q == 0:
+                m //= q
+                e += 1
+            powers.append([q**i for i in range(e + 1)])
+        hit = sorted(x * y * z for x in powers[0] for y in powers[1] for z in powers[2])
+        if len(_DIVISORS) >= 8:
+            _DIVISORS.clear()
+        _DIVISORS[n] = hit
+    return hit
 
 
 class _TooLarge(Exception):
@@ -1259,21 +1364,26 @@ class PairBlanket:
         def fine(share: float) -> float:
             return min(shrink * math.sqrt(share * rtol / (coef * n)), spread / 4.0)
 
+        wsd = _window_sd(rtol)
         h1 = fine(0.8)
-        best_cost = 2.0 * (2 * WINDOW_SD * sd + 3 * spread) / h1
-        best = _Plan(h1, 1, 1)
+        best_cost = 2.0 * (2 * wsd * sd + 3 * spread) / h1
+        best = _Plan(h1, 1, 1, wsd)
         h = fine(0.5)
-        b = 2
-        while 4 * b <= n:
+        # block sizes: powers of two, and the divisors of n of the form 2^i 3^j 5^k (no remainder
+        # block: level 1 has one block law instead of two, level 2 one law T instead of two,
+        # about half the work; the cost model counts that)
+        sizes = sorted(set([2 << i for i in range(max(0, (n // 4).bit_length() - 1))] + _smooth_divisors(n)))
+        for b in sizes:
+            if not 2 <= b <= n // 4:
+                continue
             big_h = shrink * math.sqrt(0.5 * rtol * b / (0.3 * n * theta * theta))
             L = int(big_h // h)
             if L >= 2:
-                n1 = (2 * WINDOW_SD * math.sqrt(b * var) + 3 * spread) / h
-                n2 = 2 * WINDOW_SD * sd / (L * h) + 2 * n1 / L
-                cost = 6.0 * n1 + 4.0 * n2
+                n1 = (2 * LEVEL1_SD * math.sqrt(b * var) + 3 * spread) / h
+                n2 = 2 * wsd * sd / (L * h) + 2 * n1 / L
+                cost = 6.0 * n1 + 4.0 * n2 if n % b else 3.5 * n1 + 2.5 * n2
                 if cost < best_cost:
-                    best_cost, best = cost, _Plan(h, b, L)
-            b *= 2
+                    best_cost, best = cost, _Plan(h, b, L, wsd)
         return best
 
     def _lattice(self, cf: _Coefficients, eps: float, rtol: float) -> DeltaBounds:
