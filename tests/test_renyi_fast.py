@@ -308,6 +308,8 @@ def test_entries_per_order_agree_with_every_order(method: str, eps0: float, n: i
     assert ok
     if n <= 10**4:
         assert not np.all(d.ent_done)
+    last = np.flatnonzero(d.ent_c == float(pair.n))  # the last block's lower corner: left unevaluated
+    assert last.size == 1 and not np.any(d.ent_done[last])
     full = R.RenyiDirection(pair)
     full.envelope = False
     f_up, f_lo, f_ok, _, _ = full.bounds(orders, rtol)

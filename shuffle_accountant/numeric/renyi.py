@@ -1454,9 +1454,10 @@ class RenyiDirection:
         empty = b < a
         return np.where(empty, -np.inf, up), np.where(empty, -np.inf, lo_)
 
-    def _add_blocks(self, lo: np.ndarray, hi: np.ndarray, need: np.ndarray | None = None) -> None:
+    def _add_blocks(self, lo: np.ndarray, hi: np.ndarray, need: np.ndarray | None = None,
+                    need_lo: np.ndarray | None = None) -> None:
         """Add the blocks of totals ``[lo, hi]``; their corner entries are evaluated at the orders
-        ``need`` (rows per block; ``None``: all)."""
+        ``need`` (rows per block; ``None``: all), the lower corners at ``need_lo`` if given."""
         lw_up, lw_lo = self._log_block_mass(lo, hi)
         # Corners (monotone ends): upper at the smallest c with the largest lam, lower at the
         # opposite corner. With p0 = 0 (lam = 1) the lower corner of a wider block is taken
@@ -1470,8 +1471,12 @@ class RenyiDirection:
         else:
             c_lo = np.maximum(hi, 1.0) - 1.0
             lam_lo = self.dir.lam(np.maximum(lo, 1.0))
-        ids = self._entry_ids(np.concatenate((c_up, c_lo)), np.concatenate((lam_up, lam_lo)),
-                              None if need is None else np.concatenate((need, need)))
+        if need_lo is not None:
+            need = np.ones(need_lo.shape, dtype=bool) if need is None else need
+            need_both = np.concatenate((need, need_lo))
+        else:
+            need_both = None if need is None else np.concatenate((need, need))
+        ids = self._entry_ids(np.concatenate((c_up, c_lo)), np.concatenate((lam_up, lam_lo)), need_both)
         nb = lo.size
         self.lo = np.concatenate((self.lo, lo))
         self.hi = np.concatenate((self.hi, hi))
@@ -1523,7 +1528,16 @@ class RenyiDirection:
         self.lo = self.hi = self.lw_up = self.lw_lo = np.zeros(0)
         self.iu = self.il = np.zeros(0, dtype=np.int64)
         edges = self._initial_edges()
-        self._add_blocks(edges[:-1], edges[1:] - 1.0)
+        lo0, hi0 = edges[:-1], edges[1:] - 1.0
+        need_lo = None
+        mu = self.N * self.p + 1.0
+        if self.envelope and lo0.size > 1 and lo0[-1] > mu + 8.0 * math.sqrt(max(self.N * self.p * (1.0 - self.p), 1.0)):
+            # the last block (beyond 8 sd of the clone count, mass < e^-32) keeps its upper corner;
+            # its lower corner (c = n, a kernel as wide as the population) is left unevaluated: the
+            # block's lower bound is 0 until a split of it needs more
+            need_lo = np.ones((lo0.size, na), dtype=bool)
+            need_lo[-1] = False
+        self._add_blocks(lo0, hi0, None, need_lo)
         tot_up = tot_lo = np.zeros(na)
         for _ in range(max_rounds):
             e_up, e_lo = self._entry_totals()
