@@ -1,0 +1,571 @@
+"""Certified privacy-blanket bound for randomizers whose likelihood ratios take two values.
+
+Spec: ``shared/spec/blanket.md`` §2, §4. Source: Balle, Bell, Gascón, Nissim, "The Privacy
+Blanket of the Shuffle Model", CRYPTO 2019 (arXiv 1903.02837), Section 3. This module evaluates
+the same quantity as :mod:`.blanket_matrix` (read its module docstring for the form of the bound)
+for one :class:`~shuffle_accountant.randomizers.PairStructure`, by a different route that is exact
+up to floating point where it applies.
+
+1. Separable structures (*derived*)
+-----------------------------------
+The bound is ``delta(eps) = (1/n) E[S_+]``, ``S = sum_j c_j N_j``, ``c_j = a_j - g b_j``,
+``g = e^eps``, ``(N_1..N_r, rest) ~ Multinomial(n; p_1..p_r, 1 - gamma)``. For unary encoding
+(SUE, OUE), optimized local hashing, Hadamard response and subset selection every class has
+``(a_j, b_j)`` in ``{(1,1), (E,1), (1,E), (E,E)}`` with one ``E = e^eps0``. With ``y1 = [a = E]``,
+``y2 = [b = E]``,
+
+    c(y1, y2) = (1 - g) + (E - 1) y1 - g (E - 1) y2                      (exactly),
+
+so with ``M`` blanket draws, ``A = #{y1 = 1}``, ``B = #{y2 = 1}``:
+``S = (1 - g) M + (E - 1)(A - g B) = (E - 1)(A - kappa)``, ``kappa = g B + M (g - 1)/(E - 1)``.
+
+2. Product part and remainder (*derived*)
+-----------------------------------------
+Write the per-user law as ``P(class y) = q_y + nu_y`` with ``q_y = gamma' alpha^{y1} (1 -
+alpha)^{1 - y1} beta^{y2} (1 - beta)^{1 - y2}`` (a *product* law on ``(y1, y2)`` of total mass
+``gamma'``) and ``nu_y >= 0``; a user is a "product draw" with probability ``gamma'``, a
+"remainder draw" of class ``y`` with probability ``nu_y``, else silent. Then ``S = S' + S''``
+(product draws, remainder draws), and ``(x + y)_+ <= x_+ + y_+``, ``(x + y)_+ >= x_+ - y_-``
+give
+
+    delta' - sum_y nu_y (c_y)_-  <=  delta  <=  delta' + sum_y nu_y (c_y)_+,    delta' = E[S'_+] / n.
+
+``alpha, beta`` are the blanket marginals of ``y1, y2`` and ``gamma'`` the largest scale with
+``q_y <= p_y (1 - rel_err)`` for every class (certified against the stored masses' error). SUE,
+OUE and OLH are product-form except for one output (the all-ones vector; the constant hash), so
+``sum nu`` is ``O(q^{k-2})`` / ``O(g^{1-k})`` plus the masses' rounding (about ``1e-14``
+absolute): :func:`applies` accepts a structure when the remainder is negligible
+(:data:`MAX_REMAINDER`). Hadamard response, subset selection and tiny domains are handled (the
+bracket stays certified) but loosely.
+
+3. Mixture over the number of blanket draws (*derived*)
+-------------------------------------------------------
+``Bin(n, gamma')(m) / n = gamma' Bin(n - 1, gamma')(m - 1) / m`` gives
+
+    delta' = gamma' sum_{m >= 1} Bin(n - 1, gamma')(m - 1) G(m),    G(m) = E[(S_m)_+] / m,
+
+``S_m`` the sum of ``m`` i.i.d. product draws. **G is non-increasing**: ``S_{m+1} / (m+1)`` is
+the average over ``i`` of ``S^{(-i)} / m`` (leave draw ``i`` out; each ``S^{(-i)}`` is distributed
+as ``S_m``), and ``x -> x_+`` is convex. So a block ``lo <= m <= hi`` of weight ``W`` contributes
+between ``W G(hi + 1)`` and ``W G(lo)``; single ``m`` are exact. Outside a window of ``m`` the
+upper end adds ``P[m < lo] G(1) + P[m > hi] G(hi + 1)``.
+
+4. One ``G(m)`` (*derived*)
+---------------------------
+Given ``m`` product draws ``A ~ Bin(m, alpha)`` and ``B ~ Bin(m, beta)`` are independent, so
+``E[(S_m)_+] = (E - 1) sum_b P[B = b] F(kappa_b)``, ``F(kappa) = E[(A - kappa)_+]``, in closed form
+without large cancellation (``A' ~ Bin(m - 1, alpha)``):
+
+- ``kappa >= m alpha``, ``k = ceil(kappa)``: ``F = (m alpha - k) P[A' >= k] + k (1 - alpha)
+  P[A' = k] + (k - kappa) P[A >= k]``, ``P[A >= k] = P[A' >= k] + alpha P[A' = k - 1]``
+  (the first two terms are ``E[(A - k)_+]``; they cancel only by a factor ``~ z^2`` at ``z``
+  standard deviations);
+- ``kappa < m alpha``, ``k = floor(kappa)``: ``F = (m alpha - kappa) + (k - m alpha) P[A' <= k - 1]
+  + (m - k) alpha P[A' = k - 1] + (kappa - k) P[A <= k]``, ``P[A <= k] = P[A' <= k - 1] +
+  (1 - alpha) P[A' = k]`` (``E[(A - kappa)_+] = m alpha - kappa + E[(kappa - A)_+]`` and the mirror
+  of the previous case).
+
+``F`` is convex, non-increasing and 1-Lipschitz in ``kappa``; ``kappa_b`` increases with ``b``.
+Outside a window of ``b``: ``b > b_hi`` contributes at most ``P[B > b_hi] F(kappa_{b_hi})``,
+``b < b_lo`` at most ``P[B < b_lo] (F(kappa_{b_lo}) + g b_lo)``.
+
+5. Floating point
+-----------------
+- coefficients: the true ``c_j`` differ from ``c(y1, y2)`` computed with the stored ``E`` and
+  ``g = exp(eps)`` by at most ``sigma = max_j (rel_err + 16 u)(a_j + g b_j)`` (as in
+  :func:`.blanket_matrix.coefficients`), so ``S`` lies within ``sigma M`` of the separable form:
+  ``kappa`` moves by at most ``m sigma / (E - 1)``; with the roundings of ``kappa`` itself
+  (``8 u (g b + m rho)``) this is ``d`` per cell, charged as ``d`` times the slope of ``F``
+  (``P[A >= k]``, or 1 where ``[kappa - d, kappa]`` meets an integer or ``kappa < m alpha``);
+- every Boost value carries its measured budget (:func:`.binomial.tail_error_budget`,
+  :func:`.binomial.pmf_error_budget`), every term of ``F`` its own error (no cancellation
+  assumed), sums ``(log2 N + 4) u`` of their absolute values, masses of ``m`` blocks the error
+  of :func:`.binomial.interval_mass`;
+- the laws of ``M, A, B`` are *exactly* binomial with the computed ``gamma', alpha, beta``
+  (the remainder of §2 absorbs the difference to the stored masses), so no ``(1 +- eta)^n``
+  factor appears: the floating-point share of the width does not grow with ``n``.
+
+6. Cost
+-------
+Each ``G(m)`` sums ``~ 18 sd(B)`` cells; blocks of ``m`` need about ``14 sd(M) |d log G/dm| /
+rtol`` evaluations. Both grow like ``sqrt(n)``: the route is fast for ``n`` up to ``~1e4`` and
+slower than the lattice of :mod:`.blanket_matrix` beyond ``~1e5`` at the widths an ``eps``
+search asks for (``~1e-5``). :data:`MAX_CELLS` caps the work of one call (the bracket reached
+is returned, certified, with ``converged = False``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InvalidParameter
+from ..randomizers import PairStructure
+from ..validation import IntRange
+from . import binomial as bn
+from . import fp
+from .profile import DeltaBounds
+
+_U = fp.UNIT_ROUNDOFF
+#: :func:`applies` accepts a structure whose remainder mass (§2) is at most this fraction of gamma
+MAX_REMAINDER = 1e-12
+#: half-width, in standard deviations, of the window of blanket-draw counts m
+M_WINDOW_SD = 14.0
+#: half-width, in standard deviations of B, of the window of b for one G(m)
+B_WINDOW_SD = 13.0
+#: the accepted number of users
+_N_RANGE = IntRange("n")
+#: windows of b wider than this are trimmed from a coarse look (:meth:`SeparableBlanket._trim`)
+TRIM_MIN = 300
+#: points of that look, and the part of the largest summand below which cells are left out
+TRIM_POINTS = 48
+TRIM_REL = 1e-22
+#: cells (m, b) one bounds() call may evaluate before it returns the bracket reached
+MAX_CELLS = 20_000_000
+#: cells evaluated per batch (memory)
+BATCH_CELLS = 400_000
+
+
+@dataclass(frozen=True)
+class _Split:
+    """The product decomposition of §2: ``gamma', alpha, beta`` (exact parameters of the
+    computed laws) and the remainder's upper masses ``nu`` per separable class (order
+    ``(0,0), (1,0), (0,1), (1,1)`` in ``(y1, y2)``)."""
+
+    E: float
+    gamma: float
+    alpha: float
+    beta: float
+    nu: tuple[float, float, float, float]
+
+
+def _pattern(s: PairStructure) -> tuple[float, list[float]] | None:
+    """``(E, masses by (y1, y2))`` when every class has ``a, b`` in ``{1, E}`` (exact floats,
+    one ``E > 1``), else ``None``."""
+    vals = {v for v in s.a + s.b if v != 1.0}
+    if len(vals) != 1:
+        return None
+    E = vals.pop()
+    if not (E > 1.0 and math.isfinite(E)):
+        return None
+    masses = [0.0, 0.0, 0.0, 0.0]
+    for p, a, b in zip(s.mass, s.a, s.b):
+        masses[(a == E) + 2 * (b == E)] += p
+    return E, masses
+
+
+def _split(s: PairStructure, exact_masses: bool = False) -> _Split | None:
+    """The decomposition of §2 (``None`` when the structure is not separable). ``q_y`` is at
+    most the true mass (``exact_masses = False``: against ``p_y (1 - rel_err)``; ``nu`` bounds the
+    true remainder) or at most the *stored* mass (``True``: ``nu`` bounds ``p_y - q_y`` for the
+    stored ``p_y``; the true law is then within the factor of :func:`_mass_factor`, §5)."""
+    pat = _pattern(s)
+    if pat is None:
+        return None
+    E, p = pat
+    r = 0.0 if exact_masses else s.rel_err
+    low = [x * (1.0 - r) * (1.0 - 8 * _U) for x in p]  # <= every true (or stored) mass
+    gam = math.fsum(p)
+    alpha = (p[1] + p[3]) / gam
+    beta = (p[2] + p[3]) / gam
+    prod = [(1 - alpha) * (1 - beta), alpha * (1 - beta), (1 - alpha) * beta, alpha * beta]
+    scale = min((lo / q if q > 0.0 else (math.inf if lo > 0.0 else 0.0)) for lo, q in zip(low, prod))
+    if not scale > 0.0 or not math.isfinite(scale):
+        scale = 0.0
+    g1 = scale * (1.0 - 64 * _U)
+    # certify q_y <= that mass: q_y computed with <= 6 roundings
+    q = [g1 * x for x in prod]
+    if any(qq * (1.0 + 16 * _U) > lo for qq, lo in zip(q, low)):  # pragma: no cover - margins above
+        g1 = 0.0
+        q = [0.0] * 4
+    nu = tuple(fp.next_up(x * (1.0 + r) * (1.0 + 4 * _U) - qq * (1.0 - 16 * _U), 2) for x, qq in zip(p, q))
+    return _Split(E, g1, alpha, beta, nu)  # type: ignore[arg-type]
+
+
+def _mass_factor(s: PairStructure, sp: _Split) -> float:
+    """``r'`` with ``(1 - r') Q <= P_true <= (1 + r') Q`` for every user category, ``Q`` the
+    *product law alone* (a product draw of class ``y`` with probability ``q_y`` of
+    :func:`_split` with ``exact_masses = True``, else silent) and ``P_true`` the exact per-user
+    law (stored masses within ``rel_err``). Classes: ``P_true(y) <= p_y (1 + r) <= q_y (1 + r')``
+    and ``P_true(y) >= p_y (1 - r) >= q_y (1 - r)``. Silent: ``Q = 1 - gamma' = P_true(silent)
+    + sum_y (P_true(y) - q_y)``, so ``P_true <= Q`` and ``P_true >= Q (1 - D / rest_true)`` with
+    ``D = sum_y (p_y (1 + r) - q_y)``. ``inf`` when a class has no product mass."""
+    pat = _pattern(s)
+    assert pat is not None
+    _, p = pat
+    r = s.rel_err
+    q = [sp.gamma * x for x in ((1 - sp.alpha) * (1 - sp.beta), sp.alpha * (1 - sp.beta),
+                                (1 - sp.alpha) * sp.beta, sp.alpha * sp.beta)]
+    worst = 0.0
+    for x, qq in zip(p, q):
+        if x > 0.0:
+            if not qq > 0.0:
+                return math.inf
+            worst = max(worst, x * (1.0 + r) * (1.0 + 16 * _U) / (qq * (1.0 - 16 * _U)) - 1.0)
+    d = math.fsum(x * (1.0 + r) - qq * (1.0 - 16 * _U) for x, qq in zip(p, q)) * (1.0 + 16 * _U) + 16 * _U
+    rest_lo = s.rest * (1.0 - r) * (1.0 - 4 * _U)
+    if not rest_lo > d:
+        return math.inf
+    return max(worst, r, d / rest_lo) * (1.0 + 1e-6) + 8 * _U
+
+
+def remainder_fraction(structure: PairStructure) -> float:
+    """``sum_y nu_y / gamma`` of §2 (``inf`` when the structure is not separable)."""
+    sp = _split(structure)
+    return math.inf if sp is None else math.fsum(sp.nu) / structure.gamma
+
+
+def applies(structure: PairStructure) -> bool:
+    """Whether :class:`SeparableBlanket` evaluates this structure *tightly*: separable classes
+    (§1) and a remainder (§2) of at most :data:`MAX_REMAINDER` of the blanket mass. True for
+    SUE, OUE (``k >= 40`` or so) and OLH (``g^{k-1} >= 1e12``); false for Hadamard response,
+    subset selection with ``d >= 2``, k-RR and tiny domains (their brackets would be certified
+    but loose)."""
+    return remainder_fraction(structure) <= MAX_REMAINDER
+
+
+@dataclass(frozen=True)
+class _Eps:
+    """Per-``eps`` constants: ``g``, ``rho = (g - 1)/(E - 1)``, the coefficient slack in
+    ``kappa`` per draw (``sig``), the rounding constant of ``kappa`` per unit of ``g b + m rho``,
+    and the factor ``E - 1`` rounded up / down."""
+
+    g: float
+    rho: float
+    sig: float
+    e1_up: float
+    e1_lo: float
+
+
+def _eps_constants(s: PairStructure, E: float, eps: float) -> _Eps:
+    g = math.exp(eps)
+    e1 = E - 1.0
+    rho = math.expm1(eps) / e1  # g - 1 = expm1(eps) within 1 ulp of the float g's own error
+    sigma = (s.rel_err + 16 * _U) * (E + g * E) * (1.0 + 8 * _U)
+    # kappa = g b + m rho with rho's error (3 u relative, plus the gap between expm1(eps) and
+    # g - 1: 2 u g) folded into the per-draw slack
+    sig = (sigma / e1 + 4 * _U * rho + 4 * _U * g / e1) * (1.0 + 8 * _U)
+    return _Eps(g, rho, sig, fp.next_up(e1, 2), fp.next_down(e1, 2))
+
+
+def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """``F(kappa) = E[(A - kappa)_+]``, ``A ~ Bin(m, alpha)``, elementwise (§4), and an absolute
+    error bound that also covers every ``kappa'`` with ``|kappa' - kappa| <= d``."""
+    m = np.asarray(m, dtype=float)
+    ma = m * alpha
+    upper = kappa >= ma
+    k = np.where(upper, np.ceil(kappa), np.floor(kappa))
+    k = np.clip(k, -1.0, m + 1.0)
+    m1 = m - 1.0
+    pm = bn.pmf(k - 1.0, m1, alpha)  # P[A' = k - 1]
+    p0 = bn.pmf(k, m1, alpha)  # P[A' = k]
+    tail = np.empty(k.shape)
+    if np.any(upper):
+        tail[upper] = bn.sf(k[upper] - 1.0, m1[upper], alpha)  # P[A' >= k]
+    if np.any(~upper):
+        tail[~upper] = bn.cdf(k[~upper] - 1.0, m1[~upper], alpha)  # P[A' <= k - 1]
+    nmax = float(np.max(m)) if m.size else 1.0
+    rel_p = bn.pmf_error_budget(max(nmax, 1.0))
+    rel_t = bn.tail_error_budget(k - 1.0, m1, alpha)
+    # upper case: t1 + t2 + t3;  lower case: (m alpha - kappa) + t1 + t2 + t3
+    frac_up = k - kappa  # in [0, 1)
+    frac_lo = kappa - k
+    t1 = np.where(upper, (ma - k) * tail, (k - ma) * tail)
+    t2 = np.where(upper, k * (1.0 - alpha) * p0, (m - k) * alpha * pm)
+    slope = np.where(upper, tail + alpha * pm, tail + (1.0 - alpha) * p0)  # P[A >= k] / P[A <= k]
+    t3 = np.where(upper, frac_up, frac_lo) * slope
+    t0 = np.where(upper, 0.0, ma - kappa)
+    val = t0 + t1 + t2 + t3
+    err = (np.abs(t1) * (rel_t + 8 * _U) + t2 * (rel_p + 8 * _U) + t3 * (np.maximum(rel_t, rel_p) + 8 * _U)
+           + 8 * _U * (np.abs(t0) + np.abs(t1) + t2 + t3)
+           + 8 * _U * (ma + np.abs(k) + np.abs(kappa) + 1.0) * (tail + p0 + pm))
+    # moving kappa by up to d: F is 1-Lipschitz, with slope P[A >= ceil(kappa')] in the upper case;
+    # where [kappa - d, kappa + d] meets an integer (or in the lower case) charge slope 1
+    near = (np.floor(kappa + d) != np.floor(kappa - d)) | ~upper
+    err = err + d * np.where(near, 1.0, slope * (1.0 + rel_t + rel_p + 8 * _U))
+    zero = kappa - d >= m  # A <= m < kappa' for every kappa' nearby: F = 0 exactly
+    val = np.where(zero, 0.0, np.maximum(val, 0.0))
+    err = np.where(zero, 0.0, err)
+    return val, err
+
+
+class SeparableBlanket:
+    """Certified ``delta(eps)`` of the blanket bound for ONE separable :class:`PairStructure`
+    (module docstring): a :class:`~.profile.PrivacyProfile` with ``bounds``, ``max_log_ratio``,
+    and the search's estimates ``surrogate`` / ``log_slope`` (those of
+    :class:`.blanket_matrix.PairBlanket`, which only depend on the structure)."""
+
+    def __init__(self, structure: PairStructure, n: int) -> None:
+        self.structure = structure
+        self.n = _N_RANGE.check(n)
+        sp = _split(structure)
+        if sp is None:
+            raise InvalidParameter(
+                "separable blanket: every class must have likelihood ratios (a, b) in {1, E}^2 for one E > 1"
+            )
+        self._sp = sp  # route A of §5: remainder bounds the true masses' rounding additively
+        self._sp_b = _split(structure, exact_masses=True)  # route B: rounding as a factor
+        assert self._sp_b is not None
+        self._factor = _mass_factor(structure, self._sp_b)
+        self._edges: np.ndarray | None = None  # the m partition of the last call (warm start)
+        self._cache: dict[float, tuple[DeltaBounds, float]] = {}
+        self._estimator = None
+
+    # -- estimates (steer a search; never reported) ------------------------------------------
+
+    def _est(self):  # type: ignore[no-untyped-def]
+        if self._estimator is None:
+            from .blanket_matrix import PairBlanket  # estimates only: log_estimate uses the structure
+
+            self._estimator = PairBlanket(self.structure, self.n, method="lattice")
+        return self._estimator
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray:
+        """*Estimate* of ``delta`` on an array of ``eps`` (saddle point; steers the search only)."""
+        return self._est().surrogate(eps)
+
+    def log_slope(self, eps: float) -> float:
+        """*Estimate* of ``d log delta / d eps`` (steers the search only)."""
+        return self._est().log_slope(eps)
+
+    @property
+    def max_log_ratio(self) -> float:
+        return self.structure.max_log_ratio
+
+    # -- the certified bracket ---------------------------------------------------------------
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds:
+        """Certified bracket on ``delta(eps)`` (module docstring) with relative width ``rtol``
+        when floating point and :data:`MAX_CELLS` allow (``converged`` says whether it did)."""
+        if not (isinstance(eps, (int, float, np.floating)) and math.isfinite(eps) and eps >= 0.0):
+            raise InvalidParameter(f"eps must be finite and >= 0, got {eps!r}")
+        if not 0.0 < rtol < 1.0:
+            raise InvalidParameter(f"rtol must be in (0, 1), got {rtol!r}")
+        eps = float(eps)
+        if eps >= self.max_log_ratio:
+            return DeltaBounds(eps, 0.0, 0.0, 0, True)
+        hit = self._cache.get(eps)
+        if hit is not None and (hit[1] <= rtol or hit[0].upper - hit[0].lower <= rtol * hit[0].lower):
+            return hit[0]
+        b = self._compute(eps, rtol)
+        if len(self._cache) > 64:
+            self._cache.clear()
+        self._cache[eps] = (b, rtol)
+        return b
+
+    def _remainder(self, ec: _Eps, sp: _Split) -> tuple[float, float]:
+        """``(sum nu_y (c_y)_+, sum nu_y (c_y)_-)`` of §2, both rounded up."""
+        E, g = sp.E, ec.g
+        c = [1.0 - g, E - g, 1.0 - g * E, E * (1.0 - g)]
+        slack = (self.structure.rel_err + 16 * _U) * (E + g * E) * (1.0 + 8 * _U) + 4 * _U * (E + g * E)
+        pos = math.fsum(nu * max(cc + slack, 0.0) for nu, cc in zip(sp.nu, c))
+        neg = math.fsum(nu * max(-(cc - slack), 0.0) for nu, cc in zip(sp.nu, c))
+        return pos * (1.0 + 16 * _U), neg * (1.0 + 16 * _U)
+
+    def _g_values(self, ms: np.ndarray, ec: _Eps, sp: _Split) -> tuple[np.ndarray, np.ndarray, int]:
+        """Certified ``(G_lo(m), G_up(m))`` for the integers ``ms >= 1`` (§4), and the number of
+        cells used."""
+        ms = np.asarray(ms, dtype=float)
+        g_lo = np.zeros(ms.size)
+        g_up = np.zeros(ms.size)
+        beta, g, rho = sp.beta, ec.g, ec.rho
+        sd = np.sqrt(ms * beta * (1.0 - beta))
+        # b beyond which F = 0 exactly: kappa_b - d >= m
+        dmax = ms * ec.sig + 16 * _U * (g * ms + ms * rho + 1.0)
+        b_zero = np.ceil((ms - ms * rho + dmax) / g) + 1.0
+        b_hi = np.clip(np.minimum(np.ceil(ms * beta + B_WINDOW_SD * sd) + 1.0, b_zero), 0.0, ms)
+        b_lo = np.minimum(np.clip(np.floor(ms * beta - B_WINDOW_SD * sd) - 1.0, 0.0, ms), b_hi)
+        wide = np.nonzero(b_hi - b_lo > TRIM_MIN)[0]
+        if wide.size:
+            b_lo[wide], b_hi[wide] = self._trim(ms[wide], b_lo[wide], b_hi[wide], ec, sp)
+        count = (b_hi - b_lo + 1.0).astype(np.int64)
+        cells = int(np.sum(count))
+        order = np.arange(ms.size)
+        start = 0
+        while start < ms.size:
+            # batch of m values with at most BATCH_CELLS cells (at least one m)
+            csum = np.cumsum(count[start:])
+            stop = start + max(1, int(np.searchsorted(csum, BATCH_CELLS, side="right")))
+            idx = order[start:stop]
+            reps = count[idx]
+            mm = np.repeat(ms[idx], reps)
+            first = np.repeat(np.cumsum(reps) - reps, reps)
+            b = np.repeat(b_lo[idx], reps) + (np.arange(mm.size) - first)
+            kappa = g * b + mm * rho
+            d = mm * ec.sig + 8 * _U * (g * b + mm * rho) * (1.0 + 1e-9)
+            fval, ferr = _f_cells(mm, kappa, d, sp.alpha)
+            w = bn.pmf(b, mm, beta)
+            rel_w = bn.pmf_error_budget(float(np.max(ms[idx])))
+            ends = np.cumsum(reps)
+            seg = np.concatenate(([0], ends[:-1]))
+            s_val = np.add.reduceat(w * fval, seg)
+            s_err = np.add.reduceat(w * ferr, seg)
+            s_lo = np.add.reduceat(w * np.maximum(fval - ferr, 0.0), seg)
+            sum_rel = (math.log2(max(int(np.max(reps)), 2)) + 4.0) * _U
+            # window tails (§4): below b_lo and above b_hi
+            blo, bhi, mi = b_lo[idx], b_hi[idx], ms[idx]
+            p_below = bn.cdf(blo - 1.0, mi, beta)
+            p_above = bn.sf(bhi, mi, beta)
+            tail_rel = bn.tail_error_budget(np.concatenate((blo - 1.0, bhi)), float(np.max(mi)), beta)
+            t_rel = float(np.max(tail_rel)) if tail_rel.size else 0.0
+            f_first = fval[seg] + ferr[seg]
+            f_last = fval[ends - 1] + ferr[ends - 1]
+            tails = (p_below * (f_first + g * blo * (1.0 + 4 * _U)) + p_above * f_last) * (1.0 + t_rel + 8 * _U)
+            up = (s_val + s_err) * (1.0 + rel_w + sum_rel) + tails
+            lo = s_lo * (1.0 - rel_w - sum_rel)
+            g_up[idx] = up * ec.e1_up / mi * (1.0 + 8 * _U)
+            g_lo[idx] = np.maximum(lo * ec.e1_lo / mi * (1.0 - 8 * _U), 0.0)
+            start = stop
+        return g_lo, g_up, cells
+
+    @staticmethod
+    def _trim(ms: np.ndarray, b_lo: np.ndarray, b_hi: np.ndarray, ec: _Eps, sp: _Split
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """Narrower windows of ``b`` (computation only: any window gives a certified bracket, §4):
+        the summand ``P[B = b] F(kappa_b)`` and the tail bounds at the window's ends are looked at
+        on a grid of :data:`TRIM_POINTS` points; the window keeps the grid cells where the summand
+        or the tail bound at the end exceeds :data:`TRIM_REL` of the largest summand."""
+        t = np.linspace(0.0, 1.0, TRIM_POINTS)
+        grid = np.round(b_lo[:, None] + t[None, :] * (b_hi - b_lo)[:, None])
+        mm = np.broadcast_to(ms[:, None], grid.shape)
+        kappa = ec.g * grid + mm * ec.rho
+        fv, _ = _f_cells(mm.ravel(), kappa.ravel(), np.zeros(kappa.size), sp.alpha)
+        fv = fv.reshape(grid.shape)
+        w = bn.pmf(grid.ravel(), mm.ravel(), sp.beta).reshape(grid.shape)
+        below = bn.cdf(grid.ravel() - 1.0, mm.ravel(), sp.beta).reshape(grid.shape)
+        summand = w * fv
+        peak = np.max(summand, axis=1, keepdims=True)
+        keep_hi = fv > TRIM_REL * peak  # the upper tail bound is at most F(kappa_{b_hi})
+        keep_lo = (summand > TRIM_REL * peak) | (below * (fv + ec.g * grid) > TRIM_REL * peak)
+        cols = np.arange(TRIM_POINTS)[None, :]
+        last = np.max(np.where(keep_hi, cols, 0), axis=1)
+        first = np.min(np.where(keep_lo, cols, TRIM_POINTS - 1), axis=1)
+        first = np.minimum(first, last)
+        rows = np.arange(ms.size)
+        new_lo = np.where(peak[:, 0] > 0.0, grid[rows, np.maximum(first - 1, 0)], b_lo)
+        new_hi = np.where(peak[:, 0] > 0.0, grid[rows, np.minimum(last + 1, TRIM_POINTS - 1)], b_hi)
+        return new_lo, np.maximum(new_hi, new_lo)
+
+    def _initial_edges(self, lo: int, hi: int, mean: float, sd: float) -> np.ndarray:
+        """A first partition of ``[lo, hi + 1)``: edges dense near the mean."""
+        z = np.concatenate((-np.geomspace(M_WINDOW_SD, 0.25, 14), [0.0], np.geomspace(0.25, M_WINDOW_SD, 14)))
+        e = np.round(mean + z * sd)
+        e = np.unique(np.clip(np.concatenate(([lo, hi + 1], e)), lo, hi + 1)).astype(np.int64)
+        return e
+
+    def _route(self, eps: float) -> bool:
+        """Whether route B (masses' rounding as a factor ``(1 + r')^n``, §5) is expected to give
+        the narrower bracket than route A (additive remainder): compares the two floors with the
+        saddle-point *estimate* of delta. Either route is certified."""
+        if not math.isfinite(self._factor):
+            return False
+        try:
+            est = math.exp(max(min(self._est().log_estimate(eps), 0.0), -700.0))
+        except (ValueError, OverflowError, ArithmeticError):  # pragma: no cover - estimate only
+            est = 0.0
+        if not est > 0.0:
+            return True
+        floor_a = math.fsum(self._sp.nu) * self._sp.E * (1.0 + math.exp(eps)) / est
+        return self.n * self._factor < floor_a
+
+    def _compute(self, eps: float, rtol: float) -> DeltaBounds:
+        route_b = self._route(eps)
+        sp = self._sp_b if route_b else self._sp
+        n = self.n
+        ec = _eps_constants(self.structure, sp.E, eps)
+        rem_pos, rem_neg = (0.0, 0.0) if route_b else self._remainder(ec, sp)
+        if route_b:
+            grow = math.exp(n * math.log1p(self._factor)) * (1.0 + 1e-12)
+            shrink = math.exp(n * math.log(1.0 - self._factor) * (1.0 + 1e-12)) * (1.0 - 1e-12) if self._factor < 1.0 else 0.0
+        else:
+            grow, shrink = 1.0, 1.0
+        gam = sp.gamma
+        if gam <= 0.0:  # nothing is product-form: only the remainder bound
+            return DeltaBounds(eps, 0.0, max(rem_pos * grow, fp.MIN_PROBABILITY) if rem_pos > 0 else 0.0, 0, False)
+        N = n - 1  # M' = m - 1 ~ Bin(n - 1, gamma')
+        mean = N * gam + 1.0
+        sd = math.sqrt(max(N * gam * (1.0 - gam), 0.0))
+        lo = int(max(1, math.floor(mean - M_WINDOW_SD * sd) - 1))
+        hi = int(min(n, math.ceil(mean + M_WINDOW_SD * sd) + 1))
+        if self._edges is not None and self._edges[0] == lo and self._edges[-1] == hi + 1:
+            edges = self._edges
+        else:
+            edges = self._initial_edges(lo, hi, mean, sd)
+        known: dict[int, tuple[float, float]] = {}
+        cells = 0
+
+        def need(points: np.ndarray) -> None:
+            nonlocal cells
+            new = np.array([p for p in np.unique(points) if int(p) not in known], dtype=float)
+            if new.size:
+                gl, gu, c = self._g_values(new, ec, sp)
+                cells += c
+                for p, a, b in zip(new, gl, gu):
+                    known[int(p)] = (float(a), float(b))
+
+        # tails of m outside [lo, hi]: G <= G(1) below, G <= G(hi + 1) above
+        need(np.array([1, hi + 1]))
+        if N == 0:
+            p_below, p_above = 0.0, 0.0
+        else:
+            p_below = float(bn.cdf(np.array([lo - 2.0]), N, gam)[0]) * (1.0 + bn.relative_error_budget(N))
+            p_above = float(bn.sf(np.array([hi - 1.0]), N, gam)[0]) * (1.0 + bn.relative_error_budget(N))
+        tail_up = p_below * known[1][1] + p_above * known[hi + 1][1]
+        target_rel = rtol
+        converged = False
+        for _round in range(40):
+            need(edges)
+            left, right = edges[:-1], edges[1:]
+            if N == 0:
+                w, w_err = np.ones(1), np.zeros(1)
+            else:
+                w, w_err = bn.interval_mass(left - 1.0, right - 2.0, N, gam)
+            g_left_up = np.array([known[int(x)][1] for x in left])
+            g_left_lo = np.array([known[int(x)][0] for x in left])
+            g_right_lo = np.array([known[int(x)][0] for x in right])
+            single = (right - left) == 1
+            up_i = (w + w_err) * g_left_up
+            lo_i = np.maximum(w - w_err, 0.0) * np.where(single, g_left_lo, g_right_lo)
+            k = len(up_i)
+            s_rel = (math.log2(max(k, 2)) + 4.0) * _U
+            total_up = ((float(np.sum(up_i)) * (1.0 + s_rel) + tail_up) * gam * (1.0 + 8 * _U) + rem_pos) * grow
+            total_lo = max(float(np.sum(lo_i)) * (1.0 - s_rel) * gam * (1.0 - 8 * _U) - rem_neg, 0.0) * shrink
+            gap = total_up - total_lo
+            if gap <= target_rel * total_lo or total_up <= fp.MIN_PROBABILITY:
+                converged = True
+                break
+            if cells > MAX_CELLS:
+                break
+            # split the blocks (width > 1) carrying the largest gaps; each gets the share of the
+            # goal that a gap linear in the width would leave it
+            gaps = (up_i - lo_i) * gam
+            splittable = ~single
+            if not np.any(splittable & (gaps > 0.0)):
+                break  # every remaining gap is in single m (floating point, windows): the floor
+            goal = 0.5 * target_rel * total_lo if total_lo > 0.0 else 0.5 * total_up
+            cand = np.nonzero(splittable)[0]
+            cand = cand[np.argsort(-gaps[cand])]
+            fixed = gap - float(np.sum(gaps[splittable]))  # not reducible by splitting
+            room = max(goal - max(fixed, 0.0), 0.25 * goal)
+            acc = np.cumsum(gaps[cand])
+            over = float(np.sum(gaps[splittable])) - room
+            chosen = cand[: int(np.searchsorted(acc, over, side="left")) + 1]
+            share = room / max(len(chosen), 1)
+            new_edges = []
+            for i in chosen:
+                width = int(right[i] - left[i])
+                parts = min(width, 64, max(2, int(math.ceil(gaps[i] / max(share, 1e-300)))))
+                new_edges.append(np.round(np.linspace(left[i], right[i], parts + 1)[1:-1]).astype(np.int64))
+            if new_edges:
+                edges = np.unique(np.concatenate([edges] + new_edges))
+        self._edges = edges
+        if 0.0 < total_up < fp.MIN_PROBABILITY:
+            total_up = fp.MIN_PROBABILITY
+        total_lo = min(total_lo, total_up)
+        return DeltaBounds(eps, total_lo, total_up, cells, converged)
+
+
+__all__ = ["MAX_REMAINDER", "SeparableBlanket", "applies", "remainder_fraction"]

@@ -1,0 +1,236 @@
+"""Tests of the separable privacy-blanket engine (``numeric/blanket_separable.py``).
+
+Independent references: the mpmath brute force of ``tests/oracle_blanket.py`` (every count
+vector of blanket draws over the full output space, no code shared with the package), exact
+rationals for the closed form of ``E[(A - kappa)_+]``, and the package's other certified engine
+(``blanket_matrix.PairBlanket``: exact enumeration of count vectors, lattice FFT).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shuffle_accountant.errors import InvalidParameter
+from shuffle_accountant.numeric import blanket_separable as bsep
+from shuffle_accountant.numeric.blanket_matrix import PairBlanket
+from shuffle_accountant.numeric.search import epsilon_for_delta
+from shuffle_accountant.randomizers import KRR, OLH, OUE, SUE, Hadamard, MatrixRandomizer, Subset
+
+sys.path.insert(0, os.path.dirname(__file__))
+import oracle_blanket as ob  # noqa: E402
+
+
+def _structure(r):  # type: ignore[no-untyped-def]
+    return r.pair_structures()[0]
+
+
+def _overlap(a, b) -> bool:  # type: ignore[no-untyped-def]
+    return a.lower <= b.upper and b.lower <= a.upper
+
+
+# --------------------------------------------------------------------------------------
+# Structure
+# --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rand", [SUE(100, 1.0), OUE(100, 0.5), OLH(100, 2.0), Hadamard(100, 1.0),
+                                  Subset(100, 1.0), KRR(10, 1.0), SUE(3, 1.0)], ids=lambda r: r.describe())
+def test_named_randomizers_have_two_ratio_values(rand) -> None:  # type: ignore[no-untyped-def]
+    s = _structure(rand)
+    E = math.exp(rand.eps0)
+    assert {(a, b) for a, b in zip(s.a, s.b)} <= {(1.0, 1.0), (E, 1.0), (1.0, E), (E, E)}
+    assert bsep._pattern(s) is not None
+
+
+def test_applies_exactly_to_the_near_product_forms() -> None:
+    for r in (SUE(100, 1.0), OUE(100, 2.0), OLH(100, 0.5), SUE(60, 4.0)):
+        assert bsep.applies(_structure(r)), r.describe()
+        assert bsep.remainder_fraction(_structure(r)) < 1e-12
+    for r in (Hadamard(100, 1.0), Subset(100, 1.0), KRR(10, 1.0), SUE(3, 1.0), OLH(3, 1.0)):
+        assert not bsep.applies(_structure(r)), r.describe()
+
+
+def test_not_separable_is_refused() -> None:
+    m = MatrixRandomizer([[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.3, 0.2, 0.5]])
+    s = m.pair_structures()[0]
+    assert not bsep.applies(s)
+    with pytest.raises(InvalidParameter):
+        bsep.SeparableBlanket(s, 10)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 1.5, True, 10**13])
+def test_bad_n(bad) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InvalidParameter):
+        bsep.SeparableBlanket(_structure(SUE(100, 1.0)), bad)
+
+
+@pytest.mark.parametrize("eps,rtol", [(-0.1, 1e-3), (math.nan, 1e-3), (math.inf, 1e-3), (0.1, 0.0), (0.1, 1.0)])
+def test_bad_eps_rtol(eps: float, rtol: float) -> None:
+    sb = bsep.SeparableBlanket(_structure(SUE(100, 1.0)), 10)
+    with pytest.raises(InvalidParameter):
+        sb.bounds(eps, rtol)
+
+
+def test_zero_at_and_beyond_max_log_ratio() -> None:
+    sb = bsep.SeparableBlanket(_structure(OUE(100, 1.0)), 50)
+    for eps in (sb.max_log_ratio, sb.max_log_ratio + 1.0):
+        b = sb.bounds(eps, 1e-6)
+        assert b.lower == b.upper == 0.0
+
+
+# --------------------------------------------------------------------------------------
+# The closed form of F(kappa) = E[(A - kappa)_+] against exact rationals
+# --------------------------------------------------------------------------------------
+
+
+def _f_exact(m: int, alpha: float, kappa: float) -> Fraction:
+    a, k = Fraction(alpha), Fraction(kappa)
+    return sum((Fraction(math.comb(m, j)) * a**j * (1 - a) ** (m - j) * (j - k) for j in range(m + 1) if j > k),
+               Fraction(0))
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 40])
+def test_f_closed_form_against_rationals(m: int) -> None:
+    alpha = 0.3711
+    kappas = np.array([-3.5, -1.0, 0.0, 0.4, 1.0, 0.37 * m, 0.5 * m + 0.25, m - 1.0, m - 0.3, m * 1.0, m + 2.0])
+    val, err = bsep._f_cells(np.full(kappas.size, float(m)), kappas, np.zeros(kappas.size), alpha)
+    for kap, v, e in zip(kappas, val, err):
+        want = _f_exact(m, alpha, float(kap))
+        assert abs(Fraction(float(v)) - want) <= Fraction(float(e)) + Fraction(1, 10**300), (m, kap, v, float(want), e)
+
+
+def test_f_error_covers_a_moved_kappa() -> None:
+    m, alpha = 30, 0.42
+    kappas = np.array([3.0, 12.6, 13.0, 20.0000001])
+    d = np.full(kappas.size, 1e-3)
+    val, err = bsep._f_cells(np.full(kappas.size, float(m)), kappas, d, alpha)
+    for kap, v, e in zip(kappas, val, err):
+        for shift in (-1e-3, 1e-3):
+            want = _f_exact(m, alpha, float(kap) + shift)
+            assert abs(Fraction(float(v)) - want) <= Fraction(float(e))
+
+
+# --------------------------------------------------------------------------------------
+# Against the mpmath brute force over the whole output space (tiny instances)
+# --------------------------------------------------------------------------------------
+
+ORACLE_CASES = [
+    (SUE(3, 1.0), lambda: ob.sue_matrix(3, 1.0), 5),
+    (SUE(2, 0.5), lambda: ob.sue_matrix(2, 0.5), 6),
+    (OUE(3, 2.0), lambda: ob.oue_matrix(3, 2.0), 5),
+    (OLH(2, 1.0, g=3), lambda: ob.olh_matrix(2, 3, 1.0), 3),
+    (OLH(3, 0.6, g=2), lambda: ob.olh_matrix(3, 2, 0.6), 4),
+    (Hadamard(3, 1.0), lambda: ob.hadamard_matrix(3, 1.0), 5),
+    (Subset(4, 1.0, d=2), lambda: ob.subset_matrix(4, 2, 1.0), 4),
+]
+
+
+@pytest.mark.parametrize("rand,oracle,nmax", ORACLE_CASES, ids=[c[0].describe() for c in ORACLE_CASES])
+def test_bracket_contains_oracle(rand, oracle, nmax) -> None:  # type: ignore[no-untyped-def]
+    m = oracle()
+    s = _structure(rand)
+    for n in sorted({1, 2, nmax}):
+        sb = bsep.SeparableBlanket(s, n)
+        for eps in (0.0, 0.3 * rand.eps0, 0.8 * rand.eps0):
+            with mpmath.workdps(40):
+                want = ob.blanket_delta(m, n, eps)
+            b = sb.bounds(eps, 1e-9)
+            # the float conversion of the 40-digit value moves it by at most half an ulp
+            assert b.lower <= float(want) * (1 + 1e-15) and float(want) <= b.upper * (1 + 1e-15), (n, eps, b, want)
+
+
+# --------------------------------------------------------------------------------------
+# Against exact enumeration of count vectors (blanket_matrix), where it applies: tight
+# --------------------------------------------------------------------------------------
+
+NEAR_PRODUCT = [SUE(100, 1.0), OUE(100, 2.0), OLH(100, 0.5), SUE(64, 0.5)]
+
+
+@pytest.mark.parametrize("rand", NEAR_PRODUCT, ids=lambda r: r.describe())
+def test_tight_and_consistent_with_exact_enumeration(rand) -> None:  # type: ignore[no-untyped-def]
+    s = _structure(rand)
+    for n in (1, 4, 23, 60):
+        ex = PairBlanket(s, n, method="exact")
+        sb = bsep.SeparableBlanket(s, n)
+        for eps in (0.05 * rand.eps0, 0.4 * rand.eps0, 0.85 * rand.eps0):
+            a = sb.bounds(eps, 1e-9)
+            b = ex.bounds(eps, 1e-9)
+            assert _overlap(a, b), (n, eps, a, b)
+            assert a.converged and a.upper - a.lower <= 1e-9 * a.lower, (n, eps, a)
+
+
+@pytest.mark.parametrize("rand", [Hadamard(12, 1.0), Subset(10, 1.0), KRR(4, 1.0)], ids=lambda r: r.describe())
+def test_loose_structures_still_certified(rand) -> None:  # type: ignore[no-untyped-def]
+    s = _structure(rand)
+    for n in (3, 20):
+        ex = PairBlanket(s, n, method="exact")
+        sb = bsep.SeparableBlanket(s, n)
+        for eps in (0.1, 0.6 * rand.eps0):
+            a = sb.bounds(eps, 1e-6)
+            b = ex.bounds(eps, 1e-9)
+            assert a.lower <= b.upper and b.lower <= a.upper, (n, eps, a, b)
+
+
+# --------------------------------------------------------------------------------------
+# Against the lattice
+# --------------------------------------------------------------------------------------
+
+
+def _check_vs_lattice(rand, n: int, rtol: float) -> None:  # type: ignore[no-untyped-def]
+    s = _structure(rand)
+    lat = PairBlanket(s, n, method="lattice")
+    sb = bsep.SeparableBlanket(s, n)
+    eps = epsilon_for_delta(lat, 1e-6, 1e-4).upper
+    for e in (eps, 0.7 * eps):
+        a = sb.bounds(e, rtol)
+        b = lat.bounds(e, rtol)
+        assert _overlap(a, b), (n, e, a, b)
+        assert a.upper - a.lower <= max(b.upper - b.lower, rtol * a.lower), (n, e, a, b)
+
+
+@pytest.mark.parametrize("rand", [SUE(100, 1.0), OLH(100, 2.0)], ids=lambda r: r.describe())
+def test_vs_lattice_n1000(rand) -> None:  # type: ignore[no-untyped-def]
+    _check_vs_lattice(rand, 1000, 1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n,rtol", [(10**5, 1e-5), (10**7, 1e-3)])
+@pytest.mark.parametrize("rand", [SUE(100, 1.0), OUE(100, 0.5), OLH(100, 2.0)], ids=lambda r: r.describe())
+def test_vs_lattice_large(rand, n: int, rtol: float) -> None:  # type: ignore[no-untyped-def]
+    _check_vs_lattice(rand, n, rtol)
+
+
+def test_search_matches_exact_enumeration() -> None:
+    s = _structure(SUE(100, 1.0))
+    a = epsilon_for_delta(bsep.SeparableBlanket(s, 40), 1e-6, 1e-6)
+    b = epsilon_for_delta(PairBlanket(s, 40, method="exact"), 1e-6, 1e-6)
+    assert a.lower <= b.upper and b.lower <= a.upper, (a, b)
+
+
+# --------------------------------------------------------------------------------------
+# Properties
+# --------------------------------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    which=st.sampled_from([SUE(100, 1.0), OUE(50, 0.5), OLH(100, 2.0)]),
+    n=st.integers(min_value=1, max_value=400),
+    t1=st.floats(min_value=0.0, max_value=1.0),
+    t2=st.floats(min_value=0.0, max_value=1.0),
+)
+def test_bracket_ordered_and_monotone_in_eps(which, n: int, t1: float, t2: float) -> None:  # type: ignore[no-untyped-def]
+    sb = bsep.SeparableBlanket(_structure(which), n)
+    e1, e2 = sorted((t1 * which.eps0, t2 * which.eps0))
+    b1, b2 = sb.bounds(e1, 1e-4), sb.bounds(e2, 1e-4)
+    assert 0.0 <= b1.lower <= b1.upper and 0.0 <= b2.lower <= b2.upper
+    assert b2.lower <= b1.upper  # delta is non-increasing in eps
