@@ -1471,11 +1471,11 @@ class RenyiDirection:
         else:
             c_lo = np.maximum(hi, 1.0) - 1.0
             lam_lo = self.dir.lam(np.maximum(lo, 1.0))
+        need_both: np.ndarray | None = None
         if need_lo is not None:
-            need = np.ones(need_lo.shape, dtype=bool) if need is None else need
-            need_both = np.concatenate((need, need_lo))
-        else:
-            need_both = None if need is None else np.concatenate((need, need))
+            need_both = np.concatenate((np.ones(need_lo.shape, dtype=bool) if need is None else need, need_lo))
+        elif need is not None:
+            need_both = np.concatenate((need, need))
         ids = self._entry_ids(np.concatenate((c_up, c_lo)), np.concatenate((lam_up, lam_lo)), need_both)
         nb = lo.size
         self.lo = np.concatenate((self.lo, lo))
