@@ -16,6 +16,7 @@ before each run; the blanket engines' own per-(n, k, eps0) cache is not, so repe
 measure a warm engine).
 
 Run: python benchmarks/bench_renyi_compose.py [--repeats R] [--quick] [--randomizer] [--clock cpu] [--stat min]
+[--renyi-only] (the curve and the query only: a quick check of the curve's ratio)
 """
 
 from __future__ import annotations
@@ -67,7 +68,11 @@ def main() -> None:
     ap.add_argument("--randomizer", action="store_true", help="also compose a deployed k-RR (blanket routes)")
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall", help="cpu: process time (steadier under load)")
     ap.add_argument("--stat", choices=sorted(STAT), default="median")
+    ap.add_argument("--renyi-only", action="store_true", help="only the Renyi curve next to the query (no compose)")
     args = ap.parse_args()
+    if args.renyi_only:
+        renyi_table([10**3, 3 * 10**3, 10**4, 10**6] if args.quick else NS, args.repeats, args.clock, args.stat)
+        return
     ns = [10**3, 3 * 10**3, 10**4, 10**6] if args.quick else NS
     try:
         pld.import_dp_accounting()
@@ -96,6 +101,22 @@ def main() -> None:
     print(f"\nworst ratios: renyi curve {worst['renyi']:.1f} (target 10), compose {worst['compose']:.1f} (target 50)")
     if args.randomizer:
         randomizer_table([10**3, 10**4, 10**6] if args.quick else [10**3, 10**4, 10**5, 10**6], args.repeats)
+
+
+def renyi_table(ns: list[int], repeats: int, clock: str, stat: str) -> None:
+    """The Renyi curve (40 default orders, rtol 1e-3) next to one clones query at each n."""
+    print(f"{stat} {clock} ms over {repeats} interleaved runs; ratio = curve / single query at the same n\n")
+    print("| n | single eps query | renyi curve (40 orders) | ratio |")
+    print("|---|---|---|---|")
+    worst = 0.0
+    for n in ns:
+        cases = {"q": lambda n=n: api.epsilon(1.0, n, 1e-6), "renyi": lambda n=n: comp.rdp_curve(1.0, n)}
+        for fn in cases.values():
+            fn()
+        m = medians(cases, repeats, clock, stat)
+        worst = max(worst, m["renyi"] / m["q"])
+        print(f"| {n:.0e} | {m['q'] * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {m['renyi'] / m['q']:.1f} |", flush=True)
+    print(f"\nworst ratio: renyi curve {worst:.1f} (target 10)")
 
 
 def randomizer_table(ns: list[int], repeats: int) -> None:
