@@ -381,6 +381,66 @@ def _fft_rel(size: int) -> float:
     return math.expm1(math.log2(max(size, 2)) * math.log1p(8 * _U))
 
 
+#: a vector with at most this many non-zero entries has its spectrum summed directly (when the
+#: plan asks for precision) instead of by an FFT
+SPARSE_DFT = 16
+
+
+_TWIDDLES: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _twiddles(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``cos`` and ``sin`` of ``fl(2 pi) fl(m / size)`` for ``m = 0 .. size/2`` (the last two sizes
+    kept)."""
+    hit = _TWIDDLES.get(size)
+    if hit is None:
+        phi = (2.0 * math.pi) * (np.arange(size // 2 + 1) / size)
+        hit = (np.cos(phi), np.sin(phi))
+        if len(_TWIDDLES) >= 2:
+            _TWIDDLES.clear()
+        _TWIDDLES[size] = hit
+    return hit
+
+
+def _spectra(xs: list[np.ndarray], start: int, size: int, direct: bool) -> list[tuple[np.ndarray, float]]:
+    """For each ``x`` of ``xs`` (equal lengths): the half spectrum ``X(f) = sum_k y(k) e^{-2 pi i
+    k f / size}`` (``f <= size/2``) of the vector ``y`` holding ``x[i]`` at position ``(start + i)
+    mod size``, and a bound on the error of every computed ``X(f)``.
+
+    By FFT (error ``_fft_rel(size) ||x||_1``, module docstring item 5), or, when ``direct`` and the
+    vectors have at most :data:`SPARSE_DFT` non-zero positions in all (the per-user law of a
+    randomizer with few classes), by the direct sum over them, whose error does not grow with
+    ``log2(size)``: for each term the phase index ``m = k f mod size`` is exact (integers), folded
+    to ``m' = min(m, size - m) <= size/2`` (``sin`` changes sign), and ``phi = fl(2 pi) fl(m' /
+    size)`` is within ``3 u pi < 9.5 u`` of ``2 pi m' / size``; cosine and sine are 1-Lipschitz and
+    assumed accurate to 4 ulp (``<= 4 u`` below 1; ``tests/test_blanket_matrix.py`` measures the
+    whole sum), so each twiddle is within ``sqrt(2) 13.5 u`` in modulus; the product with ``x_j``
+    adds ``sqrt(2) u |x_j|`` and the running sum of ``r`` terms at most ``sqrt(2) r u sum |x_j|``:
+    in all at most ``(24 + 2 r) u ||x||_1``. The twiddles are a table over ``m'`` (one per size);
+    each position costs a pass over the ``size / 2`` frequencies, so plans ask for it only where the
+    floating-point share of the width matters."""
+    norms = [float(np.sum(np.abs(x))) for x in xs]
+    nz = np.flatnonzero(np.any(np.array(xs) != 0.0, axis=0))
+    if not direct or len(nz) > SPARSE_DFT:
+        return [(np.fft.rfft(_place(x, start, size)), _fft_rel(size) * nm) for x, nm in zip(xs, norms)]
+    cos_t, sin_t = _twiddles(size)
+    f = np.arange(size // 2 + 1, dtype=np.int64)
+    re = [np.zeros(len(f)) for _ in xs]
+    im = [np.zeros(len(f)) for _ in xs]
+    for i in nz:
+        m = ((start + int(i)) % size * f) % size
+        flip = m > size // 2
+        mm = np.where(flip, size - m, m)
+        c = cos_t[mm]
+        sn = np.where(flip, sin_t[mm], -sin_t[mm])  # e^{-i phi}; a folded phase is -phi
+        for x, r_, i_ in zip(xs, re, im):
+            if x[i] != 0.0:
+                r_ += x[i] * c
+                i_ += x[i] * sn
+    rel = (24.0 + 2.0 * len(nz)) * _U * (1.0 + 1e-9)
+    return [(r_ + 1j * i_, rel * nm) for r_, i_, nm in zip(re, im, norms)]
+
+
 def _power(x: np.ndarray, e: np.ndarray | float, m: int) -> tuple[np.ndarray, np.ndarray]:
     """``x^m`` elementwise for a computed spectrum ``x`` with ``|x - exact| <= e``, and a
     bound on ``|result - exact^m|`` (``|a^m - b^m| <= m |a-b| max(|a|,|b|)^(m-1)`` plus the
@@ -561,12 +621,14 @@ def _window_sd(rtol: float) -> float:
 class _Plan:
     """Lattice geometry: fine step ``h`` (per-user rounding), ``b`` users per block and coarse
     step ``L h`` for the block sums (``b = 1``: single level, no block rounding); ``window``
-    the level-2 window's half-width in standard deviations."""
+    the level-2 window's half-width in standard deviations; ``precise`` where the
+    floating-point floor (about ``n FLOAT_FLOOR``) is within 20x of the target."""
 
     h: float
     b: int
     L: int
     window: float = WINDOW_SD
+    precise: bool = False  # per-user spectra summed directly when sparse (:func:`_spectra`)
 
 
 @dataclass
@@ -707,12 +769,13 @@ class _Lattice:
             if n1 > MAX_FFT:
                 raise _TooLarge(n1)
             sizes.append(n1)
-            vf = np.fft.rfft(_place(v, kmin, n1))
-            e_vf = _fft_rel(n1) * v_norm + eps_tiny  # P path
+            spec = _spectra([v, q1] if need_lower else [v], kmin, n1, plan.precise)
+            vf, e_vf = spec[0]
+            e_vf += eps_tiny  # P path
             e_vf_q = eps_v + e_vf  # Q path
             if need_lower:
-                qf = np.fft.rfft(_place(q1, kmin, n1))
-                e_qf = eps_q1 + _fft_rel(n1) * float(np.sum(np.abs(q1)))
+                qf, e_qf = spec[1]
+                e_qf += eps_q1
             out: dict[str, tuple[np.ndarray, int, float, np.ndarray, float]] = {}
             for cnt, tag in blocks:
                 mu1 = cnt * mean_v
@@ -796,9 +859,8 @@ class _Lattice:
             raise _TooLarge(n2)
         sizes.append(n2)
         t_hi = t_lo + n2 - 1
-        pz_norm = float(np.sum(np.abs(pz)))
-        zf = np.fft.rfft(_place(pz, z0, n2))
-        e_zf = eps_z + _fft_rel(n2) * pz_norm
+        zf, e_zf = _spectra([pz], z0, n2, plan.precise and b == 1)[0]
+        e_zf += eps_z
         w_b1, o_b1 = _power(zf, e_zf, B - 1)
         if r > 0:
             zrf = np.fft.rfft(_place(pzr, z0r, n2))
@@ -1365,9 +1427,10 @@ class PairBlanket:
             return min(shrink * math.sqrt(share * rtol / (coef * n)), spread / 4.0)
 
         wsd = _window_sd(rtol)
+        precise = FLOAT_FLOOR * n > 0.05 * rtol
         h1 = fine(0.8)
         best_cost = 2.0 * (2 * wsd * sd + 3 * spread) / h1
-        best = _Plan(h1, 1, 1, wsd)
+        best = _Plan(h1, 1, 1, wsd, precise)
         h = fine(0.5)
         # block sizes: powers of two, and the divisors of n of the form 2^i 3^j 5^k (no remainder
         # block: level 1 has one block law instead of two, level 2 one law T instead of two,
@@ -1383,7 +1446,7 @@ class PairBlanket:
                 n2 = 2 * wsd * sd / (L * h) + 2 * n1 / L
                 cost = 6.0 * n1 + 4.0 * n2 if n % b else 3.5 * n1 + 2.5 * n2
                 if cost < best_cost:
-                    best_cost, best = cost, _Plan(h, b, L, wsd)
+                    best_cost, best = cost, _Plan(h, b, L, wsd, precise)
         return best
 
     def _lattice(self, cf: _Coefficients, eps: float, rtol: float) -> DeltaBounds:
