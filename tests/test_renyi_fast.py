@@ -380,3 +380,27 @@ def test_cell_path_with_geometric_tail_cuts_meets_exact_path(eps0: float, n: int
         inner = edges[1:, 0]
         far += int(np.any(np.abs(inner - m1 * d.s) > 20.0 * sd))
     assert far  # cuts far out in the tails (the large orders' tilted sums)
+
+
+def test_window_tails_both_sides_in_one_call() -> None:
+    """Both sides' tails of a chunk in one call (one side per row) give the per-side calls' numbers
+    exactly, and each bounds the mpmath tail."""
+    u, v, s, m = 0.73, 0.27, 0.5, 400
+    al = np.array([8.0, 1024.0])
+    bp, bq = np.array([(u - s) / (s * (1 - s))]), np.array([(v - s) / (s * (1 - s))])
+    gidx = np.zeros(2, dtype=np.int64)
+    rows = [(1, 260.0), (-1, 150.0), (1, 380.0), (-1, 330.0)]
+
+    def call(side, edges):
+        k = len(edges)
+        return R._window_tail(np.array(edges)[:, None], np.full(k, float(m)), s, side, np.full(k, u), np.full(k, v),
+                              np.repeat(bp, k), np.repeat(bq, k), al, gidx, 1e-13, math.log(1e-9), np.zeros((k, 2)),
+                              np.ones((k, 1), dtype=bool))
+
+    mixed = call(np.array([float(sd) for sd, _ in rows]), [e for _, e in rows])
+    for i, (sd, e) in enumerate(rows):
+        single = call(sd, [e])
+        assert np.array_equal(mixed[i], single[0]), (sd, e, mixed[i], single[0])
+        for j, a in enumerate(al):
+            exact = float(_tail_mp(m, u, v, s, float(a), int(e), sd))
+            assert exact <= mixed[i, j], (sd, e, a, exact, mixed[i, j])

@@ -874,11 +874,11 @@ def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
 _TAIL_PIECES = 16
 
 
-def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int, u: np.ndarray, v: np.ndarray,
+def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarray, u: np.ndarray, v: np.ndarray,
                 bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, gidx: np.ndarray, log_t_edge: np.ndarray,
                 pieces: int = _TAIL_PIECES) -> np.ndarray:
     """Upper bound on ``log sum_{a beyond edge} M(a) f(x_a)`` (``side = 1``: ``a > edge``;
-    ``-1``: ``a < edge``), entries x orders, from ``log_t_edge >= log M(edge) f(x_edge)``;
+    ``-1``: ``a < edge``; or one side per entry), entries x orders, from ``log_t_edge >= log M(edge) f(x_edge)``;
     ``edge`` is given per entry and group of orders (``gidx``: each order's group).
 
     The tail is cut into ``pieces`` pieces. On a piece ``[b, b']`` the ratio of
@@ -890,25 +890,27 @@ def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int, u: np.ndar
     """
     ne, na = log_t_edge.shape
     mm = m[:, None, None]
-    far = mm if side == 1 else np.zeros(mm.shape)
+    sgn = np.broadcast_to(np.asarray(side, dtype=float), (ne,))[:, None, None]
+    up3 = sgn > 0.0
+    far = np.where(up3, mm, 0.0)
     frac = np.arange(pieces + 1, dtype=float) / pieces
     e3 = edge[:, :, None]
-    b = np.floor(e3 + (far - e3) * frac) if side == 1 else np.ceil(e3 + (far - e3) * frac)
+    b = e3 + (far - e3) * frac
+    b = np.where(up3, np.floor(b), np.ceil(b))
     b[:, :, -1] = far[:, :, 0]
     inner, outer = b[:, :, :-1], b[:, :, 1:]  # entries x groups x pieces
     count = np.abs(outer - inner)
     ls = math.log(s) - math.log1p(-s)
     u3, v3, bp3, bq3 = u[:, None, None], v[:, None, None], bp[:, None, None], bq[:, None, None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if side == 1:  # ratio M(a+1)/M(a) at the inner end; phi' <= alpha bp/p(x_in) + (1-alpha) bq/q(x_out)
-            log_rm = np.log((mm - inner) / (inner + 1.0)) + ls
-        else:  # ratio M(a-1)/M(a) at the inner end; -phi' <= -(alpha bp/p(x_in) + (1-alpha) bq/q(x_out))
-            log_rm = np.log(inner / (mm - inner + 1.0)) - ls
+        # side 1: ratio M(a+1)/M(a) at the inner end, phi' <= alpha bp/p(x_in) + (1-alpha) bq/q(x_out);
+        # side -1: ratio M(a-1)/M(a) at the inner end, -phi' <= -(alpha bp/p(x_in) + (1-alpha) bq/q(x_out))
+        log_rm = np.where(up3, np.log((mm - inner) / (inner + 1.0)) + ls, np.log(inner / (mm - inner + 1.0)) - ls)
         x_p, x_q = inner / mm, outer / mm
         sp_ = bp3 / (u3 * x_p / s + (1.0 - u3) * (1.0 - x_p) / (1.0 - s))  # bp/p
         sq_ = bq3 / (v3 * x_q / s + (1.0 - v3) * (1.0 - x_q) / (1.0 - s))  # bq/q
         al = alpha[None, :, None]
-        dphi = side * (al * sp_[:, gidx, :] + (1.0 - al) * sq_[:, gidx, :])  # entries x orders x pieces
+        dphi = sgn * (al * sp_[:, gidx, :] + (1.0 - al) * sq_[:, gidx, :])  # entries x orders x pieces
         log_rho = log_rm[:, gidx, :] + dphi / mm
         log_rho = log_rho + 1e-12 * (1.0 + np.abs(log_rho))
         log_rho = np.where(np.isnan(log_rho), np.inf, log_rho)
@@ -920,11 +922,11 @@ def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int, u: np.ndar
     return _logsumexp(np.where(count > 0.0, terms, -np.inf), axis=2)
 
 
-def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int, u: np.ndarray, v: np.ndarray,
+def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndarray, u: np.ndarray, v: np.ndarray,
                  bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, gidx: np.ndarray, rel: float, log_tol: float,
                  w_est: np.ndarray, open_: np.ndarray) -> np.ndarray:
     """Upper bound on ``log sum_{a beyond edge} M(a) g(a/m)`` (``side = 1``: ``a > edge``, ``-1``:
-    ``a < edge``), entries x orders (see :func:`_exact_excess`); ``edge`` and ``open_`` (false:
+    ``a < edge``; or one side per entry), entries x orders (see :func:`_exact_excess`); ``edge`` and ``open_`` (false:
     nothing beyond, the bound is ``-inf``) per entry and group of orders (``gidx``: each
     order's group); ``w_est`` (the window sums) only decides where one geometric piece is
     too coarse."""
@@ -933,13 +935,12 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int, u: np.nd
     xe_g = edge / m2
     ye_g = xe_g - s
     ye = ye_g[:, gidx]
+    sgn = np.broadcast_to(np.asarray(side, dtype=float), mg.shape)[:, None]
+    up = sgn > 0.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if side == 1:  # a > hi: binomial ratio M(a+1)/M(a) at a = hi
-            ratio_m = (m2 - edge) / (edge + 1.0) * math.exp(ls)
-            y_end = 1.0 - s
-        else:  # a < lo: ratio M(a-1)/M(a) at a = lo
-            ratio_m = edge / (m2 - edge + 1.0) * math.exp(-ls)
-            y_end = -s
+        # side 1 (a > hi): binomial ratio M(a+1)/M(a) at a = hi; side -1 (a < lo): M(a-1)/M(a) at a = lo
+        ratio_m = np.where(up, (m2 - edge) / (edge + 1.0) * math.exp(ls), edge / (m2 - edge + 1.0) * math.exp(-ls))
+        y_end = np.where(up, 1.0 - s, -s)
         ratio_m = ratio_m[:, gidx]
         log_rm = _log_tail_ratio(ratio_m, np.zeros(1), m2)
         log_me = (np.log(np.maximum(bn.pmf(edge, np.broadcast_to(m2, edge.shape), s), 1e-320)) + 1.01 * rel + 1e-12)[:, gidx]
@@ -948,10 +949,10 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int, u: np.nd
         ell_e = lpe * alpha + lqe * (1.0 - alpha)
         ell_e = ell_e + 1e-12 * (1.0 + np.abs(ell_e))
         t_edge = log_me + ell_e
-        tail_f = _log_tail_f(edge, mg, s, side, u, v, bp, bq, alpha, gidx, t_edge, 1)
+        tail_f = _log_tail_f(edge, mg, s, sgn[:, 0], u, v, bp, bq, alpha, gidx, t_edge, 1)
         fine = np.flatnonzero(np.any(tail_f > log_tol + w_est, axis=1))  # one piece too coarse here
         if fine.size:
-            tail_f[fine] = _log_tail_f(edge[fine], mg[fine], s, side, u[fine], v[fine],
+            tail_f[fine] = _log_tail_f(edge[fine], mg[fine], s, sgn[fine, 0], u[fine], v[fine],
                                        bp[fine], bq[fine], alpha, gidx, t_edge[fine])
         bpg, bqg = bp[:, None], bq[:, None]
         d = alpha * bpg + (1.0 - alpha) * bqg
@@ -967,8 +968,8 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int, u: np.nd
         # (their log-slopes are monotone in y: largest at an end of the tail)
         slopes = []
         for yy in (ye, y_end):
-            sp_ = side * (alpha - 2.0) * bpg / (1.0 + bpg * yy)
-            sq_ = -side * (alpha + 1.0) * bqg / (1.0 + bqg * yy)
+            sp_ = sgn * (alpha - 2.0) * bpg / (1.0 + bpg * yy)
+            sq_ = -sgn * (alpha + 1.0) * bqg / (1.0 + bqg * yy)
             slopes.append((np.maximum(sp_, 0.0), np.maximum(sq_, 0.0)))
         slope = np.maximum(slopes[0][0], slopes[1][0]) + np.maximum(slopes[0][1], slopes[1][1])
         quad = 2.0 * np.log1p(1.0 / (m2 * np.abs(ye))) * m2  # per-step growth of y^2, times m
@@ -977,12 +978,17 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int, u: np.nd
                   + np.maximum((alpha - 2.0) * lpe, 0.0) + np.maximum(-(alpha + 1.0) * lqe, 0.0))
         tail_g = log_me + 2.0 * np.log(np.abs(ye)) - math.log(2.0) + log_g2 + log_rg
         tail_g = tail_g + 1e-12 * (1.0 + np.abs(tail_g))
-        tail_g = np.where(side * ye > 0.0, tail_g, np.inf)  # needs s inside the window
+        tail_g = np.where(sgn * ye > 0.0, tail_g, np.inf)  # needs s inside the window
         tail_g = np.where(np.isnan(tail_g), np.inf, tail_g)
         # third bound, for tails that reach across s (the side facing the binomial's bulk at
         # large orders, where the others fail): g is convex, so on the tail it is at most its
         # larger end value, g <= f + (-1 - f'(s) y)_+ there, and the tail's probability is <= 1
-        lg_far = _log_g_bound(bp, bq, u, v, s, alpha, 1.0 if side == 1 else 0.0)
+        if np.all(up):
+            lg_far = _log_g_bound(bp, bq, u, v, s, alpha, 1.0)
+        elif not np.any(up):
+            lg_far = _log_g_bound(bp, bq, u, v, s, alpha, 0.0)
+        else:
+            lg_far = np.where(up, _log_g_bound(bp, bq, u, v, s, alpha, 1.0), _log_g_bound(bp, bq, u, v, s, alpha, 0.0))
         lg_e = np.logaddexp(ell_e, np.log(np.maximum(-1.0 - d * ye, 0.0) * (1.0 + 1e-12)))
         tail_c = np.maximum(lg_e, lg_far) + np.minimum(0.0, log_me + log_rm)
         tail = np.minimum(tail, np.where(np.isnan(tail_c), np.inf, tail_c))
@@ -1058,17 +1064,25 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
             ok = np.ones((grp.size, na), dtype=bool)
             offs = np.array([float(o) for _, o, _ in slices])
             wids = np.array([float(w) for _, _, w in slices])
-            for side in (1, -1):  # each group's tails beyond its slice, all groups at once
-                if side == 1:
-                    edge = np.minimum(start[:, None] + offs + wids - 1.0, mg[:, None])
-                    open_ = edge < mg[:, None]
-                else:
-                    edge = np.minimum(start[:, None] + offs, mg[:, None])
-                    open_ = edge > 0.0
-                if not np.any(open_):
-                    continue
-                tail = _window_tail(edge, mg, s, side, u[grp], v[grp], bp[grp], bq[grp], alpha, gidx, rel,
-                                    log_tol, w_est, open_)
+            # each group's tails beyond its slice, all groups and both sides in one call
+            edge_hi = np.minimum(start[:, None] + offs + wids - 1.0, mg[:, None])
+            edge_lo = np.minimum(start[:, None] + offs, mg[:, None])
+            open_hi, open_lo = edge_hi < mg[:, None], edge_lo > 0.0
+            present = [sd for sd, op in ((1, open_hi), (-1, open_lo)) if np.any(op)]
+            tails = {}
+            if present:
+                def both(x: np.ndarray) -> np.ndarray:
+                    return np.concatenate([x] * len(present))
+                sides = np.concatenate([np.full(grp.size, float(sd)) for sd in present])
+                e_all = np.concatenate([edge_hi if sd == 1 else edge_lo for sd in present])
+                o_all = np.concatenate([open_hi if sd == 1 else open_lo for sd in present])
+                t_all = _window_tail(e_all, both(mg), s, sides, both(u[grp]), both(v[grp]), both(bp[grp]), both(bq[grp]),
+                                     alpha, gidx, rel, log_tol, both(w_est), o_all)
+                for k, sd in enumerate(present):
+                    tails[sd] = t_all[k * grp.size:(k + 1) * grp.size]
+            for side in present:
+                edge, open_ = (edge_hi, open_hi) if side == 1 else (edge_lo, open_lo)
+                tail = tails[side]
                 with np.errstate(over="ignore", invalid="ignore"):
                     t_up = np.where(np.isposinf(tail), np.inf, np.logaddexp(t_up, tail))
                 bad = open_[:, gidx] & ~(tail <= log_tol + w_est)
