@@ -55,8 +55,8 @@ def test_applies_exactly_to_the_near_product_forms() -> None:
     for r in (SUE(100, 1.0), OUE(100, 2.0), OLH(100, 0.5), SUE(60, 4.0)):
         assert bsep.applies(_structure(r)), r.describe()
         assert bsep.remainder_fraction(_structure(r)) < 1e-12
-    for r in (Hadamard(100, 1.0), Subset(100, 1.0), KRR(10, 1.0), SUE(3, 1.0), OLH(3, 1.0)):
-        assert not bsep.applies(_structure(r)), r.describe()
+    for other in (Hadamard(100, 1.0), Subset(100, 1.0), KRR(10, 1.0), SUE(3, 1.0), OLH(3, 1.0)):
+        assert not bsep.applies(_structure(other)), other.describe()
 
 
 def test_not_separable_is_refused() -> None:

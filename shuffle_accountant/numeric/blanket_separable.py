@@ -78,26 +78,37 @@ Outside a window of ``b``: ``b > b_hi`` contributes at most ``P[B > b_hi] F(kapp
   (``8 u (g b + m rho)``) this is ``d`` per cell, charged as ``d`` times the slope of ``F``
   (``P[A >= k]``, or 1 where ``[kappa - d, kappa]`` meets an integer or ``kappa < m alpha``);
 - every Boost value carries its measured budget (:func:`.binomial.tail_error_budget`,
-  :func:`.binomial.pmf_error_budget`), every term of ``F`` its own error (no cancellation
-  assumed), sums ``(log2 N + 4) u`` of their absolute values, masses of ``m`` blocks the error
-  of :func:`.binomial.interval_mass`;
-- the laws of ``M, A, B`` are *exactly* binomial with the computed ``gamma', alpha, beta``
-  (the remainder of §2 absorbs the difference to the stored masses), so no ``(1 +- eta)^n``
-  factor appears: the floating-point share of the width does not grow with ``n``.
+  :func:`.binomial.pmf_error_budget`); pmf values obtained from a Boost value by exact ratios
+  (``P[A' = k - 1]`` from ``P[A' = k]``; runs of ``P[B = b]`` over consecutive ``b`` from an anchor
+  every :data:`RUN` cells) add ``8 u`` per ratio step; every term of ``F`` carries its own error
+  (no cancellation assumed); sums ``(log2 N + 4) u`` of their absolute values; masses of ``m``
+  blocks the error of :func:`.binomial.interval_mass`;
+- the masses: the laws of ``M, A, B`` are *exactly* binomial with the computed ``gamma', alpha,
+  beta``; the true per-user law differs from that product law by (route A) the remainder of §2
+  taken against ``p_y (1 - rel_err)`` -- an *additive* term ``~ 1e-14`` that does not grow with
+  ``n`` -- or (route B, when the structural remainder is negligible) a *factor*: every category's
+  true probability is within ``(1 +- r')`` of the product law's (:func:`_mass_factor`), so
+  ``E_true[F] <= (1 + r')^n E[F]`` for ``F >= 0`` (and ``>= (1 - r')^n``), a relative ``~ 3e-14
+  n``. Each call takes the route whose floor is lower at the saddle-point *estimate* of delta
+  (route B for small ``n`` or tiny delta, route A for large ``n``); both are certified.
 
-6. Cost
--------
-Each ``G(m)`` sums ``~ 18 sd(B)`` cells; blocks of ``m`` need about ``14 sd(M) |d log G/dm| /
-rtol`` evaluations. Both grow like ``sqrt(n)``: the route is fast for ``n`` up to ``~1e4`` and
-slower than the lattice of :mod:`.blanket_matrix` beyond ``~1e5`` at the widths an ``eps``
-search asks for (``~1e-5``). :data:`MAX_CELLS` caps the work of one call (the bracket reached
-is returned, certified, with ``converged = False``).
+6. Cost (measured: ``benchmarks/bench_blanket_separable.py``, CPU, delta = 1e-6, eps rtol 1e-6)
+-----------------------------------------------------------------------------------------------
+Each ``G(m)`` sums ``~ 26 sd(B)`` cells (fewer after :meth:`SeparableBlanket._trim`); blocks of
+``m`` need about ``28 sd(M) |d log G/dm| / rtol`` evaluations of ``G`` (single ``m`` near the mean
+when that exceeds the window). Both grow like ``sqrt(n)``, so the route is for small ``n``: one
+``eps(delta)`` search takes 9-14 ms at ``n = 30 .. 100`` (the exact enumeration of
+:mod:`.blanket_matrix` 16-650 ms), ~90-130 ms at ``n = 1e3`` (lattice about the same), ~5-6 s at
+``n = 1e5`` (lattice ~0.3 s); one evaluation ~1 s at ``n = 1e7`` and ~15-20 s at ``n = 1e9``.
+:data:`SEPARABLE_MAX_N` is the suggested cut-over. :data:`MAX_CELLS` caps the work of one call (the
+bracket reached is returned, certified, with ``converged = False``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -108,7 +119,12 @@ from . import binomial as bn
 from . import fp
 from .profile import DeltaBounds
 
+if TYPE_CHECKING:  # estimates only (imported lazily: blanket_matrix is large)
+    from .blanket_matrix import PairBlanket
+
 _U = fp.UNIT_ROUNDOFF
+#: largest n for which this engine is suggested over the lattice of :mod:`.blanket_matrix` (§6)
+SEPARABLE_MAX_N = 1000
 #: :func:`applies` accepts a structure whose remainder mass (§2) is at most this fraction of gamma
 MAX_REMAINDER = 1e-12
 #: half-width, in standard deviations, of the window of blanket-draw counts m
@@ -118,10 +134,12 @@ B_WINDOW_SD = 13.0
 #: the accepted number of users
 _N_RANGE = IntRange("n")
 #: windows of b wider than this are trimmed from a coarse look (:meth:`SeparableBlanket._trim`)
-TRIM_MIN = 300
+TRIM_MIN = 120
 #: points of that look, and the part of the largest summand below which cells are left out
 TRIM_POINTS = 48
 TRIM_REL = 1e-22
+#: Boost anchors of the pmf runs of B every this many cells (:func:`_runs_pmf`)
+RUN = 32
 #: cells (m, b) one bounds() call may evaluate before it returns the bracket reached
 MAX_CELLS = 20_000_000
 #: cells evaluated per batch (memory)
@@ -260,15 +278,21 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     k = np.where(upper, np.ceil(kappa), np.floor(kappa))
     k = np.clip(k, -1.0, m + 1.0)
     m1 = m - 1.0
-    pm = bn.pmf(k - 1.0, m1, alpha)  # P[A' = k - 1]
     p0 = bn.pmf(k, m1, alpha)  # P[A' = k]
+    # P[A' = k - 1] = P[A' = k] k (1 - alpha) / ((m - k) alpha): exact ratio, 6 roundings; from
+    # Boost where that ratio is not usable (edges, underflow)
+    ok = (k >= 1.0) & (k <= m1) & (p0 > 1e-250)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        pm = np.where(ok, p0 * (k * (1.0 - alpha)) / ((m - k) * alpha), 0.0)
+    if not np.all(ok):
+        pm[~ok] = bn.pmf(k[~ok] - 1.0, m1[~ok], alpha)
     tail = np.empty(k.shape)
     if np.any(upper):
         tail[upper] = bn.sf(k[upper] - 1.0, m1[upper], alpha)  # P[A' >= k]
     if np.any(~upper):
         tail[~upper] = bn.cdf(k[~upper] - 1.0, m1[~upper], alpha)  # P[A' <= k - 1]
     nmax = float(np.max(m)) if m.size else 1.0
-    rel_p = bn.pmf_error_budget(max(nmax, 1.0))
+    rel_p = bn.pmf_error_budget(max(nmax, 1.0)) + 8 * _U  # (+ the ratio's roundings)
     rel_t = bn.tail_error_budget(k - 1.0, m1, alpha)
     # upper case: t1 + t2 + t3;  lower case: (m alpha - kappa) + t1 + t2 + t3
     frac_up = k - kappa  # in [0, 1)
@@ -292,6 +316,39 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     return val, err
 
 
+def _runs_pmf(b: np.ndarray, m: np.ndarray, reps: np.ndarray, beta: float) -> tuple[np.ndarray, float]:
+    """``P[Bin(m, beta) = b]`` on runs of consecutive ``b`` (one run of ``reps[i]`` cells per ``m``):
+    a Boost value every :data:`RUN` cells and the exact ratio ``B(b+1)/B(b) = (m - b)/(b + 1) *
+    beta/(1 - beta)`` between (at most 6 roundings a step; :func:`.binomial.pmf_points`' rule).
+    Returns the values and one relative error bound for all of them."""
+    size = b.size
+    first = np.zeros(size, dtype=bool)
+    first[np.concatenate(([0], np.cumsum(reps)[:-1]))] = True
+    pos = np.arange(size) - np.repeat(np.cumsum(reps) - reps, reps)
+    anchor = first | (pos % RUN == 0)
+    idx = np.nonzero(anchor)[0]
+    vals = bn.pmf(b[idx], m[idx], beta)
+    odds = beta / (1.0 - beta)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        ratio = np.where(anchor, 1.0, (m - b + 1.0) / b * odds)  # B(b)/B(b-1)
+        seg = np.cumsum(anchor) - 1
+        # products within each segment (no overflow across segments): one row per segment
+        lens = np.diff(np.append(idx, size))
+        cols = np.arange(RUN)[None, :]
+        inrow = cols < lens[:, None]
+        at = np.where(inrow, idx[:, None] + cols, idx[:, None])
+        steps = np.where(inrow, ratio[at], 1.0)
+        steps[:, 0] = 1.0
+        prod = np.cumprod(steps, axis=1)
+        out = np.empty(size)
+        out[at[inrow]] = (vals[:, None] * prod)[inrow]
+    bad = ~np.isfinite(out) | ((out < 1e-250) & (vals[seg] > 0.0))
+    rel = (bn.pmf_error_budget(float(np.max(m))) + 8 * _U * RUN) * (1.0 + 1e-6)
+    if np.any(bad):
+        out[bad] = bn.pmf(b[bad], m[bad], beta)
+    return out, rel
+
+
 class SeparableBlanket:
     """Certified ``delta(eps)`` of the blanket bound for ONE separable :class:`PairStructure`
     (module docstring): a :class:`~.profile.PrivacyProfile` with ``bounds``, ``max_log_ratio``,
@@ -307,20 +364,24 @@ class SeparableBlanket:
                 "separable blanket: every class must have likelihood ratios (a, b) in {1, E}^2 for one E > 1"
             )
         self._sp = sp  # route A of §5: remainder bounds the true masses' rounding additively
-        self._sp_b = _split(structure, exact_masses=True)  # route B: rounding as a factor
-        assert self._sp_b is not None
-        self._factor = _mass_factor(structure, self._sp_b)
+        sp_b = _split(structure, exact_masses=True)  # route B: rounding as a factor
+        assert sp_b is not None
+        self._sp_b: _Split = sp_b
+        self._factor = _mass_factor(structure, sp_b)
         self._edges: np.ndarray | None = None  # the m partition of the last call (warm start)
         self._cache: dict[float, tuple[DeltaBounds, float]] = {}
-        self._estimator = None
+        self._estimator: PairBlanket | None = None
 
     # -- estimates (steer a search; never reported) ------------------------------------------
 
-    def _est(self):  # type: ignore[no-untyped-def]
+    def _est(self) -> PairBlanket:
+        """The lattice engine's object for the same structure, used for its saddle-point
+        *estimates* only (``log_estimate`` needs the structure alone; nothing is computed on a
+        lattice)."""
         if self._estimator is None:
-            from .blanket_matrix import PairBlanket  # estimates only: log_estimate uses the structure
+            from .blanket_matrix import PairBlanket as _Pair
 
-            self._estimator = PairBlanket(self.structure, self.n, method="lattice")
+            self._estimator = _Pair(self.structure, self.n, method="lattice")
         return self._estimator
 
     def surrogate(self, eps: np.ndarray) -> np.ndarray:
@@ -397,8 +458,7 @@ class SeparableBlanket:
             kappa = g * b + mm * rho
             d = mm * ec.sig + 8 * _U * (g * b + mm * rho) * (1.0 + 1e-9)
             fval, ferr = _f_cells(mm, kappa, d, sp.alpha)
-            w = bn.pmf(b, mm, beta)
-            rel_w = bn.pmf_error_budget(float(np.max(ms[idx])))
+            w, rel_w = _runs_pmf(b, mm, reps, beta)
             ends = np.cumsum(reps)
             seg = np.concatenate(([0], ends[:-1]))
             s_val = np.add.reduceat(w * fval, seg)
@@ -568,4 +628,4 @@ class SeparableBlanket:
         return DeltaBounds(eps, total_lo, total_up, cells, converged)
 
 
-__all__ = ["MAX_REMAINDER", "SeparableBlanket", "applies", "remainder_fraction"]
+__all__ = ["MAX_REMAINDER", "SEPARABLE_MAX_N", "SeparableBlanket", "applies", "remainder_fraction"]
