@@ -1542,18 +1542,24 @@ class BlanketProfile:
         self.pairs = [PairBlanket(s, self.n, method) for s in randomizer.pair_structures()]
         self._known: dict[int, tuple[list[float], list[float], list[float]]] = {}  # (eps, lower, upper) per pair
         self._hint: dict[int, float] = {}  # last lower end per pair (ordering only)
+        self._ranking: tuple[float, list[int]] | None = None  # (eps, pairs by estimate there)
 
     @property
     def max_log_ratio(self) -> float:
         return max(p.max_log_ratio for p in self.pairs)
 
     def _leaders(self, eps: float, count: int) -> list[PairBlanket]:
-        """The ``count`` pairs with the largest estimates at ``eps`` (ranking only)."""
+        """The ``count`` pairs with the largest estimates at ``eps`` (ranking only; a ranking
+        made within 5 % of ``eps`` is reused: the search's slopes and zooms ask again and again
+        near one point)."""
         if len(self.pairs) <= count:
             return self.pairs
-        est = [p.log_estimate(eps) for p in self.pairs]
-        order = sorted(range(len(self.pairs)), key=lambda i: -est[i])
-        return [self.pairs[i] for i in order[:count]]
+        ref = self._ranking
+        if ref is None or not (ref[0] > 0.0 and abs(eps / ref[0] - 1.0) <= 0.05 or ref[0] == eps):
+            est = [p.log_estimate(eps) for p in self.pairs]
+            ref = (eps, sorted(range(len(self.pairs)), key=lambda i: -est[i]))
+            self._ranking = ref
+        return [self.pairs[i] for i in ref[1][:count]]
 
     def surrogate(self, eps: np.ndarray) -> np.ndarray:
         """*Estimate* of ``delta`` on an array of ``eps`` (the saddle-point estimate of
