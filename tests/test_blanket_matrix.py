@@ -651,3 +651,18 @@ def test_direct_sparse_spectrum_error_bound(size):
                                  for i in idx)
                 assert float(abs(ex - mpmath.mpc(spec[f]))) <= 0.1 * err, (f, err)
     assert bm._spectra([np.ones(40)], 0, size, True)[0][1] == bm._spectra([np.ones(40)], 0, size, False)[0][1]
+
+
+def test_fine_step_puts_the_heaviest_class_on_the_grid_and_still_meets_rtol():
+    """Unary encoding at n = 1e5: one class of weight ~0.24 carries half the per-user rounding
+    variance; the plan's fine step puts it on the grid (a larger step than the typical-variance
+    one) and one evaluation at that plan still meets the requested width."""
+    n, eps, rtol = 10**5, 0.00879, 5e-6
+    pair = BlanketProfile(SUE(100, 1.0), n).pairs[0]
+    cf = bm.coefficients(pair.structure, eps)
+    plan = pair._plan(cf, rtol, 1.0)
+    heavy = int(np.argmax(cf.p))
+    t = float(cf.up[heavy]) / plan.h
+    assert abs(t - round(t)) < 1e-6
+    res = bm._Lattice(cf, n).evaluate(plan)
+    assert 0.0 < res.lower and res.upper - res.lower <= rtol * res.lower
