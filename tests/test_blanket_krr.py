@@ -620,3 +620,48 @@ def test_kernel_rows_refuse_a_cut_outside_the_row() -> None:
         with pytest.raises(CertificationError):
             _lines_from_row(B, B, np.array([1]), np.array([col]), one * 5, one, one * 0.6, one * 0.4, one * 1e-12,
                             0.2, 0.1, 1e-12)
+
+
+def test_window_walked_boundary_masses_within_their_error_bounds() -> None:
+    """Boundaries near cached ones of the same total (kinks moved by a new eps) are walked from
+    them by exact pmf sums: up and down, by one to WALK_MAX steps, across the mean, and in chains
+    (a walked boundary the anchor of the next), every value within its error bound of 40-digit
+    sums (a wrong sum range, one term too many or too few, is ~1e-2 off here); walks whose small
+    side would lose accuracy (outwards into a tail) are left to Boost."""
+    from shuffle_accountant.numeric.blanket_krr import WALK_MAX
+
+    w = _TotalsWindow(300, 4, 1.0)
+    t = np.array([40.0, 80.0, 80.0, 120.0, 120.0])
+    m1 = w.N - t + 1.0
+    mean, sd = m1 * w.rho, np.sqrt(m1 * w.rho * (1.0 - w.rho))
+    y0 = np.floor(mean + np.array([-2.0, 1.5, -0.5, 0.2, 3.0]) * sd)
+    w._boundary_masses(t, y0)
+    cdfs: dict[int, list[mpmath.mpf]] = {}
+
+    def cdf(m: int, k: int) -> mpmath.mpf:  # P[Bin(m, rho) <= k], 40 digits, per m once
+        if m not in cdfs:
+            with mpmath.workdps(40):
+                r = mpmath.mpf(w.rho)
+                terms = [mpmath.binomial(m, j) * r**j * (1 - r) ** (m - j) for j in range(m + 1)]
+                cdfs[m] = [mpmath.fsum(terms[: i + 1]) for i in range(m + 1)]
+        return mpmath.mpf(0) if k < 0 else cdfs[m][min(k, m)]
+
+    walked = 0
+    for dy in (1.0, -1.0, 6.0, -9.0, float(WALK_MAX), -float(WALK_MAX), WALK_MAX + 7.0, 3.0):
+        y = y0 + dy
+        order = np.lexsort((y, t))
+        tk, yk = t[order], y[order]
+        keys = (tk.astype(np.int64) << 31) | yk.astype(np.int64)
+        near = w._walk(keys)
+        walked += 0 if near is None else int(near[0].sum())
+        got = w._boundary_masses(tk, yk)
+        for i in range(tk.size):
+            m = int(w.N - tk[i])
+            for br, ref in (("c", cdf(m + 1, int(yk[i]))), ("s", cdf(m, int(yk[i]) - 1))):
+                val, comp = got["F" + br][i], got["G" + br][i]
+                with mpmath.workdps(40):
+                    assert abs(mpmath.mpf(val) - ref) <= got["eF" + br][i], (dy, i, br, val, ref)
+                    assert abs(mpmath.mpf(comp) - (1 - ref)) <= got["eG" + br][i], (dy, i, br, comp, ref)
+                small = min(val, comp)
+                assert min(got["eF" + br][i], got["eG" + br][i]) <= 4.0 * w.rel * small + 1e-300
+    assert walked >= 15  # of the 40 requests (21 measured; the others went to Boost)

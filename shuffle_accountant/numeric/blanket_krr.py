@@ -1547,6 +1547,10 @@ J_SD_LOW = 9.0
 KINK_SD_T = 5.5
 #: Cuts tabulated per clone count for the window (its pieces need only a few neighbouring cuts).
 WINDOW_TABLE_WIDTH = 40
+#: A window boundary at most this far from a cached one of its total (a kink moved by a new
+#: ``ε``) is walked from it by exact sums of the pmf instead of a Boost tail
+#: (:meth:`_TotalsWindow._walk`).
+WALK_MAX = 24
 
 
 def _closed_cut(c: np.ndarray, lam: np.ndarray, d: float, gm1: float) -> np.ndarray:
@@ -1639,18 +1643,21 @@ class _TotalsWindow:
         self.ja = np.clip(np.floor(mj - J_SD_LOW * sj) - 10.0, 0.0, m1)
         self.jb = np.clip(np.ceil(mj + J_SD * sj) + 10.0, 0.0, m1)
         self.tables = _TableCache(WINDOW_TABLE_WIDTH)
-        self.masses = _Rows({f: 1 for f in self._MASS_FIELDS}, np.int64)
+        self.masses = _Rows({f: 1 for f in self._MASS_FIELDS + self._ANCHOR_FIELDS}, np.int64)
         self._memo: dict[float, DeltaBounds] = {}
         self._slope: tuple[float, float] = (math.nan, math.nan)
 
     _MASS_FIELDS = ("Fc", "Gc", "eFc", "eGc", "Fs", "Gs", "eFs", "eGs")
+    #: stored with them: ``P_m(y)`` and its absolute error bound (the anchor of :meth:`_walk`)
+    _ANCHOR_FIELDS = ("p", "ep")
 
     def _boundary_masses(self, t: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
         """At boundaries ``(t, y)``: ``Fc = F_{m+1}(y)`` (counted branch, ``J <= y``), ``Fs =
         F_m(y-1)`` (silent branch, ``J = 1 + J' <= y``), ``m = N - t``, their complements ``G``
         and an absolute error bound for each (the computed side: Boost's budgets and the identity's
         roundings; its complement ``1 - x`` one rounding more). Cached by ``(t, y)``: the same
-        numbers a fresh computation gives."""
+        numbers a fresh computation gives. A boundary within :data:`WALK_MAX` of a cached one of
+        the same total (a kink that moved with ``ε``) is walked from it (:meth:`_walk`)."""
         key = (t.astype(np.int64) << 31) | y.astype(np.int64)
         if key.size < 2 or bool(np.all(key[1:] > key[:-1])):  # boundaries come sorted and distinct
             uk, inv = key, np.arange(key.size)
@@ -1659,6 +1666,12 @@ class _TotalsWindow:
         row, found = self.masses.find(uk)
         if not found.all():
             miss = np.nonzero(~found)[0]
+            walked = self._walk(uk[miss])
+            if walked is not None:
+                near, new_w = walked
+                row[miss[near]] = self.masses.add(uk[miss[near]], new_w)
+                miss = miss[~near]
+        if not found.all() and miss.size:
             tt = (uk[miss] >> 31).astype(float)
             yy = (uk[miss] & ((1 << 31) - 1)).astype(float)
             m = np.maximum(self.N - tt, 0.0)  # t = N + 1 (m = -1): J = 0, no silent branch (fixed below)
@@ -1679,15 +1692,121 @@ class _TotalsWindow:
             new = {"Fc": np.where(below, small_c, 1.0 - small_c), "Gc": np.where(below, 1.0 - small_c, small_c),
                    "Fs": np.where(below, small_s, 1.0 - small_s), "Gs": np.where(below, 1.0 - small_s, small_s),
                    "eFc": np.where(below, ec, ec + _U), "eGc": np.where(below, ec + _U, ec),
-                   "eFs": np.where(below, es, es + _U), "eGs": np.where(below, es + _U, es)}
+                   "eFs": np.where(below, es, es + _U), "eGs": np.where(below, es + _U, es), "p": p, "ep": ep}
             full = tt > self.N  # Bin(0): F_0(y) = 1 for y >= 0; the silent branch has weight 0
-            for f, v in (("Fc", 1.0), ("Gc", 0.0), ("Fs", 0.0), ("Gs", 1.0)):
+            for f, v in (("Fc", 1.0), ("Gc", 0.0), ("Fs", 0.0), ("Gs", 1.0), ("p", 0.0)):
                 new[f] = np.where(full, v, new[f])
-            for f in ("eFc", "eGc", "eFs", "eGs"):
+            for f in ("eFc", "eGc", "eFs", "eGs", "ep"):
                 new[f] = np.where(full, 0.0, new[f])
             row[miss] = self.masses.add(uk[miss], new)
         r = row[inv]
         return {f: self.masses.data[f][r] for f in self._MASS_FIELDS}
+
+    def _walk(self, keys: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+        """Boundaries (sorted keys, none cached) within :data:`WALK_MAX` of a cached boundary
+        ``y0`` of the same total, from it by the exact sums (``m = N - t``, ``s = sign(y - y0)``,
+        ``[a, b]`` the integers between ``y0`` and ``y``)
+
+            F_m(y-1) = F_m(y0-1) + s Σ_{a <= i < b} P_m(i),
+            F_{m+1}(y) = F_{m+1}(y0) + s Σ_{a < i <= b} (ρ P_m(i-1) + (1-ρ) P_m(i))
+
+        (``Bin(m+1) = Bin(m) + Bernoulli(ρ)``), likewise ``G = 1 - F`` with ``-s``, the pmf
+        walked from the cached ``P_m(y0)`` by the exact ratio ``P_m(i+1)/P_m(i) = (m-i) ρ / ((i+1)
+        (1-ρ))``. Absolute error bounds: the cached ones, plus the sums' (the anchor's relative
+        error, ``8u`` per ratio step, ``2u`` per addition, relative to the positive sums) and
+        ``2u`` of the new values; a walk is kept only where each branch's smaller side has an error
+        bound within ``4x`` Boost's pmf budget of its value (else the key takes Boost's tail).
+        Returns (which keys were walked, their rows) or None."""
+        store = self.masses
+        if store.keys.size == 0 or keys.size == 0:
+            return None
+        pos = np.searchsorted(store.keys, keys)
+        yk, tk = keys & ((1 << 31) - 1), keys >> 31
+        best_d = np.full(keys.size, WALK_MAX + 1, dtype=np.int64)
+        best_r = np.zeros(keys.size, dtype=np.int64)
+        best_y = np.zeros(keys.size, dtype=np.int64)
+        for cand in (pos - 1, pos):  # the cached neighbours below and above in key order
+            ok = (cand >= 0) & (cand < store.keys.size)
+            ck = store.keys[np.clip(cand, 0, store.keys.size - 1)]
+            ok &= (ck >> 31) == tk
+            cy = ck & ((1 << 31) - 1)
+            dist = np.abs(cy - yk)
+            r = store.ptr[np.clip(cand, 0, store.keys.size - 1)]
+            ok &= (dist < best_d) & (store.data["p"][r] > 1e-280) & (tk <= self.N)
+            best_d = np.where(ok, dist, best_d)
+            best_r = np.where(ok, r, best_r)
+            best_y = np.where(ok, cy, best_y)
+        near = best_d <= WALK_MAX
+        if not np.any(near):
+            return None
+        out = {f: np.zeros(int(near.sum())) for f in self._MASS_FIELDS + self._ANCHOR_FIELDS}
+        idx = np.nonzero(near)[0]
+        lo = 0
+        for hi in (2, 4, 8, 16, WALK_MAX):  # walks of similar lengths together (arrays as wide as the longest)
+            grp = np.nonzero((best_d[idx] > lo) & (best_d[idx] <= hi))[0]
+            lo = hi
+            if grp.size:
+                part = self._walk_from(best_r[idx[grp]], yk[idx[grp]], best_y[idx[grp]], tk[idx[grp]],
+                                       best_d[idx[grp]], hi)
+                for f, v in part.items():
+                    out[f][grp] = v
+        # keep a walk only where both branches' small side is as accurate as a Boost tail would be
+        # (a walk outwards into a tail subtracts; its absolute error would dominate a tiny value)
+        acc = np.ones(idx.size, dtype=bool)
+        for br in ("c", "s"):
+            f_small = out["F" + br] <= out["G" + br]
+            small = np.where(f_small, out["F" + br], out["G" + br])
+            e_small = np.where(f_small, out["eF" + br], out["eG" + br])
+            acc &= e_small <= 4.0 * self.rel * small + 1e-300
+        if not np.any(acc):
+            return None
+        near[idx[~acc]] = False
+        return near, {f: v[acc] for f, v in out.items()}
+
+    def _walk_from(self, r0: np.ndarray, yk: np.ndarray, y0k: np.ndarray, tk: np.ndarray, dk: np.ndarray,
+                   width: int) -> dict[str, np.ndarray]:
+        """:meth:`_walk` for walks of at most ``width`` steps from the cached rows ``r0``."""
+        store = self.masses
+        y, y0 = yk.astype(float), y0k.astype(float)
+        m = self.N - tk.astype(float)
+        d0 = store.data
+        p0, rp = d0["p"][r0], d0["ep"][r0] / d0["p"][r0]
+        sgn = np.sign(y - y0)
+        steps = np.arange(width + 1, dtype=float)[None, :]
+        i = y0[:, None] + sgn[:, None] * steps  # i = y0, y0 + s, ... (towards y)
+        rho = self.rho
+        r_ = rho / (1.0 - rho)
+        mm = m[:, None]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ratio = np.where(sgn[:, None] > 0, (mm - (i - 1.0)) / i * r_, (i + 1.0) / ((mm - i) * r_))
+        ratio[:, 0] = 1.0
+        dist = dk[:, None].astype(float)
+        ratio = np.where((steps <= dist) & np.isfinite(ratio) & (ratio >= 0.0), ratio, 0.0)
+        P = p0[:, None] * np.cumprod(ratio, axis=1)  # P_m(y0 + s k), k = sign, for s <= |y - y0|
+        up = sgn[:, None] > 0
+        # S_s: i in [a, b) i.e. s = 0 .. d-1 (upward) or s = 1 .. d (downward)
+        take_s = np.where(up, steps < dist, (steps >= 1.0) & (steps <= dist))
+        S_s = np.sum(np.where(take_s, P, 0.0), axis=1)
+        # S_c: i in (a, b]: upward s = 1 .. d with P(i-1) = P[s-1]; downward s = 0 .. d-1 with P(i-1) = P[s+1]
+        prev = np.where(up, np.roll(P, 1, axis=1), np.roll(P, -1, axis=1))
+        take_c = np.where(up, (steps >= 1.0) & (steps <= dist), steps < dist)
+        S_c = np.sum(np.where(take_c, rho * prev + (1.0 - rho) * P, 0.0), axis=1)
+        d = dk.astype(float)
+        R = rp + 8.0 * d * _U + 2.0 * (d + 2.0) * _U  # relative error of the positive sums
+        eS_s, eS_c = R * S_s + 1e-300, (R + 4.0 * _U) * S_c + 1e-300
+        out: dict[str, np.ndarray] = {}
+        for br, S, eS in (("s", S_s, eS_s), ("c", S_c, eS_c)):
+            F0, G0 = d0["F" + br][r0], d0["G" + br][r0]
+            F = F0 + sgn * S
+            G = G0 - sgn * S
+            out["F" + br] = np.clip(F, 0.0, 1.0)
+            out["G" + br] = np.clip(G, 0.0, 1.0)
+            out["eF" + br] = d0["eF" + br][r0] + eS + 2.0 * _U * (F0 + S)
+            out["eG" + br] = d0["eG" + br][r0] + eS + 2.0 * _U * (G0 + S)
+        pn = P[np.arange(P.shape[0]), dk]
+        out["p"] = pn
+        out["ep"] = pn * (rp + 8.0 * d * _U) + 1e-300
+        return out
 
     def bounds(self, eps: float, rtol: float) -> DeltaBounds:
         """Certified bracket at ``eps`` (``0 <= eps < eps0``); ``converged`` when its relative
