@@ -96,10 +96,12 @@ Outside a window of ``b``: ``b > b_hi`` contributes at most ``P[B > b_hi] F(kapp
 -----------------------------------------------------------------------------------------------
 Each ``G(m)`` sums ``~ 26 sd(B)`` cells (fewer after :meth:`SeparableBlanket._trim`); blocks of
 ``m`` need about ``28 sd(M) |d log G/dm| / rtol`` evaluations of ``G`` (single ``m`` near the mean
-when that exceeds the window). Both grow like ``sqrt(n)``, so the route is for small ``n``: one
-``eps(delta)`` search takes 9-14 ms at ``n = 30 .. 100`` (the exact enumeration of
-:mod:`.blanket_matrix` 16-650 ms), ~90-130 ms at ``n = 1e3`` (lattice about the same), ~5-6 s at
-``n = 1e5`` (lattice ~0.3 s); one evaluation ~1 s at ``n = 1e7`` and ~15-20 s at ``n = 1e9``.
+when that exceeds the window). Both grow like ``sqrt(n)``, so the route is for small ``n``. One
+``eps(delta)`` search (SUE / OUE / OLH, k = 100, eps0 = 1): 9-17 ms at ``n = 10 .. 100`` (the
+exact enumeration of :mod:`.blanket_matrix`: 8-23 ms at ``n <= 30``, 450-690 ms at ``n = 100``),
+33-37 ms at ``n = 300`` (lattice 62-70 ms), 76-82 ms at ``n = 1e3`` (lattice 70-100 ms),
+176-200 ms at ``n = 3e3`` (lattice 72-93 ms), 3.3-6 s at ``n = 1e5`` (lattice 0.16-0.3 s); one
+evaluation at rtol 1e-3 takes 0.5-1.1 s at ``n = 1e7`` and 8-19 s at ``n = 1e9``.
 :data:`SEPARABLE_MAX_N` is the suggested cut-over. :data:`MAX_CELLS` caps the work of one call (the
 bracket reached is returned, certified, with ``converged = False``).
 """
@@ -522,6 +524,8 @@ class SeparableBlanket:
         saddle-point *estimate* of delta. Either route is certified."""
         if not math.isfinite(self._factor):
             return False
+        if self.n * self._factor <= 1e-10:
+            return True  # route B's floor is below anything a search asks for
         try:
             est = math.exp(max(min(self._est().log_estimate(eps), 0.0), -700.0))
         except (ValueError, OverflowError, ArithmeticError):  # pragma: no cover - estimate only
