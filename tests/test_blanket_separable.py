@@ -234,3 +234,18 @@ def test_bracket_ordered_and_monotone_in_eps(which, n: int, t1: float, t2: float
     b1, b2 = sb.bounds(e1, 1e-4), sb.bounds(e2, 1e-4)
     assert 0.0 <= b1.lower <= b1.upper and 0.0 <= b2.lower <= b2.upper
     assert b2.lower <= b1.upper  # delta is non-increasing in eps
+
+
+@pytest.mark.parametrize("route_b", [False, True])
+def test_both_mass_rounding_routes_are_certified(route_b: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Route A (additive remainder) and route B (factor (1 + r')^n) each contain the exact value."""
+    monkeypatch.setattr(bsep.SeparableBlanket, "_route", lambda self, eps: route_b)
+    for rand in (SUE(100, 1.0), OLH(100, 2.0)):
+        s = _structure(rand)
+        for n in (2, 31):
+            ex = PairBlanket(s, n, method="exact")
+            sb = bsep.SeparableBlanket(s, n)
+            for eps in (0.2 * rand.eps0, 0.7 * rand.eps0):
+                a, b = sb.bounds(eps, 1e-9), ex.bounds(eps, 1e-9)
+                assert _overlap(a, b), (route_b, n, eps, a, b)
+                assert a.upper - a.lower <= 1e-6 * a.upper  # both floors are far below this here
