@@ -747,15 +747,20 @@ class _TableCache:
             lm = np.maximum(lo[miss] - _TABLE_MARGIN, 0.0)
             W = self.row_width
             hm = np.minimum(hi[miss] + _TABLE_MARGIN, lm + (W - 1.0))
-            a = lm[:, None] + np.arange(W)[None, :]
+            # the recurrences over the widest window asked (beyond a row's window B = 0, S = its top tail)
+            Wc = int(np.max(hm - lm)) + 1
+            a = lm[:, None] + np.arange(Wc)[None, :]
             inside_w = a <= hm[:, None]
             with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where((np.arange(W)[None, :] >= 1) & inside_w & (a <= cm[:, None]),
+                ratio = np.where((np.arange(Wc)[None, :] >= 1) & inside_w & (a <= cm[:, None]),
                                  (cm[:, None] - a + 1.0) / a, 0.0)
             ratio[:, 0] = 1.0
-            Bm = np.where(inside_w, bn.pmf(lm, cm, 0.5)[:, None] * np.cumprod(ratio, axis=1), 0.0)
+            Bm = np.zeros((miss.size, W))
+            Bm[:, :Wc] = np.where(inside_w, bn.pmf(lm, cm, 0.5)[:, None] * np.cumprod(ratio, axis=1), 0.0)
             s_top = bn.sf(hm, cm, 0.5)  # S(hi + 1) = P[Bin >= hi + 1]
-            Sm = s_top[:, None] + np.cumsum(Bm[:, ::-1], axis=1)[:, ::-1]  # S(a) = P[Bin >= a]
+            Sm = np.empty((miss.size, W))
+            Sm[:, :Wc] = s_top[:, None] + np.cumsum(Bm[:, Wc - 1::-1], axis=1)[:, ::-1]  # S(a) = P[Bin >= a]
+            Sm[:, Wc:] = s_top[:, None]
             row[miss] = self.store.add(cm, {"lo": lm, "hi": hm, "tail_budget": bn.tail_error_budget(hm, cm, 0.5),
                                             "B": Bm, "S": Sm})
         return row
