@@ -517,7 +517,7 @@ def test_drift_bounds_the_change_of_delta_between_nearby_eps(rand, n):
             d = math.exp(p.log_drift(e1))
             for step in (1e-2, 1e-3):
                 e2 = e1 * (1 + step)
-                b1, b2 = p.bounds(e1, 1e-8), p.bounds(e2, 1e-8)
+                b1, b2 = p.bounds(e1, 1e-6), p.bounds(e2, 1e-6)
                 gap = math.exp(e2) - math.exp(e1)
                 assert b1.lower <= b2.upper + gap * d * (1 + 1e-9), (n, e1, step)
                 if b1.lower > 1e-200 and b1.lower - b2.upper > 1e-3 * b1.lower:
@@ -584,7 +584,7 @@ def test_round_blocks_against_entrywise_rounding(lo1, length, L, h, theta, seed)
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(5, 400), st.floats(1e-3, 3.0), st.floats(0.05, 2.0), st.integers(0, 2**31))
+@given(st.integers(5, 150), st.floats(1e-3, 3.0), st.floats(0.05, 2.0), st.integers(0, 2**31))
 def test_abs_sums_bound_dominates_the_sums_of_abs(size, lam, H, seed):
     """The bounds on the discounted sums of |p| (used for the rounding charge of the functionals)
     are above the exact sums (exact rationals) for a law with negative rounding noise."""
