@@ -104,8 +104,11 @@ _SPLIT_SLACK = 2.0
 #: fraction of its budget, get no new entries evaluated at it (see ``RenyiDirection._plan_orders``).
 _NEGLIGIBLE = 0.02
 #: Wide tail cells are cut at these distances (standard deviations of ``a``) from their end facing
-#: the mean (the large orders' tilted sums lie tens of them out: one round reaches them).
+#: the mean, up to 8 only unless the cell's gap exceeds ``_FAR_CELL_SCORE`` budgets (the large
+#: orders' tilted sums lie tens of sd out: one round reaches them; more cuts everywhere multiply
+#: the cells of every later entry, whose cells copy their neighbour's).
 _CELL_STEPS = np.array([2.0, 4.0, 8.0, 16.0, 32.0, 64.0])
+_FAR_CELL_SCORE = 1e8
 #: Cells evaluated per batch (keeps the per-order temporaries small).
 _CELL_BATCH = 1024
 
@@ -1737,7 +1740,10 @@ class RenyiDirection:
         w = b - a
         # (quarters padded with repeats: the empty parts are dropped below)
         quart = a[:, None] + w[:, None] * (np.minimum(np.arange(1, _CELL_STEPS.size + 1), 3)[None, :] / 4.0)
-        steps = _CELL_STEPS[None, :] * sd[:, None]
+        # the far steps only for cells whose gap is far beyond the budget (their tilted sums lie
+        # tens of sd out); others 2, 4, 8 sd (repeats make empty parts, dropped below)
+        far_cut = ((score[chosen] > _FAR_CELL_SCORE) & self.envelope)[:, None]
+        steps = np.where(far_cut, _CELL_STEPS[None, :], np.minimum(_CELL_STEPS, 8.0)[None, :]) * sd[:, None]
         # wide tail cells: geometric cuts from the end nearer the mean (as the z-grid did)
         cuts = np.where((w > 16.0 * sd)[:, None] & (b <= mean)[:, None], b[:, None] - steps,
                         np.where((w > 16.0 * sd)[:, None] & (a >= mean)[:, None], a[:, None] + steps, quart))
