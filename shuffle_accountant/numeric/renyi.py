@@ -1117,6 +1117,9 @@ def _order_clusters(need: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     that costs less than separate calls (entry-orders computed, plus :data:`_CLUSTER_COST` per call)."""
     ne, na = need.shape
     has = np.any(need, axis=1)
+    cols = np.flatnonzero(np.any(need, axis=0))
+    if ne * cols.size <= 2.0 * _CLUSTER_COST:  # small: one call over the union
+        return [(np.flatnonzero(has), cols)] if cols.size else []
     first = np.argmax(need, axis=1)
     last = na - 1 - np.argmax(need[:, ::-1], axis=1)
     key = np.where(has, first * na + last, -1)
