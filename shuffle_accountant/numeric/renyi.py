@@ -711,7 +711,7 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     y_abs = np.max(np.abs(y_end), axis=1)
     z_min = [np.min(b[:, None] * y_end, axis=1) for b in (bp, bq)]
     plain = (z_min[0] > -0.5) & (z_min[1] > -0.5)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # b y <= -1 only in rows redone term by term below
         lp = np.log1p(np.multiply(bp[:, None], y))
         lq = np.log1p(np.multiply(bq[:, None], y))
     e_max = np.zeros(ne)
