@@ -55,6 +55,14 @@ which are also bracketed from the log-concave pmf of the clone count (the term n
 mode below, a finite geometric series of the pmf ratio above). Every likelihood ratio lies in
 ``[1/L, L]`` (``L = max(pa/pb, pb/pa)``), so ``D_alpha <= log L`` caps the result.
 
+Pairs without a silent first user (``p0 = 0``: every entry has ``lam = 1``) evaluate an
+entry only at the orders its blocks need: when a block is split, its new corner entries are
+evaluated at the live orders except those where the block is among the smallest shares of the
+order's upper bound (together at most 2% of its budget). At the other orders an entry takes the
+monotone envelope in ``c`` (``K`` is non-increasing in ``c``: the smallest upper bound of the
+entries at ``c' <= c``, the largest lower bound of those at ``c'' >= c``), so a split block's
+parts are bounded at least as tightly as the block was (see ``RenyiDirection._plan_orders``).
+
 Floating-point errors (Boost's binomial budget from :mod:`.binomial`, rounding of ``g``)
 are added to upper bounds and subtracted from lower bounds.
 
