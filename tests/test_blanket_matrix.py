@@ -679,3 +679,28 @@ def test_edgeworth_estimate_within_a_search_tolerance_of_the_certified_value(inp
     b = prof.bounds(eps, 1e-7)
     lead = max(prof.pairs, key=lambda p: p.log_estimate(eps))
     assert abs(lead.log_estimate(eps) - math.log(0.5 * (b.lower + b.upper))) <= 1e-5
+
+
+@pytest.mark.parametrize("n, engine", [(12, "exact"), (60, "separable"), (1000, "separable"), (1001, "lattice")])
+def test_auto_routes_separable_structures_by_size(n: int, engine: str) -> None:
+    """auto: exact enumeration for the smallest n, the separable engine up to SEPARABLE_MAX_N for
+    product-form structures (SUE / OUE / OLH), the lattice beyond; the separable answer agrees
+    with exact enumeration where both run."""
+    from shuffle_accountant.numeric.blanket_separable import SEPARABLE_MAX_N
+
+    assert SEPARABLE_MAX_N == 1000
+    st_ = SUE(100, 1.0).pair_structures()[0]
+    pb = bm.PairBlanket(st_, n)
+    got = "separable" if pb._separable is not None else ("exact" if pb.exact else "lattice")
+    assert got == engine
+    if engine == "separable" and n <= 100:
+        b = pb.bounds(0.3, 1e-8)
+        e = bm.PairBlanket(st_, n, method="exact").bounds(0.3, 1e-8)
+        assert b.lower <= e.upper and e.lower <= b.upper and b.upper - b.lower <= 1e-8 * b.upper
+
+
+def test_separable_method_refused_for_non_product_structures() -> None:
+    st_ = KRR(5, 1.0).pair_structures()[0]
+    with pytest.raises(InvalidParameter, match="separable"):
+        bm.PairBlanket(st_, 100, method="separable")
+    assert bm.PairBlanket(st_, 100)._separable is None

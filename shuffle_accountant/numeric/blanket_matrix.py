@@ -156,6 +156,9 @@ from .profile import DeltaBounds
 _U = fp.UNIT_ROUNDOFF
 #: enumerate count vectors exactly when there are at most this many outer vectors
 EXACT_BUDGET = 200_000
+#: with the separable engine available (``n <= SEPARABLE_MAX_N``), exact enumeration only up to
+#: this many count vectors (measured: about as fast as the separable engine there, slower beyond)
+SEPARABLE_EXACT_BUDGET = 2_000
 #: largest FFT size of the lattice path
 MAX_FFT = 2**22
 #: relative width (per user) below which the lattice is not refined: the FFT round-off
@@ -1229,21 +1232,33 @@ def _log_drift(s: PairStructure, cf: _Coefficients, n: int) -> float:
 class PairBlanket:
     """Certified ``delta(eps)`` of the blanket bound for ONE :class:`PairStructure`.
 
-    ``method``: ``"auto"`` (exact enumeration when at most :data:`EXACT_BUDGET` count vectors,
-    else the lattice), ``"exact"`` or ``"lattice"`` (for tests and benchmarks).
+    ``method``: ``"auto"`` (exact enumeration when at most :data:`SEPARABLE_EXACT_BUDGET` count
+    vectors; else, for separable structures with ``n <= SEPARABLE_MAX_N`` (the named unary
+    encodings and local hashing), :class:`.blanket_separable.SeparableBlanket`; else exact
+    enumeration when at most :data:`EXACT_BUDGET` count vectors; else the lattice), ``"exact"``,
+    ``"separable"`` or ``"lattice"`` (for tests and benchmarks).
     """
 
     def __init__(self, structure: PairStructure, n: int, method: str = "auto") -> None:
+        from .blanket_separable import SEPARABLE_MAX_N, SeparableBlanket, applies
+
         self.structure = structure
         self.n = _check_n(n)
-        if method not in ("auto", "exact", "lattice"):
-            raise InvalidParameter(f"method: {method!r} is not known (accepted: auto, exact, lattice)")
-        small = exact_size(self.n, structure.classes) <= EXACT_BUDGET
+        if method not in ("auto", "exact", "lattice", "separable"):
+            raise InvalidParameter(f"method: {method!r} is not known (accepted: auto, exact, lattice, separable)")
+        size = exact_size(self.n, structure.classes)
+        small = size <= EXACT_BUDGET
         if method == "exact" and not small:
             raise InvalidParameter(
                 f"method: exact enumeration needs at most {EXACT_BUDGET} count vectors, this pair has "
-                f"{exact_size(self.n, structure.classes)} (n = {self.n}, {structure.classes} classes)"
+                f"{size} (n = {self.n}, {structure.classes} classes)"
             )
+        separable = applies(structure) and (
+            method == "separable" or (method == "auto" and self.n <= SEPARABLE_MAX_N and size > SEPARABLE_EXACT_BUDGET))
+        if method == "separable" and not separable:
+            raise InvalidParameter("method: separable needs class likelihood ratios (a, b) in {1, E}^2 in product form")
+        #: the separable engine answers every certified request when set (module blanket_separable)
+        self._separable = SeparableBlanket(structure, self.n) if separable else None
         self.exact = small if method == "auto" else method == "exact"
         self._w = np.concatenate((np.asarray(structure.mass), [structure.rest]))
         self._cache: dict[float, tuple[DeltaBounds, float]] = {}
@@ -1311,7 +1326,7 @@ class PairBlanket:
         cf = coefficients(self.structure, eps)
         if not np.any(cf.up > 0.0):
             return 0.0
-        if self.exact:
+        if self.exact or self._separable is not None:
             return self.bounds(eps, rtol).upper
         shrink = self._h.get(eps, self._start)
         for _ in range(4):
@@ -1409,6 +1424,8 @@ class PairBlanket:
         trivial = _trivial(cf)
         if float(np.max(cf.up)) <= 1e-9 * float(np.max(np.abs(cf.up))):
             return DeltaBounds(eps, 0.0, max(trivial, fp.MIN_PROBABILITY), 0, trivial <= fp.MIN_PROBABILITY)
+        if self._separable is not None:
+            return self._separable.bounds(eps, rtol)
         if not self.exact and self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY):
             # below the package's floor: report the floor (the exponents of the lattice would
             # leave the double range long before such values)
