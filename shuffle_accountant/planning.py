@@ -175,7 +175,7 @@ class ComposedRounds:
             d_max = self.delta * max(ADVANCED_SPLITS) / self.rounds
             if m.profile is not None and d_max >= MIN_DELTA:
                 profile = m.profile(Query(float(eps0), int(n), self.k, 0.0, None))
-                eps_lo = float(epsilon_for_delta(profile, d_max, 1e-2).lower)
+                eps_lo = min(float(epsilon_for_delta(profile, d_max, 1e-2).lower), float(eps0))  # the route caps at eps0
                 best, _ = advanced_best((Round(float(eps0), int(n), self.rounds),), self.delta, lambda r, d: eps_lo)
                 value = best * (1.0 - 1e-8)
         self._lower[key] = value

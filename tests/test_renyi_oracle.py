@@ -38,6 +38,22 @@ def test_matches_brute_force(method, k, n):
                 assert up - exact <= 1e-9 * exact + 1e-15
 
 
+@pytest.mark.parametrize("eps0, n, k", [(1.0, 10, 3), (5.0, 60, 3), (2.0, 25, 5)])
+def test_p0_pairs_whose_first_block_holds_total_zero(eps0, n, k):
+    """Pairs with p0 > 0 (krr-lower) where the initial block edges skip t = 1: the total 0
+    (nothing counted, identical laws) must not be counted at a counted total's kernel in the
+    lower end (it was: krr-lower k = 3, eps0 = 1, n = 10, alpha = 1.25 printed lower 0.0773693
+    above the exact 0.0772677)."""
+    sp = pair_for("krr-lower", eps0, n, k)
+    assert sp.pair.p0 > 0.0
+    P, Q = _oracle_pair(sp.pair)
+    got = renyi_bounds(sp.pair, ORDERS, rtol=1e-3, scale=sp.scale)
+    with mpmath.workdps(50):
+        for a, lo, up in zip(ORDERS, got.lower, got.upper):
+            exact = max(oracle.renyi(P, Q, a), oracle.renyi(Q, P, a))
+            assert lo <= exact <= up, a
+
+
 def test_asymmetric_directions_differ():
     sp = pair_for("binary-rr-lower", 2.0, 9)
     pq = renyi_bounds(sp.pair, [3.0], rtol=1e-10, directions="pq").upper[0]

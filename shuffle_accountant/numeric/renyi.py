@@ -1497,8 +1497,12 @@ class RenyiDirection:
             c_lo = np.where(hi > lo, hi, np.maximum(hi, 1.0) - 1.0)
             lam_lo = np.ones(lo.shape)
         else:
+            # the smallest lam of the block: lam(lo), and lam(0) = 0 (no report counted at t = 0,
+            # identical laws: K = 1), so a block holding t = 0 has lower bound 0 (lam(max(lo, 1))
+            # counted Pr[T = 0] at K(c, lam(1)) - 1 > 0: lower ends above the divergence, e.g.
+            # krr-lower k = 3, eps0 = 5, n = 200, alpha = 1.25: 1.87891 against 1.87684)
             c_lo = np.maximum(hi, 1.0) - 1.0
-            lam_lo = self.dir.lam(np.maximum(lo, 1.0))
+            lam_lo = self.dir.lam(lo)
         need_both: np.ndarray | None = None
         if need_lo is not None:
             need_both = np.concatenate((np.ones(need_lo.shape, dtype=bool) if need is None else need, need_lo))
@@ -1526,7 +1530,10 @@ class RenyiDirection:
         sd = math.sqrt(max(self.N * self.p * (1.0 - self.p), 1.0))
         z = np.concatenate((np.arange(-8.0, 8.5, 1.0), [-12.0, 12.0]))
         inner = np.round(mu + sd * z)
-        return np.unique(np.clip(np.concatenate(([0.0, n + 1.0], inner)), 0.0, n + 1.0))
+        # with p0 > 0 the total 0 (nothing counted: identical laws) is a block of its own, so no
+        # block mixes it with counted totals (whose lower corner would then be lam = 0)
+        ends = [0.0, 1.0, n + 1.0] if self.pair.p0 > 0.0 else [0.0, n + 1.0]
+        return np.unique(np.clip(np.concatenate((ends, inner)), 0.0, n + 1.0))
 
     def bounds(self, alpha: np.ndarray, rtol: float, max_rounds: int = 200, scale: float = 1.0,
                ) -> tuple[np.ndarray, np.ndarray, bool, int, int]:
