@@ -249,3 +249,17 @@ def test_both_mass_rounding_routes_are_certified(route_b: bool, monkeypatch: pyt
                 a, b = sb.bounds(eps, 1e-9), ex.bounds(eps, 1e-9)
                 assert _overlap(a, b), (route_b, n, eps, a, b)
                 assert a.upper - a.lower <= 1e-6 * a.upper  # both floors are far below this here
+
+
+@pytest.mark.parametrize("alpha, kappa", [(0.9964544286130611, 967.8900130337698), (0.7, 512.25), (0.31, 120.0)])
+def test_f_cells_bound_covers_the_lower_case_rounding_of_m_alpha(alpha: float, kappa: float) -> None:
+    """E[(A - kappa)_+], A ~ Bin(1000, alpha), with kappa many sd below m alpha (the lower
+    case adds m alpha - kappa with m alpha rounded): the error bound covers the 50-digit value
+    (the first case exceeded the bound 2x before the rounding of m alpha was charged)."""
+    m = 1000
+    val, err = bsep._f_cells(np.array([float(m)]), np.array([kappa]), np.array([0.0]), alpha)
+    with mpmath.workdps(50):
+        a = mpmath.mpf(alpha)
+        exact = mpmath.fsum(mpmath.binomial(m, j) * a ** j * (1 - a) ** (m - j) * max(j - mpmath.mpf(kappa), 0)
+                            for j in range(m + 1))
+        assert abs(mpmath.mpf(float(val[0])) - exact) <= mpmath.mpf(float(err[0]))

@@ -489,13 +489,6 @@ def _product(w1: np.ndarray, o1: np.ndarray, w2: np.ndarray, o2: np.ndarray) -> 
     return w, o1 * (np.abs(w2) + o2) + np.abs(w1) * o2 + 4 * _U * np.abs(w)
 
 
-def _sum_rel(count: int) -> float:
-    """Relative error bound of numpy's (pairwise, blocks of 128 with 8 accumulators) sum of
-    ``count`` non-negative floats: every term passes through at most ``16 + 3 + log2(count)``
-    additions; doubled for safety."""
-    return (40.0 + 2.0 * math.log2(max(count, 2))) * _U
-
-
 def _inverse(w: np.ndarray, om: np.ndarray, size: int) -> tuple[np.ndarray, float, float, float]:
     """Inverse real FFT of a half spectrum ``w`` (each frequency within ``om`` of the exact one)
     and three error bounds on the computed circular law against the exact one: a uniform bound
@@ -512,7 +505,7 @@ def _inverse(w: np.ndarray, om: np.ndarray, size: int) -> tuple[np.ndarray, floa
     if size % 2 == 0:
         mult[-1] = 1.0
     circ = np.fft.irfft(w, n=size)
-    rel = 1.0 + _sum_rel(len(w)) + 8 * _U
+    rel = 1.0 + fp.sum_error(len(w)) + 8 * _U
     e_round = _fft_rel(size) * float(np.sum(mult * np.abs(w))) / size * rel
     e = float(np.sum(mult * om)) / size * rel + e_round
     l2 = math.sqrt(float(np.sum(mult * om * om)) * rel / size) * (1.0 + 4 * _U)
@@ -584,7 +577,7 @@ def _abs_sums_bound(cum_a: np.ndarray, cum_b: np.ndarray, p: np.ndarray, rnd_n: 
     of ``|p|``) plus ``drop`` of the exact ones, so with ``N = sum p_-``
 
         A <= (cum_a + 2 N + drop) / (1 - rnd_n),   B <= (cum_b + 2 N wmax_g + drop) / (1 - rnd_n)."""
-    neg = float(np.sum(np.maximum(-p, 0.0))) * (1.0 + _sum_rel(len(p)))
+    neg = float(np.sum(np.maximum(-p, 0.0))) * (1.0 + fp.sum_error(len(p)))
     guard = (1.0 + 2.0 * rnd_n) * (1.0 + 8 * _U)
     return (np.maximum(cum_a + (2.0 * neg + drop), 0.0) * guard,
             np.maximum(cum_b + (2.0 * neg * wmax_g + drop), 0.0) * guard)

@@ -307,7 +307,9 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     val = t0 + t1 + t2 + t3
     err = (np.abs(t1) * (rel_t + 8 * _U) + t2 * (rel_p + 8 * _U) + t3 * (np.maximum(rel_t, rel_p) + 8 * _U)
            + 8 * _U * (np.abs(t0) + np.abs(t1) + t2 + t3)
-           + 8 * _U * (ma + np.abs(k) + np.abs(kappa) + 1.0) * (tail + p0 + pm))
+           + 8 * _U * (ma + np.abs(k) + np.abs(kappa) + 1.0) * (tail + p0 + pm)
+           # the lower case's t0 = m alpha - kappa uses ma = fl(m alpha) (u ma off) and the subtraction
+           + np.where(upper, 0.0, 2 * _U * (ma + np.abs(kappa))))
     # moving kappa by up to d: F is 1-Lipschitz, with slope P[A >= ceil(kappa')] in the upper case;
     # where [kappa - d, kappa + d] meets an integer (or in the lower case) charge slope 1
     near = (np.floor(kappa + d) != np.floor(kappa - d)) | ~upper
@@ -344,7 +346,8 @@ def _runs_pmf(b: np.ndarray, m: np.ndarray, reps: np.ndarray, beta: float) -> tu
         prod = np.cumprod(steps, axis=1)
         out = np.empty(size)
         out[at[inrow]] = (vals[:, None] * prod)[inrow]
-    bad = ~np.isfinite(out) | ((out < 1e-250) & (vals[seg] > 0.0))
+    # a run whose anchor underflowed to 0 would leave later (positive) cells at 0: redo them too
+    bad = ~np.isfinite(out) | ((out < 1e-250) & (vals[seg] > 0.0)) | (vals[seg] <= 0.0)
     rel = (bn.pmf_error_budget(float(np.max(m))) + 8 * _U * RUN) * (1.0 + 1e-6)
     if np.any(bad):
         out[bad] = bn.pmf(b[bad], m[bad], beta)
@@ -466,7 +469,7 @@ class SeparableBlanket:
             s_val = np.add.reduceat(w * fval, seg)
             s_err = np.add.reduceat(w * ferr, seg)
             s_lo = np.add.reduceat(w * np.maximum(fval - ferr, 0.0), seg)
-            sum_rel = (math.log2(max(int(np.max(reps)), 2)) + 4.0) * _U
+            sum_rel = fp.sum_error(int(np.max(reps))) + _U  # the sums and the products w * f
             # window tails (§4): below b_lo and above b_hi
             blo, bhi, mi = b_lo[idx], b_hi[idx], ms[idx]
             p_below = bn.cdf(blo - 1.0, mi, beta)
@@ -536,7 +539,7 @@ class SeparableBlanket:
         return self.n * self._factor < floor_a
 
     def _compute(self, eps: float, rtol: float) -> DeltaBounds:
-        route_b = self._route(eps)
+        route_b = self._route(eps) and self._sp_b.gamma > 0.0  # route B has no remainder term to fall back on
         sp = self._sp_b if route_b else self._sp
         n = self.n
         ec = _eps_constants(self.structure, sp.E, eps)
@@ -594,7 +597,7 @@ class SeparableBlanket:
             up_i = (w + w_err) * g_left_up
             lo_i = np.maximum(w - w_err, 0.0) * np.where(single, g_left_lo, g_right_lo)
             k = len(up_i)
-            s_rel = (math.log2(max(k, 2)) + 4.0) * _U
+            s_rel = fp.sum_error(k) + _U  # the sum and the products
             total_up = ((float(np.sum(up_i)) * (1.0 + s_rel) + tail_up) * gam * (1.0 + 8 * _U) + rem_pos) * grow
             total_lo = max(float(np.sum(lo_i)) * (1.0 - s_rel) * gam * (1.0 - 8 * _U) - rem_neg, 0.0) * shrink
             gap = total_up - total_lo

@@ -64,6 +64,13 @@ _BOOST_INT_PATH = 2.0**32  # the path needs n < INT_MAX = 2^31 - 1; 2^32 keeps a
 # ---------------------------------------------------------------------------------------
 
 
+def sum_error(count: int) -> float:
+    """Relative error bound of numpy's sum (``np.sum``, ``np.add.reduceat``: pairwise, blocks of
+    128 with 8 accumulators) of ``count`` non-negative floats: every term passes through at most
+    ``16 + 3 + log2(count)`` additions; doubled for safety."""
+    return (40.0 + 2.0 * math.log2(max(count, 2))) * UNIT_ROUNDOFF
+
+
 def next_up(x: float, steps: int = 1) -> float:
     """The double ``steps`` units in the last place above ``x`` (``inf`` stays ``inf``)."""
     for _ in range(steps):
