@@ -210,8 +210,11 @@ def _mass_factor(s: PairStructure, sp: _Split) -> float:
     :func:`_split` with ``exact_masses = True``, else silent) and ``P_true`` the exact per-user
     law (stored masses within ``rel_err``). Classes: ``P_true(y) <= p_y (1 + r) <= q_y (1 + r')``
     and ``P_true(y) >= p_y (1 - r) >= q_y (1 - r)``. Silent: ``Q = 1 - gamma' = P_true(silent)
-    + sum_y (P_true(y) - q_y)``, so ``P_true <= Q`` and ``P_true >= Q (1 - D / rest_true)`` with
-    ``D = sum_y (p_y (1 + r) - q_y)``. ``inf`` when a class has no product mass."""
+    + sum_y (P_true(y) - q_y)``; the differences ``P_true(y) - q_y`` are at least ``-r p_y`` and
+    at most ``p_y (1 + r) - q_y``, so ``P_true(silent)`` lies within ``Q -+ D`` with ``D = sum_y
+    (p_y (1 + r) - q_y)`` (not ``P_true <= Q`` exactly: ``q_y <= p_y (1 - 8u)`` only), and both
+    directions are covered by the term ``D / rest_lo`` in ``r'``. ``inf`` when a class has no
+    product mass."""
     pat = _pattern(s)
     assert pat is not None
     _, p = pat
