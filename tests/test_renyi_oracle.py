@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -112,3 +113,35 @@ def test_entries_per_order_bracket_oracle_at_moderate_n() -> None:
             s = mpmath.exp((a - 1) * oracle.renyi(P, Q, a))
             exact = float(mpmath.log(s - 1))  # bounds() brackets log(S_alpha - 1)
             assert ll <= exact <= lu, (a, ll, exact, lu)
+
+
+@pytest.mark.parametrize("eps0, n", [(1.0, 50), (3.0, 400), (0.5, 5000)])
+def test_p0_corner_pairs_bracket_the_exact_kernel_pair(eps0, n):
+    """For p0 > 0 the corners' mixing weights are moved outward (upper) and inward (lower) so
+    that the kernel pair computed from them, (u, v) = lam (pa', pb') + (1 - lam) (s, s) in
+    floating point, is at least as far from the diagonal as the exact pair of lam_t (50-digit
+    lam_t, pa', s) for upper corners and at most as far for lower corners, tiny lam included."""
+    from shuffle_accountant.numeric.renyi import RenyiDirection
+
+    pair = pair_for("krr-lower", eps0, n, 3).pair
+    d = RenyiDirection(pair)
+    t = np.unique(np.concatenate((np.arange(1.0, 12.0), np.linspace(1.0, float(n), 25).round())))
+    lam = d.dir.lam(t)
+    with mpmath.workdps(50):
+        N, p, p0 = pair.n - 1, mpmath.mpf(d.p), mpmath.mpf(pair.p0)
+        pa1 = mpmath.mpf(pair.pa) / (mpmath.mpf(pair.pa) + mpmath.mpf(pair.pb))
+        pb1 = mpmath.mpf(pair.pb) / (mpmath.mpf(pair.pa) + mpmath.mpf(pair.pb))
+        s = mpmath.mpf(d.s)
+        for side in (1.0, -1.0):
+            moved = d._lam_outward(lam, side)
+            for ti, lm in zip(t, moved):
+                w1 = mpmath.binomial(N, int(ti) - 1) * p ** (int(ti) - 1) * (1 - p) ** (N - int(ti) + 1)
+                w0 = mpmath.binomial(N, int(ti)) * p ** int(ti) * (1 - p) ** (N - int(ti)) if ti <= N else 0
+                lt = (1 - p0) * w1 / ((1 - p0) * w1 + p0 * w0)
+                u_t, v_t = lt * pa1 + (1 - lt) * s, lt * pb1 + (1 - lt) * s
+                u = mpmath.mpf(float(lm * d.pa1 + (1.0 - lm) * d.s))
+                v = mpmath.mpf(float(lm * d.pb1 + (1.0 - lm) * d.s))
+                if side > 0:
+                    assert u >= u_t and v <= v_t, (ti, lm)
+                else:
+                    assert (u <= u_t and v >= v_t) or lm == 0.0, (ti, lm)

@@ -1482,6 +1482,26 @@ class RenyiDirection:
         empty = b < a
         return np.where(empty, -np.inf, up), np.where(empty, -np.inf, lo_)
 
+    def _lam_outward(self, lam: np.ndarray, side: float) -> np.ndarray:
+        """``lam_t`` (computed: at most 9 u relative off, :data:`.clones.LAM_UV_ERR`) moved so that
+        the kernel pair ``(u, v)`` the entry computes from it (``u = lam pa' + (1 - lam) s``,
+        rounded: a few u absolute) is farther from the diagonal ``u = v`` than the exact pair for
+        ``side = +1`` (upper corners: ``u >= u_t``, ``v <= v_t`` when ``pa' > s > pb'``) and nearer
+        for ``side = -1`` (lower corners; clipped at 0, where ``K = 1``). ``K`` is convex in
+        ``(u, v)`` and 1 on the diagonal, and the exact pair lies on the segment from the diagonal
+        to the outer pair (or the inner pair on the segment to the exact one), so ``K - 1`` is
+        bounded above (below) there. An outer ``lam`` may exceed 1 (the rounding of ``pa'`` and
+        ``pb'`` at ``lam = 1``), as long as ``u`` and ``v`` stay in ``[0, 1]``. Pairs with ``p0 = 0``
+        have ``lam = 1`` exactly; pairs whose ``pa'``, ``pb'`` lie on one side of ``s`` are returned
+        unchanged (no such method)."""
+        da, db = self.pa1 - self.s, self.pb1 - self.s
+        if self.pair.p0 == 0.0 or not da * db < 0.0:
+            return lam
+        shift = lam * 20.0 * _U + 8.0 * _U / min(abs(da), abs(db))
+        top = 0.999 * min((1.0 - self.s) / da if da > 0.0 else self.s / -da,
+                          (1.0 - self.s) / db if db > 0.0 else self.s / -db)
+        return np.clip(lam + side * shift, 0.0, max(top, 1.0) if side > 0.0 else 1.0)
+
     def _add_blocks(self, lo: np.ndarray, hi: np.ndarray, need: np.ndarray | None = None,
                     need_lo: np.ndarray | None = None) -> None:
         """Add the blocks of totals ``[lo, hi]``; their corner entries are evaluated at the orders
@@ -1492,7 +1512,7 @@ class RenyiDirection:
         # at t = hi + 1, the next block's upper corner (K is non-increasing in c, so this is
         # a valid, slightly looser lower bound) and each edge costs one entry.
         c_up = np.maximum(lo, 1.0) - 1.0
-        lam_up = self.dir.lam(hi)
+        lam_up = self._lam_outward(self.dir.lam(hi), 1.0)
         if self.pair.p0 == 0.0:
             c_lo = np.where(hi > lo, hi, np.maximum(hi, 1.0) - 1.0)
             lam_lo = np.ones(lo.shape)
@@ -1502,7 +1522,7 @@ class RenyiDirection:
             # counted Pr[T = 0] at K(c, lam(1)) - 1 > 0: lower ends above the divergence, e.g.
             # krr-lower k = 3, eps0 = 5, n = 200, alpha = 1.25: 1.87891 against 1.87684)
             c_lo = np.maximum(hi, 1.0) - 1.0
-            lam_lo = self.dir.lam(lo)
+            lam_lo = self._lam_outward(self.dir.lam(lo), -1.0)
         need_both: np.ndarray | None = None
         if need_lo is not None:
             need_both = np.concatenate((np.ones(need_lo.shape, dtype=bool) if need is None else need, need_lo))
