@@ -290,15 +290,16 @@ def epsilon_for_delta(
             if math.isfinite(at_x) and at_x < 0.0 and spread > 0.0:
                 step = max(step, min(0.5 * spread / abs(at_x), 0.25 * x))
 
+            seen: list[tuple[float, float, float]] = [(x, lb, ub)]  # (eps, lower, upper) decided below
+
             def decide(candidate: float) -> tuple[float, float]:
                 """Bounds at ``candidate``, tightened until decisive or at the float floor (a
                 tighter request that leaves the bracket as wide as before, and wider than asked)."""
                 t, before = floor, math.inf
                 while True:
                     cl, cu = evaluate(candidate, t)
-                    if cu <= delta or cl > delta or t <= 1e-12:
-                        return cl, cu
-                    if cu - cl > t * cl and cu - cl >= 0.9 * before:
+                    if cu <= delta or cl > delta or t <= 1e-12 or (cu - cl > t * cl and cu - cl >= 0.9 * before):
+                        seen.append((candidate, cl, cu))
                         return cl, cu
                     before = cu - cl
                     t = max(t * 0.1, 1e-12)
@@ -315,32 +316,37 @@ def epsilon_for_delta(
                 raise CertificationError(f"could not separate delta = {delta!r} near eps = {x!r}")
             # eps* >= 0 always, so lo = 0 is a valid lower end when nothing better is known
             lo = lo if lo_certified else 0.0
-            while hi - lo > rtol * hi:  # close the bracket by decisive bisection
-                mid = 0.5 * (lo + hi)
-                cl, cu = decide(mid)
-                if cu <= delta:
-                    hi = mid
-                elif cl > delta:
-                    lo = mid
-                else:
-                    # floating point cannot separate at mid; each end may still move towards it
-                    # (the widening steps double, so an end can be up to twice as far out as the
-                    # undecided zone): three bisections on each side (the caller warns)
-                    top, bottom = mid, mid
-                    for _side in range(3):
-                        m_hi = 0.5 * (top + hi)
-                        if hi - m_hi > rtol * hi * 1e-3:
-                            if decide(m_hi)[1] <= delta:
-                                hi = m_hi
-                            else:
-                                top = m_hi
-                        m_lo = 0.5 * (lo + bottom)
-                        if lo_certified and m_lo - lo > rtol * hi * 1e-3:
-                            if decide(m_lo)[0] > delta:
-                                lo = m_lo
-                            else:
-                                bottom = m_lo
-                    break
+            # Close each end towards where its own certified bound crosses delta: the upper
+            # bound's crossing for hi, the lower bound's for lo (at the floor they are about a
+            # floor apart, and the root lies between them). Secant steps in log of that bound
+            # between the end and the nearest point on its other side, nudged a fifth of the way
+            # back towards the end; every new end is evaluated and decided (at most
+            # CLOSE_STEPS per end).
+            for end in ("hi", "lo"):
+                for _step in range(CLOSE_STEPS):
+                    if hi - lo <= rtol * hi:
+                        break
+                    if end == "hi":
+                        at_end = [(e, u) for e, _, u in seen if e == hi]
+                        inner = [(e, u) for e, _, u in seen if lo < e < hi and u > delta]
+                    else:
+                        at_end = [(e, low) for e, low, _ in seen if e == lo]
+                        inner = [(e, low) for e, low, _ in seen if lo < e < hi and 0.0 < low <= delta]
+                    if not at_end or not inner or not at_end[0][1] > 0.0:
+                        break
+                    ea, va = max(inner) if end == "hi" else min(inner)
+                    eb, vb = at_end[0]
+                    if not (va > 0.0 and va != vb):
+                        break
+                    cross = ea + (eb - ea) * (math.log(va) - math.log(delta)) / (math.log(va) - math.log(vb))
+                    probe = cross + 0.2 * (eb - cross)
+                    if not (min(ea, eb) < probe < max(ea, eb)) or abs(eb - probe) <= 1e-3 * rtol * hi:
+                        break
+                    cl, cu = decide(probe)
+                    if end == "hi" and cu <= delta:
+                        hi = probe
+                    elif end == "lo" and cl > delta:
+                        lo, lo_certified = probe, True
             return EpsilonBracket(delta, lo, hi, evaluations)
         tol = min(1e-2, max(floor, 0.2 * abs(gap(lb, ub))))
     raise CertificationError("the epsilon search did not converge")
@@ -381,6 +387,8 @@ GUARD_GAP = 0.05
 #: Growth of the widening steps around an estimated root at the floating-point floor (the first
 #: step from the certified bracket's width and the slope; was 1.3 from 0.45 rtol).
 WIDEN = 2.0
+#: Secant steps closing each end of a bracket at the floating-point floor (each one evaluation).
+CLOSE_STEPS = 2
 #: A trusted start (the profile's ``surrogate_rtol``) is looked at this many rtol below the
 #: surrogate's root (measured: those roots lie 0 .. 0.6 rtol below eps(delta) at n = 1e8 .. 1e9).
 START_SHIFT = 0.3
