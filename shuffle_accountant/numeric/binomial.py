@@ -152,32 +152,38 @@ def run_segments(ok: np.ndarray, link: np.ndarray, min_len: int = RUN_MIN,
     return seg_start, np.minimum(length, run_len[run_id[seg_start]] - pos[seg_start])
 
 
-def pmf_points(k: np.ndarray, n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
-    """``P[Bin(n, p) = k]`` at integer points ``k`` and the relative error bound of each value.
+def pmf_points(k: np.ndarray, n: float | np.ndarray, p: float, segment: int = RUN_SEGMENT
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """``P[Bin(n, p) = k]`` at integer points ``k`` (``n`` one size, or one per point) and the
+    relative error bound of each value.
 
-    Points in runs of at least :data:`RUN_MIN` consecutive integers (in the order given) are
-    computed by the exact ratio ``B(k+1)/B(k) = (n-k)/(k+1) * p/(1-p)`` from a Boost value at
-    the start of every segment of :data:`RUN_SEGMENT`: each step costs at most ``8u`` relative
-    (the ratio's four roundings, ``p/(1-p)``'s two, the product's one), so the bound is the
-    Boost budget plus ``8u`` per step from the anchor, widened by ``1 + 1e-6`` for second-order
-    terms. Other points (and values near underflow) come from Boost with its budget.
+    Points in runs of at least :data:`RUN_MIN` consecutive integers of one size (in the order
+    given) are computed by the exact ratio ``B(k+1)/B(k) = (n-k)/(k+1) * p/(1-p)`` from a Boost
+    value at the start of every segment of ``segment`` points: each step costs at most ``8u``
+    relative (the ratio's four roundings, ``p/(1-p)``'s two, the product's one), so the bound is
+    the Boost budget (at the largest size) plus ``8u`` per step from the anchor, widened by
+    ``1 + 1e-6`` for second-order terms. Other points (and values near underflow, or after
+    one) come from Boost with its budget.
     """
     k = np.asarray(k, dtype=float)
-    rel = pmf_error_budget(n)
+    nn = np.broadcast_to(np.asarray(n, dtype=float), k.shape)
+    rel = pmf_error_budget(float(np.max(nn, initial=0.0)))
     out = np.empty(k.shape)
     rel_out = np.full(k.shape, rel)
     todo = np.ones(k.shape, dtype=bool)
     m = k.size
     if m >= RUN_MIN and 0.0 < p < 1.0:
-        seg_start, seg_len = run_segments((k >= 0.0) & (k <= n), np.diff(k) == 1.0)
+        seg_start, seg_len = run_segments((k >= 0.0) & (k <= nn), (np.diff(k) == 1.0) & (np.diff(nn) == 0.0),
+                                          length=segment)
         if seg_start.size:
-            cols = np.arange(RUN_SEGMENT)[None, :]
+            cols = np.arange(segment)[None, :]
             inrow = cols < seg_len[:, None]
             idx = np.where(inrow, seg_start[:, None] + cols, seg_start[:, None])
             kk = k[idx]
+            n_seg = nn[seg_start][:, None]
             odds = p / (1.0 - p)
-            ratio = np.where(inrow[:, 1:], (n - kk[:, :-1]) / (kk[:, :-1] + 1.0) * odds, 1.0)
-            anchor = pmf(kk[:, 0], n, p)
+            ratio = np.where(inrow[:, 1:], (n_seg - kk[:, :-1]) / (kk[:, :-1] + 1.0) * odds, 1.0)
+            anchor = pmf(kk[:, 0], n_seg[:, 0], p)
             with np.errstate(under="ignore", over="ignore", invalid="ignore"):
                 vals = anchor[:, None] * np.concatenate((np.ones((seg_start.size, 1)), np.cumprod(ratio, axis=1)), axis=1)
             good = np.cumprod(inrow & (vals > _RUN_FLOOR) & np.isfinite(vals), axis=1).astype(bool)
@@ -186,7 +192,7 @@ def pmf_points(k: np.ndarray, n: int, p: float) -> tuple[np.ndarray, np.ndarray]
             rel_out[at] = ((rel + 8.0 * _fp.UNIT_ROUNDOFF * cols) * (1.0 + 1e-6) + np.zeros(vals.shape))[good]
             todo[at] = False
     if np.any(todo):
-        out[todo] = pmf(k[todo], n, p)
+        out[todo] = pmf(k[todo], nn[todo], p)
     return out, rel_out
 
 

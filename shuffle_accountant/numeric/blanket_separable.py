@@ -81,7 +81,8 @@ Outside a window of ``b``: ``b > b_hi`` contributes at most ``P[B > b_hi] F(kapp
   :func:`.binomial.pmf_error_budget`); pmf values obtained from a Boost value by exact ratios
   (``P[A' = k - 1]`` from ``P[A' = k]``; runs of ``P[B = b]`` over consecutive ``b`` from an anchor
   every :data:`RUN` cells) add ``8 u`` per ratio step; every term of ``F`` carries its own error
-  (no cancellation assumed); sums ``(log2 N + 4) u`` of their absolute values; masses of ``m``
+  (no cancellation assumed); sums numpy's pairwise bound (:func:`.fp.sum_error`) of their absolute
+  values, plus ``u`` for the products; masses of ``m``
   blocks the error of :func:`.binomial.interval_mass`;
 - the masses: the laws of ``M, A, B`` are *exactly* binomial with the computed ``gamma', alpha,
   beta``; the true per-user law differs from that product law by (route A) the remainder of §2
@@ -140,7 +141,7 @@ TRIM_MIN = 120
 #: points of that look, and the part of the largest summand below which cells are left out
 TRIM_POINTS = 48
 TRIM_REL = 1e-22
-#: Boost anchors of the pmf runs of B every this many cells (:func:`_runs_pmf`)
+#: Boost anchors of the pmf runs of B every this many cells (:func:`.binomial.pmf_points`)
 RUN = 32
 #: cells (m, b) one bounds() call may evaluate before it returns the bracket reached
 MAX_CELLS = 20_000_000
@@ -323,40 +324,6 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     return val, err
 
 
-def _runs_pmf(b: np.ndarray, m: np.ndarray, reps: np.ndarray, beta: float) -> tuple[np.ndarray, float]:
-    """``P[Bin(m, beta) = b]`` on runs of consecutive ``b`` (one run of ``reps[i]`` cells per ``m``):
-    a Boost value every :data:`RUN` cells and the exact ratio ``B(b+1)/B(b) = (m - b)/(b + 1) *
-    beta/(1 - beta)`` between (at most 6 roundings a step; :func:`.binomial.pmf_points`' rule).
-    Returns the values and one relative error bound for all of them."""
-    size = b.size
-    first = np.zeros(size, dtype=bool)
-    first[np.concatenate(([0], np.cumsum(reps)[:-1]))] = True
-    pos = np.arange(size) - np.repeat(np.cumsum(reps) - reps, reps)
-    anchor = first | (pos % RUN == 0)
-    idx = np.nonzero(anchor)[0]
-    vals = bn.pmf(b[idx], m[idx], beta)
-    odds = beta / (1.0 - beta)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        ratio = np.where(anchor, 1.0, (m - b + 1.0) / b * odds)  # B(b)/B(b-1)
-        seg = np.cumsum(anchor) - 1
-        # products within each segment (no overflow across segments): one row per segment
-        lens = np.diff(np.append(idx, size))
-        cols = np.arange(RUN)[None, :]
-        inrow = cols < lens[:, None]
-        at = np.where(inrow, idx[:, None] + cols, idx[:, None])
-        steps = np.where(inrow, ratio[at], 1.0)
-        steps[:, 0] = 1.0
-        prod = np.cumprod(steps, axis=1)
-        out = np.empty(size)
-        out[at[inrow]] = (vals[:, None] * prod)[inrow]
-    # a run whose anchor underflowed to 0 would leave later (positive) cells at 0: redo them too
-    bad = ~np.isfinite(out) | ((out < 1e-250) & (vals[seg] > 0.0)) | (vals[seg] <= 0.0)
-    rel = (bn.pmf_error_budget(float(np.max(m))) + 8 * _U * RUN) * (1.0 + 1e-6)
-    if np.any(bad):
-        out[bad] = bn.pmf(b[bad], m[bad], beta)
-    return out, rel
-
-
 class SeparableBlanket:
     """Certified ``delta(eps)`` of the blanket bound for ONE separable :class:`PairStructure`
     (module docstring): a :class:`~.profile.PrivacyProfile` with ``bounds``, ``max_log_ratio``,
@@ -466,9 +433,12 @@ class SeparableBlanket:
             kappa = g * b + mm * rho
             d = mm * ec.sig + 8 * _U * (g * b + mm * rho) * (1.0 + 1e-9)
             fval, ferr = _f_cells(mm, kappa, d, sp.alpha)
-            w, rel_w = _runs_pmf(b, mm, reps, beta)
             ends = np.cumsum(reps)
             seg = np.concatenate(([0], ends[:-1]))
+            # P[Bin(m, beta) = b] on the runs of consecutive b (one run per m): ratio recurrences
+            # from Boost anchors every RUN cells; one relative bound per m (the largest of its run)
+            w, rel_pts = bn.pmf_points(b, mm, beta, segment=RUN)
+            rel_w = np.maximum.reduceat(rel_pts, seg)
             s_val = np.add.reduceat(w * fval, seg)
             s_err = np.add.reduceat(w * ferr, seg)
             s_lo = np.add.reduceat(w * np.maximum(fval - ferr, 0.0), seg)
