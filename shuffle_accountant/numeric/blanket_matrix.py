@@ -1187,6 +1187,16 @@ def _log_be_upper(cf: _Coefficients, n: int) -> float:
     return log_up + 1e-12 + 8 * _U * (n * abs(log_m) + math.log(n) + abs(math.log(body)) + 1.0)
 
 
+def _log_mgf(th: np.ndarray, c: np.ndarray, p: np.ndarray, rest: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``log(rest + sum_j p_j e^{th c_j})`` for each ``th`` of a grid, by log-sum-exp (no
+    overflow), with the shifted exponentials ``e^{th c_j - top}`` and the shifts ``top`` (the
+    per-user moment generating function of the Chernoff and drift bounds)."""
+    expo = th[:, None] * c[None, :]
+    top = np.maximum(np.max(expo, axis=1), 0.0)
+    ez = np.exp(expo - top[:, None])
+    return np.log(rest * np.exp(-top) + np.sum(p[None, :] * ez, axis=1)) + top, ez, top
+
+
 def _log_drift(s: PairStructure, cf: _Coefficients, n: int) -> float:
     """Logarithm of a certified upper bound on ``D(eps) = E[W 1{S > 0}] / n``, ``W = sum_j b_j
     N_j`` (the count-weighted ratios of ``x1'``), at the ``eps`` of ``cf``.
@@ -1209,10 +1219,7 @@ def _log_drift(s: PairStructure, cf: _Coefficients, n: int) -> float:
     sd = math.sqrt(max(float(np.sum(p * c * c)) * n, 1e-300))
     star = _tilt(np.concatenate((c, [0.0])), np.concatenate((cf.p, [cf.rest])))
     th = np.concatenate(([0.0], np.geomspace(1e-3, 1e1, 9) / sd, max(star, 1e-300) * np.geomspace(0.7, 1.4, 9)))
-    expo = th[:, None] * c[None, :]
-    top = np.maximum(np.max(expo, axis=1), 0.0)
-    ez = np.exp(expo - top[:, None])
-    mg = np.log(rest * np.exp(-top) + np.sum(p[None, :] * ez, axis=1)) + top
+    mg, ez, top = _log_mgf(th, c, p, rest)
     lb = np.log(np.sum(pb[None, :] * ez, axis=1)) + top
     val = (n - 1) * mg + lb
     return float(np.min(val)) + 1e-12 + 64 * _U * n * (1.0 + float(np.max(np.abs(mg))) + float(np.max(np.abs(lb))))
@@ -1285,10 +1292,7 @@ class PairBlanket:
         star = _tilt(np.concatenate((c, [0.0])), np.concatenate((p, [rest])))
         th = np.concatenate((np.geomspace(1e-4, 1e2, 60) / sd, max(star, 1e-300) * np.geomspace(0.25, 4.0, 41)))
         th = th[th > 0.0]
-        # log(rest + sum_j p_j e^{th c_j}) by log-sum-exp (no overflow)
-        expo = th[:, None] * c[None, :]
-        top = np.maximum(np.max(expo, axis=1), 0.0)
-        mg = np.log(rest * np.exp(-top) + np.sum(p[None, :] * np.exp(expo - top[:, None]), axis=1)) + top
+        mg, _, _ = _log_mgf(th, c, p, rest)
         logb = n * mg - np.log(th) - 1.0 - math.log(n)
         return float(np.min(logb)) + 1e-12 + 64 * _U * n * (1.0 + float(np.max(np.abs(mg))))
 
