@@ -160,3 +160,30 @@ def test_search_at_a_floor_brackets_the_root_in_few_evaluations(eps0: float, fra
     zone = 2.0 * floor * (rr.p - delta) / (rr.q * math.exp(exact))  # eps-width where the floor hides the sign
     assert br.upper - br.lower <= 2.0 * zone + 2e-6 * br.upper, (br, zone)
     assert br.evaluations <= 80, br
+
+
+@given(st.floats(0.05, 8.0), st.floats(1e-6, 0.3), st.sampled_from([1e-3, 3e-5]))
+@settings(max_examples=40, deadline=None)
+def test_search_meeting_the_floor_from_its_start_closes_there(eps0: float, frac: float, floor: float) -> None:
+    """With a surrogate at the root, the fast phase's first evaluation already sits at the floor
+    (its bracket contains delta and is far wider than asked): the search certifies the ends around
+    that point at once (``_close_around``) instead of restarting from ``eps = 0``; the bracket still
+    contains the exact root and its upper end is decided feasible."""
+    rr = FlooredRR(eps0, floor)
+    rr.surrogate = lambda e: np.maximum(rr.p - np.exp(e) * rr.q, 0.0)  # type: ignore[attr-defined]
+    seen: list[float] = []
+    bounds = rr.bounds
+
+    def traced(eps: float, rtol: float) -> DeltaBounds:
+        seen.append(eps)
+        return bounds(eps, rtol)
+
+    rr.bounds = traced  # type: ignore[method-assign]
+    delta = frac * (rr.p - rr.q)
+    exact = math.log((rr.p - delta) / rr.q)
+    br = epsilon_for_delta(rr, delta, 1e-6)
+    assert br.lower <= exact <= br.upper, (br, exact)
+    assert bounds(br.upper, 1e-6).upper <= delta
+    assert min(seen) > 0.0, seen  # never restarted from eps = 0
+    zone = 2.0 * floor * (rr.p - delta) / (rr.q * math.exp(exact))
+    assert br.upper - br.lower <= 2.0 * zone + 2e-6 * br.upper, (br, zone)

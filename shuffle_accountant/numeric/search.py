@@ -223,6 +223,10 @@ def epsilon_for_delta(
                        trust if isinstance(trust, float) and trust > 0.0 else None)
     if isinstance(fast, EpsilonBracket):
         return EpsilonBracket(delta, fast.lower, fast.upper, evaluations)
+    if isinstance(fast, AtFloor):
+        low, high = _close_around(evaluate, delta, rtol, fast.x, fast.lb, fast.ub,
+                                  fast.lo if fast.lo_cert else None, fast.hi, fast.slope, fast.tol)
+        return EpsilonBracket(delta, low, high, evaluations)
     lo, hi, lo_certified, f_lo, f_hi = fast
     if not lo_certified:
         t0 = 1e-2
@@ -276,80 +280,102 @@ def epsilon_for_delta(
             side = -1
         else:
             # delta is inside [lb, ub] at the resolution that matters (or at the
-            # floating-point floor): x is the root to about that resolution. Certify the
-            # ends of a bracket around it, widening until both ends are decisive.
-            # The first step: rtol's, or where delta's certified bracket at x (relative width
-            # ``spread``) stops hiding the change of delta: about spread / |d log delta / d eps| away
-            # (the profile's slope at x, else the secant's). Only the first trial point; every end
-            # is evaluated and decided below, whatever the step.
-            step = 0.45 * rtol * x
-            spread = (ub - lb) / max(0.5 * (lb + ub), 1e-300)
+            # floating-point floor): x is the root to about that resolution
             at_x = slope_of(x) if slope_of is not None else math.nan
             if not (math.isfinite(at_x) and at_x < 0.0) and math.isfinite(f_lo) and math.isfinite(f_hi) and hi > lo:
                 at_x = (f_hi - f_lo) / (hi - lo)
-            if math.isfinite(at_x) and at_x < 0.0 and spread > 0.0:
-                step = max(step, min(0.5 * spread / abs(at_x), 0.25 * x))
-
-            seen: list[tuple[float, float, float]] = [(x, lb, ub)]  # (eps, lower, upper) decided below
-
-            def decide(candidate: float) -> tuple[float, float]:
-                """Bounds at ``candidate``, tightened until decisive or at the float floor (a
-                tighter request that leaves the bracket as wide as before, and wider than asked)."""
-                t, before = floor, math.inf
-                while True:
-                    cl, cu = evaluate(candidate, t)
-                    if cu <= delta or cl > delta or t <= 1e-12 or (cu - cl > t * cl and cu - cl >= 0.9 * before):
-                        seen.append((candidate, cl, cu))
-                        return cl, cu
-                    before = cu - cl
-                    t = max(t * 0.1, 1e-12)
-
-            for _widen in range(60):
-                if x + step < hi and decide(x + step)[1] <= delta:
-                    hi = x + step
-                if x - step > lo and decide(x - step)[0] > delta:
-                    lo, lo_certified = x - step, True
-                if hi <= x + step and (lo >= x - step or x - step <= 0.0):
-                    break
-                step *= WIDEN
-            else:
-                raise CertificationError(f"could not separate delta = {delta!r} near eps = {x!r}")
-            # eps* >= 0 always, so lo = 0 is a valid lower end when nothing better is known
-            lo = lo if lo_certified else 0.0
-            # Close each end towards where its own certified bound crosses delta: the upper
-            # bound's crossing for hi, the lower bound's for lo (at the floor they are about a
-            # floor apart, and the root lies between them). Secant steps in log of that bound
-            # between the end and the nearest point on its other side, nudged a fifth of the way
-            # back towards the end; every new end is evaluated and decided (at most
-            # CLOSE_STEPS per end).
-            for end in ("hi", "lo"):
-                for _step in range(CLOSE_STEPS):
-                    if hi - lo <= rtol * hi:
-                        break
-                    if end == "hi":
-                        at_end = [(e, u) for e, _, u in seen if e == hi]
-                        inner = [(e, u) for e, _, u in seen if lo < e < hi and u > delta]
-                    else:
-                        at_end = [(e, low) for e, low, _ in seen if e == lo]
-                        inner = [(e, low) for e, low, _ in seen if lo < e < hi and 0.0 < low <= delta]
-                    if not at_end or not inner or not at_end[0][1] > 0.0:
-                        break
-                    ea, va = max(inner) if end == "hi" else min(inner)
-                    eb, vb = at_end[0]
-                    if not (va > 0.0 and va != vb):
-                        break
-                    cross = ea + (eb - ea) * (math.log(va) - math.log(delta)) / (math.log(va) - math.log(vb))
-                    probe = cross + 0.2 * (eb - cross)
-                    if not (min(ea, eb) < probe < max(ea, eb)) or abs(eb - probe) <= 1e-3 * rtol * hi:
-                        break
-                    cl, cu = decide(probe)
-                    if end == "hi" and cu <= delta:
-                        hi = probe
-                    elif end == "lo" and cl > delta:
-                        lo, lo_certified = probe, True
+            lo, hi = _close_around(evaluate, delta, rtol, x, lb, ub, lo if lo_certified else None, hi, at_x, floor)
             return EpsilonBracket(delta, lo, hi, evaluations)
         tol = min(1e-2, max(floor, 0.2 * abs(gap(lb, ub))))
     raise CertificationError("the epsilon search did not converge")
+
+
+def _close_around(
+    evaluate: Callable[[float, float], tuple[float, float]],
+    delta: float,
+    rtol: float,
+    x: float,
+    lb: float,
+    ub: float,
+    lo: float | None,
+    hi: float,
+    slope: float,
+    floor: float,
+) -> tuple[float, float]:
+    """A certified bracket ``(lo, hi)`` around ``x``, where the bounds ``[lb, ub]`` contain
+    ``delta`` at the resolution that matters or at the floating-point floor (so ``x`` is the root
+    to about that resolution). ``lo`` is the certified lower end known so far (``None``: none;
+    ``eps* >= 0`` then serves), ``hi`` the certified upper end, ``slope`` an estimate of ``d log
+    delta / d eps`` at ``x`` (``nan``: unknown), ``floor`` the relative delta resolution asked
+    for first at every new point.
+
+    The ends of a bracket around ``x`` are certified by widening until both are decisive. The
+    first step: ``0.45 rtol x``, or where delta's certified bracket at ``x`` (relative width
+    ``spread``) stops hiding the change of delta, about ``spread / |slope|`` away. Then each end
+    is closed towards where its own certified bound crosses delta: the upper bound's crossing for
+    ``hi``, the lower bound's for ``lo`` (at the floor they are about a floor apart, and the root
+    lies between them), by secant steps in the log of that bound between the end and the nearest
+    point on its other side, nudged a fifth of the way back towards the end (at most
+    :data:`CLOSE_STEPS` per end). Every end returned was evaluated and decided (or is 0, or the
+    ``hi`` given): the steps only choose where to look."""
+    step = 0.45 * rtol * x
+    spread = (ub - lb) / max(0.5 * (lb + ub), 1e-300)
+    if math.isfinite(slope) and slope < 0.0 and spread > 0.0:
+        step = max(step, min(0.5 * spread / abs(slope), 0.25 * x))
+    lo_certified = lo is not None
+    low = lo if lo is not None else 0.0
+    seen: list[tuple[float, float, float]] = [(x, lb, ub)]  # (eps, lower, upper), each decided below
+
+    def decide(candidate: float) -> tuple[float, float]:
+        """Bounds at ``candidate``, tightened until decisive or at the float floor (a tighter
+        request that leaves the bracket as wide as before, and wider than asked)."""
+        t, before = floor, math.inf
+        while True:
+            cl, cu = evaluate(candidate, t)
+            if cu <= delta or cl > delta or t <= 1e-12 or (cu - cl > t * cl and cu - cl >= 0.9 * before):
+                seen.append((candidate, cl, cu))
+                return cl, cu
+            before = cu - cl
+            t = max(t * 0.1, 1e-12)
+
+    for _widen in range(60):
+        if x + step < hi and decide(x + step)[1] <= delta:
+            hi = x + step
+        if x - step > low and decide(x - step)[0] > delta:
+            low, lo_certified = x - step, True
+        if hi <= x + step and (low >= x - step or x - step <= 0.0):
+            break
+        step *= WIDEN
+    else:
+        raise CertificationError(f"could not separate delta = {delta!r} near eps = {x!r}")
+    # eps* >= 0 always, so 0 is a valid lower end when nothing better is known
+    low = low if lo_certified else 0.0
+    for end in ("hi", "lo"):
+        for _step in range(CLOSE_STEPS):
+            if hi - low <= rtol * hi:
+                break
+            if end == "hi":
+                at_end = [(e, u) for e, _, u in seen if e == hi]
+                inner = [(e, u) for e, _, u in seen if low < e < hi and u > delta]
+            else:
+                at_end = [(e, v) for e, v, _ in seen if e == low]
+                inner = [(e, v) for e, v, _ in seen if low < e < hi and 0.0 < v <= delta]
+            if not at_end or not inner or not at_end[0][1] > 0.0:
+                break
+            ea, va = max(inner) if end == "hi" else min(inner)
+            eb, vb = at_end[0]
+            if not (va > 0.0 and va != vb):
+                break
+            cross = ea + (eb - ea) * (math.log(va) - math.log(delta)) / (math.log(va) - math.log(vb))
+            probe = cross + 0.2 * (eb - cross)
+            if not (min(ea, eb) < probe < max(ea, eb)) or abs(eb - probe) <= 1e-3 * rtol * hi:
+                break
+            cl, cu = decide(probe)
+            if end == "hi" and cu <= delta:
+                hi = probe
+            elif end == "lo" and cl > delta:
+                low = probe
+    return low, hi
 
 
 def _g_chord(xa: float, da: float, xb: float, db: float, delta: float) -> float:
@@ -368,6 +394,24 @@ def _g_newton(x: float, d: float, log_slope: float, delta: float) -> float:
 
 
 FastResult = tuple[float, float, bool, float, float]
+
+
+@dataclass(frozen=True)
+class AtFloor:
+    """The fast phase met the profile's floating-point floor: at ``x`` the certified bounds
+    ``[lb, ub]`` contain delta and are wider than :data:`FLOOR_FACTOR` times the resolution
+    ``tol`` asked for. ``lo`` (certified when ``lo_cert``) and ``hi`` are the bracket so far,
+    ``slope`` the phase's estimate of ``d log delta / d eps``; :func:`_close_around` takes over."""
+
+    lo: float
+    hi: float
+    lo_cert: bool
+    x: float
+    lb: float
+    ub: float
+    slope: float
+    tol: float
+
 
 #: Relative delta resolution of the fast phase's evaluations, per unit of ``rtol * eps *
 #: |d log delta / d eps|`` (the change of log delta across the whole eps bracket). The two
@@ -389,6 +433,10 @@ GUARD_GAP = 0.05
 WIDEN = 2.0
 #: Secant steps closing each end of a bracket at the floating-point floor (each one evaluation).
 CLOSE_STEPS = 2
+#: An undecided evaluation whose bracket is wider than this many times the resolution asked for
+#: is at the profile's floating-point floor (the profile contract: the width asked for whenever
+#: floating point allows it), and the fast phase hands over to :func:`_close_around` at once.
+FLOOR_FACTOR = 1.5
 #: A trusted start (the profile's ``surrogate_rtol``) is looked at this many rtol below the
 #: surrogate's root (measured: those roots lie 0 .. 0.6 rtol below eps(delta) at n = 1e8 .. 1e9).
 START_SHIFT = 0.3
@@ -409,7 +457,7 @@ def _fast_phase(
     slope_of: Callable[[float], float] | None = None,
     look_tol: float = GUARD_TOL,
     start_rtol: float | None = None,
-) -> EpsilonBracket | FastResult:
+) -> EpsilonBracket | AtFloor | FastResult:
     """Few-evaluation search for ``eps(delta)``; returns the final bracket, or the certified
     state ``(lo, hi, lo_certified, f_lo, f_hi)`` for the Illinois loop when it cannot close.
 
@@ -482,6 +530,10 @@ def _fast_phase(
             hi, f_hi, d_hi = x, g, mid
         elif lb > delta:
             lo, f_lo, d_lo, lo_cert = x, g, mid, True
+        elif ub - lb > FLOOR_FACTOR * tol * mid:
+            # delta within a bracket much wider than asked: the profile's floating-point floor;
+            # no straddle at rtol can be decided here, so the ends are certified around x
+            return AtFloor(lo, hi, lo_cert, x, lb, ub, slope, tol)
         else:  # delta within the bracket at this resolution: x is the root to ~tol / |slope|
             estimate = x
             break
@@ -546,6 +598,8 @@ def _fast_phase(
                 hi, f_hi = point, g
             elif lb > delta:
                 lo, f_lo, lo_cert = point, g, True
+            elif ub - lb > FLOOR_FACTOR * tol_fin * last[2]:
+                return AtFloor(lo, hi, lo_cert, point, lb, ub, slope, tol_fin)
             if point == b and not ub <= delta:
                 break  # the estimate was too high: re-estimate before spending the other end
         if lo_cert and hi - lo <= rtol * hi:
