@@ -338,21 +338,28 @@ def test_decayed_cumsum_against_exact_sums(n, lam):
         assert abs(float(exact) - y[k]) <= budget, (k, float(exact), y[k])
 
 
-def test_power_dead_frequencies_bounded():
-    """Frequencies whose ``(|x| + e)^m`` is below ``e^-690`` are returned as 0 with the error bound
-    ``1e-299``, which dominates the exact power there; live ones keep the full bound."""
-    rng = np.random.default_rng(3)
-    x = (rng.uniform(0.0, 1.0, 200) * np.exp(1j * rng.uniform(0, 2 * np.pi, 200))).astype(complex)
-    x[:5] = [1.0, 0.999, 0.99 + 0.01j, 0.5, 1e-3]
-    e = 1e-12
-    m = 500
+@pytest.mark.parametrize("m", [2, 17, 500, 3200, 62_499, 10**9])
+def test_power_dead_frequencies_bounded(m):
+    """Frequencies whose ``(|x| + e)^m`` is below ``e^-DEAD_LOG`` are returned as 0 with the error
+    bound ``e^(1 - DEAD_LOG)``, which dominates the exact power there (including points just below
+    the threshold); live ones keep the full bound, which covers the 50-digit power (the rounding of
+    ``|x|^m``, of the phase ``m arg x`` and the ``y + y^2`` bound on ``expm1``)."""
+    rng = np.random.default_rng(3 + m)
+    r = np.clip(1.0 - rng.exponential(1.0 / m, 200) * rng.choice([1e-3, 1.0, 30.0, 300.0], 200), 0.0, 1.0)
+    x = (r * np.exp(1j * rng.uniform(-np.pi, np.pi, 200))).astype(complex)
+    e = 1e-12 if m < 10**6 else 1e-17
+    edge = math.exp(-bm.DEAD_LOG / m) - e  # |x| + e right at the threshold
+    x[:7] = [1.0, 0.999, 0.99 + 0.01j, 0.5, 1e-3, edge * (1 - 1e-15), edge * (1 + 1e-15) * 1j]
     w, om = bm._power(x, e, m)
     mpmath.mp.dps = DPS
     for xi, wi, oi in zip(x, w, om):
         ex = mpmath.mpc(xi.real, xi.imag) ** m
         assert abs(ex - mpmath.mpc(wi.real, wi.imag)) <= oi
-        if m * math.log(abs(xi) + e) < -700:
-            assert wi == 0 and oi == 1e-299
+        if m * math.log(abs(xi) + e) < -bm.DEAD_LOG - 1e-6:
+            assert wi == 0 and oi == math.exp(1.0 - bm.DEAD_LOG)
+        # the dead bound itself dominates what is left out (e^(1 - DEAD_LOG) > e^(-DEAD_LOG + 8 u m))
+        if wi == 0 and oi == math.exp(1.0 - bm.DEAD_LOG):
+            assert (mpmath.mpf(abs(xi)) + e) ** m <= oi
     assert w[0] == 1.0 and om[0] >= m * e
 
 

@@ -114,7 +114,7 @@ carries a floating-point error bound; nothing is truncated.
    - reverse discounted cumulative sums of ``N`` terms (:func:`_decayed_cumsum`, chunked numpy,
      no scipy.signal): ``4 (N + DECAY_EXTRA) u`` relative to the sums of absolute values plus
      ``DECAY_ABS`` of the input's 1-norm absolute (dropped carries), proved in its docstring;
-   - Fourier powers at dead frequencies (``(|x| + e)^m < e^-690``) are 0 with error ``1e-299``
+   - Fourier powers at dead frequencies (``(|x| + e)^m < e^-120``) are 0 with error ``e^-119``
      (:func:`_power`).
 
    This accounting amplifies the FFT round-off by about ``n``: the relative width of the
@@ -444,16 +444,33 @@ def _spectra(xs: list[np.ndarray], start: int, size: int, direct: bool) -> list[
     return [(r_ + 1j * i_, rel * nm) for r_, i_, nm in zip(re, im, norms)]
 
 
+#: a Fourier power ``x^m`` whose bound ``(|x| + e)^m`` is below ``e^{-DEAD_LOG}`` is set to 0 (:func:`_power`)
+DEAD_LOG = 120.0
+_DEAD_ERR = math.exp(1.0 - DEAD_LOG)
+
+
 def _power(x: np.ndarray, e: np.ndarray | float, m: int) -> tuple[np.ndarray, np.ndarray]:
     """``x^m`` elementwise for a computed spectrum ``x`` with ``|x - exact| <= e``, and a
     bound on ``|result - exact^m|`` (``|a^m - b^m| <= m |a-b| max(|a|,|b|)^(m-1)`` plus the
     rounding of ``exp(m log x)``).
 
-    *Dead frequencies.* With ``a = |x| + e >= |exact|``, where the computed ``m log a`` is below
-    ``-700`` the true ``m log a`` is below ``-690`` (the rounding of ``log`` and of the product
-    moves it by far less than 10 for any ``m`` of the lattice), so ``|exact^m| <= a^m < e^-690 <
-    1e-299``: there the result is set to 0 and the error bound to ``1e-299``, without the
-    complex logarithm and exponential (most of a fine lattice's spectrum is dead)."""
+    *Dead frequencies.* With ``a = |x| + e >= |exact|``: where the computed ``a`` is below the
+    computed ``thr = exp(-T / m)`` (``T =`` :data:`DEAD_LOG`), the true ``a`` is below ``e^{-T/m}
+    (1 + 8u)`` (``|x|``, the sum and ``exp`` round by a few ulps each), so ``m log a < -T + 8 u m <
+    -T + 1`` for every ``m`` of the lattice (``m <= 1e12``) and ``|exact^m| <= a^m < e^{1 - T}``:
+    there the result is set to 0 and the error bound to ``e^{1 - T}`` (``~ 2e-52``), without any
+    logarithm. The live frequencies' error bounds are typically ``m e`` with ``e`` the rounding
+    error of a spectrum of 1-norm ~1 (``>= 1e-17``), so the dead ones add a negligible part to the
+    error bounds built from them (:func:`_inverse`). With ``T = 700``
+    (the former threshold) most of a level-1 spectrum (a few-point per-user law raised to a block
+    size of a few hundred) was live; with ``T = 120`` most is dead.
+
+    *Live frequencies.* ``x^m = |x|^m (cos(m arg x) + i sin(m arg x))`` (the complex ``exp(m
+    log x)`` written out: the same roundings, ``|x|^m = exp(m log|x|)`` is shared with the error
+    bound) with relative error ``rho = expm1(3 u m (|log|x|| + pi) + 8 u)``, bounded by ``y + y^2``
+    for ``y = 3 u m (|log|x|| + pi) + 8 u <= 1`` (``e^y - 1 <= y + (e - 2) y^2``), times ``(1 + 8u)``
+    for its own rounding; where ``y > 1`` the error is bounded by ``|result| + a^m``.
+    ``a^(m-1)`` is ``exp(m log a) / a``."""
     if m == 0:
         return np.ones(x.shape, dtype=complex), np.zeros(x.shape)
     if m == 1:
@@ -461,19 +478,21 @@ def _power(x: np.ndarray, e: np.ndarray | float, m: int) -> tuple[np.ndarray, np
     ax = np.abs(x)
     e_arr = np.broadcast_to(np.asarray(e, dtype=float), x.shape)
     a_all = ax + e_arr
-    with np.errstate(divide="ignore"):
-        live = m * np.log(a_all) >= -700.0
+    live = np.flatnonzero(a_all >= math.exp(-DEAD_LOG / m))
     w = np.zeros(x.shape, dtype=complex)
-    om = np.full(x.shape, 1e-299)
-    if not np.any(live):
+    om = np.full(x.shape, _DEAD_ERR)
+    if not live.size:
         return w, om
     xl, axl, el, a = x[live], ax[live], e_arr[live], a_all[live]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        wl = np.where(axl > 0.0, np.exp(m * np.log(np.where(axl > 0.0, xl, 1.0))), 0.0)
-        log_ax = np.log(axl)
-        rho = np.expm1(3 * _U * m * (np.abs(log_ax) + math.pi) + 8 * _U)
-        oml = m * el * np.exp((m - 1) * np.log(a)) + np.where(rho <= 1.0, rho * np.exp(m * log_ax),
-                                                               np.abs(wl) + np.exp(m * np.log(a)))
+        log_ax = np.log(axl)  # -inf where |x| = 0 (then |x|^m = 0)
+        mag = np.exp(m * log_ax)
+        phase = m * np.angle(xl)
+        wl = mag * np.cos(phase) + 1j * (mag * np.sin(phase))
+        y = 3 * _U * m * (np.abs(log_ax) + math.pi) + 8 * _U
+        rho = (y + y * y) * (1.0 + 8 * _U)
+        a_m = np.exp(m * np.log(a))
+        oml = m * el * (a_m / a) * (1.0 + 8 * _U) + np.where(y <= 1.0, rho * mag, np.abs(wl) + a_m)
     if not np.all(np.isfinite(wl)):
         raise CertificationError("blanket lattice: non-finite Fourier power")
     if not np.all(np.isfinite(oml)):
@@ -557,14 +576,22 @@ def _round_blocks(py: np.ndarray, qy: np.ndarray | None, lo1: int, L: int, h: fl
 
     py_r = as_rows(py)
     pz = np.zeros(rows + 1)
-    pz[:-1] += py_r @ wl
-    pz[1:] += py_r @ wh
+    pz[:-1] += _matvec(py_r, wl)
+    pz[1:] += _matvec(py_r, wh)
     qz = np.zeros(rows + 1)
     if qy is not None:
         qy_r = as_rows(qy)
-        qz[:-1] += qy_r @ wl + py_r @ (wl * dlo)
-        qz[1:] += qy_r @ wh + py_r @ (wh * dhi)
+        qz[:-1] += _matvec(qy_r, wl) + _matvec(py_r, wl * dlo)
+        qz[1:] += _matvec(qy_r, wh) + _matvec(py_r, wh * dhi)
     return pz, qz, zlo
+
+
+def _matvec(m: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``m @ w`` by numpy's own loops (``einsum``), not BLAS: a multithreaded BLAS leaves its
+    threads spinning after each call, which on a shared machine costs more CPU time than the
+    product itself (measured: one lattice evaluation at n = 1e7, 234 -> 129 ms CPU). Any order of
+    summation is covered by the rounding charge of :func:`_round_blocks`."""
+    return np.einsum("ij,j->i", m, w)
 
 
 def _abs_sums_bound(cum_a: np.ndarray, cum_b: np.ndarray, p: np.ndarray, rnd_n: float, drop: float,
@@ -584,8 +611,15 @@ def _abs_sums_bound(cum_a: np.ndarray, cum_b: np.ndarray, p: np.ndarray, rnd_n: 
 
 
 def _window(circ: np.ndarray, start: int, length: int) -> np.ndarray:
-    """Entries ``start .. start + length - 1`` (positions modulo the circle)."""
-    return circ[np.mod(np.arange(start, start + length), len(circ))]
+    """Entries ``start .. start + length - 1`` (positions modulo the circle), by at most two
+    slices (a copy; no index array)."""
+    size = len(circ)
+    if length > size:
+        return circ[np.mod(np.arange(start, start + length), size)]
+    s0 = start % size
+    if s0 + length <= size:
+        return circ[s0:s0 + length].copy()
+    return np.concatenate((circ[s0:], circ[:s0 + length - size]))
 
 
 _LAMBDAS = np.geomspace(1e-3, 40.0, 28)
