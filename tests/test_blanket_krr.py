@@ -665,3 +665,73 @@ def test_window_walked_boundary_masses_within_their_error_bounds() -> None:
                 small = min(val, comp)
                 assert min(got["eF" + br][i], got["eG" + br][i]) <= 4.0 * w.rel * small + 1e-300
     assert walked >= 15  # of the 40 requests (21 measured; the others went to Boost)
+
+
+# ---------------------------------------------------------------------------------------
+# the split route: central window of single totals plus the block engine on the other totals
+# ---------------------------------------------------------------------------------------
+
+from shuffle_accountant.numeric.blanket_krr import _BlanketBackend, blanket_model  # noqa: E402
+
+
+def _split(n: int, k: int, eps0: float, half_sd: float) -> tuple[_TotalsWindow, _Engine]:
+    core = _TotalsWindow(n, k, eps0, half_sd, tails_elsewhere=True)
+    return core, _Engine(blanket_model(n, k, eps0), hole=core.t_range)
+
+
+@pytest.mark.parametrize("n, k, eps0, half_sd", [(500, 3, 1.0, 0.5), (5000, 10, 2.0, 1.0), (10**5, 4, 0.5, 3.0),
+                                                 (10**7, 3, 1.0, 1.0)])
+def test_split_covers_every_total_once(n: int, k: int, eps0: float, half_sd: float) -> None:
+    """The central window's totals and the tail engine's blocks partition ``1 .. n`` (the total 0
+    contributes nothing), in the initial blocks and after refinement."""
+    core, eng = _split(n, k, eps0, half_sd)
+    lo, hi = core.t_range
+    assert 1 < lo <= hi < n and core.t[0] == lo and core.t[-1] == hi and core.mass_below == core.mass_above == 0.0
+    eng.bounds(0.1 * eps0, 1e-7)
+    for b in (eng.b0, eng.b):
+        ranges = sorted(list(zip(b.t1.tolist(), b.t2.tolist())) + [(float(lo), float(hi))])
+        assert ranges[0][0] == 1.0 and ranges[-1][1] == float(n)
+        assert all(b2[0] == a2[1] + 1.0 for a2, b2 in zip(ranges[:-1], ranges[1:])), ranges
+
+
+@pytest.mark.parametrize("n, k, eps0, frac", [(2000, 3, 1.0, 0.05), (1500, 10, 2.0, 0.05),
+                                               pytest.param(5000, 4, 0.5, 0.04, marks=pytest.mark.slow)])
+def test_split_brackets_independent_float_sum(n: int, k: int, eps0: float, frac: float) -> None:
+    """A narrow central window (its edges where every total carries ~0.1-1 % of the mass, so one
+    total missed or counted twice moves the sum far beyond the bracket) plus the tail engine:
+    the sum of the two certified brackets holds an independent double-precision evaluation of the
+    spec's formula and is as tight as asked."""
+    eps = frac * eps0
+    est = _blanket_float_sum(n, k, eps0, eps)
+    core, eng = _split(n, k, eps0, 0.5)
+    a = core.bounds(eps, 1e-9)
+    e = eng.bounds(eps, 1e-7, base=(a.lower, a.upper))
+    lower, upper = a.lower + e.lower, a.upper + e.upper
+    assert lower * (1.0 - 1e-9) <= est <= upper * (1.0 + 1e-9), (lower, est, upper)
+    assert upper - lower <= 1e-7 * lower * (1.0 + 1e-9)
+    assert e.lower > 1e-4 * lower  # the tails carry a real part of delta here
+
+
+@pytest.mark.parametrize("n, k, eps0", [(10**5, 3, 1.0), (10**6, 10, 2.0), (10**6, 100, 0.5)])
+def test_split_route_overlaps_full_window(n: int, k: int, eps0: float) -> None:
+    """KrrBlanket's split route (central window plus tail engine) against the window of every total
+    in ``mean ± (8 sd + 40)`` (another certified route): overlapping brackets, both tight."""
+    prof = KrrBlanket(n, k, eps0, shared=False)
+    assert prof._backend is not None and prof._backend.route == "split"
+    eps_star = epsilon_for_delta(prof, 1e-6, 1e-5).upper
+    full = _TotalsWindow(n, k, eps0)
+    assert full.applies
+    for eps in (eps_star, 0.7 * eps_star):
+        s = prof.bounds(eps, 1e-6)
+        f = full.bounds(eps, 1e-6)
+        assert s.converged and s.upper - s.lower <= 1e-6 * s.lower
+        assert s.lower <= f.upper and f.lower <= s.upper, (eps, s, f)
+
+
+def test_routes_by_size() -> None:
+    """The window alone for few totals, the split route in between, the block engine alone when
+    the central window would be narrower than HYBRID_MIN_SD sd (cost decisions only)."""
+    assert _BlanketBackend(10**3, 3, 1.0).route == "window"
+    assert _BlanketBackend(10**5, 3, 1.0).route == "split"
+    assert _BlanketBackend(10**7, 10, 2.0).route == "split"
+    assert _BlanketBackend(10**9, 3, 1.0).route == "engine"

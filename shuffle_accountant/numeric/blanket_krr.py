@@ -129,15 +129,30 @@ the same error budgets as a fresh computation; the search's estimates (:meth:`Kr
 :meth:`KrrBlanket.log_slope`) only choose where to evaluate. None of this affects validity: every
 partition, every grid and every cached value gives a certified bracket by the arguments above.
 
-*Window of single totals* (:class:`_TotalsWindow`, used first when it has at most
-:data:`WINDOW_MAX` totals, i.e. up to ``n ~ 1e6``; the block engine answers otherwise or when the
-window's bracket is too wide, e.g. for deltas far below 1e-9 where the totals outside it matter).
+*Window of single totals* (:class:`_TotalsWindow`; which route answers is a cost decision,
+:attr:`_BlanketBackend.route`: the window alone when ``mean ± (8 sd + 40)`` holds at most
+:data:`WINDOW_ALONE_MAX` totals, the split route below up to ``n ~ 1e7``, else the block engine;
+the block engine alone also answers when a window route's bracket is too wide, e.g. for deltas far
+below 1e-9 where the totals outside it matter).
 Every total of ``mean ± (8 sd + 40)`` is summed on its own, and for each the sum over ``j`` is
 done *exactly in* ``λ``: since ``Pr[t, j] λ(t, j) = Pr[counted, t, j]``, a line ``a + b λ`` summed
 over a set of ``j`` is ``a`` times a mass plus ``b`` times a counted mass, both binomial cdfs. The
 ``j`` axis is cut where the optimal cut of the kernel changes (a few kinks per total), so the
 chords of the upper bound coincide with the lines of the lower bound: the bracket closes to
 rounding (~1e-9 relative) with ~5-9 pieces per total and no refinement rounds.
+
+*Split route* (*derived*; tested against an independent sum with the split where a single total
+carries ~1 % of the mass). The sum over ``t >= 1`` is a sum of non-negative terms over disjoint
+sets of totals: a central window ``t_lo .. t_hi`` (``mean ± (4 sd + 40)``, at most
+:data:`HYBRID_HALF_TOTALS` on each side) summed as above with nothing charged for the totals
+outside it, and the block engine whose blocks partition the other totals ``1 .. t_lo - 1`` and
+``t_hi + 1 .. n`` (its initial edges include ``t_lo`` and ``t_hi + 1`` and the blocks inside are
+dropped; refinement only splits blocks, so no block ever reaches into the window). Each part's
+bracket is certified by its own argument, so their sums bracket ``δ``; the two additions are
+charged ``2u`` relative. The engine refines until the *whole* bracket meets the request (its
+goal counts the window's width and lower end), which for the outer totals (a few per cent of
+the mass) takes a few hundred coarse blocks instead of the thousands of single totals the
+engine alone needs near the mean at ``n ~ 1e6 .. 1e7``.
 
 4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
 -----------------------------------------------------------------------
@@ -345,8 +360,10 @@ class _Hinge:
     pm1: np.ndarray  # P[Bin(m-1, ρ) = x - 1] (0 where m = 0)
 
 
-#: Runs of :func:`_tails_by_runs` are cut where consecutive requested sizes differ by more.
-_RUN_GAP = 4096
+#: Runs of :func:`_tails_by_runs` are cut where consecutive requested sizes differ by more (a
+#: walked size costs ~45 ns, a Boost tail at 1e9 ~25 us: 4096 walked long empty gaps between the
+#: ends of wide blocks; 512 measured 5-10 ms faster per query at n = 1e8 .. 1e9, cost only).
+_RUN_GAP = 512
 
 
 def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -948,11 +965,20 @@ _INCREASING = {"fp": True, "ge": True, "fm": False, "lt": False}
 _MIRROR = {"fp": "fm", "fm": "fp", "ge": "le", "lt": "gt"}
 
 
+def _goal(rtol: float, lower: float, base: tuple[float, float]) -> float:
+    """The largest width of a part's bracket that keeps the whole (the part plus ``base``, the
+    bracket of the rest) within ``rtol`` relative: ``rtol (lower + base_lo) - (base_up - base_lo)``
+    (a cost target only; negative when the rest alone is too wide)."""
+    return rtol * (lower + base[0]) - (base[1] - base[0])
+
+
 class _Engine:
     """Certified ``Σ_{t, z} Pr[t, z] h(t - 1, λ(t, z))`` for a :class:`_Model`, refined until the
     bracket is as narrow as requested. Blocks and their functionals persist between calls."""
 
-    def __init__(self, model: _Model) -> None:
+    def __init__(self, model: _Model, hole: tuple[int, int] | None = None) -> None:
+        """``hole = (t_lo, t_hi)``: the totals ``t_lo .. t_hi`` are left out (another part of the
+        sum bounds them: :class:`_TotalsWindow`); the blocks cover every other total."""
         self.m = model
         self.N = model.n - 1
         self.rel = bn.pmf_error_budget(max(model.n, 2))  # pmf values; tails charge their own
@@ -971,8 +997,12 @@ class _Engine:
         # branches' shifted ranges and refined blocks share edges): the same numbers, fewer calls
         self.tails = bn.TailMemo(self.N, model.q2)
         inner = np.round(mu + sd * np.linspace(-12.0, 12.0, 49))
-        edges = np.unique(np.clip(np.concatenate(([1.0, model.n + 1.0], inner)), 1.0, model.n + 1.0))
+        cuts = [1.0, model.n + 1.0] + ([float(hole[0]), float(hole[1]) + 1.0] if hole is not None else [])
+        edges = np.unique(np.clip(np.concatenate((cuts, inner)), 1.0, model.n + 1.0))
         t1, t2 = edges[:-1], edges[1:] - 1.0
+        if hole is not None:
+            outside = (t2 < hole[0]) | (t1 > hole[1])
+            t1, t2 = t1[outside], t2[outside]
         self.b = self._make_blocks(t1, t2, np.zeros(t1.shape, dtype=int))
         self.b0 = self.b  # the initial blocks (kept: coarse requests are answered from them)
         self._eps: float | None = None
@@ -1341,22 +1371,25 @@ class _Engine:
         lower = max(float(np.sum(R["L_cert"])) * (1.0 - 4.0 * _U * nblk), 0.0)
         return lower, upper
 
-    def bounds(self, eps: float, rtol: float, max_rounds: int = 200) -> DeltaBounds:
+    def bounds(self, eps: float, rtol: float, max_rounds: int = 200,
+               base: tuple[float, float] = (0.0, 0.0)) -> DeltaBounds:
         """Certified bracket at ``eps``, ``upper - lower <= rtol * lower`` when floating point
         allows. Answered, in this order, by the narrowest bracket already found at this ``eps``,
         by the initial (coarse, cheap) blocks, or by refining the current blocks. Each of the
-        three is a certified bracket of its own; only the cost differs."""
+        three is a certified bracket of its own; only the cost differs. ``base``: the bracket of
+        the rest of the sum (the totals in the hole), whose width and lower end the goal counts:
+        ``(upper + base_up) - (lower + base_lo) <= rtol (lower + base_lo)``."""
         hit = self._memo.get(eps)
-        if hit is not None and (hit.upper - hit.lower <= rtol * hit.lower or hit.upper <= 1e-300):
+        if hit is not None and (hit.upper - hit.lower <= _goal(rtol, hit.lower, base) or hit.upper <= 1e-300):
             return hit
         # the initial blocks, unless their last bracket was far wider than this request (a cost
         # decision only: their bracket is certified either way)
         if self.b is not self.b0 and rtol >= 0.05 * self._b0_rel:
             lower, upper = self._totals(self.b0, self._assemble(self.b0, self._kernels(self.b0, eps), quick=True))
             self._b0_rel = (upper - lower) / lower if lower > 0.0 else math.inf
-            if lower <= upper and (upper - lower <= rtol * lower or upper <= 1e-300):
+            if lower <= upper and (upper - lower <= _goal(rtol, lower, base) or upper <= 1e-300):
                 return self._remember(DeltaBounds(eps, lower, upper, int(self.b0.y.size), True))
-        return self._remember(self._refine(eps, rtol, max_rounds))
+        return self._remember(self._refine(eps, rtol, max_rounds, base))
 
     def log_slope(self, eps: float) -> float:
         """An *estimate* of ``d log δ / d ε`` at the ``ε`` of the last refinement (``nan`` for any
@@ -1374,8 +1407,10 @@ class _Engine:
             self._memo[r.eps] = r
         return r
 
-    def _refine(self, eps: float, rtol: float, max_rounds: int = 200) -> DeltaBounds:
-        """Refine until ``upper - lower <= rtol * lower`` (or floating point stops it)."""
+    def _refine(self, eps: float, rtol: float, max_rounds: int = 200,
+                base: tuple[float, float] = (0.0, 0.0)) -> DeltaBounds:
+        """Refine until ``upper - lower <= rtol * lower`` (with ``base``: see :meth:`bounds`), or
+        floating point stops it."""
         if self._eps != eps:
             self._K = self._kernels(self.b, eps)
             self._eps = eps
@@ -1388,7 +1423,7 @@ class _Engine:
             nblk = b.t1.size
             lower, upper = self._totals(b, R)
             ncell = int(b.y.size)
-            target = rtol * lower
+            target = _goal(rtol, lower, base)
             if upper < lower:
                 raise CertificationError(
                     f"inconsistent blanket bracket [{lower!r}, {upper!r}] at eps = {eps!r} (please report)")
@@ -1543,6 +1578,13 @@ def _validate(n: int, k: int, eps0: float) -> tuple[int, int, float]:
 WINDOW_SD = 8.0
 #: ... when that is at most this many totals (beyond, the block engine answers).
 WINDOW_MAX = 9000
+#: Half-width of the central window when the block engine bounds the totals outside it
+#: (:class:`_BlanketBackend`): ``HYBRID_SD`` sd of ``T``, at most ``HYBRID_HALF_TOTALS`` totals.
+HYBRID_SD = 4.0
+HYBRID_HALF_TOTALS = 1500.0
+HYBRID_MIN_SD = 0.75
+#: The window of every total of ``mean ± (8 sd + 40)`` answers alone up to this many totals.
+WINDOW_ALONE_MAX = 2000
 #: Per total, the third-value count is split at the kinks of the kernel within
 #: ``[mean - (J_SD_LOW sd + 10), mean + (J_SD sd + 10)]`` of ``J``; beyond, one piece on each side.
 J_SD = 7.0
@@ -1568,6 +1610,21 @@ def _closed_cut(c: np.ndarray, lam: np.ndarray, d: float, gm1: float) -> np.ndar
         astar = r * (c + 1.0) / (1.0 + r)
     astar = np.where(np.isfinite(astar) & (cb > 0.0), astar, c + 1.0)
     return np.clip(np.floor(astar) + 1.0, 0.0, c + 1.0)
+
+
+def _window_range(c: KrrConstants, half_sd: float) -> tuple[int, int]:
+    """The totals ``mean ± (half_sd sd + 40)`` of ``T`` (within ``1 .. n``)."""
+    N, q2 = c.n - 1, 2.0 * c.q
+    mu = N * q2 + (1.0 - c.p0)
+    sd = _t_sd(c)
+    t_lo = max(1, int(math.floor(mu - half_sd * sd)) - 40)
+    t_hi = min(N + 1, int(math.ceil(mu + half_sd * sd)) + 40)  # t = N + 1: all counted
+    return t_lo, t_hi
+
+
+def _t_sd(c: KrrConstants) -> float:
+    """Standard deviation of the clone count ``C ~ Bin(n - 1, 2q)``."""
+    return math.sqrt(max((c.n - 1) * 2.0 * c.q * (1.0 - 2.0 * c.q), 0.0))
 
 
 class _TotalsWindow:
@@ -1611,16 +1668,18 @@ class _TotalsWindow:
     product and sum its rounding (``4u`` per operation, widened per piece count).
     """
 
-    def __init__(self, n: int, k: int, eps0: float) -> None:
+    def __init__(self, n: int, k: int, eps0: float, half_sd: float = WINDOW_SD, tails_elsewhere: bool = False) -> None:
+        """The totals ``mean ± (half_sd sd + 40)``. ``tails_elsewhere``: the totals outside are not
+        counted here (0 in both ends; the block engine restricted to them bounds them,
+        :class:`_BlanketBackend`), else bounded by ``2d`` times their mass."""
         c = KrrConstants(n, k, eps0)
         self.N = N = n - 1
         self.q2, self.rho, self.kappa, self.d, self.p0 = 2.0 * c.q, c.rho, c.kappa, c.d, c.p0
         self.rel = bn.pmf_error_budget(max(n, 2))
         q2, p0 = self.q2, self.p0
-        mu = N * q2 + (1.0 - p0)
-        sd = math.sqrt(max(N * q2 * (1.0 - q2), 0.0))
-        t_lo = max(1, int(math.floor(mu - WINDOW_SD * sd)) - 40)
-        t_hi = min(N + 1, int(math.ceil(mu + WINDOW_SD * sd)) + 40)  # t = N + 1: all counted
+        mu, sd = N * q2 + (1.0 - p0), _t_sd(c)
+        t_lo, t_hi = self.t_range = _window_range(c, half_sd)
+        self.tails_elsewhere = tails_elsewhere
         self.applies = n >= 3 and t_hi >= t_lo and t_hi - t_lo + 1 <= WINDOW_MAX
         if not self.applies:
             return
@@ -1636,12 +1695,12 @@ class _TotalsWindow:
         hi_k = np.array([t_hi - 1.0, float(t_hi)])
         above = bn.sf(hi_k, N, q2) * (1.0 + np.maximum(bn.tail_error_budget(hi_k, N, q2), self.rel))
         self.mass_below = 0.0
-        if t_lo > 1:
+        if t_lo > 1 and not tails_elsewhere:
             m_c, e_c = bn.interval_mass(np.array([0.0]), np.array([t_lo - 2.0]), N, q2)
             m_s, e_s = bn.interval_mass(np.array([1.0]), np.array([t_lo - 1.0]), N, q2)
             self.mass_below = (((1.0 - p0) * float(m_c[0] + e_c[0]) + p0 * float(m_s[0] + e_s[0])) * (1.0 + 8.0 * _U)
                                + 1e-300)
-        self.mass_above = ((1.0 - p0) * above[0] + p0 * above[1]) * (1.0 + 8.0 * _U) + 1e-300
+        self.mass_above = 0.0 if tails_elsewhere else ((1.0 - p0) * above[0] + p0 * above[1]) * (1.0 + 8.0 * _U) + 1e-300
         # the third-value window of each total (eps-independent)
         m1 = N - self.t + 1.0  # size of the counted branch's J ~ Bin(m1, rho)
         mj, sj = m1 * self.rho, np.sqrt(m1 * self.rho * (1.0 - self.rho))
@@ -2098,6 +2157,50 @@ class _BlanketBackend:
         self.n, self.k, self.eps0 = n, k, eps0
         self._engine: _Engine | None = None
         self._window: _TotalsWindow | None = None
+        self._core: _TotalsWindow | None = None
+        self._tails: _Engine | None = None
+        self._route: str | None = None
+
+    @property
+    def core(self) -> _TotalsWindow:
+        """The central window ``mean ± (HYBRID_SD sd + 40)`` whose outside is left to :attr:`tails`."""
+        if self._core is None:
+            c = KrrConstants(self.n, self.k, self.eps0)
+            self._core = _TotalsWindow(self.n, self.k, self.eps0, self._core_sd(c), tails_elsewhere=True)
+        return self._core
+
+    @staticmethod
+    def _core_sd(c: KrrConstants) -> float:
+        """Half-width of the central window in sd of ``T``."""
+        sd = _t_sd(c)
+        return HYBRID_SD if sd <= 0.0 else min(HYBRID_SD, HYBRID_HALF_TOTALS / sd)
+
+    @property
+    def tails(self) -> _Engine | None:
+        """The block engine over the totals outside :attr:`core` (None when there are none)."""
+        lo, hi = self.core.t_range
+        if lo <= 1 and hi >= self.n:
+            return None
+        if self._tails is None:
+            self._tails = _Engine(blanket_model(self.n, self.k, self.eps0), hole=(lo, hi))
+        return self._tails
+
+    @property
+    def route(self) -> str:
+        """``"window"`` (every total of ``mean ± (8 sd + 40)`` on its own) when that is at most
+        :data:`WINDOW_ALONE_MAX` totals; else ``"split"`` (the central window plus the block engine
+        on the outside totals) while the central window spans at least ``HYBRID_MIN_SD`` sd;
+        else ``"engine"`` (the block engine alone). Cost decisions only."""
+        if self._route is None:
+            c = KrrConstants(self.n, self.k, self.eps0)
+            lo, hi = _window_range(c, WINDOW_SD)
+            if self.n >= 3 and hi - lo + 1 <= min(WINDOW_ALONE_MAX, WINDOW_MAX):
+                self._route = "window"
+            else:
+                lo, hi = _window_range(c, self._core_sd(c))
+                split = self.n >= 3 and hi - lo + 1 <= WINDOW_MAX and (hi - lo - 80) >= 2.0 * HYBRID_MIN_SD * _t_sd(c)
+                self._route = "split" if split else "engine"
+        return self._route
 
     @property
     def engine(self) -> _Engine:
@@ -2121,6 +2224,12 @@ def blanket_model(n: int, k: int, eps0: float) -> _Model:
     p0 = c.p0
     return _Model(n=n, q2=2.0 * c.q, rho=c.rho, branches=((1.0 - p0, 1, 0), (p0, 0, 1)), orient=1,
                   kappa=c.kappa, w0=0.0, wt=0.0, wz=1.0, d=c.d)
+
+
+#: From this n on the surrogate's root is trusted to 1e-4 (relative) also when the window answers
+#: (measured: at most 7.9e-6 at n = 1e6, 1.6e-5 at 3e6, 1.9e-4 at 1e5, over k in {3, 10, 100},
+#: eps0 in {0.5, 1, 2, 4}, delta in {1e-6, 1e-10}); steering only.
+SURROGATE_TRUST_N = 1_000_000
 
 
 class KrrBlanket:
@@ -2173,12 +2282,11 @@ class KrrBlanket:
         return self.eps0
 
     def _window(self) -> _TotalsWindow | None:
-        """The window of single totals of this ``(n, k, eps0)`` (built on first use, shared), or
-        None when it does not apply (too many totals, k = 2)."""
-        if self._backend is None:
+        """The central window of single totals of this ``(n, k, eps0)`` (built on first use,
+        shared), or None when it does not apply (too many totals, k = 2)."""
+        if self._backend is None or self._backend.route == "engine":
             return None
-        win = self._backend.window
-        return win if win.applies else None
+        return self._backend.window if self._backend.route == "window" else self._backend.core
 
     @property
     def look_rtol(self) -> float:
@@ -2198,7 +2306,7 @@ class KrrBlanket:
         if self._pair is not None:
             trust = getattr(self._pair, "surrogate_rtol", None)
             return trust if isinstance(trust, float) else None
-        return 1e-4 if self._window() is None else None
+        return 1e-4 if self._window() is None or self.n >= SURROGATE_TRUST_N else None
 
     def log_slope(self, eps: float) -> float:
         """Estimate of ``d log δ / d ε`` at the ``ε`` of the last :meth:`bounds` call that
@@ -2206,9 +2314,9 @@ class KrrBlanket:
         if self._pair is not None:
             return self._pair.log_slope(eps)
         assert self._backend is not None
-        win = self._backend._window
-        if win is not None and win.applies and win._slope[0] == eps:
-            return win.log_slope(eps)
+        win = self._window()
+        if win is not None and win._slope[0] == eps:
+            return win.log_slope(eps)  # the central totals' (they carry nearly all of delta)
         eng = self._backend._engine
         return eng.log_slope(eps) if eng is not None else math.nan
 
@@ -2254,13 +2362,24 @@ class KrrBlanket:
             return DeltaBounds(eps, 0.0, 0.0, 0, True)
         if self._pair is not None:
             return self._pair.bounds(eps, rtol)
-        assert self._backend is not None
-        win = self._window()
-        if win is not None:
-            got = win.bounds(eps, rtol)
+        be = self._backend
+        assert be is not None
+        if be.route == "window":
+            got = be.window.bounds(eps, rtol)
             if got.converged:  # else (e.g. the totals outside the window matter): the block engine
                 return got
-        return self._backend.engine.bounds(eps, rtol)
+        elif be.route == "split":
+            got = be.core.bounds(eps, rtol)
+            tails = be.tails
+            if tails is not None:
+                out = tails.bounds(eps, rtol, base=(got.lower, got.upper))
+                lower = max((got.lower + out.lower) * (1.0 - 2.0 * _U), 0.0)
+                upper = (got.upper + out.upper) * (1.0 + 2.0 * _U)
+                got = DeltaBounds(eps, lower, upper, got.blocks + out.blocks,
+                                  upper - lower <= rtol * lower or upper <= 1e-300)
+            if got.converged:  # else (e.g. the window's own bracket is too wide): the block engine
+                return got
+        return be.engine.bounds(eps, rtol)
 
 
 # ---------------------------------------------------------------------------------------
