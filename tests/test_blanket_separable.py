@@ -119,6 +119,33 @@ def test_f_error_covers_a_moved_kappa() -> None:
             assert abs(Fraction(float(v)) - want) <= Fraction(float(e))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_f_runs_against_rationals(seed: int) -> None:
+    """``F`` on runs of cells through its values at the integers (§4b: running sums from the top
+    anchors, then ``F(kappa) = F(j) + (j - kappa) S(j)``) within its bound of the exact rational
+    value at ``kappa`` and at ``kappa +- d``; runs crossing ``m alpha`` and ``m``, ``kappa`` on
+    integers, large ``g`` (cell-by-cell fallback). Fails when the interpolation takes the slope of
+    the wrong unit interval (``S(j - 1)``) or drops the anchor ``F(jhi)``."""
+    rng = np.random.default_rng(seed)
+    alpha = [0.37754, 0.02, 0.6, 0.25, 0.9, 0.5][seed]
+    g = [1.0, 1.0088, 1.11, 2.7, 40.0, 1.0][seed]
+    rho = [0.0, 0.005, 0.06, 0.9, 0.3, 0.25][seed]
+    ms = np.sort(rng.choice(np.arange(1, 90), size=4, replace=False)).astype(float)
+    lo = np.array([int(rng.integers(0, int(m) + 1)) for m in ms], dtype=float)
+    cnt = np.array([int(rng.integers(1, int(m) - int(b) + 2)) for m, b in zip(ms, lo)])
+    mm = np.repeat(ms, cnt)
+    b = np.repeat(lo, cnt) + (np.arange(mm.size) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+    kappa = g * b + mm * rho
+    d = np.where(np.arange(mm.size) % 2 == 0, 0.0, 1e-6)
+    seg = np.concatenate(([0], np.cumsum(cnt)[:-1]))
+    val, err = bsep._f_runs(ms, seg, mm, kappa, d, alpha)
+    for i in range(mm.size):
+        for shift in (0.0, -d[i], d[i]):
+            want = _f_exact(int(mm[i]), alpha, float(kappa[i]) + shift)
+            assert abs(Fraction(float(val[i])) - want) <= Fraction(float(err[i])) + Fraction(1, 10**290), (
+                mm[i], kappa[i], val[i], float(want), err[i])
+
+
 # --------------------------------------------------------------------------------------
 # Against the mpmath brute force over the whole output space (tiny instances)
 # --------------------------------------------------------------------------------------

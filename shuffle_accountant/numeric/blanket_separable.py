@@ -69,6 +69,27 @@ without large cancellation (``A' ~ Bin(m - 1, alpha)``):
 Outside a window of ``b``: ``b > b_hi`` contributes at most ``P[B > b_hi] F(kappa_{b_hi})``,
 ``b < b_lo`` at most ``P[B < b_lo] (F(kappa_{b_lo}) + g b_lo)``.
 
+4b. ``F`` along a run of cells, through the integers (*derived*)
+-----------------------------------------------------------------
+``A`` is integer-valued, so ``F`` is linear on every ``[j - 1, j]`` with slope ``-S(j)``, ``S(j) =
+P[A >= j]``: for ``kappa`` in ``[j - 1, j]``, ``F(kappa) = F(j) + (j - kappa) S(j)`` (both terms
+``>= 0``), and ``F(j) - F(j + 1) = E[(A - j)_+ - (A - j - 1)_+] = S(j + 1)``. For one ``m`` the cells
+of a run (consecutive ``b``, ``kappa_b`` increasing) need ``F`` and ``S`` at the integers ``j`` from
+``floor(kappa_first) + 1`` to ``jhi = min(floor(kappa_last) + 1, m)``: from the top anchors
+``S(jhi)`` (Boost ``sf``) and ``F(jhi)`` (the closed form above; 0 when ``jhi = m``), downwards
+
+    S(j) = S(jhi) + sum_{j <= i < jhi} P[A = i],     F(j) = F(jhi) + sum_{j < i <= jhi} S(i),
+
+running sums of non-negative terms (``P[A = i]`` by :func:`.binomial.pmf_points`, ratio
+recurrences from Boost anchors): each value carries the relative errors of its inputs (kept as
+absolute error sums) plus ``(width + 4) u`` for numpy's sequential running sum of at most
+``width`` terms. A cell costs ``4 u`` relative for ``j - kappa``, the product and the sum (``j -
+kappa`` is exact for ``j >= 2``), and the coefficients' uncertainty ``d`` costs ``d S(j)`` where
+``[kappa - d, kappa + d]`` stays inside ``[j - 1, j]``, else ``d`` (``F`` is 1-Lipschitz); cells with
+``kappa >= m`` are 0 (charged ``d`` when ``kappa - d < m``). Two to three Boost values and one pmf
+anchor per 32 integers per run replace two Boost values per cell (:func:`_f_runs`); a run whose
+grid would be much longer than the run (``g`` large) goes cell by cell (:func:`_f_cells`).
+
 5. Floating point
 -----------------
 - coefficients: the true ``c_j`` differ from ``c(y1, y2)`` computed with the stored ``E`` and
@@ -324,6 +345,98 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     return val, err
 
 
+#: a run of cells whose integer grid (:func:`_f_runs`) is longer than this many times its cells
+#: plus :data:`GRID_EXTRA` is evaluated cell by cell (:func:`_f_cells`) instead
+GRID_FACTOR = 3
+GRID_EXTRA = 64
+
+
+def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d: np.ndarray,
+            alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_f_cells` for runs of cells, one run per ``ms[i]`` starting at ``seg[i]`` with
+    ``kappa`` non-decreasing along the run, through ``F`` at the integers (§4b): same contract
+    (values and absolute error bounds covering ``|kappa' - kappa| <= d``), a few Boost values per
+    run instead of two per cell. Runs whose grid would be long (``g = e^eps`` large) go cell by
+    cell."""
+    n_runs = ms.size
+    ends = np.append(seg[1:], kappa.size)
+    counts = ends - seg
+    fval = np.zeros(kappa.size)
+    ferr = np.zeros(kappa.size)
+    k0 = np.floor(kappa)
+    j = k0 + 1.0  # F(kappa) = F(j) + (j - kappa) S(j)
+    mm = m.astype(float)
+    # cells with kappa >= m: F = 0 on [kappa - d, kappa + d] unless kappa - d < m (slope <= 1)
+    beyond = k0 >= mm
+    jhi = np.minimum(j[ends - 1], ms)  # top of each run's grid (<= m)
+    jlo = np.minimum(j[seg], jhi)
+    length = (jhi - jlo + 1.0).astype(np.int64)
+    grid = length <= GRID_FACTOR * counts + GRID_EXTRA
+    cell_run = np.repeat(np.arange(n_runs), counts)
+    by_cell = ~grid[cell_run] & ~beyond
+    if np.any(by_cell):
+        fv, fe = _f_cells(m[by_cell], kappa[by_cell], d[by_cell], alpha)
+        fval[by_cell], ferr[by_cell] = fv, fe
+    rows = np.nonzero(grid)[0]
+    if rows.size:
+        r_ms, r_lo, r_hi, r_len = ms[rows], jlo[rows], jhi[rows], length[rows]
+        width = int(np.max(r_len))
+        # anchors at the top: S(jhi) = P[A >= jhi], F(jhi) = E[(A - jhi)_+] (0 when jhi = m)
+        s_top = bn.sf(r_hi - 1.0, r_ms, alpha)
+        s_rel = bn.tail_error_budget(r_hi - 1.0, r_ms, alpha) + 8 * _U
+        top_in = r_hi < r_ms
+        f_top = np.zeros(rows.size)
+        f_top_err = np.zeros(rows.size)
+        if np.any(top_in):
+            fv, fe = _f_cells(r_ms[top_in], r_hi[top_in], np.zeros(int(np.sum(top_in))), alpha)
+            f_top[top_in], f_top_err[top_in] = fv, fe
+        # P[A = i] for i = jlo .. jhi - 1 (increasing runs: ratio recurrences from Boost anchors)
+        n_pts = r_len - 1
+        first = np.repeat(np.cumsum(n_pts) - n_pts, n_pts)
+        pts_row = np.repeat(np.arange(rows.size), n_pts)
+        pts = np.repeat(r_lo, n_pts) + (np.arange(int(np.sum(n_pts))) - first)
+        w, w_rel = bn.pmf_points(pts, np.repeat(r_ms, n_pts), alpha)
+        # reversed layout: column t holds the integer jhi - t (t = 0: the anchor)
+        col = (np.repeat(r_hi, n_pts) - pts).astype(np.int64)
+        pm = np.zeros((rows.size, width))
+        pm_err = np.zeros((rows.size, width))
+        pm[pts_row, col] = w
+        pm_err[pts_row, col] = w * w_rel
+        pm[:, 0] = s_top
+        pm_err[:, 0] = s_top * s_rel
+        # S(jhi - t) = S(jhi) + sum of P[A = i] above it; F(jhi - t) = F(jhi) + sum_{t' < t} S(jhi - t')
+        # (sums of non-negative terms; numpy's running sums: (width + 2) u relative each)
+        run_rel = (width + 4) * _U
+        s_grid = np.cumsum(pm, axis=1)
+        s_err = np.cumsum(pm_err, axis=1) * (1.0 + run_rel) + run_rel * s_grid
+        f_grid = np.zeros((rows.size, width))
+        f_err = np.zeros((rows.size, width))
+        f_grid[:, 1:] = np.cumsum(s_grid[:, :-1], axis=1)
+        f_err[:, 1:] = np.cumsum(s_err[:, :-1], axis=1) * (1.0 + run_rel)
+        f_grid += f_top[:, None]
+        f_err += f_top_err[:, None] + run_rel * f_grid
+        # the cells of these runs
+        row_of_run = np.full(n_runs, -1)
+        row_of_run[rows] = np.arange(rows.size)
+        cells = np.nonzero(grid[cell_run] & ~beyond)[0]
+        if cells.size:
+            rr = row_of_run[cell_run[cells]]
+            t = (jhi[cell_run[cells]] - j[cells]).astype(np.int64)
+            sv, se, fv, fe = s_grid[rr, t], s_err[rr, t], f_grid[rr, t], f_err[rr, t]
+            frac = j[cells] - kappa[cells]  # in (0, 1]; exact for j >= 2 (Sterbenz), else u off
+            val = fv + frac * sv
+            err = fe + frac * se + 4 * _U * val
+            dd = d[cells]
+            # F is linear with slope S(j) on [j - 1, j]; where [kappa - d, kappa + d] leaves it, 1
+            inside = (np.floor(kappa[cells] - dd) == k0[cells]) & (kappa[cells] + dd < j[cells])
+            err = err + dd * np.where(inside, (sv + se) * (1.0 + 4 * _U), 1.0)
+            fval[cells], ferr[cells] = val, err
+    if np.any(beyond):
+        near = kappa[beyond] - d[beyond] < mm[beyond]
+        ferr[beyond] = np.where(near, d[beyond], 0.0)
+    return fval, ferr
+
+
 class SeparableBlanket:
     """Certified ``delta(eps)`` of the blanket bound for ONE separable :class:`PairStructure`
     (module docstring): a :class:`~.profile.PrivacyProfile` with ``bounds``, ``max_log_ratio``,
@@ -432,9 +545,9 @@ class SeparableBlanket:
             b = np.repeat(b_lo[idx], reps) + (np.arange(mm.size) - first)
             kappa = g * b + mm * rho
             d = mm * ec.sig + 8 * _U * (g * b + mm * rho) * (1.0 + 1e-9)
-            fval, ferr = _f_cells(mm, kappa, d, sp.alpha)
             ends = np.cumsum(reps)
             seg = np.concatenate(([0], ends[:-1]))
+            fval, ferr = _f_runs(ms[idx], seg, mm, kappa, d, sp.alpha)
             # P[Bin(m, beta) = b] on the runs of consecutive b (one run per m): ratio recurrences
             # from Boost anchors every RUN cells; one relative bound per m (the largest of its run)
             w, rel_pts = bn.pmf_points(b, mm, beta, segment=RUN)
