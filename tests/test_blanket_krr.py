@@ -735,3 +735,19 @@ def test_routes_by_size() -> None:
     assert _BlanketBackend(10**5, 3, 1.0).route == "split"
     assert _BlanketBackend(10**7, 10, 2.0).route == "split"
     assert _BlanketBackend(10**9, 3, 1.0).route == "engine"
+
+
+def test_split_route_at_a_tiny_delta_goes_to_the_engine_without_refining_the_tails() -> None:
+    """Where the central window cannot close (delta = 1e-25: the far totals matter) the block engine
+    alone answers, and the tail engine is not refined towards a goal it cannot reach (it was:
+    ~1e6 cells and 14 s); an engine asked with a rest wider than the request returns at once."""
+    prof = KrrBlanket(10**5, 3, 1.0, shared=False)
+    r = epsilon_for_delta(prof, 1e-25, 1e-6)
+    assert r.upper - r.lower <= 1e-6 * r.upper
+    be = prof._backend
+    assert be is not None and be.route == "split" and be.core_fails_from <= r.upper
+    assert be._tails is None or be._tails.b.y.size < 5000
+    eng = _split(10**5, 3, 1.0, 4.0)[1]
+    cells = eng.b.y.size
+    b = eng.bounds(0.03, 1e-6, base=(1e-25, 1e-20))
+    assert not b.converged and eng.b.y.size == cells and b.lower <= b.upper

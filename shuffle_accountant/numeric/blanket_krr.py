@@ -1429,6 +1429,8 @@ class _Engine:
                     f"inconsistent blanket bracket [{lower!r}, {upper!r}] at eps = {eps!r} (please report)")
             if upper - lower <= target or upper <= 1e-300:
                 return DeltaBounds(eps, lower, upper, ncell, True)
+            if target <= 0.0:  # the rest's bracket alone is too wide: no refinement here can help
+                return DeltaBounds(eps, lower, upper, ncell, False)
             if upper <= TINY_DELTA:
                 # far below any delta worth refining for (the bound is certified, perhaps loose:
                 # the low end of v is bounded coarsely)
@@ -2160,6 +2162,9 @@ class _BlanketBackend:
         self._core: _TotalsWindow | None = None
         self._tails: _Engine | None = None
         self._route: str | None = None
+        #: the central window's bracket was too wide at this eps (e.g. a tiny delta); from there
+        #: on the block engine alone answers (its delta is smaller still: a cost decision only)
+        self.core_fails_from = math.inf
 
     @property
     def core(self) -> _TotalsWindow:
@@ -2368,10 +2373,12 @@ class KrrBlanket:
             got = be.window.bounds(eps, rtol)
             if got.converged:  # else (e.g. the totals outside the window matter): the block engine
                 return got
-        elif be.route == "split":
+        elif be.route == "split" and eps < be.core_fails_from:
             got = be.core.bounds(eps, rtol)
+            if not got.converged:  # e.g. a tiny delta: the totals far out matter (cost decision only)
+                be.core_fails_from = min(be.core_fails_from, eps)
             tails = be.tails
-            if tails is not None:
+            if tails is not None and got.converged:  # (else the block engine alone, below)
                 out = tails.bounds(eps, rtol, base=(got.lower, got.upper))
                 lower = max((got.lower + out.lower) * (1.0 - 2.0 * _U), 0.0)
                 upper = (got.upper + out.upper) * (1.0 + 2.0 * _U)
