@@ -660,6 +660,39 @@ def test_direct_sparse_spectrum_error_bound(size):
     assert bm._spectra([np.ones(40)], 0, size, True)[0][1] == bm._spectra([np.ones(40)], 0, size, False)[0][1]
 
 
+@pytest.mark.parametrize("min_power", [200, 3200, 60_000])
+def test_direct_spectrum_only_where_a_power_is_live(min_power):
+    """With ``min_power`` the direct sum is taken only where the first vector's powers can be live:
+    every returned value is within its (per-frequency) bound of a 40-digit DFT at every frequency
+    (the FFT's value and bound for the first vector elsewhere, 0 and ``||x||_1`` for the others),
+    the direct values equal those of the full direct sum, and wherever the direct sum was skipped
+    the power ``min_power`` is dead. Fails when a skipped frequency of the second vector keeps a
+    zero error bound or when the live test uses a larger power than asked."""
+    size = 1024
+    rng = np.random.default_rng(min_power)
+    x = np.zeros(300)
+    idx = np.sort(rng.choice(300, 7, replace=False))
+    x[idx] = rng.random(7)
+    x /= x.sum()
+    q = np.zeros(300)
+    q[idx[:5]] = rng.normal(size=5) * 0.01
+    start = -130
+    (xs, xe), (qs, qe) = bm._spectra([x, q], start, size, True, min_power)
+    (xs_all, xe_all), (qs_all, qe_all) = bm._spectra([x, q], start, size, True)
+    xe, qe = np.broadcast_to(xe, xs.shape), np.broadcast_to(qe, qs.shape)
+    direct = xe == xe_all
+    assert 0 < np.count_nonzero(direct) < size // 2 + 1  # both branches exercised
+    assert np.array_equal(xs[direct], xs_all[direct]) and np.array_equal(qs[direct], qs_all[direct])
+    w, om = bm._power(xs, xe, min_power)
+    assert np.all(w[~direct] == 0) and np.all(om[~direct] == math.exp(1.0 - bm.DEAD_LOG))
+    with mpmath.workdps(40):
+        for f in range(size // 2 + 1):
+            for vec, spec, err in ((x, xs, xe), (q, qs, qe)):
+                ex = mpmath.fsum(mpmath.mpf(float(vec[i])) * mpmath.expj(-2 * mpmath.pi * ((start + int(i)) % size) * f / size)
+                                 for i in idx)
+                assert float(abs(ex - mpmath.mpc(spec[f]))) <= err[f], (f, err[f])
+
+
 def test_fine_step_puts_the_heaviest_class_on_the_grid_and_still_meets_rtol():
     """Unary encoding at n = 1e5: one class of weight ~0.24 carries half the per-user rounding
     variance; the plan's fine step puts it on the grid (a larger step than the typical-variance
