@@ -7,11 +7,13 @@ Run:  python benchmarks/bench_blanket.py [--repeats R] [--quick] [--ns N [N ...]
 Part 1, speed: median (or, with ``--stat min``, least) time of one certified ``eps(delta)``
 (delta = 1e-6, rtol 1e-6) for the FMT21 clones query (``api.epsilon(method="clones")``) and for
 the k-RR blanket (``epsilon_for_delta(KrrBlanket(n, k, eps0), ...)``, a fresh profile each time),
-measured in the same run for n in {1e3, ..., 1e9}, their ratio and the blanket's number of
-evaluations. The issue's target is a ratio <= 3. On a shared machine ``--stat min --clock cpu``
-(process time) is the steadier measure. Up to n ~ 1e6 (at most ``WINDOW_MAX`` totals in
-``mean ± 8 sd``) the k-RR blanket is answered by the window of single totals, beyond by the block
-engine (``blanket_krr`` module docstring §3); the cold time clears the shared cache of both.
+measured in the same run for n in {1e3, ..., 1e9}, their ratio, the blanket's number of
+evaluations and the route that answered it. The issue's target is a ratio <= 3. On a shared
+machine ``--stat min --clock cpu`` (process time) is the steadier measure. Routes
+(``blanket_krr`` module docstring §3, ``_BlanketBackend.route``): ``window`` (every total of
+``mean ± (8 sd + 40)`` on its own; few totals, n up to ~1e4 .. 1e5), ``split`` (a central window of
+single totals plus the block engine on the other totals; n up to ~1e7), ``engine`` (the block
+engine alone). The cold time clears the shared cache of all of them.
 
 Part 1b, other randomizers (``--randomizers``): the same ratio through ``api.epsilon(method="blanket")``
 for SUE, OUE, OLH (k = 100, eps0 = 1) and a random 100-output matrix with 2 / 5 / 10 inputs at
@@ -68,8 +70,9 @@ def speed(repeats: int, ns: list[int]) -> None:
     print(f"## Speed: median of {repeats} runs, delta = {DELTA:g}, rtol = {RTOL:g}\n")
     for k, eps0 in SPEED_CASES:
         print(f"k = {k}, eps0 = {eps0:g}\n")
-        print("| n | clones (ms) | blanket cold (ms) | ratio | blanket warm (ms) | evaluations | blanket eps (upper) |")
-        print("|---|---|---|---|---|---|---|")
+        print("| n | clones (ms) | blanket cold (ms) | ratio | blanket warm (ms) | evaluations | route "
+              "| blanket eps (upper) |")
+        print("|---|---|---|---|---|---|---|---|")
         for n in ns:
             tc = median_time(lambda: api.epsilon(eps0, n, DELTA, method="clones", rtol=RTOL), repeats)
             box: dict[str, float] = {}
@@ -81,8 +84,10 @@ def speed(repeats: int, ns: list[int]) -> None:
             tb = median_time(blanket, repeats, cold=True)
             evals = int(box["evals"])
             tw = median_time(blanket, repeats)
+            backend = blanket_krr._BACKENDS.get((n, k, eps0))
+            route = backend.route if isinstance(backend, blanket_krr._BlanketBackend) else "pair"
             print(f"| {n:.0e} | {tc * 1e3:.1f} | {tb * 1e3:.1f} | {tb / tc:.1f} | {tw * 1e3:.1f} | {evals} "
-                  f"| {box['eps']:.7g} |", flush=True)
+                  f"| {route} | {box['eps']:.7g} |", flush=True)
         print()
 
 

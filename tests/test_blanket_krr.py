@@ -751,3 +751,12 @@ def test_split_route_at_a_tiny_delta_goes_to_the_engine_without_refining_the_tai
     cells = eng.b.y.size
     b = eng.bounds(0.03, 1e-6, base=(1e-25, 1e-20))
     assert not b.converged and eng.b.y.size == cells and b.lower <= b.upper
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [(100, 3, 2.0, 1.9), (10, 100, 2.0, 1.8)])
+def test_engine_refines_from_a_zero_lower_end(n: int, k: int, eps0: float, eps: float) -> None:
+    """Near eps0 the window cannot close and the engine starts from lower = 0 (a goal of 0 with
+    nothing else in the sum): it must still refine, not return the coarse bracket (a stop for a
+    too-wide rest once caught this case: [0, 1.3e-6] for a delta of 3.4e-11)."""
+    b = KrrBlanket(n, k, eps0, shared=False).bounds(eps, 1e-6)
+    assert b.converged and 0.0 < b.lower and b.upper - b.lower <= 1e-6 * b.lower

@@ -1429,8 +1429,8 @@ class _Engine:
                     f"inconsistent blanket bracket [{lower!r}, {upper!r}] at eps = {eps!r} (please report)")
             if upper - lower <= target or upper <= 1e-300:
                 return DeltaBounds(eps, lower, upper, ncell, True)
-            if target <= 0.0:  # the rest's bracket alone is too wide: no refinement here can help
-                return DeltaBounds(eps, lower, upper, ncell, False)
+            if base[1] - base[0] > rtol * (upper + base[0]):  # the rest's bracket alone is too wide:
+                return DeltaBounds(eps, lower, upper, ncell, False)  # no refinement here can help
             if upper <= TINY_DELTA:
                 # far below any delta worth refining for (the bound is certified, perhaps loose:
                 # the low end of v is bounded coarsely)
