@@ -12,7 +12,7 @@ evaluations and the route that answered it. The issue's target is a ratio <= 3. 
 machine ``--stat min --clock cpu`` (process time) is the steadier measure. Routes
 (``blanket_krr`` module docstring §3, ``_BlanketBackend.route``): ``window`` (every total of
 ``mean ± (8 sd + 40)`` on its own; few totals, n up to ~1e4 .. 1e5), ``split`` (a central window of
-single totals plus the block engine on the other totals; n up to ~1e7), ``engine`` (the block
+single totals plus the block engine on the other totals; n up to ~3e7 .. 1e8), ``engine`` (the block
 engine alone). The cold time clears the shared cache of all of them.
 
 Part 1b, other randomizers (``--randomizers``): the same ratio through ``api.epsilon(method="blanket")``
