@@ -744,3 +744,42 @@ def test_separable_method_refused_for_non_product_structures() -> None:
     with pytest.raises(InvalidParameter, match="separable"):
         bm.PairBlanket(st_, 100, method="separable")
     assert bm.PairBlanket(st_, 100)._separable is None
+
+
+@pytest.mark.parametrize("rand", [SUE(4, 1.0), OUE(4, 2.0), SUE(3, 1.0), OLH(3, 1.0, g=2)])
+def test_product_law_lattice_contains_the_exact_value(rand) -> None:  # type: ignore[no-untyped-def]
+    """The lattice on the product law of a separable structure (exact float masses) moved by the
+    remainder (``blanket_separable`` §2, route A) brackets the exact enumeration, here on tiny
+    domains whose remainder is large (up to 7 % of the blanket mass); at eps = 0.1 the upper end
+    without ``r_+`` is below the exact value for SUE / OUE k = 4 (the check has teeth)."""
+    from shuffle_accountant.numeric import blanket_separable as bsep
+
+    s = rand.pair_structures()[0]
+    law = bsep.product_law(s)
+    assert law is not None and sum(law.mass) + law.rest == pytest.approx(1.0, abs=1e-15)
+    n = 40
+    exact = PairBlanket(s, n, method="exact")
+    lat = PairBlanket(s, n, method="lattice")
+    lat._product = law  # what the lattice runs on for separable structures with a negligible remainder
+    for eps in (0.1, 0.3, 0.6):
+        e = exact.bounds(eps, 1e-9)
+        b = lat._product_lattice(eps, 1e-5)
+        assert b.lower <= e.upper and e.lower <= b.upper, (eps, e, b)
+        if eps == 0.1 and rand.describe().startswith(("sue(k=4", "oue(k=4")):
+            r_pos, _ = bsep.product_remainder(law, eps)
+            assert b.upper - r_pos < e.lower  # without the remainder the end would not be an upper bound
+
+
+def test_named_unary_encoding_runs_on_its_product_law() -> None:
+    """SUE / OLH with a negligible remainder use the product law on the lattice (and not below the
+    separable cut-over); the bracket overlaps the stored-mass lattice's and is no wider."""
+    s = SUE(100, 1.0).pair_structures()[0]
+    pb = PairBlanket(s, 10**7)
+    assert pb._product is not None and pb._product_pays(0.000673)  # delta ~ 1e-6
+    assert not pb._product_pays(0.0025)  # delta ~ 1e-25: the remainder would dominate the width
+    assert not PairBlanket(s, 10**5)._product_pays(0.0088)  # n rel_err small: stored masses
+    assert PairBlanket(s, 500)._product is None  # the separable engine answers there
+    plain = PairBlanket(s, 10**7, method="lattice")
+    plain._product = None
+    a, b = pb.bounds(0.000673, 1e-4), plain.bounds(0.000673, 1e-4)
+    assert a.lower <= b.upper and b.lower <= a.upper

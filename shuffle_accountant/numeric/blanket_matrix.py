@@ -120,10 +120,26 @@ carries a floating-point error bound; nothing is truncated.
    This accounting amplifies the FFT round-off by about ``n``: the relative width of the
    bracket cannot go below roughly ``n * 1e-13`` (``2e-4`` at ``n = 1e9``, with the masses'
    own ``(1 +- eta)^n``), whatever ``rtol``.
+6. **Separable structures on their product law** (unary encoding, local hashing with a
+   negligible remainder, :meth:`PairBlanket._product_lattice`). The stored masses' relative error
+   (``2.8e-14`` for the named randomizers) costs ``(1 +- eta)^n``, a relative ``5.7e-14 n`` of
+   width. :mod:`.blanket_separable` (§2, route A, proved there) writes the true per-user law as a
+   product law with masses ``q_y`` that are exact floats, at most the true masses, plus a
+   remainder ``nu >= 0``: ``delta' - sum nu (c)_- <= delta <= delta' + sum nu (c)_+`` with
+   ``delta'`` the bound of the product law alone. The lattice then runs on the product law with
+   ``eta = 2u`` (only ``1 - sum q_y`` is rounded, correctly) and the remainder (``~ 1e-14``
+   absolute) moves the ends. Its cost is absolute, the stored masses' relative: each ``eps``
+   takes the route whose floor is lower at the saddle-point estimate of delta
+   (:meth:`PairBlanket._product_pays`; ``n = 1e7``, delta ``1e-6``: floating-point share of the
+   width 1.74e-6 -> 1.15e-6; ``n = 1e9``: 1.2e-4 -> 6e-5).
 
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
-``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) and refined until the bracket
-is within ``rtol``, refinement stops paying, or an FFT would exceed :data:`MAX_FFT` points; the
+``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) less the floating-point share
+expected when that is 15-60 % of it (the share measured at the pair's last lattice, else
+:data:`FLOAT_SHARE` ``* FLOAT_FLOOR * n``: one lattice then meets the target where two did, or
+none did; at ``n = 1e7`` the search takes two evaluations instead of four), and refined until the
+bracket is within ``rtol``, refinement stops paying (floating-point share above ``0.8 rtol``, or
+above half the planned width), or an FFT would exceed :data:`MAX_FFT` points; the
 bracket is certified in every case (``converged`` says whether ``rtol`` was met). Block sizes
 ``b`` are powers of two or divisors of ``n`` of the form ``2^i 3^j 5^k`` (then there is no
 remainder block: one block law and one law ``T`` instead of two each); the level-2 window is
@@ -164,6 +180,10 @@ MAX_FFT = 2**22
 #: relative width (per user) below which the lattice is not refined: the FFT round-off
 #: accounting costs about ``n * 1e-13`` of relative width (module docstring, item 5)
 FLOAT_FLOOR = 1e-13
+#: the floating-point share of a bracket's relative width expected per unit of ``FLOAT_FLOOR * n``
+#: before any lattice of a pair was evaluated (planning only; measured 1.15 for unary encoding's
+#: product law at n = 1e7)
+FLOAT_SHARE = 1.2
 #: largest window half-width, in standard deviations of the tilted law, of the final (level-2)
 #: laws; a plan for a coarser ``rtol`` takes less (:func:`_window_sd`)
 WINDOW_SD = 9.0
@@ -192,12 +212,19 @@ class _Coefficients:
 def coefficients(s: PairStructure, eps: float) -> _Coefficients:
     """``c_j = a_j - e^eps b_j`` bracketed against the stored error of ``a, b`` and the
     rounding of ``e^eps`` and of the subtraction."""
-    a, b = np.asarray(s.a), np.asarray(s.b)
+    return _coefficients(s.a, s.b, s.rel_err, np.asarray(s.mass, dtype=float), s.rest, s.rel_err, eps)
+
+
+def _coefficients(a_in: tuple[float, ...], b_in: tuple[float, ...], rel_err: float, mass: np.ndarray, rest: float,
+                  eta: float, eps: float) -> _Coefficients:
+    """:func:`coefficients` for ratios ``a, b`` (relative error ``rel_err``), masses ``mass`` and
+    ``rest`` (relative error ``eta``)."""
+    a, b = np.asarray(a_in), np.asarray(b_in)
     t = math.exp(eps)
     c = a - t * b
     # a, b: rel_err each; e^eps: < 1 ulp; product, difference, and this sum: 1 rounding each
-    slack = (s.rel_err + 16 * _U) * (a + t * b)
-    return _Coefficients(c + slack, c - slack, np.asarray(s.mass, dtype=float), s.rest, s.rel_err)
+    slack = (rel_err + 16 * _U) * (a + t * b)
+    return _Coefficients(c + slack, c - slack, mass, rest, eta)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1312,7 +1339,7 @@ class PairBlanket:
     """
 
     def __init__(self, structure: PairStructure, n: int, method: str = "auto") -> None:
-        from .blanket_separable import SEPARABLE_MAX_N, SeparableBlanket, applies
+        from .blanket_separable import SEPARABLE_MAX_N, SeparableBlanket, applies, product_law
 
         self.structure = structure
         self.n = _check_n(n)
@@ -1331,6 +1358,9 @@ class PairBlanket:
             raise InvalidParameter("method: separable needs class likelihood ratios (a, b) in {1, E}^2 in product form")
         #: the separable engine answers every certified request when set (module blanket_separable)
         self._separable = SeparableBlanket(structure, self.n) if separable else None
+        #: separable structures on the lattice: the lattice runs on the product law (exact masses)
+        #: and the remainder is added (:meth:`_product_lattice`)
+        self._product = product_law(structure) if (not separable and applies(structure)) else None
         self.exact = small if method == "auto" else method == "exact"
         self._w = np.concatenate((np.asarray(structure.mass), [structure.rest]))
         self._cache: dict[float, tuple[DeltaBounds, float]] = {}
@@ -1339,6 +1369,7 @@ class PairBlanket:
         self._floor: set[float] = set()  # eps where refinement reached the floating-point floor
         self._floor_rel: tuple[float, float] | None = None  # (narrowest relative width, its factor)
         self._float_seen: float | None = None  # least floating-point share of a width at the floor
+        self._float_last: float | None = None  # floating-point share of the last lattice's width (planning)
         self._drift: dict[float, float] = {}  # log_drift per eps
 
     @property
@@ -1502,10 +1533,47 @@ class PairBlanket:
         if self.exact:
             lo, up = _exact_bounds(cf, self.n)
             return DeltaBounds(eps, lo, up, exact_size(self.n, self.structure.classes), up - lo <= rtol * lo)
-        b = self._lattice(cf, eps, rtol)
+        b = self._product_lattice(eps, rtol) if self._product_pays(eps) else self._lattice(cf, eps, rtol)
         if b.upper > trivial:
             return DeltaBounds(eps, min(b.lower, trivial), trivial, b.blocks, trivial - b.lower <= rtol * b.lower)
         return b
+
+    def _product_pays(self, eps: float) -> bool:
+        """Whether :meth:`_product_lattice` is expected to give the narrower bracket at ``eps``: its
+        remainder costs an *absolute* ``r_+ + r_-`` of width, the stored masses' relative error a
+        *relative* ``~ 2 n rel_err``; compared at the saddle-point *estimate* of delta (either way
+        is certified; this only chooses)."""
+        if self._product is None:
+            return False
+        from .blanket_separable import product_remainder
+
+        r_pos, r_neg = product_remainder(self._product, eps)
+        try:
+            est = math.exp(max(min(self.log_estimate(eps), 0.0), -700.0))
+        except (ValueError, OverflowError, ArithmeticError):  # pragma: no cover - estimate only
+            return False
+        return r_pos + r_neg < 2.0 * self.n * self.structure.rel_err * est
+
+    def _product_lattice(self, eps: float, rtol: float) -> DeltaBounds:
+        """The lattice bracket for a separable structure (:mod:`.blanket_separable`, §2 route A):
+        the lattice runs on the *product law* -- the four classes ``(y1, y2)`` with masses ``q_y``
+        that are exact floats (relative error 0) and the silent mass ``1 - sum q_y`` (correctly
+        rounded: relative error ``<= u``, so ``eta = 2u``) -- and the remainder ``nu`` (the true
+        masses' excess over ``q``, against their stored error) moves the ends: ``delta' - r_- <=
+        delta <= delta' + r_+`` (:func:`.blanket_separable.product_remainder`; ``r_+ ~ 1e-14``
+        absolute). With the stored masses' relative error (``2.8e-14`` for the named randomizers)
+        the lattice charged ``(1 +- eta)^n`` instead: a relative ``~ 5.7e-14 n`` of width (0.57e-6
+        of the 1.74e-6 floating-point share at ``n = 1e7``)."""
+        from .blanket_separable import product_remainder
+
+        law = self._product
+        assert law is not None
+        cf = _coefficients(law.a, law.b, law.rel_err, np.asarray(law.mass, dtype=float), law.rest, 2 * _U, eps)
+        b = self._lattice(cf, eps, rtol)
+        r_pos, r_neg = product_remainder(law, eps)
+        upper = (b.upper + r_pos) * (1.0 + 4 * _U) if b.upper > 0.0 or r_pos > 0.0 else 0.0
+        lower = max((b.lower - r_neg) * (1.0 - 4 * _U), 0.0)
+        return DeltaBounds(eps, min(lower, upper), upper, b.blocks, b.converged and upper - lower <= rtol * lower)
 
     def _plan(self, cf: _Coefficients, rtol: float, shrink: float) -> _Plan:
         """Lattice geometry for a target relative width ``rtol`` (the Jensen gaps are about
@@ -1606,9 +1674,17 @@ class PairBlanket:
                     return DeltaBounds(eps, res.lower, res.upper, res.size, True)
             except _TooLarge:
                 pass
+        # the lattice's share of the width: what the floating-point terms leave of the target
+        # (their share measured at the last evaluation, else about FLOAT_SHARE * FLOAT_FLOOR * n),
+        # when that share is between 15 % and 60 % of it. Planning only: every geometry is certified. A lattice planned
+        # for the whole target met it only after a second, finer evaluation.
+        expect = self._float_last if self._float_last is not None else FLOAT_SHARE * FLOAT_FLOOR * self.n
+        geo_rtol = plan_rtol - 1.1 * expect
+        if not 0.4 * plan_rtol <= geo_rtol <= 0.85 * plan_rtol:
+            geo_rtol = plan_rtol  # (a small share is left to the refinement: plans change in steps)
         tried = []
         for _ in range(8):
-            plan = self._plan(cf, plan_rtol, shrink)
+            plan = self._plan(cf, geo_rtol, shrink)
             try:
                 res = lat.evaluate(plan)
             except _TooLarge as big:
@@ -1619,12 +1695,14 @@ class PairBlanket:
                 continue
             width = res.upper - res.lower
             tried.append((width / res.lower if res.lower > 0 else math.inf, shrink))
+            if res.lower > 0.0 and math.isfinite(res.float_part):
+                self._float_last = res.float_part
             if width <= rtol * res.lower or res.upper <= fp.MIN_PROBABILITY:  # (nothing below the floor)
                 self._h[eps] = shrink
                 self._start = max(self._start, shrink)
                 return DeltaBounds(eps, res.lower, res.upper, res.size, True)
-            if res.float_part > 0.5 * plan_rtol:
-                floor = True  # floating point dominates: a finer lattice cannot help
+            if res.float_part > 0.5 * plan_rtol or res.float_part > 0.8 * rtol:
+                floor = True  # floating point dominates: a finer lattice cannot help (or not reach rtol)
                 if math.isfinite(res.float_part) and res.lower > 0.0:
                     self._float_seen = min(res.float_part, self._float_seen or math.inf)
                 if best is None or width < best.upper - best.lower:

@@ -30,6 +30,9 @@ give
 
     delta' - sum_y nu_y (c_y)_-  <=  delta  <=  delta' + sum_y nu_y (c_y)_+,    delta' = E[S'_+] / n.
 
+The lattice engine of :mod:`.blanket_matrix` uses the same decomposition (:func:`product_law`,
+:func:`product_remainder`) at large ``n``, where the masses' relative error would cost
+``(1 +- rel_err)^n``.
 ``alpha, beta`` are the blanket marginals of ``y1, y2`` and ``gamma'`` the largest scale with
 ``q_y <= p_y (1 - rel_err)`` for every class (certified against the stored masses' error). SUE,
 OUE and OLH are product-form except for one output (the all-ones vector; the constant hash), so
@@ -437,6 +440,53 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
     return fval, ferr
 
 
+def _remainder_terms(rel_err: float, sp: _Split, g: float) -> tuple[float, float]:
+    """``(sum nu_y (c_y)_+, sum nu_y (c_y)_-)`` of §2 at ``g = e^eps``, both rounded up (the
+    coefficients ``c_y`` moved outward by their slack)."""
+    E = sp.E
+    c = [1.0 - g, E - g, 1.0 - g * E, E * (1.0 - g)]
+    slack = (rel_err + 16 * _U) * (E + g * E) * (1.0 + 8 * _U) + 4 * _U * (E + g * E)
+    pos = math.fsum(nu * max(cc + slack, 0.0) for nu, cc in zip(sp.nu, c))
+    neg = math.fsum(nu * max(-(cc - slack), 0.0) for nu, cc in zip(sp.nu, c))
+    return pos * (1.0 + 16 * _U), neg * (1.0 + 16 * _U)
+
+
+@dataclass(frozen=True)
+class ProductLaw:
+    """The product part of §2 for another engine (the lattice of :mod:`.blanket_matrix`): per
+    class ``(y1, y2)`` in the order ``(0,0), (1,0), (0,1), (1,1)`` the ratios ``a = E^{y1}``, ``b =
+    E^{y2}`` and the masses ``q_y`` (floats, *exact* masses of the product law by definition; each
+    at most the true class mass), the silent mass ``rest = 1 - sum q_y`` correctly rounded
+    (relative error at most ``u``), and the decomposition whose remainder
+    (:func:`product_remainder`) turns bounds for the product law into bounds for the true law."""
+
+    a: tuple[float, float, float, float]
+    b: tuple[float, float, float, float]
+    mass: tuple[float, float, float, float]
+    rest: float
+    rel_err: float
+    split: _Split
+
+
+def product_law(structure: PairStructure) -> ProductLaw | None:
+    """:class:`ProductLaw` of a separable structure (``None`` otherwise, or when nothing is
+    product-form)."""
+    sp = _split(structure)
+    if sp is None or not sp.gamma > 0.0:
+        return None
+    prod = ((1 - sp.alpha) * (1 - sp.beta), sp.alpha * (1 - sp.beta), (1 - sp.alpha) * sp.beta, sp.alpha * sp.beta)
+    q = tuple(sp.gamma * x for x in prod)  # the very floats _split certified (q_y <= p_y (1 - r))
+    rest = math.fsum([1.0] + [-x for x in q])
+    E = sp.E
+    return ProductLaw((1.0, E, 1.0, E), (1.0, 1.0, E, E), q, rest, structure.rel_err, sp)  # type: ignore[arg-type]
+
+
+def product_remainder(law: ProductLaw, eps: float) -> tuple[float, float]:
+    """``(r_+, r_-)`` with ``delta' - r_- <= delta <= delta' + r_+`` at ``eps`` (§2), ``delta'`` the
+    bound for the product law alone (route A: ``nu`` bounds the true masses' excess over ``q``)."""
+    return _remainder_terms(law.rel_err, law.split, math.exp(eps))
+
+
 class SeparableBlanket:
     """Certified ``delta(eps)`` of the blanket bound for ONE separable :class:`PairStructure`
     (module docstring): a :class:`~.profile.PrivacyProfile` with ``bounds``, ``max_log_ratio``,
@@ -507,12 +557,7 @@ class SeparableBlanket:
 
     def _remainder(self, ec: _Eps, sp: _Split) -> tuple[float, float]:
         """``(sum nu_y (c_y)_+, sum nu_y (c_y)_-)`` of §2, both rounded up."""
-        E, g = sp.E, ec.g
-        c = [1.0 - g, E - g, 1.0 - g * E, E * (1.0 - g)]
-        slack = (self.structure.rel_err + 16 * _U) * (E + g * E) * (1.0 + 8 * _U) + 4 * _U * (E + g * E)
-        pos = math.fsum(nu * max(cc + slack, 0.0) for nu, cc in zip(sp.nu, c))
-        neg = math.fsum(nu * max(-(cc - slack), 0.0) for nu, cc in zip(sp.nu, c))
-        return pos * (1.0 + 16 * _U), neg * (1.0 + 16 * _U)
+        return _remainder_terms(self.structure.rel_err, sp, ec.g)
 
     def _g_values(self, ms: np.ndarray, ec: _Eps, sp: _Split) -> tuple[np.ndarray, np.ndarray, int]:
         """Certified ``(G_lo(m), G_up(m))`` for the integers ``ms >= 1`` (§4), and the number of
@@ -721,4 +766,5 @@ class SeparableBlanket:
         return DeltaBounds(eps, total_lo, total_up, cells, converged)
 
 
-__all__ = ["MAX_REMAINDER", "SEPARABLE_MAX_N", "SeparableBlanket", "applies", "remainder_fraction"]
+__all__ = ["MAX_REMAINDER", "SEPARABLE_MAX_N", "ProductLaw", "SeparableBlanket", "applies", "product_law",
+           "product_remainder", "remainder_fraction"]
