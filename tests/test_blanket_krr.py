@@ -760,3 +760,29 @@ def test_engine_refines_from_a_zero_lower_end(n: int, k: int, eps0: float, eps: 
     too-wide rest once caught this case: [0, 1.3e-6] for a delta of 3.4e-11)."""
     b = KrrBlanket(n, k, eps0, shared=False).bounds(eps, 1e-6)
     assert b.converged and 0.0 < b.lower and b.upper - b.lower <= 1e-6 * b.lower
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [(2000, 3, 1.0, 0.09), (10**5, 10, 2.0, 0.023)])
+def test_wide_block_lines_are_minorants_for_every_total(n: int, k: int, eps0: float, eps: float) -> None:
+    """A wide block's lower lines (taken at t2 clones, shared with the next block's upper values)
+    lie below the kernel of every total of the block at the line's tangent point:
+    ``A + B λ(t1, ŷ) <= h(t - 1, λ(t, ŷ))`` for t in [t1, t2], each side with its error bound
+    (fails for lines taken at fewer clones than t - 1)."""
+    from shuffle_accountant.numeric.blanket_krr import SHARE_WIDTH, _kernel_lines
+
+    eng = _Engine(blanket_model(n, k, eps0))
+    b = eng.b0
+    K = eng._kernels(b, eps)
+    blk = np.repeat(np.arange(b.t1.size), b.count)
+    cells = np.nonzero((b.t2 - b.t1 >= SHARE_WIDTH)[blk] & (K["B"] > 0.0))[0]
+    assert cells.size > 10
+    checked = 0
+    for i in cells[:: max(cells.size // 40, 1)]:
+        t1, t2, yh = b.t1[blk[i]], b.t2[blk[i]], K["yhat"][i]
+        line = (K["A"][i] + K["Aerr"][i]) + (K["B"][i] + K["Berr"][i]) * K["lam"][i]  # the line's largest value
+        ts = np.unique(np.linspace(t1, t2, 9).round())
+        lam = eng.m.lam(ts, np.full(ts.size, yh))
+        val, verr = _kernel_lines(ts - 1.0, lam, eng.m.d, eps, eng.rel)[:2]
+        assert np.all(line <= val + verr), (t1, t2, yh, line, (val + verr).min())
+        checked += ts.size
+    assert checked > 100

@@ -95,7 +95,10 @@ Each term takes the end of its bracket that makes the total larger.
 
 *Lower bound.* By (P4) and (P5), for any tangent point ``ŷ`` and cut ``κ'``,
 ``h(t2-1, λ(t1, j)) >= A + B (λ(t1, ŷ) + λ'(t1, ŷ)(j - ŷ))`` (a line in ``j``, since ``B >= 0`` and
-the tangent of the convex ``λ`` lies below it). Any assignment of such lines to pieces of the
+the tangent of the convex ``λ`` lies below it). A block at least :data:`SHARE_WIDTH` wide takes
+``A, B`` at ``t2`` clones instead (by (P1) ``h(t2, ·) <= h(t2 - 1, ·)``, so its lines are minorants
+too; one clone more than ``t2 - 1`` changes them by far less than the block's width does, and the
+next block's upper values use the same clone count, so the two share one kernel table row). Any assignment of such lines to pieces of the
 ``j`` axis is a minorant; expanding at the piece boundaries gives the same hinge and tail
 functionals, each taken at the end of its bracket that makes the total smaller. The lines come
 from the lam-space cut structure, never from differences of computed kernel values; the
@@ -210,6 +213,8 @@ MAX_POINTS_PER_BLOCK = 512
 #: at (more would overshoot where the first/second-order models of the gap are rough).
 T_REDUCTION = 32.0
 V_REDUCTION = 16.0
+#: Blocks at least this wide (t2 - t1) take their lower lines at ``t2`` clones (not ``t2 - 1``).
+SHARE_WIDTH = 8
 #: A refinement round aims at this fraction of the requested gap (what the rounding floor leaves
 #: of it); the sizing rules tend to over-deliver, so a larger aim rarely costs another round.
 GAP_AIM = 0.8
@@ -1156,7 +1161,10 @@ class _Engine:
         nxt = np.nonzero(far)[0] + 1
         ev = ~far
         # one table per clone count for all three requests (upper values, lines, t-probe)
-        cs = np.concatenate((t1[ev] - 1.0, t2[ev] - 1.0, b.t1[wide] - 1.0))
+        # lines of a wide block at t2 clones (P1: h(t2, .) <= h(t - 1, .) for t <= t2), the clone
+        # count the next block's upper values use, so neighbours share a kernel table row
+        c_line = np.where(t2 - t1 >= SHARE_WIDTH, t2, t2 - 1.0)
+        cs = np.concatenate((t1[ev] - 1.0, c_line[ev], b.t1[wide] - 1.0))
         ls = np.concatenate((lam_up[ev], lam_lo[ev], lp))
         lam_up_ev = lam_up[ev]
         for arr in (yhat, lam_lo, slope_lam):
