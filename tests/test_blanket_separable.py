@@ -146,6 +146,21 @@ def test_f_runs_against_rationals(seed: int) -> None:
                 mm[i], kappa[i], val[i], float(want), err[i])
 
 
+@pytest.mark.parametrize("m,alpha", [(1, 0.3), (7, 0.02), (40, 0.3775), (120, 0.25), (90, 0.9)])
+def test_trim_estimate_of_f_is_above_f(m: int, alpha: float) -> None:
+    """The windows' cheap estimate of ``F`` (only chooses the window of ``b``) is an upper bound
+    of the exact value wherever it matters (up to rounding), from below the mean to beyond ``m``,
+    and (m >= 40) within ``sqrt(m)`` times it near the mean (so the trimming threshold is not inflated by
+    more). Fails if the Chernoff branch drops its ``1 / (e t*)``."""
+    kappas = np.unique(np.concatenate((np.linspace(-2.0, m + 1.0, 30), [m * alpha, m * alpha + 0.5])))
+    est = bsep._f_estimate_up(np.full(kappas.size, float(m)), kappas, alpha)
+    for kap, e in zip(kappas, est):
+        want = _f_exact(m, alpha, float(kap))
+        assert Fraction(float(e)) * (1 + Fraction(1, 10**9)) >= want, (m, alpha, kap, e, float(want))
+        if m >= 40 and abs(kap - m * alpha) <= 1.0:
+            assert float(e) <= (math.sqrt(m) + 2.0) * float(want) + 1e-300
+
+
 # --------------------------------------------------------------------------------------
 # Against the mpmath brute force over the whole output space (tiny instances)
 # --------------------------------------------------------------------------------------
