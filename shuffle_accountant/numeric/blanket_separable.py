@@ -122,11 +122,13 @@ grid would be much longer than the run (``g`` large) goes cell by cell (:func:`_
 Each ``G(m)`` sums ``~ 26 sd(B)`` cells (fewer after :meth:`SeparableBlanket._trim`); blocks of
 ``m`` need about ``28 sd(M) |d log G/dm| / rtol`` evaluations of ``G`` (single ``m`` near the mean
 when that exceeds the window). Both grow like ``sqrt(n)``, so the route is for small ``n``. One
-``eps(delta)`` search (SUE / OUE / OLH, k = 100, eps0 = 1): 9-17 ms at ``n = 10 .. 100`` (the
-exact enumeration of :mod:`.blanket_matrix`: 8-23 ms at ``n <= 30``, 450-690 ms at ``n = 100``),
-33-37 ms at ``n = 300`` (lattice 62-70 ms), 76-82 ms at ``n = 1e3`` (lattice 70-100 ms),
-176-200 ms at ``n = 3e3`` (lattice 72-93 ms), 3.3-6 s at ``n = 1e5`` (lattice 0.16-0.3 s); one
-evaluation at rtol 1e-3 takes 0.5-1.1 s at ``n = 1e7`` and 8-19 s at ``n = 1e9``.
+``eps(delta)`` search (SUE / OUE / OLH, k = 100, eps0 = 1; with §4b's runs and the estimated
+windows): 8-15 ms at ``n = 10 .. 100``, 20-21 ms at ``n = 300`` (lattice 24-45 ms), 47-51 ms at
+``n = 1e3`` (lattice 52-76 ms), 137-150 ms at ``n = 3e3`` (lattice 58-79 ms); before them 9-17,
+33-37, 76-82 and 176-200 ms. (Exact enumeration of :mod:`.blanket_matrix`: 8-23 ms at ``n <=
+30``, 450-690 ms at ``n = 100``.) Most of an evaluation is now per ``m`` (pmf runs, anchors), not
+per cell: trimming at ``1e-13`` instead of :data:`TRIM_REL` leaves 22 % fewer cells and 8 % less
+time.
 :data:`SEPARABLE_MAX_N` is the suggested cut-over. :data:`MAX_CELLS` caps the work of one call (the
 bracket reached is returned, certified, with ``converged = False``).
 """
