@@ -63,6 +63,14 @@ monotone envelope in ``c`` (``K`` is non-increasing in ``c``: the smallest upper
 entries at ``c' <= c``, the largest lower bound of those at ``c'' >= c``), so a split block's
 parts are bounded at least as tightly as the block was (see ``RenyiDirection._plan_orders``).
 
+For the same pairs, the clone counts around each order's saddle point form *slabs*
+(:class:`_Slab`, *derived*): since ``g`` does not depend on ``c`` when ``lam = 1``, the kernels of
+all counts of a slab are one integral of ``g`` against a single measure of ``x = a/(c+1)``, bounded
+cell by cell from the cells' moments (Taylor's theorem with interval bounds on ``g''``). A slab has no
+error of the first order in ``c``, where blocks of totals with monotone corners need one kernel per
+count at large orders and moderate ``n``. Blocks inside an order's slab are left out at that order;
+the others are bounded as above (see ``RenyiDirection.bounds``).
+
 Floating-point errors (Boost's binomial budget from :mod:`.binomial`, rounding of ``g``)
 are added to upper bounds and subtracted from lower bounds.
 
@@ -1154,6 +1162,481 @@ def _order_clusters(need: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 # ---------------------------------------------------------------------------------------
+# Slabs of clone counts (pairs with p0 = 0): the kernels of many consecutive counts at once.
+# ---------------------------------------------------------------------------------------
+
+#: Slabs are used when all their points (clone counts times values of a) number at most this.
+_SLAB_MAX_POINTS = 800_000
+#: ... and when every slab has at least this many counts, none above ``_SLAB_MAX_COUNT``.
+_SLAB_MIN_ROWS = 16
+_SLAB_MAX_COUNT = 200_000
+#: Half-widths of a slab around an order's saddle point, in its standard deviations in c and x.
+_SLAB_ZC = 5.0
+_SLAB_ZX = 5.5
+_SLAB_ZC_LOW = 5.0
+_SLAB_ZC_HIGH = 5.0
+#: Finest cells: at least this many per standard deviation of x under the binomial at the slab's
+#: largest count; an order starts at about ``_SLAB_START`` per standard deviation of x, and at most
+#: a change of ``_SLAB_STEP`` of ``log f`` per cell at its saddle point.
+_SLAB_FINE = 128.0
+#: At most 2^this finest cells.
+_SLAB_MAX_LEVELS = 15
+_SLAB_START = 16.0
+_SLAB_STEP = 0.25
+#: Per order, the slab's gap is refined (finer cells) down to this share of the divergence's budget.
+_SLAB_SHARE = 0.25
+#: Blocks of totals outside the slabs whose mass times K(0) - 1 is below this share of the budget
+#: are not evaluated at first (see ``RenyiDirection.bounds``).
+_SLAB_SKIP = 2e-3
+#: Neighbouring orders share a slab when that costs at most this many points more than two slabs.
+_SLAB_MERGE = 20_000.0
+#: Each cell's chord interval reaches this far beyond the cell (its points' rounding lies well inside).
+_SLAB_DELTA = 1e-12
+#: Pieces of a slab's tails in its first bound (fractions of the way from the window's edge to the end).
+_SLAB_TAIL_PIECES = np.array([0.0, 1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0])
+#: Clone counts per chunk of a slab's points.
+_SLAB_ROWS = 48
+
+
+def _saddles(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per order, an estimate of the mode ``(c*, x*)`` of ``Pr[C = c] M_{c+1}(x (c+1)) f(x)`` and of
+    its standard deviations in ``c`` and ``x`` (Stirling's approximations ``log Pr[C = c] ~ -N KL(c/N
+    || p)`` and ``log M ~ -(c+1) KL(x || s)``, maximised in turn over ``x`` by bisection and over
+    ``c`` in closed form; spreads from the curvature there). Only places the slabs (every bound is
+    certified whatever it is); where the estimate fails, the binomials' own mean and spreads."""
+    lgt_s, lgt_p = math.log(s) - math.log1p(-s), math.log(p) - math.log1p(-p)
+    na = alpha.size
+    c = np.full(na, N * p)
+    x = np.full(na, s)
+    th = np.full(na, p)
+    with np.errstate(all="ignore"):
+        for _ in range(3):
+            xl, xr = np.full(na, 1e-9), np.full(na, 1.0 - 1e-9)
+            for _ in range(18):
+                xm = 0.5 * (xl + xr)
+                y = xm - s
+                h = (-(c + 1.0) * (np.log(xm / (1.0 - xm)) - lgt_s) + alpha * bp / (1.0 + bp * y)
+                     + (1.0 - alpha) * bq / (1.0 + bq * y))
+                right = h > 0.0
+                xl, xr = np.where(right, xm, xl), np.where(right, xr, xm)
+            x = 0.5 * (xl + xr)
+            kl = xlogy(x, x / s) + xlogy(1.0 - x, (1.0 - x) / (1.0 - s))
+            th = 1.0 / (1.0 + np.exp(kl - lgt_p))
+            c = N * th
+        y = x - s
+        d2 = -alpha * bp**2 / (1.0 + bp * y) ** 2 - (1.0 - alpha) * bq**2 / (1.0 + bq * y) ** 2
+        hcc = -1.0 / (N * th * (1.0 - th))
+        hcx = -(np.log(x / (1.0 - x)) - lgt_s)
+        hxx = -(c + 1.0) / (x * (1.0 - x)) + d2
+        det = hcc * hxx - hcx**2
+        sd_c = np.sqrt(-hxx / det)
+        sd_x = np.sqrt(-hcc / det)
+    ok = np.isfinite(c) & np.isfinite(x) & np.isfinite(sd_c) & np.isfinite(sd_x) & (det > 0.0) & (hxx < 0.0)
+    mu = N * p
+    sd_mu = math.sqrt(max(N * p * (1.0 - p), 1.0))
+    c = np.where(ok, c, mu)
+    x = np.where(ok, x, s)
+    sd_c = np.where(ok, np.maximum(sd_c, 1.0), sd_mu)
+    sd_x = np.where(ok, sd_x, math.sqrt(s * (1.0 - s) / (mu + 1.0)))
+    return c, x, sd_c, sd_x
+
+
+def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarray, tail_tol: float,
+               log_k0: np.ndarray) -> list[tuple[np.ndarray, int, int, float, float]]:
+    """Slabs ``(orders, c1, c2, xL, xR)``: per order a rectangle of clone counts ``c`` and values of
+    ``x`` around its saddle point (:func:`_saddles`; the binomial's bulk around ``s`` included unless
+    the saddle lies more than ``_SLAB_ZX`` spreads beyond it), consecutive orders sharing one where
+    that costs few extra points. Only the work depends on this plan."""
+    cs, xs, sdc, sdx = _saddles(N, p, s, bp, bq, alpha)
+    # the sum's size at each saddle point (Gaussian volume): where a window leaves out the bulk, its
+    # edge facing the bulk is moved to where g is below tail_tol of it (the tail bound there is
+    # about g at the edge, times a probability)
+    mm = np.floor(cs) + 1.0
+    aa = np.clip(np.round(xs * mm), 0.0, mm)
+    with np.errstate(all="ignore"):
+        lpc = _log_pmf_bracket(np.floor(cs), np.full(cs.size, N), p)[1]
+        lpm = _log_pmf_bracket(aa, mm, s)[1]
+        yy = aa / mm - s
+        est = (lpc + lpm + alpha * np.log1p(bp * yy) + (1.0 - alpha) * np.log1p(bq * yy)
+               + np.log(2.0 * math.pi * sdc * sdx * mm))
+    target = est + math.log(tail_tol) - 3.0
+    d = alpha * bp + (1.0 - alpha) * bq
+    # modes at an end of x (a = c + 1 or a = 0: every clone reports one value), where the likelihood
+    # ratio is extreme (large eps0 and orders, small n): largest over c of log Pr[C = c] + log
+    # M_{c+1}(a) + log f there (Stirling: at c = N th, th / (1 - th) = p s_e / (1 - p)); where one
+    # rivals the interior saddle, the slab reaches to that end and its counts
+    ends = []
+    for x_e, ls_e in ((1.0, math.log(s)), (0.0, math.log1p(-s))):
+        th = p * math.exp(ls_e) / (1.0 - p + p * math.exp(ls_e))
+        kl_e = float(xlogy(th, th / p) + xlogy(1.0 - th, (1.0 - th) / (1.0 - p)))
+        with np.errstate(all="ignore"):
+            lf_e = alpha * math.log1p(bp * (x_e - s)) + (1.0 - alpha) * math.log1p(bq * (x_e - s)) if min(
+                bp * (x_e - s), bq * (x_e - s)) > -1.0 else np.full(alpha.size, -np.inf)
+        ends.append((-N * kl_e + (N * th + 1.0) * ls_e + lf_e > target, N * th, math.sqrt(max(N * th * (1.0 - th), 1.0))))
+
+    def log_gb(x: np.ndarray, j: np.ndarray) -> np.ndarray:  # about log g(x): log(f(x) + (-1 - f'(s)(x - s))_+)
+        y = x - s
+        with np.errstate(all="ignore"):
+            lf = alpha[j] * np.log1p(bp * y) + (1.0 - alpha[j]) * np.log1p(bq * y)
+            lf = np.where(np.minimum(bp * y, bq * y) > -1.0, lf, -np.inf)
+            return np.logaddexp(lf, np.log(np.maximum(-1.0 - d[j] * y, 1e-300)))
+
+    sm = np.sqrt(s * (1.0 - s) / (cs + 1.0))
+    sx = np.maximum(sdx, sm)
+    far = (np.abs(xs - s) > _SLAB_ZX * sm) & np.isfinite(target) & (target > 0.0)
+    lo_x = np.where(far, xs, np.minimum(xs, s)) - _SLAB_ZX * sx
+    hi_x = np.where(far, xs, np.maximum(xs, s)) + _SLAB_ZX * sx
+    jf = np.flatnonzero(far)
+    if jf.size:  # bisection between the bulk and the window's edge facing it
+        up_side = xs[jf] > s
+        near = np.where(up_side, lo_x[jf], hi_x[jf])
+        bulk = np.full(jf.size, s)
+        move = log_gb(near, jf) > target[jf]
+        for _ in range(20):
+            mid = 0.5 * (near + bulk)
+            hot = log_gb(mid, jf) > target[jf]
+            near, bulk = np.where(hot, mid, near), np.where(hot, bulk, mid)
+        lo_x[jf] = np.where(move & up_side, bulk, lo_x[jf])
+        hi_x[jf] = np.where(move & ~up_side, bulk, hi_x[jf])
+    c_lo = np.maximum(np.floor(cs - _SLAB_ZC * sdc), 0.0)
+    c_hi = np.minimum(np.ceil(cs + _SLAB_ZC * sdc), N)
+    for (hot, c_e, sd_e), x_e in zip(ends, (1.0, 0.0)):
+        c_lo = np.where(hot, np.minimum(c_lo, max(math.floor(c_e - _SLAB_ZC * sd_e), 0.0)), c_lo)
+        c_hi = np.where(hot, np.maximum(c_hi, min(math.ceil(c_e + _SLAB_ZC * sd_e), N)), c_hi)
+        if x_e == 1.0:
+            hi_x = np.where(hot, 1.0, hi_x)
+        else:
+            lo_x = np.where(hot, 0.0, lo_x)
+    # counts beyond the slab are bounded by blocks of totals whose kernels are at most K(0) (the
+    # kernel is non-increasing in c): the slab reaches to where Chernoff's bound on Pr[C beyond] times
+    # K(0) - 1 is below tail_tol of the sum, at most _SLAB_ZC_MAX standard deviations from the saddle
+    # (beyond, blocks bounded by their own corners)
+    room = target - log_k0  # log Pr[C beyond] allowed
+    for side in (-1.0, 1.0):
+        a_, b_ = ((np.maximum(np.floor(cs - _SLAB_ZC_LOW * sdc), 0.0), c_lo.copy()) if side < 0
+                  else (c_hi.copy(), np.minimum(np.ceil(cs + _SLAB_ZC_HIGH * sdc), N)))
+        ok_far = np.isfinite(room)
+        for _ in range(24):  # the count nearest the saddle with log Pr[C beyond] <= room
+            mid = np.floor(0.5 * (a_ + b_))
+            x = np.clip(mid / max(N, 1.0), 1e-300, 1.0)
+            with np.errstate(all="ignore"):
+                kl = xlogy(x, x / p) + xlogy(1.0 - x, (1.0 - x) / (1.0 - p))
+            small = (-N * kl <= room) & ((mid < N * p) if side < 0 else (mid > N * p))
+            if side < 0:
+                a_, b_ = np.where(small, mid, a_), np.where(small, b_, mid)
+            else:
+                a_, b_ = np.where(small, a_, mid), np.where(small, mid, b_)
+        # (where no count within _SLAB_ZC_MAX deviations makes that block small, it is refined anyway)
+        if side < 0:
+            x = np.clip(a_ / max(N, 1.0), 1e-300, 1.0)
+        else:
+            x = np.clip(b_ / max(N, 1.0), 1e-300, 1.0)
+        with np.errstate(all="ignore"):
+            reach = -N * (xlogy(x, x / p) + xlogy(1.0 - x, (1.0 - x) / (1.0 - p))) <= room
+        if side < 0:
+            c_lo = np.where(ok_far & reach, np.minimum(c_lo, a_), c_lo)
+        else:
+            c_hi = np.where(ok_far & reach, np.maximum(c_hi, b_), c_hi)
+    rects = [(int(c_lo[j]), int(c_hi[j]), max(float(lo_x[j]), 0.0), min(float(hi_x[j]), 1.0)) for j in range(alpha.size)]
+
+    def cost(r: tuple[int, int, float, float]) -> float:
+        return (r[1] - r[0] + 1.0) * ((r[3] - r[2]) * (r[1] + 1.0) + 1.0) + _SLAB_MERGE
+
+    def union(q: tuple[int, int, float, float], r: tuple[int, int, float, float]) -> tuple[int, int, float, float]:
+        return (min(q[0], r[0]), max(q[1], r[1]), min(q[2], r[2]), max(q[3], r[3]))
+
+    # runs of orders whose rectangles barely differ first (the small orders'), then consecutive runs in
+    # groups of the least total cost (points, plus an overhead per slab)
+    runs: list[tuple[list[int], tuple[int, int, float, float]]] = []
+    for j, r in enumerate(rects):
+        if runs and cost(union(runs[-1][1], r)) <= 1.05 * cost(runs[-1][1]):
+            runs[-1] = (runs[-1][0] + [j], union(runs[-1][1], r))
+        else:
+            runs.append(([j], r))
+    nr = len(runs)
+    if nr == 0:
+        return []
+    best = [0.0] + [math.inf] * nr
+    cut = [0] * (nr + 1)
+    boxes: dict[tuple[int, int], tuple[int, int, float, float]] = {}
+    for j in range(1, nr + 1):
+        b = runs[j - 1][1]
+        for i in range(j - 1, -1, -1):
+            b = union(b, runs[i][1])
+            boxes[i, j] = b
+            v = best[i] + cost(b)
+            if v < best[j]:
+                best[j], cut[j] = v, i
+    groups = []
+    j = nr
+    while j > 0:
+        groups.append((cut[j], j))
+        j = cut[j]
+    plan = [([k for run in runs[i:j] for k in run[0]], boxes[i, j]) for i, j in reversed(groups)]
+    return [(np.array(js), r[0], r[1], r[2], r[3]) for js, r in plan]
+
+
+class _Slab:
+    """``sum_{c = c1}^{c2} Pr[C = c] (K(c) - 1)`` of a pair with ``p0 = 0`` (every entry at
+    ``lam = 1``), for a group of orders, without a kernel per count (*derived*).
+
+    ``K(c) - 1 = sum_a M_{c+1}(a) g(a/(c+1))`` with the same ``g`` for every ``c`` (module
+    docstring: ``g`` depends on ``u, v, s`` and the order only, and ``u, v`` do not depend on ``c``
+    when ``lam = 1``). So the sum over the slab is ``int g dmu`` for the one measure
+    ``mu = sum_{c, a} Pr[C = c] M_{c+1}(a) delta_{a/(c+1)}`` on ``[0, 1]``, and any bound on the
+    integral of a convex function over a cell of ``x`` from the cell's moments applies to cells
+    that pool the points of every count. A cell needs only its mass ``W`` and first two moments,
+    shared by all orders; :meth:`window` bounds it by Taylor's theorem (an error of the third order
+    in the cell's width, whatever the counts), so the slab has no error of the first order in ``c``
+    (blocks of totals bounded by their monotone corners do: ``K(lo - 1) - K(hi)``, which at large
+    orders and ``n ~ 10^3`` forces one kernel per count over hundreds of counts).
+
+    Points: ``c1 <= c <= c2`` and ``a`` in ``[ceil(xL (c+1)), floor(xR (c+1))]``; the rest of each
+    count's kernel lies in its tails (:meth:`tails`). Weights ``log w = log Pr[C = c] + log
+    M_{c+1}(a)`` from ``gammaln`` (a table of ``log k!``; charged 4e-15 of the terms' magnitudes
+    plus 1e-13, as :func:`_log_pmf_bracket`; scipy's ``gammaln`` is within 2.5 ulp of 50-digit
+    values at the integers, tested), scaled by the largest (``exp(log w - R)``, each at least
+    ``e^-700``: charged, at most ``e^-700`` per point). Cells are a power-of-two grid of width
+    ``h`` from ``xL``; coarser levels (``2h``, ``4h``, ...) sum pairs of cells. Sums of non-negative
+    terms: relative error at most ``1.01 N u`` for ``N`` terms. A point's cell comes from ``q =
+    a/((c+1) h) - xL/h`` (error at most ``8u/h`` in cells), so each cell's interval ``[x_k - delta,
+    x_{k+1} + delta]`` contains its points' exact values.
+    """
+
+    def __init__(self, N: float, p: float, s: float, rel: float, orders: np.ndarray, c1: int, c2: int,
+                 x_lo: float, x_hi: float) -> None:
+        self.orders, self.c1, self.c2, self.s = orders, c1, c2, s
+        c = np.arange(c1, c2 + 1, dtype=float)
+        m = c + 1.0
+        self.c, self.m = c, m
+        # the finest grid: a power of two cells from xL, at least _SLAB_FINE per spread at the top count
+        sm = math.sqrt(s * (1.0 - s) / (c2 + 1.0))
+        span = max(x_hi - x_lo, 1e-6)
+        levels = min(max(int(math.ceil(math.log2(span * _SLAB_FINE / sm))), 1), _SLAB_MAX_LEVELS)
+        h = span / 2.0**levels
+        self.x_lo, self.x_hi = x_lo, x_hi
+        self.h_fine = h
+        ncell = 2**levels
+        a_lo = np.clip(np.ceil(x_lo * m), 0.0, m)
+        a_hi = np.clip(np.floor(x_hi * m), 0.0, m)
+        self.a_lo, self.a_hi = a_lo, a_hi
+        lpc_lo, lpc_up = _log_pmf_bracket(c, np.full(c.size, N), p)
+        self.log_pc_up = lpc_up
+        mi = m.astype(np.int64)
+        table = gammaln(np.arange(int(c2) + 2, dtype=float) + 1.0)  # log k!, k = 0 .. c2 + 1
+        log_s, log_1s = math.log(s), math.log1p(-s)
+        ls = log_s - log_1s
+        row = 0.5 * (lpc_lo + lpc_up) + table[mi] + m * log_1s
+        # rounding: the C pmf's bracket, the gammaln terms (4e-15 of their magnitudes + 1e-13), the sum
+        err_row = (0.5 * (lpc_up - lpc_lo) + 4e-15 * (3.0 * table[mi] + m * (abs(log_s) + abs(log_1s))) + 1e-13
+                   + 8 * _U * (np.abs(row) + table[mi] + m * abs(ls)))
+        self.eps = float(np.max(err_row)) + 2e-12 if c.size else 0.0  # + the scaling's exp and subtraction
+        # the largest log w: at each row's mode (log M is concave in a), clipped to its window
+        mode = np.clip(np.floor((m + 1.0) * s), a_lo, np.maximum(a_hi, a_lo)).astype(np.int64)
+        top = row - table[mode] - table[mi - mode] + mode * ls
+        nonempty = a_hi >= a_lo
+        self.ref = float(np.max(top[nonempty])) + 1e-9 if np.any(nonempty) else 0.0
+        W = np.zeros(ncell)
+        Z = np.zeros(ncell)
+        S = np.zeros(ncell)
+        a_lo_i = a_lo.astype(np.int64)
+        inv_h = 1.0 / h
+        shift = x_lo * inv_h
+        scale = 1.0 / (m * h)
+        npts = 0
+        for r0 in range(0, c.size, _SLAB_ROWS):  # rows in chunks (similar widths; temporaries in cache)
+            sl = slice(r0, r0 + _SLAB_ROWS)
+            width = int(max(np.max(a_hi[sl] - a_lo[sl]), -1.0)) + 1
+            if width <= 0:
+                continue
+            ai = a_lo_i[sl, None] + np.arange(width)[None, :]
+            valid = ai <= a_hi[sl, None]
+            ai = np.minimum(ai, mi[sl, None])  # (beyond the window: weight 0 below)
+            log_w = row[sl, None] - table[ai] - table[mi[sl, None] - ai] + ai * ls
+            log_w -= self.ref
+            np.maximum(log_w, -700.0, out=log_w)
+            wt = np.exp(log_w, out=log_w)
+            wt *= valid
+            npts += int(np.count_nonzero(valid))
+            # cell of each point: q = a/((c+1) h) - xL/h
+            q = ai * scale[sl, None] - shift
+            k = np.minimum(q.astype(np.int64), ncell - 1)  # q >= -eta: truncation is the floor (0 below)
+            W += np.bincount(k.ravel(), wt.ravel(), ncell)
+            q -= k  # the position in the cell (within [-eta, 1 + eta])
+            wq = q * wt
+            Z += np.bincount(k.ravel(), wq.ravel(), ncell)  # sum w (x - x_k) / h
+            wq *= q
+            S += np.bincount(k.ravel(), wq.ravel(), ncell)  # sum w ((x - x_k) / h)^2
+        self.W, self.Z, self.S = [W], [Z], [S]
+        # terms per cell: each count puts at most h (c+1) + 2 of its values of a in a cell (+ the chunks' sums)
+        self.count = [c.size * (h * (c2 + 1.0) + 3.0)]
+        self.h = [h]
+        self.eta = 8 * _U / h + 4 * _U  # the rounding of q, in cells
+        while self.W[-1].size > 1:  # in the parent's units: a child's position is (its own + offset) / 2
+            W, Z, S = self.W[-1], self.Z[-1], self.S[-1]
+            self.W.append(W[0::2] + W[1::2])
+            self.Z.append(0.5 * (Z[0::2] + Z[1::2] + W[1::2]))  # the right child's offset is one cell
+            self.S.append(0.25 * (S[0::2] + S[1::2] + 2.0 * Z[1::2] + W[1::2]))
+            self.count.append(2.0 * self.count[-1])
+            self.h.append(2.0 * self.h[-1])
+        self.points = npts
+
+    def level_for(self, h: np.ndarray) -> np.ndarray:
+        """The finest level whose cells are at least ``h`` wide (clipped to the levels there are)."""
+        with np.errstate(divide="ignore"):
+            lv = np.floor(np.log2(np.maximum(h, 1e-300) / self.h_fine))
+        return np.clip(lv, 0, len(self.h) - 1).astype(np.int64)
+
+    def window(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, level: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """``(log upper, log lower)`` of ``int g dmu`` over the slab's points, per order of ``alpha``,
+        from the cells of ``level``.
+
+        Per cell (*derived*): with mass ``W``, mean ``xbar`` and ``V = sum w (x - xbar)^2``, Taylor's
+        theorem about ``xbar`` (the linear terms sum to 0) gives ``sum w g(x) = W g(xbar) + (1/2) sum w
+        g''(xi_x) (x - xbar)^2``, so the sum lies in ``W g(xbar) + [m2, M2] V / 2`` for bounds ``m2 <=
+        g'' <= M2`` on the cell's interval: an error of the third order in the cell's width (the chord
+        and Jensen's bound differ at the second). ``g'' = f'' = alpha (alpha - 1) f (a - b)^2`` with
+        ``a = bp/p``, ``b = bq/q`` (each decreasing in ``x``) and ``log f = alpha log p + (1 - alpha)
+        log q`` (``log p``, ``log q`` monotone): interval bounds from the ends of the cell's interval,
+        where ``p = u x/s + (1-u)(1-x)/(1-s)`` and ``q`` likewise are sums of non-negative terms. The
+        mean is known to within ``e_mu`` cells (rounding, the weights' errors): ``g`` is evaluated at the
+        computed mean with that uncertainty (:func:`_g`), and ``V`` about the computed mean exceeds
+        the variance by at most ``W e_mu^2`` cells^2."""
+        W, Z, S, h = self.W[level], self.Z[level], self.S[level], self.h[level]
+        idx = np.flatnonzero(W > 0.0)
+        W, Z, S = W[idx], Z[idx], S[idx]
+        # W, Z, S have relative errors within gamma (the sums; the levels' pairwise sums) and the
+        # points' exp(+-eps); every point counted is at most e^-700 too large (clipped)
+        n_pt = self.count[level]
+        gamma = 1.01 * (n_pt + 4 * len(self.h)) * _U
+        grow = math.expm1(self.eps)
+        rho = (1.0 + gamma) * (1.0 + grow) - 1.0
+        w_up = W * (1.0 + rho)
+        clip = n_pt * math.exp(-700.0)
+        w_lo = np.maximum(W / (1.0 + rho) - clip, 0.0)
+        e1 = self.x_lo + idx * h - _SLAB_DELTA
+        e2 = (self.x_lo + (idx + 1.0) * h) + _SLAB_DELTA
+        mu = np.clip(Z / W, 0.0, 1.0)  # the mean's position in the cell
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # the weights' relative errors move a weighted mean of positions in [-eta, 1 + eta] by at most
+            # 2 rho (1 + 2 eta); positions are eta off; clipped points e^-700 each
+            e_mu = 2.0 * rho * (1.0 + 2.0 * self.eta) + self.eta + 4 * _U + np.where(w_lo > 0.0, clip / w_lo, np.inf)
+            var = S - Z * mu  # sum w (pos - mu)^2, cells^2
+            e_var = 4.0 * rho * (S + 2.0 * Z + W) + W * (6.0 * self.eta + 4 * _U) + clip * 4.0
+        v_up = np.maximum(var + e_var, 0.0) * (1.0 + rho)
+        v_lo = np.maximum(var - e_var - W * e_mu**2, 0.0) / (1.0 + rho)
+        # g at the computed mean, to within e_mu cells (and the rounding of x_k + mu h)
+        xbar = self.x_lo + (idx + mu) * h
+        yb = xbar - self.s
+        yb_err = np.minimum(e_mu, 2.0) * h + 4 * _U * (np.abs(yb) + self.s + 1.0) + _SLAB_DELTA
+        ne = idx.size
+        bpv, bqv = np.full(ne, bp), np.full(ne, bq)
+        full = (slice(None), slice(None))
+        g_up, g_lo = _g(yb, bpv, bqv, alpha, yb_err).logs(full)
+        # g'' on [e1, e2]: p, q at both ends (sums of non-negative terms, 4u), log f and (a - b)^2 intervals
+        s = self.s
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            pe = [u * x / s + (1.0 - u) * (1.0 - x) / (1.0 - s) for x in (e1, e2)]
+            qe = [v * x / s + (1.0 - v) * (1.0 - x) / (1.0 - s) for x in (e1, e2)]
+            lp_lo, lp_hi = np.log(np.minimum(*pe)) - 5 * _U, np.log(np.maximum(*pe)) + 5 * _U
+            lq_lo, lq_hi = np.log(np.minimum(*qe)) - 5 * _U, np.log(np.maximum(*qe)) + 5 * _U
+            ra = [bp / x for x in pe]
+            rb = [bq / x for x in qe]
+            m_lo = np.minimum(*ra) - np.maximum(*rb)  # a - b over the cell, with 8u relative slack below
+            m_hi = np.maximum(*ra) - np.minimum(*rb)
+            slack = 8 * _U * (np.abs(ra[0]) + np.abs(ra[1]) + np.abs(rb[0]) + np.abs(rb[1]))
+            m_lo, m_hi = m_lo - slack, m_hi + slack
+            sq_hi = np.maximum(m_lo**2, m_hi**2)
+            sq_lo = np.where((m_lo > 0.0) | (m_hi < 0.0), np.minimum(m_lo**2, m_hi**2), 0.0)
+            al = alpha[None, :]
+            lf_hi = al * lp_hi[:, None] + (1.0 - al) * lq_lo[:, None]
+            lf_lo = al * lp_lo[:, None] + (1.0 - al) * lq_hi[:, None]
+            lf_hi = lf_hi + 1e-12 * (1.0 + np.abs(lf_hi))
+            lf_lo = lf_lo - 1e-12 * (1.0 + np.abs(lf_lo))
+            la = np.log(al * (al - 1.0))
+            l2_hi = la + lf_hi + np.log(sq_hi)[:, None] + 1e-12 * (1.0 + np.abs(lf_hi))
+            l2_lo = la + lf_lo + np.log(sq_lo)[:, None] - 1e-12 * (1.0 + np.abs(lf_lo))
+            l2_hi = np.where(np.isnan(l2_hi), np.inf, l2_hi)
+            l2_lo = np.where(np.isnan(l2_lo), -np.inf, l2_lo)
+            lh2 = 2.0 * math.log(h) - math.log(2.0)
+            log_wu = np.log(w_up) + self.ref
+            log_wl = np.where(w_lo > 0.0, np.log(np.maximum(w_lo, 1e-300)), -np.inf) + self.ref
+            quad_up = l2_hi + (np.log(v_up) + self.ref + lh2)[:, None]
+            quad_lo = l2_lo + (np.where(v_lo > 0.0, np.log(np.maximum(v_lo, 1e-300)), -np.inf) + self.ref + lh2)[:, None]
+            cell_up = np.logaddexp(log_wu[:, None] + g_up, quad_up)
+            cell_lo = np.logaddexp(log_wl[:, None] + g_lo, quad_lo)
+        cell_up = np.where(np.isnan(cell_up), np.inf, cell_up)
+        cell_lo = np.where(np.isnan(cell_lo), -np.inf, cell_lo)
+        up = _logsumexp(cell_up, axis=0) + math.log1p(4 * (ne + 4) * _U) + 4 * _U
+        lo = _logsumexp(cell_lo, axis=0) + math.log1p(-4 * (ne + 4) * _U) - 4 * _U
+        return up, lo
+
+    def tails(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, rel: float, log_tol: float,
+              est: np.ndarray) -> np.ndarray:
+        """Upper bound on ``log sum_c Pr[C = c] sum_{a outside the window} M_{c+1}(a) g(a/(c+1))``
+        per order, both sides; ``est`` (per order, a log estimate of the slab's sum) decides where the
+        first bound is too coarse.
+
+        First (*derived*): ``g`` is convex, so on a tail ``[x_hi, 1]`` it is at most ``max(g(x_hi),
+        g(1))`` (and ``max(g(0), g(x_lo))`` below), and the tail's probability is at most Chernoff's
+        ``exp(-m KL(k/m || s))`` (:func:`_log_chernoff`): a sum over counts times one number per order.
+        Where that exceeds ``log_tol`` of ``est``, the geometric bounds of :func:`_window_tail`, per
+        count and order."""
+        na = alpha.size
+        m = self.m
+        total = np.full(na, -np.inf)
+        worst = np.zeros(na, dtype=bool)
+        sides = []
+        for side, edge, open_ in ((1, self.a_hi, self.a_hi < m), (-1, self.a_lo, self.a_lo > 0.0)):
+            if not np.any(open_):
+                continue
+            sides.append((side, edge, open_))
+            # pieces [x_k, x_k+1] from the window's edge to the end (0 or 1), narrow near the edge;
+            # piece k: Pr[the tail from its inner end] x max(g) at its ends
+            x_end = self.x_hi if side == 1 else self.x_lo
+            far = 1.0 if side == 1 else 0.0
+            xs = x_end + (far - x_end) * _SLAB_TAIL_PIECES
+            y = xs - self.s
+            ends = np.arange(xs.size - 1)
+            lg, _ = _g(y[:-1], np.full(ends.size, bp), np.full(ends.size, bq), alpha,
+                       4 * _U * (np.abs(y[:-1]) + self.s)).logs((slice(None), slice(None)))
+            g_far = _log_g_bound(np.array([bp]), np.array([bq]), np.array([u]), np.array([v]), self.s, alpha, far)
+            lg = np.concatenate((lg, g_far), axis=0)  # log g (upper) at the pieces' ends
+            g_max = np.maximum(lg[:-1], lg[1:])
+            crude = np.full(na, -np.inf)
+            for kk in range(ends.size):
+                if side == 1:  # a > a_hi and a/m >= xs[kk]
+                    lo = np.maximum(edge + 1.0, np.ceil(xs[kk] * m * (1.0 - 4 * _U)))
+                    hi = m
+                else:
+                    lo = np.zeros(m.size)
+                    hi = np.minimum(edge - 1.0, np.floor(xs[kk] * m * (1.0 + 4 * _U)))
+                lch = np.where(open_, _log_chernoff(lo, hi, m, self.s), -np.inf)
+                crude = np.logaddexp(crude, _logsumexp(self.log_pc_up + lch, axis=0) + g_max[kk])
+            crude = crude + 1e-12
+            total = np.logaddexp(total, crude)
+            worst |= crude > log_tol + est
+        if not np.any(worst):
+            return total + 1e-12
+        # the geometric bounds for the orders where the first is too coarse
+        js = np.flatnonzero(worst)
+        k = len(sides)
+        mg = np.tile(m, k)
+        sd_all = np.concatenate([np.full(m.size, float(sd)) for sd, _, _ in sides])
+        edges = np.concatenate([e for _, e, _ in sides])[:, None]
+        opens = np.concatenate([o for _, _, o in sides])[:, None]
+        lpc = np.tile(self.log_pc_up, k)
+        w_est = est[None, js] - lpc[:, None] - math.log(mg.size)  # (the rows' shares of the tolerance)
+        one = np.ones(mg.size)
+        tail = _window_tail(edges, mg, self.s, sd_all, u * one, v * one, bp * one, bq * one, alpha[js],
+                            np.zeros(js.size, dtype=np.int64), rel, log_tol, w_est, opens)
+        total[js] = np.minimum(total[js], _logsumexp(lpc[:, None] + tail, axis=0))
+        return total + 1e-12
+
+
+# ---------------------------------------------------------------------------------------
 # One direction: blocks over totals t (outer) x groups over a (inner), refined jointly.
 # ---------------------------------------------------------------------------------------
 
@@ -1582,7 +2065,16 @@ class RenyiDirection:
         self._sorted = True
         self.lo = self.hi = self.lw_up = self.lw_lo = np.zeros(0)
         self.iu = self.il = np.zeros(0, dtype=np.int64)
+        self._build_slabs(rtol, log_scale)
         edges = self._initial_edges()
+        if self.slabs:
+            # blocks never straddle a slab's edge (totals t = c + 1); above the lowest slab's top, the
+            # slabs' edges only (the kernels there are at most those of the counts below, and the
+            # clone count's upper tail is small: one block per gap, split if it matters)
+            cuts = [float(x) for sl in self.slabs for x in (sl.c1 + 1, sl.c2 + 2)]
+            top = min(sl.c2 + 2.0 for sl in self.slabs)
+            edges = np.unique(np.clip(np.concatenate((edges[edges <= top], cuts, [self.pair.n + 1.0])),
+                                      0.0, self.pair.n + 1.0))
         lo0, hi0 = edges[:-1], edges[1:] - 1.0
         need_lo = None
         mu = self.N * self.p + 1.0
@@ -1592,18 +2084,38 @@ class RenyiDirection:
             # block's lower bound is 0 until a split of it needs more
             need_lo = np.ones((lo0.size, na), dtype=bool)
             need_lo[-1] = False
-        self._add_blocks(lo0, hi0, None, need_lo)
+        need0 = None
+        if self.slabs:
+            # a block inside an order's slab is not evaluated at that order, nor one whose mass times
+            # K(0) - 1 (its kernels' bound) is below _SLAB_SKIP of the budget (estimated from the slabs'
+            # lower bounds); the envelope bounds it from the entry at c = 0, evaluated at every order
+            l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
+            with np.errstate(divide="ignore"):
+                budget0 = math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo - log_scale
+            lw0 = self._log_block_mass(lo0, hi0)[0]
+            small0 = lw0[:, None] + self.log_k0[None, :] <= math.log(_SLAB_SKIP) + budget0[None, :]
+            need0 = ~self._covered(lo0, hi0) & ~small0
+            need0[np.maximum(lo0, 1.0) - 1.0 == 0.0] = True  # the entry at c = 0
+            need_lo = ~self._covered(lo0, hi0) & ~small0 & (True if need_lo is None else need_lo)
+            if hi0[-1] >= self.pair.n and lo0[-1] > mu + 4.0 * math.sqrt(max(self.N * self.p * (1.0 - self.p), 1.0)):
+                need_lo[-1] = False  # as above: the top block's lower corner (c = n) waits for a split
+        self._add_blocks(lo0, hi0, need0, need_lo)
         tot_up = tot_lo = np.zeros(na)
         for _ in range(max_rounds):
             e_up, e_lo = self._entry_totals()
             lo, hi, lw_up, lw_lo, iu, il = self.lo, self.hi, self.lw_up, self.lw_lo, self.iu, self.il
             counted = (hi >= 1.0)[:, None]  # block {t = 0}: nothing counted, identical laws
+            if self.slabs:  # blocks inside an order's slab: the slab bounds them at that order
+                counted = counted & ~self._covered(lo, hi)
             nb = lo.size
             with np.errstate(invalid="ignore"):  # -inf + inf where log S overflowed: caught below
                 t_up = np.where(counted, lw_up[:, None] + e_up[iu], -np.inf)
                 t_lo = np.where(counted, lw_lo[:, None] + e_lo[il], -np.inf)
                 tot_up = _logsumexp(t_up, axis=0) + math.log1p(4 * nb * _U)
                 tot_lo = _logsumexp(t_lo, axis=0) + math.log1p(-4 * nb * _U)
+                if self.slabs:
+                    tot_up = np.logaddexp(tot_up, self.slab_up) + 4 * _U
+                    tot_lo = np.logaddexp(tot_lo, self.slab_lo) - 4 * _U
             if np.any(np.isposinf(tot_up) | np.isnan(tot_up)):
                 # log S overflowed (astronomical likelihood ratios, e.g. eps0 ~ 700 at large
                 # orders): no certified finite value; the caller caps at eps0, lower end 0
@@ -1632,15 +2144,20 @@ class RenyiDirection:
                 outer = (np.exp(lw_up[:, None] + e_lo[iu][:, live] - ref) - np.exp(lw_up[:, None] + e_lo[il][:, live] - ref)
                          + np.exp(lw_up[:, None] + e_lo[il][:, live] - ref) - np.exp(lw_lo[:, None] + e_lo[il][:, live] - ref))
             # a gap beyond the double range (inf, or inf - inf) is as large as gaps get: split first
-            outer = np.where(counted, np.maximum(np.nan_to_num(outer, nan=1e300, posinf=1e300), 0.0), 0.0)
+            cnt_live = counted if counted.shape[1] == 1 else counted[:, live]
+            outer = np.where(cnt_live, np.maximum(np.nan_to_num(outer, nan=1e300, posinf=1e300), 0.0), 0.0)
             outer_total = outer.sum(axis=0)
             with np.errstate(invalid="ignore", over="ignore"):
                 gap_ref = np.exp(tot_up[live] - ref[0]) - np.exp(tot_lo[live] - ref[0])
-            inner_total = np.maximum(np.nan_to_num(gap_ref, nan=np.inf) - outer_total, 0.0)
+                slab_gap = np.exp(self.slab_up[live] - ref[0]) - np.exp(self.slab_lo[live] - ref[0])
+            slab_gap = np.maximum(np.nan_to_num(slab_gap, nan=np.inf), 0.0)
+            inner_total = np.maximum(np.nan_to_num(gap_ref, nan=np.inf) - outer_total - slab_gap, 0.0)
             if _DEBUG:
                 print("round", nb, self.cell_ent.size, rel_gap.max(), outer_total.max(), inner_total.max())
             refined = False
             need = None
+            if self.slabs and np.any(slab_gap > _SLAB_SHARE):
+                refined |= self._refine_slabs(np.flatnonzero(live)[slab_gap > _SLAB_SHARE], slab_gap[slab_gap > _SLAB_SHARE])
             if self.envelope:
                 need, filled = self._plan_orders(lw_up, e_up, iu, il, counted, budget, live)
                 refined |= filled
@@ -1657,12 +2174,101 @@ class RenyiDirection:
             if not refined and np.any(splittable):  # last resort: split by the upper bounds
                 with np.errstate(invalid="ignore", over="ignore"):
                     outer = np.exp(lw_up[:, None] + e_up[iu][:, live] - ref) - np.exp(lw_up[:, None] + e_up[il][:, live] - ref)
-                outer = np.where(counted, np.maximum(np.nan_to_num(outer, nan=1e300, posinf=1e300), 0.0), 0.0)
+                outer = np.where(cnt_live, np.maximum(np.nan_to_num(outer, nan=1e300, posinf=1e300), 0.0), 0.0)
                 score = np.max(np.where(splittable[:, None], outer, 0.0), axis=1)
-                refined = self._refine_outer(score, 0.3)
+                refined = self._refine_outer(score, 0.3, None if not self.slabs else ~self._covered(lo, hi))
             if not refined:
                 return tot_up, tot_lo, False, nb, self._max_cells()
         return tot_up, tot_lo, False, self.lo.size, self._max_cells()
+
+    # -- slabs ------------------------------------------------------------------------
+    def _build_slabs(self, rtol: float, log_scale: float) -> None:
+        """Slabs of clone counts (:class:`_Slab`) for pairs with ``p0 = 0`` when their points are few
+        enough; each order's slab is evaluated at cells fine enough for :data:`_SLAB_SHARE` of its
+        budget (estimated from the slab's own lower bound, which is at most the total's)."""
+        na = self.alpha.size
+        self.slabs: list[_Slab] = []
+        self.slab_of = np.full(na, -1, dtype=np.int64)
+        self.slab_level = np.zeros(na, dtype=np.int64)
+        self.slab_win_up = np.full(na, -np.inf)
+        self.slab_tail = np.full(na, -np.inf)
+        self.slab_up = np.full(na, -np.inf)
+        self.slab_lo = np.full(na, -np.inf)
+        self._rtol, self._log_scale = rtol, log_scale
+        if not (self.envelope and not self.bernoulli and self.exact_window > 0 and 0.0 < self.p < 1.0 and self.N >= 1):
+            return
+        s = self.s
+        ss = s * (1.0 - s)
+        self.bp1, self.bq1 = (self.pa1 - s) / ss, (self.pb1 - s) / ss
+        self.log_k0 = _bernoulli_excess(np.array([self.pa1]), np.array([self.pb1]), self.alpha)[0][0]  # K(0) - 1, upper
+        plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0)
+        if not plan:
+            return
+        points = sum((c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) for _, c1, c2, xl, xr in plan)
+        rows = min(c2 - c1 + 1 for _, c1, c2, _, _ in plan)
+        if points > _SLAB_MAX_POINTS or rows < _SLAB_MIN_ROWS or max(c2 for _, _, c2, _, _ in plan) > _SLAB_MAX_COUNT:
+            return  # (few counts: nothing to pool; large counts: cells per kernel are cheaper)
+        log_tol = math.log(self._tail_tol)
+        for g, (js, c1, c2, xl, xr) in enumerate(plan):
+            slab = _Slab(float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr)
+            self.slabs.append(slab)
+            self.slab_of[js] = g
+            # start: _SLAB_START cells per spread of x, and at most _SLAB_STEP of log f per cell at the saddle
+            al = self.alpha[js]
+            sm = math.sqrt(ss / (0.5 * (c1 + c2) + 1.0))
+            self.slab_level[js] = slab.level_for(np.full(js.size, sm / _SLAB_START))
+            self._slab_window(js)
+            self.slab_tail[js] = slab.tails(self.pa1, self.pb1, self.bp1, self.bq1, al, self.rel, log_tol, self.slab_lo[js])
+            self.slab_up[js] = np.logaddexp(self.slab_win_up[js], self.slab_tail[js]) + 4 * _U
+            # an order whose window misses its sum (tails above tail_tol of it) leaves the slab: its
+            # blocks of totals are bounded as without slabs
+            bad = js[~(self.slab_tail[js] <= log_tol + self.slab_lo[js])]
+            self.slab_of[bad] = -1
+            self.slab_up[bad] = self.slab_lo[bad] = -np.inf
+        if np.all(self.slab_of < 0):
+            self.slabs = []
+        for _ in range(8):  # finer cells where the slab alone is too wide for its budget
+            l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                budget = math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo - log_scale
+                gap = np.exp(self.slab_up - budget) - np.exp(self.slab_lo - budget)
+            gap = np.where(self.slab_of >= 0, np.nan_to_num(gap, nan=np.inf), 0.0)
+            over = np.flatnonzero((gap > _SLAB_SHARE) & (self.slab_level > 0))
+            if over.size == 0 or not self._refine_slabs(over, gap[over]):
+                break
+
+    def _slab_window(self, js: np.ndarray) -> None:
+        """Evaluate the orders ``js`` (one slab) at their levels."""
+        slab = self.slabs[int(self.slab_of[js[0]])]
+        for lv in np.unique(self.slab_level[js]):
+            sel = js[self.slab_level[js] == lv]
+            up, lo = slab.window(self.pa1, self.pb1, self.bp1, self.bq1, self.alpha[sel], int(lv))
+            self.slab_win_up[sel], self.slab_lo[sel] = up, lo
+        self.slab_up[js] = np.logaddexp(self.slab_win_up[js], self.slab_tail[js]) + 4 * _U
+
+    def _refine_slabs(self, orders: np.ndarray, gap: np.ndarray) -> bool:
+        """Finer cells for ``orders`` whose slab gap is ``gap`` (in budgets; the chord's and
+        Jensen's errors scale as the square of the cells' width). Returns whether any moved."""
+        orders = orders[self.slab_of[orders] >= 0]
+        if orders.size == 0:
+            return False
+        gap = gap[: orders.size] if gap.size == orders.size else gap
+        step = np.clip(np.ceil(0.5 * np.log2(np.maximum(gap, 1.0) / (0.5 * _SLAB_SHARE))), 1, 8).astype(np.int64)
+        old = self.slab_level[orders].copy()
+        self.slab_level[orders] = np.maximum(old - step, 0)
+        moved = orders[self.slab_level[orders] < old]
+        for g in np.unique(self.slab_of[moved]):
+            self._slab_window(moved[self.slab_of[moved] == g])
+        return bool(moved.size)
+
+    def _covered(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Blocks (rows) inside the slab of each order (columns): totals ``t = c + 1`` with ``c``
+        in the slab's counts."""
+        cov = np.zeros((lo.size, self.alpha.size), dtype=bool)
+        for g, slab in enumerate(self.slabs):
+            inside = (lo >= slab.c1 + 1.0) & (hi <= slab.c2 + 1.0)
+            cov[:, self.slab_of == g] = inside[:, None]
+        return cov
 
     def _max_cells(self) -> int:
         if self.bernoulli or self.cell_ent.size == 0:
