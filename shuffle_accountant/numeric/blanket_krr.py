@@ -694,8 +694,15 @@ class _HingeCache:
         m = np.asarray(m, dtype=float)
         x = np.asarray(x, dtype=float)
         key = self._key(m, x)
-        if key is None:  # outside the key range: no caching
-            return self._compute(m, x, self.rho)
+        if key is None:  # outside the key range: no caching, but each distinct (m, x) computed once
+            order = np.lexsort((x, m))
+            ms, xs = m[order], x[order]
+            first = np.ones(ms.size, dtype=bool)
+            first[1:] = (ms[1:] != ms[:-1]) | (xs[1:] != xs[:-1])
+            inv = np.empty(ms.size, dtype=np.int64)
+            inv[order] = np.cumsum(first) - 1
+            new = self._compute(ms[first], xs[first], self.rho)
+            return {f: new[f].take(inv) for f in self._FIELDS}
         uk, inv = np.unique(key, return_inverse=True)
         row, found = self.rows.find(uk)
         if not found.all():
