@@ -154,9 +154,10 @@ outside it, and the block engine whose blocks partition the other totals ``1 .. 
 dropped; refinement only splits blocks, so no block ever reaches into the window). Each part's
 bracket is certified by its own argument, so their sums bracket ``δ``; the two additions are
 charged ``2u`` relative. The engine refines until the *whole* bracket meets the request (its
-goal counts the window's width and lower end), which for the outer totals (a few per cent of
-the mass) takes a few hundred coarse blocks instead of the thousands of single totals the
-engine alone needs near the mean at ``n ~ 1e6 .. 1e7``.
+goal counts the window's width and lower end). The window's half-width is a measured cost
+balance (near the mean, where the engine alone needs blocks of single totals, a total costs the
+window less than the engine; at n = 1e5 .. 1e6 the outer totals hold a few per cent of the mass
+and take the engine a few hundred coarse blocks, at 1e7 about a third of it).
 
 4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
 -----------------------------------------------------------------------
