@@ -471,6 +471,25 @@ def test_surrogate_rtol_only_where_the_normal_estimate_holds():
     assert np.all(est > 0.0) and np.all(est <= 1.0) and np.all(np.diff(est) <= 0.0)
 
 
+@pytest.mark.parametrize("rand,n", [(SUE(100, 1.0), 170), (OLH(100, 1.0), 1000), (SUE(1000, 2.0), 300),
+                                    (OLH(1000, 4.0), 300)])
+def test_separable_pairs_trust_their_estimate_from_100_draws(rand, n):
+    """Pairs answered by the separable engine with at least 100 expected blanket draws declare
+    their saddle-point root within 1e-3 (steering only): it is within that of the certified
+    eps(1e-6), and fewer draws declare nothing."""
+    prof = BlanketProfile(rand, n)
+    assert prof.pairs[0].separable and n * prof.pairs[0].structure.gamma >= 100.0
+    assert prof.surrogate_rtol == 1e-3
+    got = epsilon_for_delta(prof, 1e-6, 1e-6)
+    lo, hi = 0.0, prof.max_log_ratio
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if prof.surrogate(np.array([mid]))[0] > 1e-6 else (lo, mid)
+    assert abs(hi / got.upper - 1.0) <= 1e-3
+    few = BlanketProfile(rand, int(90 / prof.pairs[0].structure.gamma))
+    assert few.surrogate_rtol is None
+
+
 # ---------------------------------------------------------------------------------------
 # Cheap certified bounds and the pruning that uses them.
 # ---------------------------------------------------------------------------------------

@@ -1376,6 +1376,11 @@ class PairBlanket:
     def max_log_ratio(self) -> float:
         return self.structure.max_log_ratio
 
+    @property
+    def separable(self) -> bool:
+        """Whether :class:`.blanket_separable.SeparableBlanket` answers this pair's requests."""
+        return self._separable is not None
+
     def chernoff_upper(self, eps: float) -> float:
         """Certified but loose: ``E[S_+]/n <= min_theta E[e^{theta S}] / (e theta n)`` (on a
         grid of ``theta``; any ``theta > 0`` is valid), with masses inflated by their error."""
@@ -1779,9 +1784,14 @@ class BlanketProfile:
         """An *estimate* of how close (relative) the surrogate's root is to ``eps(delta)``:
         ``1e-3`` when every pair is on the lattice path with at least 1000 expected blanket
         draws (the tilted sum is then close to normal: measured within 1e-5 relative in eps at
-        n = 1e4 and 1e-7 at n = 1e6 for unary encoding), else ``None``. Lets the search skip its
-        coarse first look; never a bound."""
+        n = 1e4 and 1e-7 at n = 1e6 for unary encoding), or when every pair is answered by the
+        separable engine with at least 100 (measured at delta = 1e-6, SUE / OUE / OLH with k = 100
+        and 1000, eps0 0.5 .. 4: within 2.2e-6 relative at n = 1e3, 8e-5 at n gamma >= 110, 7.8e-4
+        at n gamma = 37), else ``None``. Lets the search skip its coarse first look (at n = 1e3: 4
+        -> 3 evaluations); never a bound."""
         if all(not p.exact and p.n * p.structure.gamma >= 1000.0 for p in self.pairs):
+            return 1e-3
+        if all(p.separable and p.n * p.structure.gamma >= 100.0 for p in self.pairs):
             return 1e-3
         return None
 
