@@ -20,7 +20,8 @@ from shuffle_accountant.numeric import binomial as bn
 from shuffle_accountant.numeric.clones import ClonePair, HockeyStick
 from shuffle_accountant.numeric.profile import UNDERFLOW_FLOOR, DeltaBounds, PrivacyProfile
 from shuffle_accountant.numeric.renyi import renyi_bounds
-from shuffle_accountant.numeric.search import NoBracket, epsilon_for_delta, monotone_boundary
+from shuffle_accountant.numeric import search
+from shuffle_accountant.numeric.search import EpsilonBracket, NoBracket, epsilon_for_delta, monotone_boundary
 
 
 class RandomizedResponse:
@@ -162,6 +163,19 @@ def test_search_at_a_floor_brackets_the_root_in_few_evaluations(eps0: float, fra
     assert br.evaluations <= 80, br
 
 
+def _trace_evaluations(profile: RandomizedResponse) -> list[float]:
+    """Record every eps at which ``profile.bounds`` is called (the list returned)."""
+    seen: list[float] = []
+    bounds = profile.bounds
+
+    def traced(eps: float, rtol: float) -> DeltaBounds:
+        seen.append(eps)
+        return bounds(eps, rtol)
+
+    profile.bounds = traced  # type: ignore[method-assign]
+    return seen
+
+
 @given(st.floats(0.05, 8.0), st.floats(1e-6, 0.3), st.sampled_from([1e-3, 3e-5]))
 @settings(max_examples=40, deadline=None)
 def test_search_meeting_the_floor_from_its_start_closes_there(eps0: float, frac: float, floor: float) -> None:
@@ -171,14 +185,8 @@ def test_search_meeting_the_floor_from_its_start_closes_there(eps0: float, frac:
     contains the exact root and its upper end is decided feasible."""
     rr = FlooredRR(eps0, floor)
     rr.surrogate = lambda e: np.maximum(rr.p - np.exp(e) * rr.q, 0.0)  # type: ignore[attr-defined]
-    seen: list[float] = []
     bounds = rr.bounds
-
-    def traced(eps: float, rtol: float) -> DeltaBounds:
-        seen.append(eps)
-        return bounds(eps, rtol)
-
-    rr.bounds = traced  # type: ignore[method-assign]
+    seen = _trace_evaluations(rr)
     delta = frac * (rr.p - rr.q)
     exact = math.log((rr.p - delta) / rr.q)
     br = epsilon_for_delta(rr, delta, 1e-6)
@@ -187,3 +195,62 @@ def test_search_meeting_the_floor_from_its_start_closes_there(eps0: float, frac:
     assert min(seen) > 0.0, seen  # never restarted from eps = 0
     zone = 2.0 * floor * (rr.p - delta) / (rr.q * math.exp(exact))
     assert br.upper - br.lower <= 2.0 * zone + 2e-6 * br.upper, (br, zone)
+
+
+class LinedRR(RandomizedResponse):
+    """:class:`RandomizedResponse` with a trusted surrogate and ``lower_at``: the line
+    ``p - e^eps q`` of the optimal set, valid at every eps, known only after an evaluation."""
+
+    surrogate_rtol = 1e-9
+
+    def __init__(self, eps0: float, honest: bool = True) -> None:
+        super().__init__(eps0)
+        self.evaluated = False
+        self.honest = honest
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds:
+        self.evaluated = True
+        return super().bounds(eps, rtol)
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray:
+        return np.maximum(self.p - np.exp(eps) * self.q, 0.0)
+
+    def lower_at(self, eps: float) -> float:
+        if not (self.evaluated and self.honest):
+            return 0.0
+        return max((self.p - math.exp(eps) * self.q) * (1 - 1e-14) - 1e-17, 0.0)
+
+
+@given(st.floats(0.05, 8.0), st.floats(1e-9, 0.3), st.sampled_from([1e-3, 1e-6]))
+@settings(max_examples=60, deadline=None)
+def test_lower_at_closes_the_bracket_after_one_feasible_evaluation(eps0: float, frac: float, rtol: float) -> None:
+    """A profile whose last evaluation yields a certified lower bound at every eps (``lower_at``)
+    is evaluated at the feasible end first, and that lower bound certifies the other end: one
+    evaluation where two were needed, the same kind of bracket (it holds the root, its upper end
+    is decided feasible, it is at most rtol wide). A ``lower_at`` that knows nothing (0) changes
+    nothing but where the search looks."""
+    delta = frac * (1.0 / (1.0 + math.exp(-eps0)) - 1.0 / (1.0 + math.exp(eps0)))
+    lined, blind = LinedRR(eps0), LinedRR(eps0, honest=False)
+    exact = math.log((lined.p - delta) / lined.q)
+    for profile in (lined, blind):
+        br = epsilon_for_delta(profile, delta, rtol)
+        assert br.lower <= exact * (1 + 1e-12) + 1e-15 and br.upper >= exact * (1 - 1e-12), (br, exact)
+        assert br.upper - br.lower <= rtol * br.upper * 1.0001 + 1e-15
+        assert profile.bounds(br.upper, rtol).upper <= delta
+    with_lines = epsilon_for_delta(LinedRR(eps0), delta, rtol).evaluations
+    assert with_lines <= 2 and with_lines <= epsilon_for_delta(LinedRR(eps0, honest=False), delta, rtol).evaluations
+
+
+def test_lower_at_certifies_the_other_end_without_evaluating_it() -> None:
+    """From a start at the root, the first (feasible) evaluation closes the bracket by itself."""
+    rr = LinedRR(1.0)
+    delta = 0.25 * (rr.p - rr.q)
+    exact = math.log((rr.p - delta) / rr.q)
+    rr.surrogate = lambda eps: np.where(eps < exact, 2.0 * delta, 0.5 * delta)  # type: ignore[method-assign]
+    seen = _trace_evaluations(rr)
+    br = search._fast_phase(lambda e, t: (rr.bounds(e, t).lower, rr.bounds(e, t).upper),
+                            lambda lb, ub: math.log(0.5 * (lb + ub)) - math.log(delta), delta, 1e-6, 0.0, 1.0,
+                            (exact, -10.0), 1.0, None, 1e-2, 1e-9, rr.lower_at)
+    assert isinstance(br, EpsilonBracket), br
+    assert br.lower <= exact <= br.upper and br.upper - br.lower <= 1e-6 * br.upper
+    assert len(set(seen)) == 1 and seen[0] == br.upper  # one point evaluated: the upper end

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -68,6 +68,14 @@ class PrivacyProfile(Protocol):
     most ``rtol`` when floating point allows it; ``max_log_ratio`` is an ``eps`` at and beyond
     which ``delta(eps) = 0`` (``math.inf`` when there is none). Implementations may keep
     refined state between calls (a search evaluates nearby ``eps`` values).
+
+    Optional attributes the search uses when present: ``surrogate`` / ``mixture_surrogate``
+    (estimates on an array of ``eps``, only to choose where to look), ``surrogate_rtol`` (how far
+    the surrogate's root is trusted), ``log_slope`` (an estimate of ``d log delta / d eps``), and
+    ``lower_at(eps)``: a *certified* lower bound on ``delta(eps)`` at any ``eps``, from the state
+    of the last :meth:`bounds` call, at no evaluation's cost (e.g. the last evaluation's optimal
+    sets ``S``, whose ``P(S) - e^eps Q(S)`` is a lower bound at every ``eps``); 0 when it knows
+    nothing better.
     """
 
     @property
@@ -109,6 +117,16 @@ class ScaledProfile:
             return np.full(np.shape(eps), np.nan)
         return self.scale * inner(eps)
 
+    @property
+    def lower_at(self) -> Callable[[float], float] | None:
+        """The inner profile's ``lower_at`` (a certified lower bound on ``delta(eps)`` from its
+        last evaluation, see :func:`.search.epsilon_for_delta`), scaled and rounded down; ``None``
+        when the inner profile has none."""
+        inner = getattr(self.inner, "lower_at", None)
+        if inner is None:
+            return None
+        return lambda eps: self.scale * inner(eps) * (1.0 - 4e-16)
+
 
 class MaxProfile:
     """``max_i delta_i(eps)`` of several profiles: e.g. the best of several attained lower
@@ -123,6 +141,15 @@ class MaxProfile:
     @property
     def max_log_ratio(self) -> float:
         return max(p.max_log_ratio for p in self.parts)
+
+    @property
+    def lower_at(self) -> Callable[[float], float] | None:
+        """The largest of the parts' ``lower_at`` (a lower bound on one part's delta is one on the
+        maximum); ``None`` when no part has one."""
+        fns = [f for f in (getattr(p, "lower_at", None) for p in self.parts) if f is not None]
+        if not fns:
+            return None
+        return lambda eps: max(f(eps) for f in fns)
 
     def bounds(self, eps: float, rtol: float) -> DeltaBounds:
         bs = [p.bounds(eps, rtol) for p in self.parts]

@@ -219,8 +219,11 @@ def epsilon_for_delta(
     slope_of = getattr(profile, "log_slope", None) if extra is None else None
     # how close the surrogate's root is expected to be, relative (profiles that know it say so)
     trust = getattr(profile, "surrogate_rtol", None)
+    # a certified lower bound on delta at any eps from the profile's last evaluation (profiles
+    # that offer one), when delta is the profile alone
+    lower_at = getattr(profile, "lower_at", None) if extra is None else None
     fast = _fast_phase(evaluate, gap, delta, rtol, lo, hi, start, profile.max_log_ratio, slope_of, look,
-                       trust if isinstance(trust, float) and trust > 0.0 else None)
+                       trust if isinstance(trust, float) and trust > 0.0 else None, lower_at)
     if isinstance(fast, EpsilonBracket):
         return EpsilonBracket(delta, fast.lower, fast.upper, evaluations)
     if isinstance(fast, AtFloor):
@@ -440,6 +443,12 @@ FLOOR_FACTOR = 1.5
 #: A trusted start (the profile's ``surrogate_rtol``) is looked at this many rtol below the
 #: surrogate's root (measured: those roots lie 0 .. 0.6 rtol below eps(delta) at n = 1e8 .. 1e9).
 START_SHIFT = 0.3
+#: Profiles with ``lower_at`` have their feasible points evaluated at this fraction of the usual
+#: resolution: the lower bound then reaches 0.98 rtol down (a bracket of relative width ``0.5 s``,
+#: ``s = rtol eps |d log delta / d eps|``, would leave the lower end up to ``0.5 s`` below delta's
+#: value, more than the change of delta across the bracket from a point up to ``0.68 rtol`` above
+#: the root).
+LOWER_AT_TOL = 0.3
 #: The Newton phase stops stepping once its estimated error is below this many rtol (then the
 #: straddle of +-0.49 rtol around the estimate closes the bracket).
 ESTIMATE_CLOSE = 0.4
@@ -457,6 +466,7 @@ def _fast_phase(
     slope_of: Callable[[float], float] | None = None,
     look_tol: float = GUARD_TOL,
     start_rtol: float | None = None,
+    lower_at: Callable[[float], float] | None = None,
 ) -> EpsilonBracket | AtFloor | FastResult:
     """Few-evaluation search for ``eps(delta)``; returns the final bracket, or the certified
     state ``(lo, hi, lo_certified, f_lo, f_hi)`` for the Illinois loop when it cannot close.
@@ -473,8 +483,27 @@ def _fast_phase(
       (on the feasible side by convexity). When the estimated root is known to ``0.2 rtol``,
       two evaluations at ``+-0.49 rtol`` (or one, next to an end already certified) close the
       bracket; an undecided end is re-estimated and the straddle tried again (three times).
+    * ``lower_at`` (profiles that offer it): a certified lower bound on ``delta(eps)`` at any
+      ``eps`` from the state of the profile's last evaluation, at no evaluation's cost. After an
+      evaluation decided feasible at ``x``, ``lower_at(x (1 - 0.98 rtol)) > delta`` certifies the
+      other end of a final bracket. Such profiles are evaluated at the feasible point first
+      (a trusted start ``(0.98 - START_SHIFT) rtol`` above the surrogate's root, the straddle's
+      upper point), at :data:`LOWER_AT_TOL` of the usual resolution so that the lower bound
+      reaches across the bracket; when it does not, the other end is evaluated as before.
     """
     lo_cert, f_lo, f_hi = False, math.nan, -math.inf
+
+    def close_below(x_hi: float) -> EpsilonBracket | None:
+        """The bracket ``[x_hi (1 - 0.98 rtol), x_hi]`` when ``x_hi`` was just decided feasible and
+        the profile's lower bound at the other end exceeds delta (no evaluation)."""
+        if lower_at is None:
+            return None
+        a = x_hi * (1.0 - 0.98 * rtol)
+        if lo_cert and a <= lo:
+            return EpsilonBracket(delta, lo, x_hi, 0)
+        return EpsilonBracket(delta, a, x_hi, 0) if lower_at(a) > delta else None
+
+    sharpen = LOWER_AT_TOL if lower_at is not None else 1.0
     d_lo, d_hi = math.nan, 0.0  # delta estimates at the ends (0 at top)
     from_surrogate = start is not None
     if start is None:
@@ -506,8 +535,9 @@ def _fast_phase(
     if err is not None:
         # a trusted surrogate root is usually within a fraction of rtol of eps(delta), a little
         # low: looking 0.3 rtol below it certifies a lower end that one more evaluation, 0.98
-        # rtol above, closes (two evaluations instead of a look and a straddle)
-        x *= 1.0 - START_SHIFT * rtol
+        # rtol above, closes (two evaluations instead of a look and a straddle); with lower_at
+        # the feasible end is looked at first and may close the bracket alone
+        x *= 1.0 + (0.98 - START_SHIFT) * rtol if lower_at is not None else 1.0 - START_SHIFT * rtol
     prev: tuple[float, float, float] | None = None  # (x, gap, tol) of the previous evaluation
     prev_step: tuple[float, float] | None = None  # (delta estimate, log-slope) the previous step used
     estimate: float | None = None
@@ -523,11 +553,15 @@ def _fast_phase(
                 tol = tol_fin
                 lb, ub = evaluate(x, tol)
         else:
+            tol = tol_fin * sharpen
             lb, ub = evaluate(x, tol)
         g = gap(lb, ub)
         mid = 0.5 * (lb + ub)
         if ub <= delta:
             hi, f_hi, d_hi = x, g, mid
+            closed = close_below(x)
+            if closed is not None:
+                return closed
         elif lb > delta:
             lo, f_lo, d_lo, lo_cert = x, g, mid, True
         elif ub - lb > FLOOR_FACTOR * tol * mid:
@@ -591,11 +625,14 @@ def _fast_phase(
         for point in (b, a):
             if not lo < point < hi:
                 continue
-            lb, ub = evaluate(point, tol_fin)
+            lb, ub = evaluate(point, tol_fin * sharpen if point == b else tol_fin)
             g = gap(lb, ub)
             last = (point, g, 0.5 * (lb + ub))
             if ub <= delta:
                 hi, f_hi = point, g
+                closed = close_below(point)
+                if closed is not None:
+                    return closed
             elif lb > delta:
                 lo, f_lo, lo_cert = point, g, True
             elif ub - lb > FLOOR_FACTOR * tol_fin * last[2]:
