@@ -802,3 +802,21 @@ def test_named_unary_encoding_runs_on_its_product_law() -> None:
     plain._product = None
     a, b = pb.bounds(0.000673, 1e-4), plain.bounds(0.000673, 1e-4)
     assert a.lower <= b.upper and b.lower <= a.upper
+
+
+@pytest.mark.parametrize("rand", [SUE(100, 1.0), OLH(1000, 4.0), OUE(40, 4.0), SUE(3, 0.5), Hadamard(16, 1.0)])
+def test_vectorised_estimates_equal_the_scalar_ones(rand) -> None:  # type: ignore[no-untyped-def]
+    """``log_estimates`` (all points at once; steers searches) agrees with ``log_estimate`` point by
+    point: the same finite / -inf pattern (beyond the largest log-ratio, eps = 0) and values within
+    1e-7 relative, from n = 1 to 1e9."""
+    s = rand.pair_structures()[0]
+    for n in (1, 10, 300, 10**5, 10**9):
+        pb = PairBlanket(s, n, method="lattice") if n > 1 else PairBlanket(s, n)
+        eps = np.concatenate(([0.0, 1e-12], np.geomspace(1e-6, 1.2 * s.max_log_ratio, 60)))
+        one = np.array([pb.log_estimate(float(e)) for e in eps])
+        many = pb.log_estimates(eps)
+        fin = np.isfinite(one)
+        assert np.array_equal(fin, np.isfinite(many))
+        assert np.all(np.abs(one[fin] - many[fin]) <= 1e-7 * np.maximum(1.0, np.abs(one[fin])))
+        sur = pb.surrogate(eps.reshape(2, -1))
+        assert sur.shape == (2, eps.size // 2) and np.all((sur >= 0.0) & (sur <= 1.0))
