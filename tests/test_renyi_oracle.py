@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import oracle
 from shuffle_accountant.analyses import pair_for
+from shuffle_accountant.numeric.clones import ClonePair
 from shuffle_accountant.numeric.renyi import renyi_bounds
 
 ORDERS = [1.3, 2.0, 3.7, 10.0, 64.0]
@@ -204,3 +205,33 @@ def test_slab_brackets_the_exact_sum_over_its_counts(method, eps0, n):
             # and the finest cells are tight where the window holds the sum
             up, lo = slab.window(d.pa1, d.pb1, bp, bq, orders, 0)
             assert np.all(up - lo < 0.05)
+
+
+@pytest.mark.parametrize("pr", [pair_for("clones", 1.0, 300).pair, ClonePair(250, 0.1, 0.3, 0.7, 0.3, 0.0)])
+def test_blocks_above_a_slab_bounded_by_its_average(pr):
+    """Blocks above an order's slab take K(c) - 1 <= (the slab's upper bound) / Pr[C in slab] instead
+    of an entry (K non-increasing in c): the 50-digit K(c2 + 1) - 1, the largest kernel above the slab,
+    lies below it; and the direction's bracket holds the brute-force divergence (a symmetric pair, and
+    one with the split s = 1/4, both directions)."""
+    from shuffle_accountant.numeric.renyi import RenyiDirection
+
+    orders = [1.25, 2.0, 10.0, 64.0, 512.0]
+    for p in (pr, pr.mirrored()) if not pr.symmetric else (pr,):
+        d = RenyiDirection(p)
+        up, lo, ok, _, _ = d.bounds(np.array(orders), 1e-4)
+        assert ok and d.slabs
+        above = d._above(d.lo)
+        for j, a in enumerate(orders):
+            # every block flagged above the order's slab: its largest kernel, at c = lo - 1, is below the bound
+            flagged = np.flatnonzero(above[:, j])
+            assert flagged.size or int(d.slab_of[j]) < 0
+            for c in sorted({int(d.lo[b]) - 1 for b in flagged})[:3]:
+                with mpmath.workdps(50):
+                    k_c = _slab_exact(p, a, c, c)
+                    w = mpmath.binomial(p.n - 1, c) * mpmath.mpf(d.p) ** c * (1 - mpmath.mpf(d.p)) ** (p.n - 1 - c)
+                    assert float(mpmath.log(k_c / w)) <= d.slab_avg_up[j], (p, a, c)
+        P, Q = _oracle_pair(p)
+        with mpmath.workdps(50):
+            for a, lu, ll in zip(orders, up, lo):
+                s = mpmath.exp((a - 1) * oracle.renyi(P, Q, a))
+                assert ll <= float(mpmath.log(s - 1)) <= lu, (a, ll, lu)

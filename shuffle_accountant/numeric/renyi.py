@@ -1171,10 +1171,10 @@ _SLAB_MAX_POINTS = 800_000
 _SLAB_MIN_ROWS = 16
 _SLAB_MAX_COUNT = 200_000
 #: Half-widths of a slab around an order's saddle point, in its standard deviations in c and x.
-_SLAB_ZC = 5.0
+_SLAB_ZC = 6.0
 _SLAB_ZX = 5.5
-_SLAB_ZC_LOW = 5.0
-_SLAB_ZC_HIGH = 5.0
+#: A slab reaches further in c (see :func:`_slab_plan`) for at most this many times its own points.
+_SLAB_EXTEND = 1.0
 #: Finest cells: at least this many per standard deviation of x under the binomial at the slab's
 #: largest count; an order starts at about ``_SLAB_START`` per standard deviation of x, and at most
 #: a change of ``_SLAB_STEP`` of ``log f`` per cell at its saddle point.
@@ -1308,16 +1308,17 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
             hi_x = np.where(hot, 1.0, hi_x)
         else:
             lo_x = np.where(hot, 0.0, lo_x)
-    # counts beyond the slab are bounded by blocks of totals whose kernels are at most K(0) (the
-    # kernel is non-increasing in c): the slab reaches to where Chernoff's bound on Pr[C beyond] times
-    # K(0) - 1 is below tail_tol of the sum, at most _SLAB_ZC_MAX standard deviations from the saddle
-    # (beyond, blocks bounded by their own corners)
-    room = target - log_k0  # log Pr[C beyond] allowed
-    for side in (-1.0, 1.0):
-        a_, b_ = ((np.maximum(np.floor(cs - _SLAB_ZC_LOW * sdc), 0.0), c_lo.copy()) if side < 0
-                  else (c_hi.copy(), np.minimum(np.ceil(cs + _SLAB_ZC_HIGH * sdc), N)))
-        ok_far = np.isfinite(room)
-        for _ in range(24):  # the count nearest the saddle with log Pr[C beyond] <= room
+    # counts below the slab are bounded by blocks of totals whose kernels are at most K(0) (the kernel
+    # is non-increasing in c), which grow fast downwards for orders whose saddle lies far below the
+    # clone count's mean: there the slab reaches to where Chernoff's bound on Pr[C below] times K(0) - 1
+    # is below tail_tol of the sum, when that adds at most _SLAB_EXTEND times its points (else blocks
+    # bounded by their own corners, refined as needed)
+    room = np.where(cs < N * p - 2.0 * math.sqrt(max(N * p * (1.0 - p), 1.0)), target - log_k0, -np.inf)
+    width_x = np.maximum(hi_x - lo_x, 0.0)
+    own = (c_hi - c_lo + 1.0) * (width_x * (0.5 * (c_lo + c_hi) + 1.0) + 1.0)
+    for side in (-1.0,):
+        a_, b_ = (np.zeros(alpha.size), c_lo.copy()) if side < 0 else (c_hi.copy(), np.full(alpha.size, N))
+        for _ in range(30):  # the count nearest the saddle with log Pr[C beyond] <= room
             mid = np.floor(0.5 * (a_ + b_))
             x = np.clip(mid / max(N, 1.0), 1e-300, 1.0)
             with np.errstate(all="ignore"):
@@ -1327,17 +1328,16 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
                 a_, b_ = np.where(small, mid, a_), np.where(small, b_, mid)
             else:
                 a_, b_ = np.where(small, a_, mid), np.where(small, mid, b_)
-        # (where no count within _SLAB_ZC_MAX deviations makes that block small, it is refined anyway)
-        if side < 0:
-            x = np.clip(a_ / max(N, 1.0), 1e-300, 1.0)
-        else:
-            x = np.clip(b_ / max(N, 1.0), 1e-300, 1.0)
+        edge = a_ if side < 0 else b_
+        x = np.clip(edge / max(N, 1.0), 1e-300, 1.0)
         with np.errstate(all="ignore"):
             reach = -N * (xlogy(x, x / p) + xlogy(1.0 - x, (1.0 - x) / (1.0 - p))) <= room
+        extra = np.abs(edge - (c_lo if side < 0 else c_hi)) * (width_x * (0.5 * (edge + (c_lo if side < 0 else c_hi)) + 1.0) + 1.0)
+        take = np.isfinite(room) & reach & (extra <= _SLAB_EXTEND * own)
         if side < 0:
-            c_lo = np.where(ok_far & reach, np.minimum(c_lo, a_), c_lo)
+            c_lo = np.where(take, np.minimum(c_lo, edge), c_lo)
         else:
-            c_hi = np.where(ok_far & reach, np.maximum(c_hi, b_), c_hi)
+            c_hi = np.where(take, np.maximum(c_hi, edge), c_hi)
     rects = [(int(c_lo[j]), int(c_hi[j]), max(float(lo_x[j]), 0.0), min(float(hi_x[j]), 1.0)) for j in range(alpha.size)]
 
     def cost(r: tuple[int, int, float, float]) -> float:
@@ -1430,7 +1430,7 @@ class _Slab:
         row = 0.5 * (lpc_lo + lpc_up) + table[mi] + m * log_1s
         # rounding: the C pmf's bracket, the gammaln terms (4e-15 of their magnitudes + 1e-13), the sum
         err_row = (0.5 * (lpc_up - lpc_lo) + 4e-15 * (3.0 * table[mi] + m * (abs(log_s) + abs(log_1s))) + 1e-13
-                   + 8 * _U * (np.abs(row) + table[mi] + m * abs(ls)))
+                   + 8 * _U * (2.0 * np.abs(row) + 3.0 * table[mi] + 2.0 * m * abs(ls)))  # (and the shift by R)
         self.eps = float(np.max(err_row)) + 2e-12 if c.size else 0.0  # + the scaling's exp and subtraction
         # the largest log w: at each row's mode (log M is concave in a), clipped to its window
         mode = np.clip(np.floor((m + 1.0) * s), a_lo, np.maximum(a_hi, a_lo)).astype(np.int64)
@@ -1440,6 +1440,12 @@ class _Slab:
         W = np.zeros(ncell)
         Z = np.zeros(ncell)
         S = np.zeros(ncell)
+        row_r = row - self.ref
+        # rows of log a! - a ls and of log (m - a)! as windows of two tables (a row's values of a are
+        # consecutive: contiguous copies instead of gathers); padded past the ends (never valid there)
+        wmax = int(max(np.max(a_hi - a_lo), 0.0)) + 1
+        t_a = np.concatenate((table - np.arange(table.size) * ls, np.zeros(wmax)))  # (8u of the magnitudes)
+        t_b = np.concatenate((table[::-1], np.zeros(wmax)))  # t_b[i] = log (c2 + 1 - i)!
         a_lo_i = a_lo.astype(np.int64)
         inv_h = 1.0 / h
         shift = x_lo * inv_h
@@ -1450,12 +1456,15 @@ class _Slab:
             width = int(max(np.max(a_hi[sl] - a_lo[sl]), -1.0)) + 1
             if width <= 0:
                 continue
-            ai = a_lo_i[sl, None] + np.arange(width)[None, :]
-            valid = ai <= a_hi[sl, None]
-            ai = np.minimum(ai, mi[sl, None])  # (beyond the window: weight 0 below)
-            log_w = row[sl, None] - table[ai] - table[mi[sl, None] - ai] + ai * ls
-            log_w -= self.ref
+            cols = np.arange(width)
+            valid = cols[None, :] <= (a_hi[sl] - a_lo[sl])[:, None]
+            win_a = np.lib.stride_tricks.sliding_window_view(t_a, width)
+            win_b = np.lib.stride_tricks.sliding_window_view(t_b, width)
+            # log (m - a)! at a = a_lo + j: t_b[(c2 + 1 - m) + (m - a_lo) ... ] reversed: index c2 + 1 - m + a_lo + j
+            log_w = row_r[sl, None] - win_a[a_lo_i[sl]]
+            log_w -= win_b[(c2 + 1) - mi[sl] + a_lo_i[sl]]
             np.maximum(log_w, -700.0, out=log_w)
+            ai = a_lo[sl, None] + cols[None, :]
             wt = np.exp(log_w, out=log_w)
             wt *= valid
             npts += int(np.count_nonzero(valid))
@@ -2094,6 +2103,8 @@ class RenyiDirection:
                 budget0 = math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo - log_scale
             lw0 = self._log_block_mass(lo0, hi0)[0]
             small0 = lw0[:, None] + self.log_k0[None, :] <= math.log(_SLAB_SKIP) + budget0[None, :]
+            with np.errstate(invalid="ignore"):  # (-inf + inf: not small)
+                small0 |= self._above(lo0) & (lw0[:, None] + self.slab_avg_up[None, :] <= math.log(_SLAB_SKIP) + budget0[None, :])
             need0 = ~self._covered(lo0, hi0) & ~small0
             need0[np.maximum(lo0, 1.0) - 1.0 == 0.0] = True  # the entry at c = 0
             need_lo = ~self._covered(lo0, hi0) & ~small0 & (True if need_lo is None else need_lo)
@@ -2105,11 +2116,13 @@ class RenyiDirection:
             e_up, e_lo = self._entry_totals()
             lo, hi, lw_up, lw_lo, iu, il = self.lo, self.hi, self.lw_up, self.lw_lo, self.iu, self.il
             counted = (hi >= 1.0)[:, None]  # block {t = 0}: nothing counted, identical laws
+            eu_b = e_up[iu]
             if self.slabs:  # blocks inside an order's slab: the slab bounds them at that order
                 counted = counted & ~self._covered(lo, hi)
+                eu_b = np.where(self._above(lo), np.minimum(eu_b, self.slab_avg_up[None, :]), eu_b)
             nb = lo.size
             with np.errstate(invalid="ignore"):  # -inf + inf where log S overflowed: caught below
-                t_up = np.where(counted, lw_up[:, None] + e_up[iu], -np.inf)
+                t_up = np.where(counted, lw_up[:, None] + eu_b, -np.inf)
                 t_lo = np.where(counted, lw_lo[:, None] + e_lo[il], -np.inf)
                 tot_up = _logsumexp(t_up, axis=0) + math.log1p(4 * nb * _U)
                 tot_lo = _logsumexp(t_lo, axis=0) + math.log1p(-4 * nb * _U)
@@ -2159,7 +2172,7 @@ class RenyiDirection:
             if self.slabs and np.any(slab_gap > _SLAB_SHARE):
                 refined |= self._refine_slabs(np.flatnonzero(live)[slab_gap > _SLAB_SHARE], slab_gap[slab_gap > _SLAB_SHARE])
             if self.envelope:
-                need, filled = self._plan_orders(lw_up, e_up, iu, il, counted, budget, live)
+                need, filled = self._plan_orders(lw_up, e_up, iu, il, counted, budget, live, eu_b)
                 refined |= filled
             if self.cell_ent.size and np.max(inner_total) > 0.4:
                 refined |= self._refine_inner(live, ref, 0.3)
@@ -2194,9 +2207,13 @@ class RenyiDirection:
         self.slab_tail = np.full(na, -np.inf)
         self.slab_up = np.full(na, -np.inf)
         self.slab_lo = np.full(na, -np.inf)
+        self.slab_avg_up = np.full(na, np.inf)
         self._rtol, self._log_scale = rtol, log_scale
         if not (self.envelope and not self.bernoulli and self.exact_window > 0 and 0.0 < self.p < 1.0 and self.N >= 1):
             return
+        sd_c = math.sqrt(self.N * self.p * (1.0 - self.p))
+        if sd_c < 0.5 * _SLAB_MIN_ROWS / _SLAB_ZC or self.N * self.p - _SLAB_ZC * sd_c > _SLAB_MAX_COUNT:
+            return  # (before planning: too few counts around the mean, or too large ones)
         s = self.s
         ss = s * (1.0 - s)
         self.bp1, self.bq1 = (self.pa1 - s) / ss, (self.pb1 - s) / ss
@@ -2204,10 +2221,18 @@ class RenyiDirection:
         plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0)
         if not plan:
             return
-        points = sum((c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) for _, c1, c2, xl, xr in plan)
-        rows = min(c2 - c1 + 1 for _, c1, c2, _, _ in plan)
-        if points > _SLAB_MAX_POINTS or rows < _SLAB_MIN_ROWS or max(c2 for _, _, c2, _, _ in plan) > _SLAB_MAX_COUNT:
-            return  # (few counts: nothing to pool; large counts: cells per kernel are cheaper)
+        # the slabs that fit in _SLAB_MAX_POINTS, cheapest first (few counts: nothing to pool; large
+        # counts: cells per kernel are cheaper); the others' orders keep blocks of totals only
+        cost = [(c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) for _, c1, c2, xl, xr in plan]
+        keep, total = [], 0.0
+        for i in np.argsort(cost, kind="stable"):
+            _, c1, c2, _, _ = plan[i]
+            if total + cost[i] <= _SLAB_MAX_POINTS and c2 - c1 + 1 >= _SLAB_MIN_ROWS and c2 <= _SLAB_MAX_COUNT:
+                keep.append(int(i))
+                total += cost[i]
+        plan = [plan[i] for i in sorted(keep)]
+        if not plan:
+            return
         log_tol = math.log(self._tail_tol)
         for g, (js, c1, c2, xl, xr) in enumerate(plan):
             slab = _Slab(float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr)
@@ -2227,6 +2252,13 @@ class RenyiDirection:
             self.slab_up[bad] = self.slab_lo[bad] = -np.inf
         if np.all(self.slab_of < 0):
             self.slabs = []
+        # above a slab (c > c2) every kernel is at most each of the slab's (K non-increasing in c), so
+        # K(c) - 1 <= sum_slab Pr[C = c'](K(c') - 1) / Pr[C in slab]: blocks there need no entry
+        self.slab_avg_up = np.full(na, np.inf)
+        for g, slab in enumerate(self.slabs):
+            js = np.flatnonzero(self.slab_of == g)
+            m_lo = self._log_block_mass(np.array([slab.c1 + 1.0]), np.array([slab.c2 + 1.0]))[1][0]
+            self.slab_avg_up[js] = self.slab_up[js] - m_lo + 1e-12
         for _ in range(8):  # finer cells where the slab alone is too wide for its budget
             l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -2244,7 +2276,12 @@ class RenyiDirection:
             sel = js[self.slab_level[js] == lv]
             up, lo = slab.window(self.pa1, self.pb1, self.bp1, self.bq1, self.alpha[sel], int(lv))
             self.slab_win_up[sel], self.slab_lo[sel] = up, lo
-        self.slab_up[js] = np.logaddexp(self.slab_win_up[js], self.slab_tail[js]) + 4 * _U
+        new_up = np.logaddexp(self.slab_win_up[js], self.slab_tail[js]) + 4 * _U
+        # (finer cells: the average's bound moves with the slab's, never up)
+        old_avg, old_up = self.slab_avg_up[js], self.slab_up[js]
+        ok = np.isfinite(old_avg) & np.isfinite(old_up) & np.isfinite(new_up)
+        self.slab_avg_up[js] = np.where(ok, np.minimum(old_avg, old_avg + (new_up - np.where(ok, old_up, 0.0))), old_avg)
+        self.slab_up[js] = new_up
 
     def _refine_slabs(self, orders: np.ndarray, gap: np.ndarray) -> bool:
         """Finer cells for ``orders`` whose slab gap is ``gap`` (in budgets; the chord's and
@@ -2261,6 +2298,17 @@ class RenyiDirection:
             self._slab_window(moved[self.slab_of[moved] == g])
         return bool(moved.size)
 
+    def _above(self, lo: np.ndarray) -> np.ndarray:
+        """Blocks (rows) above the slab of each order (columns): totals ``t = c + 1`` with ``c`` beyond
+        the slab's counts. Their kernels are bounded without entries (*derived*): ``K`` is
+        non-increasing in ``c`` (FMT21 Lemma F.2), so for ``c > c2`` and every ``c'`` of the slab
+        ``K(c) - 1 <= K(c') - 1``, hence ``K(c) - 1 <= sum_{c'} Pr[C = c'] (K(c') - 1) / Pr[c1 <= C <=
+        c2]``, at most the slab's upper bound over a lower bound on its mass (``slab_avg_up``)."""
+        ab = np.zeros((lo.size, self.alpha.size), dtype=bool)
+        for g, slab in enumerate(self.slabs):
+            ab[:, self.slab_of == g] = (lo >= slab.c2 + 2.0)[:, None]
+        return ab
+
     def _covered(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Blocks (rows) inside the slab of each order (columns): totals ``t = c + 1`` with ``c``
         in the slab's counts."""
@@ -2276,7 +2324,7 @@ class RenyiDirection:
         return int(np.max(np.bincount(self.cell_ent)))
 
     def _plan_orders(self, lw_up: np.ndarray, e_up: np.ndarray, iu: np.ndarray, il: np.ndarray, counted: np.ndarray,
-                     budget: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, bool]:
+                     budget: np.ndarray, live: np.ndarray, eu_b: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
         """Entries evaluated per order (``envelope`` pairs). Returns the orders (blocks x orders)
         at which the corners of a block are to be evaluated when it is split: the live orders
         except those where the block is among the smallest shares of the order's upper bound,
@@ -2287,7 +2335,7 @@ class RenyiDirection:
         it did."""
         nb, na = lw_up.size, self.alpha.size
         with np.errstate(over="ignore", invalid="ignore"):
-            share = np.exp(lw_up[:, None] + e_up[iu] - budget[None, :])
+            share = np.exp(lw_up[:, None] + (e_up[iu] if eu_b is None else eu_b) - budget[None, :])
         share = np.where(counted, np.nan_to_num(share, nan=np.inf, posinf=np.inf), 0.0)
         rank = np.argsort(share, axis=0)
         cum = np.cumsum(np.take_along_axis(share, rank, axis=0), axis=0)
