@@ -16,14 +16,23 @@ before each run; the blanket engines' own per-(n, k, eps0) cache is not, so repe
 measure a warm engine).
 
 Run: python benchmarks/bench_renyi_compose.py [--repeats R] [--quick] [--randomizer] [--clock cpu] [--stat min]
-[--renyi-only] (the curve and the query only: a quick check of the curve's ratio)
+[--renyi-only] (the curve and the query only: a quick check of the curve's ratio) [--old-rev REV] (with
+--renyi-only: also the curve of the package at git revision REV, extracted to a temporary directory and
+timed in a subprocess between this process's repetitions, same clock and statistic)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from functools import partial
+from pathlib import Path
 from typing import Callable
 
 from shuffle_accountant import api, pld
@@ -44,13 +53,14 @@ def cold(fn: Callable[[], object]) -> Callable[[], object]:
 
 
 #: ``--clock cpu`` (process time: steadier on a shared machine) or ``wall``; ``--stat min`` or ``median``.
-CLOCK = {"wall": time.perf_counter, "cpu": time.process_time}
-STAT = {"median": statistics.median, "min": min}
+CLOCK: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+STAT: dict[str, Callable[[list[float]], float]] = {"median": statistics.median, "min": min}
 
 
 def medians(cases: dict[str, Callable[[], object]], repeats: int, clock: str = "wall",
-            stat: str = "median") -> dict[str, float]:
-    """The ``stat`` over ``repeats`` interleaved runs of each case, timed by ``clock``."""
+            stat: str = "median", between: Callable[[], object] | None = None) -> dict[str, float]:
+    """The ``stat`` over ``repeats`` interleaved runs of each case, timed by ``clock``; ``between``
+    (untimed here) runs after each repetition."""
     now = CLOCK[clock]
     times: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(repeats):
@@ -58,6 +68,8 @@ def medians(cases: dict[str, Callable[[], object]], repeats: int, clock: str = "
             t = now()
             fn()
             times[name].append(now() - t)
+        if between is not None:
+            between()
     return {name: STAT[stat](ts) for name, ts in times.items()}
 
 
@@ -69,9 +81,11 @@ def main() -> None:
     ap.add_argument("--clock", choices=sorted(CLOCK), default="wall", help="cpu: process time (steadier under load)")
     ap.add_argument("--stat", choices=sorted(STAT), default="median")
     ap.add_argument("--renyi-only", action="store_true", help="only the Renyi curve next to the query (no compose)")
+    ap.add_argument("--old-rev", default=None, help="with --renyi-only: also time the curve at this git revision")
     args = ap.parse_args()
     if args.renyi_only:
-        renyi_table([10**3, 3 * 10**3, 10**4, 10**6] if args.quick else NS, args.repeats, args.clock, args.stat)
+        renyi_table([10**3, 3 * 10**3, 10**4, 10**6] if args.quick else NS, args.repeats, args.clock, args.stat,
+                    args.old_rev)
         return
     ns = [10**3, 3 * 10**3, 10**4, 10**6] if args.quick else NS
     try:
@@ -83,11 +97,11 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     worst = {"renyi": 0.0, "compose": 0.0}
     for n in ns:
-        cases = {
-            "q": lambda n=n: api.epsilon(1.0, n, 1e-6),
-            "renyi": lambda n=n: comp.rdp_curve(1.0, n),
-            "c100": cold(lambda n=n: comp.compose(eps0=1.0, n=n, T=100)),
-            "c1e4": cold(lambda n=n: comp.compose(eps0=1.0, n=n, T=10**4)),
+        cases: dict[str, Callable[[], object]] = {
+            "q": partial(api.epsilon, 1.0, n, 1e-6),
+            "renyi": partial(comp.rdp_curve, 1.0, n),
+            "c100": cold(partial(comp.compose, eps0=1.0, n=n, T=100)),
+            "c1e4": cold(partial(comp.compose, eps0=1.0, n=n, T=10**4)),
         }
         for fn in cases.values():  # warm-up (imports, first-call allocations)
             fn()
@@ -103,20 +117,49 @@ def main() -> None:
         randomizer_table([10**3, 10**4, 10**6] if args.quick else [10**3, 10**4, 10**5, 10**6], args.repeats)
 
 
-def renyi_table(ns: list[int], repeats: int, clock: str, stat: str) -> None:
-    """The Renyi curve (40 default orders, rtol 1e-3) next to one clones query at each n."""
+def renyi_table(ns: list[int], repeats: int, clock: str, stat: str, old_rev: str | None = None) -> None:
+    """The Renyi curve (40 default orders, rtol 1e-3) next to one clones query at each n; with
+    ``old_rev``, the curve of that revision too (a subprocess per repetition, between this one's runs)."""
+    old: dict[int, list[float]] = {n: [] for n in ns}
+    tmp = None
+    if old_rev is not None:
+        tmp = tempfile.TemporaryDirectory()
+        root = Path(__file__).resolve().parents[1]
+        archive = subprocess.run(["git", "-C", str(root), "archive", old_rev, "shuffle_accountant"], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp.name], input=archive, check=True)
     print(f"{stat} {clock} ms over {repeats} interleaved runs; ratio = curve / single query at the same n\n")
-    print("| n | single eps query | renyi curve (40 orders) | ratio |")
-    print("|---|---|---|---|")
+    head = "| n | single eps query | renyi curve (40 orders) | ratio |"
+    print(head + (f" curve at {old_rev} | old ratio |" if old_rev else ""))
+    print("|---|---|---|---|" + ("---|---|" if old_rev else ""))
     worst = 0.0
     for n in ns:
-        cases = {"q": lambda n=n: api.epsilon(1.0, n, 1e-6), "renyi": lambda n=n: comp.rdp_curve(1.0, n)}
+        cases: dict[str, Callable[[], object]] = {"q": partial(api.epsilon, 1.0, n, 1e-6),
+                                                  "renyi": partial(comp.rdp_curve, 1.0, n)}
         for fn in cases.values():
             fn()
-        m = medians(cases, repeats, clock, stat)
+        between = None if tmp is None else partial(_old_curve_time, tmp.name, n, clock, old[n])
+        m = medians(cases, repeats, clock, stat, between)
         worst = max(worst, m["renyi"] / m["q"])
-        print(f"| {n:.0e} | {m['q'] * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {m['renyi'] / m['q']:.1f} |", flush=True)
+        line = f"| {n:.0e} | {m['q'] * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {m['renyi'] / m['q']:.1f} |"
+        if tmp is not None:
+            o = STAT[stat](old[n])
+            line += f" {o * 1e3:.1f} | {o / m['q']:.1f} |"
+        print(line, flush=True)
     print(f"\nworst ratio: renyi curve {worst:.1f} (target 10)")
+    if tmp is not None:
+        tmp.cleanup()
+
+
+def _old_curve_time(path: str, n: int, clock: str, into: list[float]) -> None:
+    """One timed curve (after one untimed warm-up) of the package extracted at ``path``, in a subprocess,
+    appended to ``into``."""
+    code = ("import json, time\nfrom shuffle_accountant import composition as comp\n"
+            f"now = time.{'process_time' if clock == 'cpu' else 'perf_counter'}\n"
+            f"comp.rdp_curve(1.0, {n})\nt = now()\ncomp.rdp_curve(1.0, {n})\nprint(json.dumps(now() - t))")
+    env = dict(os.environ, PYTHONPATH=path)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env, cwd=path)
+    into.append(float(json.loads(out.stdout)))
 
 
 def randomizer_table(ns: list[int], repeats: int) -> None:
@@ -139,7 +182,7 @@ def randomizer_table(ns: list[int], repeats: int) -> None:
             results["g"] = cold(lambda: comp.compose(eps0=1.0, n=n, T=100, method="stronger-clones"))()
             return results["g"]
 
-        cases = {"q": lambda n=n: api.epsilon(1.0, n, 1e-6), "g": generic, "b": blanket}
+        cases: dict[str, Callable[[], object]] = {"q": partial(api.epsilon, 1.0, n, 1e-6), "g": generic, "b": blanket}
         for fn in cases.values():
             fn()
         m = medians(cases, repeats)
