@@ -1293,7 +1293,7 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
         near = np.where(up_side, lo_x[jf], hi_x[jf])
         bulk = np.full(jf.size, s)
         move = log_gb(near, jf) > target[jf]
-        for _ in range(20):
+        for _ in range(14):
             mid = 0.5 * (near + bulk)
             hot = log_gb(mid, jf) > target[jf]
             near, bulk = np.where(hot, mid, near), np.where(hot, bulk, mid)
@@ -1318,7 +1318,7 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
     own = (c_hi - c_lo + 1.0) * (width_x * (0.5 * (c_lo + c_hi) + 1.0) + 1.0)
     for side in (-1.0,):
         a_, b_ = (np.zeros(alpha.size), c_lo.copy()) if side < 0 else (c_hi.copy(), np.full(alpha.size, N))
-        for _ in range(30):  # the count nearest the saddle with log Pr[C beyond] <= room
+        for _ in range(int(math.log2(max(N, 2.0))) + 2):  # the count nearest the saddle with log Pr[C beyond] <= room
             mid = np.floor(0.5 * (a_ + b_))
             x = np.clip(mid / max(N, 1.0), 1e-300, 1.0)
             with np.errstate(all="ignore"):
@@ -1614,17 +1614,17 @@ class _Slab:
             g_far = _log_g_bound(np.array([bp]), np.array([bq]), np.array([u]), np.array([v]), self.s, alpha, far)
             lg = np.concatenate((lg, g_far), axis=0)  # log g (upper) at the pieces' ends
             g_max = np.maximum(lg[:-1], lg[1:])
-            crude = np.full(na, -np.inf)
-            for kk in range(ends.size):
-                if side == 1:  # a > a_hi and a/m >= xs[kk]
-                    lo = np.maximum(edge + 1.0, np.ceil(xs[kk] * m * (1.0 - 4 * _U)))
-                    hi = m
-                else:
-                    lo = np.zeros(m.size)
-                    hi = np.minimum(edge - 1.0, np.floor(xs[kk] * m * (1.0 + 4 * _U)))
-                lch = np.where(open_, _log_chernoff(lo, hi, m, self.s), -np.inf)
-                crude = np.logaddexp(crude, _logsumexp(self.log_pc_up + lch, axis=0) + g_max[kk])
-            crude = crude + 1e-12
+            # all pieces at once (rows x pieces): a > a_hi and a/m >= xs[k] (above), a < a_lo and a/m <= xs[k]
+            mk, xk = m[:, None], xs[None, :-1]
+            if side == 1:
+                lo = np.maximum(edge[:, None] + 1.0, np.ceil(xk * mk * (1.0 - 4 * _U)))
+                hi = np.broadcast_to(mk, lo.shape)
+            else:
+                hi = np.minimum(edge[:, None] - 1.0, np.floor(xk * mk * (1.0 + 4 * _U)))
+                lo = np.zeros(hi.shape)
+            lch = np.where(open_[:, None], _log_chernoff(lo, hi, np.broadcast_to(mk, lo.shape), self.s), -np.inf)
+            piece = _logsumexp(self.log_pc_up[:, None] + lch, axis=0)  # per piece: sum over counts
+            crude = _logsumexp(piece[:, None] + g_max, axis=0) + 1e-12
             total = np.logaddexp(total, crude)
             worst |= crude > log_tol + est
         if not np.any(worst):
