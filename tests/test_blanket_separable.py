@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from shuffle_accountant.errors import InvalidParameter
 from shuffle_accountant.numeric import blanket_separable as bsep
-from shuffle_accountant.numeric.blanket_matrix import PairBlanket
+from shuffle_accountant.numeric.blanket_matrix import BlanketProfile, PairBlanket
 from shuffle_accountant.numeric.search import epsilon_for_delta
 from shuffle_accountant.randomizers import KRR, OLH, OUE, SUE, Hadamard, MatrixRandomizer, Subset
 
@@ -102,7 +102,7 @@ def _f_exact(m: int, alpha: float, kappa: float) -> Fraction:
 def test_f_closed_form_against_rationals(m: int) -> None:
     alpha = 0.3711
     kappas = np.array([-3.5, -1.0, 0.0, 0.4, 1.0, 0.37 * m, 0.5 * m + 0.25, m - 1.0, m - 0.3, m * 1.0, m + 2.0])
-    val, err = bsep._f_cells(np.full(kappas.size, float(m)), kappas, np.zeros(kappas.size), alpha)
+    val, err, _ = bsep._f_cells(np.full(kappas.size, float(m)), kappas, np.zeros(kappas.size), alpha)
     for kap, v, e in zip(kappas, val, err):
         want = _f_exact(m, alpha, float(kap))
         assert abs(Fraction(float(v)) - want) <= Fraction(float(e)) + Fraction(1, 10**300), (m, kap, v, float(want), e)
@@ -112,7 +112,7 @@ def test_f_error_covers_a_moved_kappa() -> None:
     m, alpha = 30, 0.42
     kappas = np.array([3.0, 12.6, 13.0, 20.0000001])
     d = np.full(kappas.size, 1e-3)
-    val, err = bsep._f_cells(np.full(kappas.size, float(m)), kappas, d, alpha)
+    val, err, _ = bsep._f_cells(np.full(kappas.size, float(m)), kappas, d, alpha)
     for kap, v, e in zip(kappas, val, err):
         for shift in (-1e-3, 1e-3):
             want = _f_exact(m, alpha, float(kap) + shift)
@@ -138,7 +138,7 @@ def test_f_runs_against_rationals(seed: int) -> None:
     kappa = g * b + mm * rho
     d = np.where(np.arange(mm.size) % 2 == 0, 0.0, 1e-6)
     seg = np.concatenate(([0], np.cumsum(cnt)[:-1]))
-    val, err = bsep._f_runs(ms, seg, mm, kappa, d, alpha)
+    val, err, _ = bsep._f_runs(ms, seg, mm, kappa, d, alpha)
     for i in range(mm.size):
         for shift in (0.0, -d[i], d[i]):
             want = _f_exact(int(mm[i]), alpha, float(kappa[i]) + shift)
@@ -299,9 +299,152 @@ def test_f_cells_bound_covers_the_lower_case_rounding_of_m_alpha(alpha: float, k
     case adds m alpha - kappa with m alpha rounded): the error bound covers the 50-digit value
     (the first case exceeded the bound 2x before the rounding of m alpha was charged)."""
     m = 1000
-    val, err = bsep._f_cells(np.array([float(m)]), np.array([kappa]), np.array([0.0]), alpha)
+    val, err, _ = bsep._f_cells(np.array([float(m)]), np.array([kappa]), np.array([0.0]), alpha)
     with mpmath.workdps(50):
         a = mpmath.mpf(alpha)
         exact = mpmath.fsum(mpmath.binomial(m, j) * a ** j * (1 - a) ** (m - j) * max(j - mpmath.mpf(kappa), 0)
                             for j in range(m + 1))
         assert abs(mpmath.mpf(float(val[0])) - exact) <= mpmath.mpf(float(err[0]))
+
+
+# --------------------------------------------------------------------------------------
+# lower_at (module docstring §7): a certified lower bound at a nearby smaller eps
+# --------------------------------------------------------------------------------------
+
+
+def _tail_exact(m: int, alpha: float, x: float) -> Fraction:
+    """``P[A > x]``, ``A ~ Bin(m, alpha)``, exact rational."""
+    a = Fraction(alpha)
+    return sum((Fraction(math.comb(m, j)) * a**j * (1 - a) ** (m - j) for j in range(m + 1) if j > Fraction(x)),
+               Fraction(0))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_slope_lower_bounds_against_rationals(seed: int) -> None:
+    """The slope of §7 (a lower bound on ``P[A > kappa + d]``) from the runs (§4b) and from the
+    closed form (cell by cell): never above the exact rational value, and within 1e-9 of it where
+    ``[kappa, kappa + d]`` stays in one unit interval (fails with the slope of the neighbouring
+    unit interval, ``S(j + 1)`` or ``S(j - 1)``)."""
+    rng = np.random.default_rng(100 + seed)
+    alpha = [0.37754, 0.02, 0.6, 0.25, 0.9, 0.5][seed]
+    g = [1.0, 1.0088, 1.11, 2.7, 40.0, 1.0][seed]
+    rho = [0.0, 0.005, 0.06, 0.9, 0.3, 0.25][seed]
+    ms = np.sort(rng.choice(np.arange(1, 70), size=3, replace=False)).astype(float)
+    cnt = np.array([int(m) + 1 for m in ms])
+    mm = np.repeat(ms, cnt)
+    b = np.arange(mm.size) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    kappa = g * b + mm * rho + 0.25
+    d = np.where(np.arange(mm.size) % 3 == 0, 0.0, np.where(np.arange(mm.size) % 3 == 1, 1e-6, 0.8))
+    seg = np.concatenate(([0], np.cumsum(cnt)[:-1]))
+    _, _, runs = bsep._f_runs(ms, seg, mm, kappa, d, alpha)
+    _, _, cells = bsep._f_cells(mm, kappa, d, alpha)
+    tight = 0
+    for i in range(mm.size):
+        want = _tail_exact(int(mm[i]), alpha, float(kappa[i]) + float(d[i]))
+        same = math.floor(kappa[i] + d[i]) == math.floor(kappa[i])
+        for got in (runs[i], cells[i]):
+            assert 0.0 <= got and Fraction(float(got)) <= want, (mm[i], kappa[i], d[i], got, float(want))
+        if same and want > Fraction(1, 10**200):
+            assert float(runs[i]) >= float(want) * (1 - 1e-9), (mm[i], kappa[i], d[i], runs[i], float(want))
+            tight += 1
+    assert tight >= 3
+
+
+def _check_lower_at(sb: bsep.SeparableBlanket, eps_b: float, exact_at) -> None:  # type: ignore[no-untyped-def]
+    """``lower_at`` over a neighbourhood below ``eps_b`` against ``exact_at(eps) -> (lo, hi)`` (an
+    independent bracket of the exact value): certified (below ``hi``) and, where the bracket at
+    ``eps_b`` is tight, first-order tight (within 1e-2 of the rise from the lower end at ``eps_b``
+    to the exact value, from above the exact value at ``eps_b``, steps up to 1e-5: fails with a slope of 0 or half
+    the slope)."""
+    lb = sb.bounds(eps_b, 1e-10)
+    tight: list[bool] = []
+    assert sb.lower_at(eps_b) == 0.0 and sb.lower_at(eps_b * 1.0001) == 0.0 and sb.lower_at(eps_b * 0.99) == 0.0
+    for t in (1e-9, 1e-7, 1e-5, 1e-4, 9.9e-4):
+        a = eps_b * (1.0 - t)
+        got = sb.lower_at(a)
+        lo, hi = exact_at(a)
+        assert got <= hi, (eps_b, t, got, hi)
+        if lb.lower > 0.0:
+            assert got >= lb.lower  # the slope is non-negative
+        if lb.lower > 0.0 and lb.converged and t <= 1e-5:
+            # first order: the rise above the lower end at eps_b is at least the exact rise (from
+            # above the exact value at eps_b) less 1e-2 of it: the loss is second order in the step (small steps)
+            rise = lo - exact_at(eps_b)[1]
+            assert got - lb.lower >= rise - 1e-2 * abs(rise), (eps_b, t, got, lo, lb.lower, rise)
+            tight.append(rise > 0.0)
+    if tight:
+        assert any(tight)  # the check above had something to check
+
+
+@pytest.mark.parametrize("rand,oracle,nmax", ORACLE_CASES[:5], ids=[c[0].describe() for c in ORACLE_CASES[:5]])
+def test_lower_at_below_the_mpmath_oracle(rand, oracle, nmax) -> None:  # type: ignore[no-untyped-def]
+    """Against the brute force over the whole output space (tiny domains; 40 digits)."""
+    m = oracle()
+    s = _structure(rand)
+    for n in sorted({2, nmax}):
+        sb = bsep.SeparableBlanket(s, n)
+        for eps_b in (0.3 * rand.eps0, 0.8 * rand.eps0):
+
+            def exact_at(a: float, n: int = n) -> tuple[float, float]:
+                with mpmath.workdps(40):
+                    v = ob.blanket_delta(m, n, a)
+                return float(v) * (1 - 1e-15), float(v) * (1 + 1e-15)
+
+            _check_lower_at(sb, eps_b, exact_at)
+
+
+@pytest.mark.parametrize("rand", NEAR_PRODUCT, ids=lambda r: r.describe())
+def test_lower_at_below_exact_enumeration(rand) -> None:  # type: ignore[no-untyped-def]
+    """Against exact enumeration of count vectors (both mass-rounding routes occur), n up to 60."""
+    s = _structure(rand)
+    for n in (3, 23, 60):
+        ex = PairBlanket(s, n, method="exact")
+        sb = bsep.SeparableBlanket(s, n)
+        for eps_b in (0.05 * rand.eps0, 0.4 * rand.eps0, 0.85 * rand.eps0):
+
+            def exact_at(a: float) -> tuple[float, float]:
+                b = ex.bounds(a, 1e-12)
+                return b.lower, b.upper
+
+            _check_lower_at(sb, eps_b, exact_at)
+
+
+def test_lower_at_saves_an_evaluation_and_the_pair_forwards_it() -> None:
+    """One eps(delta) search through BlanketProfile -> PairBlanket -> the separable engine: one
+    evaluation fewer than with lower_at hidden, the bracket within rtol and overlapping the other (fails without lower_at)."""
+    rand = SUE(100, 1.0)
+    with_it = epsilon_for_delta(BlanketProfile(rand, 300), 1e-6, 1e-6)
+
+    class Hidden:
+        def __init__(self) -> None:
+            self.inner = BlanketProfile(rand, 300)
+            self.max_log_ratio = self.inner.max_log_ratio
+            self.surrogate = self.inner.surrogate
+            self.log_slope = self.inner.log_slope
+            self.surrogate_rtol = 1e-3
+
+        def bounds(self, eps: float, rtol: float):  # type: ignore[no-untyped-def]
+            return self.inner.bounds(eps, rtol)
+
+    without = epsilon_for_delta(Hidden(), 1e-6, 1e-6)
+    assert with_it.evaluations < without.evaluations, (with_it, without)
+    assert with_it.lower <= without.upper and without.lower <= with_it.upper
+    assert with_it.upper - with_it.lower <= 1e-6 * with_it.upper
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    which=st.sampled_from([SUE(100, 1.0), OUE(100, 2.0), OLH(100, 0.5)]),
+    n=st.integers(min_value=8, max_value=60),
+    log_delta=st.floats(min_value=-9.0, max_value=-2.0),
+    rtol=st.sampled_from([1e-3, 1e-6]),
+)
+def test_search_with_lower_at_brackets_the_exact_root(which, n: int, log_delta: float, rtol: float) -> None:  # type: ignore[no-untyped-def]
+    """The search's brackets (with lower_at) hold the root of exact enumeration's certified profile:
+    the two brackets overlap, so the exact root lies in both."""
+    s = _structure(which)
+    delta = 10.0**log_delta
+    ex = epsilon_for_delta(PairBlanket(s, n, method="exact"), delta, 1e-9)
+    got = epsilon_for_delta(bsep.SeparableBlanket(s, n), delta, rtol)
+    assert got.lower <= ex.upper and ex.lower <= got.upper, (got, ex)
+    assert got.upper - got.lower <= rtol * got.upper * (1 + 1e-12)

@@ -1371,6 +1371,7 @@ class PairBlanket:
         self._float_seen: float | None = None  # least floating-point share of a width at the floor
         self._float_last: float | None = None  # floating-point share of the last lattice's width (planning)
         self._drift: dict[float, float] = {}  # log_drift per eps
+        self._last: float | None = None  # eps of the last bounds() call (lower_at)
 
     @property
     def max_log_ratio(self) -> float:
@@ -1589,6 +1590,7 @@ class PairBlanket:
     def bounds(self, eps: float, rtol: float) -> DeltaBounds:
         """Certified bracket at ``eps``; repeated calls at the same ``eps`` reuse the last result
         when it already meets ``rtol`` or was computed with a tolerance at least as strict."""
+        self._last = eps
         hit = self._cache.get(eps)
         if hit is not None:
             b, tried = hit
@@ -1599,6 +1601,15 @@ class PairBlanket:
             self._cache.clear()
         self._cache[eps] = (result, rtol)
         return result
+
+    def lower_at(self, eps: float) -> float:
+        """A *certified* lower bound on ``delta(eps)`` from the last :meth:`bounds` call, at no
+        evaluation's cost (the search's ``lower_at``, :func:`.search.epsilon_for_delta`): the
+        separable engine's (:meth:`.blanket_separable.SeparableBlanket.lower_at`, proved in its
+        module docstring §7); 0 on the other paths (exact enumeration, lattice)."""
+        if self._separable is None or self._last is None:
+            return 0.0
+        return self._separable.lower_at(eps, self._last)
 
     def _compute(self, eps: float, rtol: float) -> DeltaBounds:
         cf = coefficients(self.structure, eps)
@@ -1875,6 +1886,12 @@ class BlanketProfile:
         if all(p.separable and p.n * p.structure.gamma >= 100.0 for p in self.pairs):
             return 1e-3
         return None
+
+    def lower_at(self, eps: float) -> float:
+        """A *certified* lower bound on ``delta(eps)`` at no evaluation's cost (the search's
+        ``lower_at``): the largest of the pairs' :meth:`PairBlanket.lower_at`, each from that pair's
+        last evaluation (a lower bound on one pair's delta is one on the maximum over pairs)."""
+        return max(p.lower_at(eps) for p in self.pairs)
 
     def bounds(self, eps: float, rtol: float = 1e-6) -> DeltaBounds:
         if not (isinstance(eps, (int, float, np.floating)) and math.isfinite(eps) and eps >= 0.0):

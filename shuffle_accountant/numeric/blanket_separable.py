@@ -131,6 +131,48 @@ per cell: trimming at ``1e-13`` instead of :data:`TRIM_REL` leaves 22 % fewer ce
 time.
 :data:`SEPARABLE_MAX_N` is the suggested cut-over. :data:`MAX_CELLS` caps the work of one call (the
 bracket reached is returned, certified, with ``converged = False``).
+
+7. A certified lower bound at a nearby smaller ``eps`` without an evaluation (*derived*)
+---------------------------------------------------------------------------------------
+The ``eps(delta)`` search (:func:`.search.epsilon_for_delta`) asks for ``lower_at(eps_a)``, a certified
+lower bound on ``delta(eps_a)`` from the state of the last evaluation at ``eps_b > eps_a``
+(:meth:`SeparableBlanket.lower_at`). Write ``g = e^eps``. For every realisation of the draws the
+sum ``S(g) = sum_j (a_j - g b_j) N_j`` is affine in ``g`` with slope ``-T``, ``T = sum_j b_j N_j >= 0``,
+so ``(S(g_a))_+ >= (S(g_b))_+ + (g_b - g_a) T 1{S(g_b) > 0}`` (``x -> x_+`` is convex with
+subgradient ``1{x > 0}``): ``delta`` is convex in ``g`` and, for ``g_a < g_b``,
+``delta(g_a) >= delta(g_b) + (g_b - g_a) D(g_b)`` with ``D = (1/n) E[T 1{S > 0}]`` (the right
+derivative ``-d delta / dg``; by exchangeability ``D = sum_j b_j p_j P[S_{n-1} > -c_j]``, the 1/n
+cancelling the ``n`` users). Here the same argument is applied term by term to the chain of
+inequalities that gives the lower end at ``g_b`` (§2, §3, §5), whose every ingredient except
+``G(m)`` and ``r_-`` is independent of ``eps``:
+
+- the product law (``gamma', alpha, beta``), the masses ``W`` of the blocks of ``m`` and route B's
+  factor ``(1 - r')^n`` do not depend on ``eps``; ``r_- = sum nu_y (c_y)_-`` (with its slack) is
+  non-increasing as ``g`` decreases (``c_y = a_y - g b_y`` grows), so ``r_-(g_b) >= r_-(g_a)``;
+- a block ``[lo, hi]`` contributes at least ``W G_a(m*)`` at ``g_a`` (``m* = hi + 1``, or the ``m``
+  of a single block), ``G`` being non-increasing in ``m`` at every ``g`` (§3);
+- for ``m`` product draws, ``S_m = (E - 1)(A - kappa')`` with ``|kappa' - kappa_B| <= d`` (§5), so
+  ``{A > kappa_B + d}`` lies inside ``{S_m > 0}``; ``T_m >= t (m + (E - 1) B)`` with ``t = 1 - rel_err
+  - 16u`` (the true ``b`` of a class is ``1`` or ``E`` within its stored error), and ``A, B`` are
+  independent given ``m``. Hence ``G_a(m) >= G_b(m) + (g_b - g_a) D(m)`` with
+
+      D(m) = (t / m) sum_b P[B = b] (m + (E - 1) b) P[A > kappa_b + d]       (non-negative terms),
+
+  and any lower bound on ``D(m)`` may be used: the cells of the window of §4 only (the others are
+  non-negative), ``P[A > kappa_b + d] = S(j)`` of §4b / the closed form's ``P[A >= k]`` (or ``1 -
+  P[A <= k]`` below the mean) minus its error bound where ``[kappa, kappa + d]`` stays inside one
+  unit interval, else 0.
+
+So ``lower_at(eps_a) = [gamma' sum_blocks W_lo (G_lo(m*) + (g_b - g_a) D_lo(m*)) - r_-(g_b)]_+``
+(times route B's ``(1 - r')^n``) with every factor rounded down: ``W_lo``, ``G_lo`` and the sum's
+charge as for the lower end at ``g_b``; ``D_lo`` with the masses' ``rel_w``, the sum's ``fp.sum_error``
+and ``8u`` for its products; ``g_b - g_a = e^{eps_a} expm1(eps_b - eps_a)`` (the difference is exact
+by Sterbenz's lemma for ``eps_a >= eps_b / 2``; ``exp``, ``expm1`` and the product within ``1 - 8u``);
+``4u`` for each term's three roundings. It is certified for every ``eps_a < eps_b``; it is offered
+within ``1e-3 eps_a`` of ``eps_b`` only (the search asks ``0.98 rtol`` below) and is then below the
+lower end of an evaluation by the loss of the first-order term only. It costs a third sum over the
+cells already computed (measured: see the commit). Tests: ``tests/test_blanket_separable.py``
+against exact rationals and the independent oracle of ``tests/oracle_blanket.py``.
 """
 
 from __future__ import annotations
@@ -302,9 +344,11 @@ def _eps_constants(s: PairStructure, E: float, eps: float) -> _Eps:
 
 
 def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """``F(kappa) = E[(A - kappa)_+]``, ``A ~ Bin(m, alpha)``, elementwise (§4), and an absolute
-    error bound that also covers every ``kappa'`` with ``|kappa' - kappa| <= d``."""
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``F(kappa) = E[(A - kappa)_+]``, ``A ~ Bin(m, alpha)``, elementwise (§4), an absolute
+    error bound that also covers every ``kappa'`` with ``|kappa' - kappa| <= d``, and a certified
+    lower bound on ``P[A > kappa + d]`` (the slope of §7; 0 where ``[kappa - d, kappa + d]`` meets
+    the integer that would change it)."""
     m = np.asarray(m, dtype=float)
     ma = m * alpha
     upper = kappa >= ma
@@ -348,7 +392,14 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     zero = kappa - d >= m  # A <= m < kappa' for every kappa' nearby: F = 0 exactly
     val = np.where(zero, 0.0, np.maximum(val, 0.0))
     err = np.where(zero, 0.0, err)
-    return val, err
+    # P[A > kappa + d] = P[A >= floor(kappa + d) + 1]: the upper case's P[A >= k] when floor(kappa + d)
+    # = k - 1, the lower case's 1 - P[A <= k] when floor(kappa + d) = k; else 0 (pessimistic)
+    kd = np.floor(kappa + d)
+    s_rel = rel_t + rel_p + 8 * _U
+    s_lo = np.where(upper & (kd + 1.0 == k), slope * (1.0 - s_rel),
+                    np.where(~upper & (kd == k), 1.0 - slope * (1.0 + s_rel) - 4 * _U, 0.0))
+    s_lo = np.where(zero, 0.0, np.maximum(s_lo, 0.0))
+    return val, err, s_lo
 
 
 #: a run of cells whose integer grid (:func:`_f_runs`) is longer than this many times its cells
@@ -358,17 +409,19 @@ GRID_EXTRA = 64
 
 
 def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d: np.ndarray,
-            alpha: float) -> tuple[np.ndarray, np.ndarray]:
+            alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_f_cells` for runs of cells, one run per ``ms[i]`` starting at ``seg[i]`` with
     ``kappa`` non-decreasing along the run, through ``F`` at the integers (§4b): same contract
-    (values and absolute error bounds covering ``|kappa' - kappa| <= d``), a few Boost values per
-    run instead of two per cell. Runs whose grid would be long (``g = e^eps`` large) go cell by
+    (values, absolute error bounds covering ``|kappa' - kappa| <= d``, lower bounds on ``P[A >
+    kappa + d]``: ``S(j) - err`` where ``kappa + d < j``, else 0), a few Boost values per run
+    instead of two per cell. Runs whose grid would be long (``g = e^eps`` large) go cell by
     cell."""
     n_runs = ms.size
     ends = np.append(seg[1:], kappa.size)
     counts = ends - seg
     fval = np.zeros(kappa.size)
     ferr = np.zeros(kappa.size)
+    slo = np.zeros(kappa.size)
     k0 = np.floor(kappa)
     j = k0 + 1.0  # F(kappa) = F(j) + (j - kappa) S(j)
     mm = m.astype(float)
@@ -381,8 +434,7 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
     cell_run = np.repeat(np.arange(n_runs), counts)
     by_cell = ~grid[cell_run] & ~beyond
     if np.any(by_cell):
-        fv, fe = _f_cells(m[by_cell], kappa[by_cell], d[by_cell], alpha)
-        fval[by_cell], ferr[by_cell] = fv, fe
+        fval[by_cell], ferr[by_cell], slo[by_cell] = _f_cells(m[by_cell], kappa[by_cell], d[by_cell], alpha)
     rows = np.nonzero(grid)[0]
     if rows.size:
         r_ms, r_lo, r_hi, r_len = ms[rows], jlo[rows], jhi[rows], length[rows]
@@ -394,8 +446,8 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
         f_top = np.zeros(rows.size)
         f_top_err = np.zeros(rows.size)
         if np.any(top_in):
-            fv, fe = _f_cells(r_ms[top_in], r_hi[top_in], np.zeros(int(np.sum(top_in))), alpha)
-            f_top[top_in], f_top_err[top_in] = fv, fe
+            f_top[top_in], f_top_err[top_in], _ = _f_cells(r_ms[top_in], r_hi[top_in],
+                                                           np.zeros(int(np.sum(top_in))), alpha)
         # P[A = i] for i = jlo .. jhi - 1 (increasing runs: ratio recurrences from Boost anchors)
         n_pts = r_len - 1
         first = np.repeat(np.cumsum(n_pts) - n_pts, n_pts)
@@ -437,10 +489,12 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
             inside = (np.floor(kappa[cells] - dd) == k0[cells]) & (kappa[cells] + dd < j[cells])
             err = err + dd * np.where(inside, (sv + se) * (1.0 + 4 * _U), 1.0)
             fval[cells], ferr[cells] = val, err
+            # P[A > kappa'] = S(j) for every kappa' in [kappa, kappa + d] when kappa + d < j
+            slo[cells] = np.where(kappa[cells] + dd < j[cells], np.maximum(sv - se, 0.0) * (1.0 - 2 * _U), 0.0)
     if np.any(beyond):
         near = kappa[beyond] - d[beyond] < mm[beyond]
         ferr[beyond] = np.where(near, d[beyond], 0.0)
-    return fval, ferr
+    return fval, ferr, slo
 
 
 def _remainder_terms(rel_err: float, sp: _Split, g: float) -> tuple[float, float]:
@@ -513,6 +567,29 @@ def _f_estimate_up(m: np.ndarray, kappa: np.ndarray, alpha: float) -> np.ndarray
     return np.where(kappa >= m, 0.0, out)
 
 
+@dataclass(frozen=True)
+class _SlopeState:
+    """What §7 keeps of one computation at ``eps``: per term of the lower end (one ``m`` per block)
+    the lower block mass ``w``, ``G_lo(m)`` and ``D_lo(m)``; the factor ``gamma' (1 - s_rel)
+    (1 - 8u)``, the remainder ``r_-`` (route A; 0 for route B) and route B's factor ``shrink``."""
+
+    eps: float
+    w: np.ndarray
+    g_lo: np.ndarray
+    d_lo: np.ndarray
+    factor: float
+    rem_neg: float
+    shrink: float
+
+    def at(self, eps: float) -> float:
+        """The certified lower bound of §7 at ``eps < self.eps`` (``eps >= self.eps / 2``)."""
+        # e^{eps_b} - e^{eps} = e^eps expm1(eps_b - eps), the difference exact (Sterbenz)
+        dg = math.exp(eps) * math.expm1(self.eps - eps) * (1.0 - 8 * _U)
+        terms = self.w * (self.g_lo + dg * self.d_lo)  # non-negative, 3 roundings each
+        total = float(np.sum(terms)) * (1.0 - 4 * _U) * self.factor
+        return max(total - self.rem_neg, 0.0) * (1.0 - 2 * _U) * self.shrink * (1.0 - 2 * _U)
+
+
 class SeparableBlanket:
     """Certified ``delta(eps)`` of the blanket bound for ONE separable :class:`PairStructure`
     (module docstring): a :class:`~.profile.PrivacyProfile` with ``bounds``, ``max_log_ratio``,
@@ -535,6 +612,8 @@ class SeparableBlanket:
         self._edges: np.ndarray | None = None  # the m partition of the last call (warm start)
         self._cache: dict[float, tuple[DeltaBounds, float]] = {}
         self._estimator: PairBlanket | None = None
+        self._slopes: dict[float, _SlopeState] = {}  # §7 per eps of a finished computation
+        self._last: float | None = None  # eps of the last bounds() call
 
     # -- estimates (steer a search; never reported) ------------------------------------------
 
@@ -570,6 +649,7 @@ class SeparableBlanket:
         if not 0.0 < rtol < 1.0:
             raise InvalidParameter(f"rtol must be in (0, 1), got {rtol!r}")
         eps = float(eps)
+        self._last = eps
         if eps >= self.max_log_ratio:
             return DeltaBounds(eps, 0.0, 0.0, 0, True)
         hit = self._cache.get(eps)
@@ -581,16 +661,31 @@ class SeparableBlanket:
         self._cache[eps] = (b, rtol)
         return b
 
+    def lower_at(self, eps: float, at: float | None = None) -> float:
+        """A *certified* lower bound on ``delta(eps)`` from the last :meth:`bounds` call (or the
+        computation kept at ``at``; §7, at no evaluation's cost): for ``eps`` below that call's
+        ``eps_b`` by at most ``1e-3 eps``, the lower end at ``eps_b`` plus ``(e^eps_b - e^eps)`` times
+        its terms' slopes; 0 otherwise."""
+        last = self._last if at is None else at
+        st = self._slopes.get(last) if last is not None else None
+        if st is None or not (isinstance(eps, (int, float)) and 0.0 < eps < st.eps <= eps * (1.0 + 1e-3)):
+            return 0.0
+        return st.at(float(eps))
+
     def _remainder(self, ec: _Eps, sp: _Split) -> tuple[float, float]:
         """``(sum nu_y (c_y)_+, sum nu_y (c_y)_-)`` of §2, both rounded up."""
         return _remainder_terms(self.structure.rel_err, sp, ec.g)
 
-    def _g_values(self, ms: np.ndarray, ec: _Eps, sp: _Split) -> tuple[np.ndarray, np.ndarray, int]:
-        """Certified ``(G_lo(m), G_up(m))`` for the integers ``ms >= 1`` (§4), and the number of
-        cells used."""
+    def _g_values(self, ms: np.ndarray, ec: _Eps, sp: _Split
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """Certified ``(G_lo(m), G_up(m), D_lo(m))`` for the integers ``ms >= 1`` (§4; ``D_lo`` a
+        lower bound on ``E[T_m 1{S_m > 0}] / m`` of §7), and the number of cells used."""
         ms = np.asarray(ms, dtype=float)
         g_lo = np.zeros(ms.size)
         g_up = np.zeros(ms.size)
+        d_lo = np.zeros(ms.size)
+        # the true b of a class is at least (1 - rel_err - 16 u) times the separable form's 1 or E (§7)
+        t_scale = (1.0 - self.structure.rel_err - 16 * _U) * (1.0 - 8 * _U)
         beta, g, rho = sp.beta, ec.g, ec.rho
         sd = np.sqrt(ms * beta * (1.0 - beta))
         # b beyond which F = 0 exactly: kappa_b - d >= m
@@ -618,7 +713,7 @@ class SeparableBlanket:
             d = mm * ec.sig + 8 * _U * (g * b + mm * rho) * (1.0 + 1e-9)
             ends = np.cumsum(reps)
             seg = np.concatenate(([0], ends[:-1]))
-            fval, ferr = _f_runs(ms[idx], seg, mm, kappa, d, sp.alpha)
+            fval, ferr, slo = _f_runs(ms[idx], seg, mm, kappa, d, sp.alpha)
             # P[Bin(m, beta) = b] on the runs of consecutive b (one run per m): ratio recurrences
             # from Boost anchors every RUN cells; one relative bound per m (the largest of its run)
             w, rel_pts = bn.pmf_points(b, mm, beta, segment=RUN)
@@ -640,8 +735,11 @@ class SeparableBlanket:
             lo = s_lo * (1.0 - rel_w - sum_rel)
             g_up[idx] = up * ec.e1_up / mi * (1.0 + 8 * _U)
             g_lo[idx] = np.maximum(lo * ec.e1_lo / mi * (1.0 - 8 * _U), 0.0)
+            # §7: sum_b P[B = b] (m + (E - 1) b) P[A > kappa_b + d], non-negative terms (3 roundings each)
+            t_sum = np.add.reduceat(w * ((mm + ec.e1_lo * b) * slo), seg)
+            d_lo[idx] = t_sum * (1.0 - rel_w - sum_rel - 8 * _U) * t_scale / mi * (1.0 - 2 * _U)
             start = stop
-        return g_lo, g_up, cells
+        return g_lo, g_up, np.maximum(d_lo, 0.0), cells
 
     @staticmethod
     def _trim(ms: np.ndarray, b_lo: np.ndarray, b_hi: np.ndarray, ec: _Eps, sp: _Split
@@ -729,17 +827,17 @@ class SeparableBlanket:
             edges = self._edges
         else:
             edges = self._initial_edges(lo, hi, mean, sd)
-        known: dict[int, tuple[float, float]] = {}
+        known: dict[int, tuple[float, float, float]] = {}
         cells = 0
 
         def need(points: np.ndarray) -> None:
             nonlocal cells
             new = np.array([p for p in np.unique(points) if int(p) not in known], dtype=float)
             if new.size:
-                gl, gu, c = self._g_values(new, ec, sp)
+                gl, gu, dl, c = self._g_values(new, ec, sp)
                 cells += c
-                for p, a, b in zip(new, gl, gu):
-                    known[int(p)] = (float(a), float(b))
+                for p, a, b, t in zip(new, gl, gu, dl):
+                    known[int(p)] = (float(a), float(b), float(t))
 
         # tails of m outside [lo, hi]: G <= G(1) below, G <= G(hi + 1) above
         need(np.array([1, hi + 1]))
@@ -797,6 +895,13 @@ class SeparableBlanket:
             if new_edges:
                 edges = np.unique(np.concatenate([edges] + new_edges))
         self._edges = edges
+        # the state of §7: the lower end's terms, each with its slope in g
+        m_used = np.where(single, left, right)
+        self._slopes[eps] = _SlopeState(
+            eps, np.maximum(w - w_err, 0.0), np.array([known[int(x)][0] for x in m_used]),
+            np.array([known[int(x)][2] for x in m_used]), gam * (1.0 - s_rel) * (1.0 - 8 * _U), rem_neg, shrink)
+        if len(self._slopes) > 16:
+            del self._slopes[next(iter(self._slopes))]
         if 0.0 < total_up < fp.MIN_PROBABILITY:
             total_up = fp.MIN_PROBABILITY
         total_lo = min(total_lo, total_up)
