@@ -207,7 +207,7 @@ def test_slab_brackets_the_exact_sum_over_its_counts(method, eps0, n):
             assert np.all(up - lo < 0.05)
 
 
-@pytest.mark.parametrize("pr", [pair_for("clones", 1.0, 300).pair, ClonePair(250, 0.1, 0.3, 0.7, 0.3, 0.0)])
+@pytest.mark.parametrize("pr", [pair_for("clones", 1.0, 160).pair, ClonePair(130, 0.1, 0.3, 0.7, 0.3, 0.0)])
 def test_blocks_above_a_slab_bounded_by_its_average(pr):
     """Blocks above an order's slab take K(c) - 1 <= (the slab's upper bound) / Pr[C in slab] instead
     of an entry (K non-increasing in c): the 50-digit K(c2 + 1) - 1, the largest kernel above the slab,
