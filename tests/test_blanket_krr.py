@@ -811,3 +811,119 @@ def test_hinge_cache_without_keys_computes_each_distinct_request_once() -> None:
     assert seen == [40]
     for f in _HingeCache._FIELDS:
         assert np.array_equal(got[f], ref[f]), f
+
+
+# ---------------------------------------------------------------------------------------
+# lower_at: a certified lower bound at any eps from the last evaluation's lines and masses
+# ---------------------------------------------------------------------------------------
+
+from shuffle_accountant.numeric.blanket_krr import LOWER_AT_ROUTES  # noqa: E402
+from shuffle_accountant.numeric.profile import DeltaBounds  # noqa: E402
+
+# (n, k, eps0, eps): the window route (one total each) and the block engine alone, small enough
+# for the oracle's exact trinomial sum
+LOWER_AT_CASES = [(12, 3, 1.0, 0.3), (30, 4, 2.0, 0.5), (40, 3, 0.5, 0.1), (25, 10, 3.0, 1.2)]
+SHIFTS = (-9e-4, -3e-4, -1e-5, 0.0, 1e-5, 3e-4, 9e-4)
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", LOWER_AT_CASES)
+@pytest.mark.parametrize("route", ["window", "engine"])
+def test_lower_at_below_exact_delta_near_the_last_eps(n: int, k: int, eps0: float, eps: float, route: str) -> None:
+    """After an evaluation at ``eps``, ``lower_at(eps')`` for ``eps'`` within 1e-3 (relative) on both
+    sides is at most the oracle's exact ``delta(eps')``, at ``eps`` at most the evaluated lower end,
+    and close to the exact value (the lines are re-summed, not frozen: with the lines of ``eps``
+    unchanged the bound would exceed ``delta`` above ``eps`` and fall short by ~1e-3 below it);
+    0 beyond the reach and before any evaluation."""
+    prof = KrrBlanket(n, k, eps0, shared=False)
+    assert prof._backend is not None
+    part = prof._backend.window if route == "window" else prof._backend.engine
+    assert part.lower_at(eps) == 0.0  # no state yet
+    b = part.bounds(eps, 1e-9)
+    assert 0.0 < part.lower_at(eps) <= b.lower
+    for s in SHIFTS:
+        e = eps * (1.0 + s)
+        got = part.lower_at(e)
+        exact = ob.blanket_delta_krr_formula(n, k, eps0, e)
+        with mpmath.workdps(50):
+            assert got <= exact, (s, got, exact)
+            # tight: the lines moved with eps (their loss grows as the shift squared)
+            assert got >= exact * (1.0 - (1e-4 if abs(s) > 1e-4 else 2e-6)), (s, got, exact)
+    assert part.lower_at(eps * 1.0011) == part.lower_at(eps * 0.9989) == 0.0
+
+
+def test_lower_at_profile_by_route() -> None:
+    """KrrBlanket.lower_at: None for k = 2 (the stronger-clone pair has none) and off the routes of
+    LOWER_AT_ROUTES; the backend's: 0 before any evaluation and at eps >= eps0; after one, the
+    route's parts re-summed (split: window plus tail engine), at most the evaluated lower end and
+    below the full window's certified upper end nearby."""
+    assert KrrBlanket(1000, 2, 1.0).lower_at is None
+    assert KrrBlanket(1000, 3, 1.0).lower_at is not None  # the window route
+    prof = KrrBlanket(10**5, 3, 1.0, shared=False)
+    assert prof._backend is not None
+    assert (prof.lower_at is not None) == ("split" in LOWER_AT_ROUTES)
+    la = prof._backend.lower_at
+    assert la(0.01) == 0.0
+    b = prof.bounds(0.0109, 1e-7)
+    assert len(prof._backend.answered) == 2  # the split route
+    assert la(1.0) == 0.0 and 0.0 < la(0.0109) <= b.lower
+    full = _TotalsWindow(10**5, 3, 1.0)
+    for s in (-9e-4, -1e-6, 1e-6, 9e-4):
+        e = 0.0109 * (1.0 + s)
+        f = full.bounds(e, 1e-9)
+        assert la(e) <= f.upper
+        # the tail engine's part is counted too (the loss grows as the shift squared)
+        assert la(e) >= f.lower * (1.0 - (1e-4 if abs(s) > 1e-4 else 1e-7))
+
+
+def test_split_lower_at_below_independent_float_sum() -> None:
+    """The split route's parts (narrow central window, tail engine refined to 1e-7) after one
+    evaluation: their ``lower_at`` sum at nearby eps lies below an independent double-precision sum
+    of the spec's formula (which it would exceed if the tails were counted twice or a line kept the
+    old eps)."""
+    n, k, eps0 = 2000, 3, 1.0
+    eps = 0.05
+    core, eng = _split(n, k, eps0, 0.5)
+    a = core.bounds(eps, 1e-9)
+    eng.bounds(eps, 1e-7, base=(a.lower, a.upper))
+    for s in (-9e-4, -1e-4, 1e-4, 9e-4):
+        e = eps * (1.0 + s)
+        low = core.lower_at(e) + eng.lower_at(e)
+        est = _blanket_float_sum(n, k, eps0, e)
+        assert low <= est * (1.0 + 1e-9), (s, low, est)
+        assert low >= est * (1.0 - (1e-4 if abs(s) > 1e-4 else 2e-6))
+        assert eng.lower_at(e) > 1e-3 * low  # the tails carry a real part
+
+
+class _EngineOnly:
+    """The block engine of a KrrBlanket as a search profile (its bounds and lower_at; no window)."""
+
+    def __init__(self, prof: KrrBlanket) -> None:
+        assert prof._backend is not None
+        self.eng = prof._backend.engine
+        self.max_log_ratio = prof.max_log_ratio
+        self.surrogate = prof.surrogate
+        self.lower_at = self.eng.lower_at
+        self.evaluated: list[float] = []
+        self.closed_by_lower_at = False
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds:
+        self.evaluated.append(eps)
+        return self.eng.bounds(eps, rtol)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(min_value=3, max_value=24), k=st.sampled_from([3, 4, 10]), eps0=st.floats(min_value=0.2, max_value=3.0),
+       delta=st.sampled_from([1e-2, 1e-3, 1e-5]), engine=st.booleans())
+def test_search_with_lower_at_brackets_the_exact_root(n: int, k: int, eps0: float, delta: float, engine: bool) -> None:
+    """epsilon_for_delta with lower_at (the window route, or the block engine alone): the exact
+    delta (oracle) exceeds delta at the returned lower end and not at the upper end, so the
+    bracket holds the root, at most rtol wide."""
+    prof = KrrBlanket(n, k, eps0, shared=False)
+    p = _EngineOnly(prof) if engine else prof
+    rtol = 1e-4
+    r = epsilon_for_delta(p, delta, rtol)
+    assert r.upper - r.lower <= rtol * r.upper * (1.0 + 1e-12)
+    with mpmath.workdps(40):
+        if r.lower > 0.0:
+            assert ob.blanket_delta_krr_formula(n, k, eps0, r.lower) > delta, r
+        assert ob.blanket_delta_krr_formula(n, k, eps0, r.upper) <= delta, r
