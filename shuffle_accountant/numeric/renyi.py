@@ -1185,9 +1185,10 @@ _SLAB_START = 16.0
 _SLAB_STEP = 0.25
 #: Per order, the slab's gap is refined (finer cells) down to this share of the divergence's budget.
 _SLAB_SHARE = 0.25
-#: Blocks of totals outside the slabs whose mass times K(0) - 1 is below this share of the budget
-#: are not evaluated at first (see ``RenyiDirection.bounds``).
-_SLAB_SKIP = 2e-3
+#: Blocks of totals outside the slabs whose bounds without entries (mass times K(0) - 1, or the slab's
+#: average above it) are together at most this share of an order's budget are not evaluated at first
+#: at that order (see ``RenyiDirection.bounds``).
+_SLAB_SKIP = 0.05
 #: Neighbouring orders share a slab when that costs at most this many points more than two slabs.
 _SLAB_MERGE = 20_000.0
 #: Each cell's chord interval reaches this far beyond the cell (its points' rounding lies well inside).
@@ -2095,16 +2096,23 @@ class RenyiDirection:
             need_lo[-1] = False
         need0 = None
         if self.slabs:
-            # a block inside an order's slab is not evaluated at that order, nor one whose mass times
-            # K(0) - 1 (its kernels' bound) is below _SLAB_SKIP of the budget (estimated from the slabs'
-            # lower bounds); the envelope bounds it from the entry at c = 0, evaluated at every order
+            # a block inside an order's slab is not evaluated at that order, nor those whose bounds
+            # without entries (mass times K(0) - 1, or above the slab its average) are together at most
+            # _SLAB_SKIP of the budget (estimated from the slabs' lower bounds): the envelope bounds them
+            # from the entry at c = 0 (evaluated at every order), their lower bound is 0
             l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
             with np.errstate(divide="ignore"):
                 budget0 = math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo - log_scale
             lw0 = self._log_block_mass(lo0, hi0)[0]
-            small0 = lw0[:, None] + self.log_k0[None, :] <= math.log(_SLAB_SKIP) + budget0[None, :]
-            with np.errstate(invalid="ignore"):  # (-inf + inf: not small)
-                small0 |= self._above(lo0) & (lw0[:, None] + self.slab_avg_up[None, :] <= math.log(_SLAB_SKIP) + budget0[None, :])
+            # per order, the blocks with the smallest such bounds, together at most _SLAB_SKIP of its budget
+            with np.errstate(invalid="ignore", over="ignore"):  # (-inf + inf: no bound from the slab)
+                crude = lw0[:, None] + np.where(self._above(lo0), np.minimum(self.log_k0[None, :], self.slab_avg_up[None, :]),
+                                                self.log_k0[None, :])
+                share = np.nan_to_num(np.exp(crude - budget0[None, :]), nan=1e300, posinf=1e300)
+            share = np.where(self._covered(lo0, hi0), 0.0, np.minimum(share, 1e300 / max(lo0.size, 1)))
+            rank = np.argsort(share, axis=0)
+            small0 = np.zeros(share.shape, dtype=bool)
+            np.put_along_axis(small0, rank, np.cumsum(np.take_along_axis(share, rank, axis=0), axis=0) <= _SLAB_SKIP, axis=0)
             need0 = ~self._covered(lo0, hi0) & ~small0
             need0[np.maximum(lo0, 1.0) - 1.0 == 0.0] = True  # the entry at c = 0
             need_lo = ~self._covered(lo0, hi0) & ~small0 & (True if need_lo is None else need_lo)
