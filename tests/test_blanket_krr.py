@@ -858,6 +858,9 @@ def test_lower_at_profile_by_route() -> None:
     below the full window's certified upper end nearby."""
     assert KrrBlanket(1000, 2, 1.0).lower_at is None
     assert KrrBlanket(1000, 3, 1.0).lower_at is not None  # the window route
+    assert KrrBlanket(10**6, 3, 1.0).lower_at is not None  # split, central window ~3 sd
+    assert KrrBlanket(10**7, 3, 1.0).lower_at is None  # split, ~1 sd: the tail engine would pay
+    assert KrrBlanket(10**9, 3, 1.0).lower_at is None  # the block engine alone
     prof = KrrBlanket(10**5, 3, 1.0, shared=False)
     assert prof._backend is not None
     assert (prof.lower_at is not None) == ("split" in LOWER_AT_ROUTES)

@@ -2366,14 +2366,18 @@ def blanket_model(n: int, k: int, eps0: float) -> _Model:
 
 
 #: The routes (:attr:`_BlanketBackend.route`) on which :class:`KrrBlanket` offers ``lower_at`` (every
-#: route computes it). A cost decision: the search evaluates a profile with ``lower_at`` at 0.3x the
-#: usual resolution 0.68 rtol above its trusted start (``search.LOWER_AT_TOL``, ``START_SHIFT``),
-#: which the block engine pays for in refinement. Measured (108 eps(delta) queries, n 10 .. 1e9,
-#: CPU min of 3 interleaved runs, vs no lower_at): window 179 -> 144 evaluations, time unchanged;
-#: split 71 -> 44 evaluations but 1.10x the time (1e6: 0.6-0.7x, 1e7: up to 2.2x); engine 37 -> 21
+#: route computes it): ``"split"`` only where its central window spans at least
+#: :data:`LOWER_AT_SPLIT_SD` sd of ``T`` (else ``"split-wide"``). A cost decision: the search evaluates
+#: a profile with ``lower_at`` at 0.3x the usual resolution 0.68 rtol above its trusted start
+#: (``search.LOWER_AT_TOL``, ``START_SHIFT``), which the block engine pays for in refinement.
+#: Measured (108 eps(delta) queries, n 10 .. 1e9, CPU min of 3 interleaved runs, vs no lower_at):
+#: window 179 -> 144 evaluations, time unchanged; split 71 -> 44 evaluations, 1.10x the time in all
+#: (n = 1e6, central window >= 3 sd: 0.67x; 1e5: 1.0x; 1e7, ~1 sd: up to 2.2x); engine 37 -> 21
 #: evaluations but 1.9x (up to 9x). With the search at resolution 1.0x and 0.49 rtol above the start,
-#: split 0.73x and engine 0.85x the time, so they join once the search does that.
-LOWER_AT_ROUTES = frozenset({"window"})
+#: split 0.73x and engine 0.85x the time, so they would join then.
+LOWER_AT_ROUTES = frozenset({"window", "split"})
+#: (see :data:`LOWER_AT_ROUTES`; the central window spans 4 sd up to n ~ 1e5 .. 1e6, ~1 sd at 1e7)
+LOWER_AT_SPLIT_SD = 2.5
 
 #: From this n on the surrogate's root is trusted to 1e-4 (relative) also when the window answers
 #: (measured: at most 7.9e-6 at n = 1e6, 1.6e-5 at 3e6, 1.9e-4 at 1e5, over k in {3, 10, 100},
@@ -2548,9 +2552,13 @@ class KrrBlanket:
         on the routes of :data:`LOWER_AT_ROUTES` (a cost decision: the search evaluates profiles
         with ``lower_at`` at a finer resolution) and never for ``k = 2`` (the stronger-clone pair
         has none)."""
-        if self._backend is None or self._backend.route not in LOWER_AT_ROUTES:
+        be = self._backend
+        if be is None:
             return None
-        return self._backend.lower_at
+        route = be.route
+        if route == "split" and be._core_sd(self.const) < LOWER_AT_SPLIT_SD:
+            route = "split-wide"  # the tail engine holds much of delta (see LOWER_AT_ROUTES)
+        return be.lower_at if route in LOWER_AT_ROUTES else None
 
 
 # ---------------------------------------------------------------------------------------
