@@ -2220,7 +2220,8 @@ class RenyiDirection:
         if not (self.envelope and not self.bernoulli and self.exact_window > 0 and 0.0 < self.p < 1.0 and self.N >= 1):
             return
         sd_c = math.sqrt(self.N * self.p * (1.0 - self.p))
-        if sd_c < 0.5 * _SLAB_MIN_ROWS / _SLAB_ZC or self.N * self.p - _SLAB_ZC * sd_c > _SLAB_MAX_COUNT:
+        if (self.N < 4 * _SLAB_MIN_ROWS or sd_c < _SLAB_MIN_ROWS / _SLAB_ZC
+                or self.N * self.p - _SLAB_ZC * sd_c > _SLAB_MAX_COUNT):
             return  # (before planning: too few counts around the mean, or too large ones)
         s = self.s
         ss = s * (1.0 - s)
