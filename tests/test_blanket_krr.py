@@ -817,7 +817,6 @@ def test_hinge_cache_without_keys_computes_each_distinct_request_once() -> None:
 # lower_at: a certified lower bound at any eps from the last evaluation's lines and masses
 # ---------------------------------------------------------------------------------------
 
-from shuffle_accountant.numeric.blanket_krr import LOWER_AT_ROUTES  # noqa: E402
 from shuffle_accountant.numeric.profile import DeltaBounds  # noqa: E402
 
 # (n, k, eps0, eps): the window route (one total each) and the block engine alone, small enough
@@ -852,18 +851,17 @@ def test_lower_at_below_exact_delta_near_the_last_eps(n: int, k: int, eps0: floa
 
 
 def test_lower_at_profile_by_route() -> None:
-    """KrrBlanket.lower_at: None for k = 2 (the stronger-clone pair has none) and off the routes of
-    LOWER_AT_ROUTES; the backend's: 0 before any evaluation and at eps >= eps0; after one, the
+    """KrrBlanket.lower_at: None for k = 2 (the stronger-clone pair has none), else offered on every
+    route; the backend's: 0 before any evaluation and at eps >= eps0; after one, the
     route's parts re-summed (split: window plus tail engine), at most the evaluated lower end and
     below the full window's certified upper end nearby."""
     assert KrrBlanket(1000, 2, 1.0).lower_at is None
     assert KrrBlanket(1000, 3, 1.0).lower_at is not None  # the window route
     assert KrrBlanket(10**6, 3, 1.0).lower_at is not None  # split, central window ~3 sd
-    assert KrrBlanket(10**7, 3, 1.0).lower_at is None  # split, ~1 sd: the tail engine would pay
-    assert KrrBlanket(10**9, 3, 1.0).lower_at is None  # the block engine alone
+    assert KrrBlanket(10**7, 3, 1.0).lower_at is not None  # split, central window ~1 sd
+    assert KrrBlanket(10**9, 3, 1.0).lower_at is not None  # the block engine alone
     prof = KrrBlanket(10**5, 3, 1.0, shared=False)
-    assert prof._backend is not None
-    assert (prof.lower_at is not None) == ("split" in LOWER_AT_ROUTES)
+    assert prof._backend is not None and prof.lower_at is not None
     la = prof._backend.lower_at
     assert la(0.01) == 0.0
     b = prof.bounds(0.0109, 1e-7)

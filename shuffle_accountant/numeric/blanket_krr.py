@@ -2365,19 +2365,11 @@ def blanket_model(n: int, k: int, eps0: float) -> _Model:
                   kappa=c.kappa, w0=0.0, wt=0.0, wz=1.0, d=c.d)
 
 
-#: The routes (:attr:`_BlanketBackend.route`) on which :class:`KrrBlanket` offers ``lower_at`` (every
-#: route computes it): ``"split"`` only where its central window spans at least
-#: :data:`LOWER_AT_SPLIT_SD` sd of ``T`` (else ``"split-wide"``). A cost decision: the search evaluates
-#: a profile with ``lower_at`` at 0.3x the usual resolution 0.68 rtol above its trusted start
-#: (``search.LOWER_AT_TOL``, ``START_SHIFT``), which the block engine pays for in refinement.
-#: Measured (108 eps(delta) queries, n 10 .. 1e9, CPU min of 3 interleaved runs, vs no lower_at):
-#: window 179 -> 144 evaluations, time unchanged; split 71 -> 44 evaluations, 1.10x the time in all
-#: (n = 1e6, central window >= 3 sd: 0.67x; 1e5: 1.0x; 1e7, ~1 sd: up to 2.2x); engine 37 -> 21
-#: evaluations but 1.9x (up to 9x). With the search at resolution 1.0x and 0.49 rtol above the start,
-#: split 0.73x and engine 0.85x the time, so they would join then.
-LOWER_AT_ROUTES = frozenset({"window", "split"})
-#: (see :data:`LOWER_AT_ROUTES`; the central window spans 4 sd up to n ~ 1e5 .. 1e6, ~1 sd at 1e7)
-LOWER_AT_SPLIT_SD = 2.5
+#: :class:`KrrBlanket` offers ``lower_at`` on every route but the stronger-clone pair (``k = 2``).
+#: Measured with the search looking 0.49 rtol above its trusted start at the usual resolution
+#: (``search.LOWER_AT_SHIFT``; 108 eps(delta) queries, n 10 .. 1e9, CPU min of 3 interleaved runs,
+#: against no lower_at): 341 -> 265 evaluations, 0.81x the time (engine 0.85x, split 0.73x, window
+#: 0.91x); every bracket overlaps, upper ends within -3.6e-7 .. +3.0e-7 relative.
 
 #: From this n on the surrogate's root is trusted to 1e-4 (relative) also when the window answers
 #: (measured: at most 7.9e-6 at n = 1e6, 1.6e-5 at 3e6, 1.9e-4 at 1e5, over k in {3, 10, 100},
@@ -2548,17 +2540,10 @@ class KrrBlanket:
         the last :meth:`bounds` call that computed a bracket, at no evaluation's cost (module
         docstring §3, *lower_at*; used by :func:`.search.epsilon_for_delta` to certify the low end
         of a bracket without evaluating it). 0 before any evaluation, for ``eps`` farther than
-        :data:`LOWER_AT_REACH` from the last one, and for ``eps >= eps0``. Offered (not None) only
-        on the routes of :data:`LOWER_AT_ROUTES` (a cost decision: the search evaluates profiles
-        with ``lower_at`` at a finer resolution) and never for ``k = 2`` (the stronger-clone pair
-        has none)."""
+        :data:`LOWER_AT_REACH` from the last one, and for ``eps >= eps0``. Offered (not None) on
+        every route, never for ``k = 2`` (the stronger-clone pair has none)."""
         be = self._backend
-        if be is None:
-            return None
-        route = be.route
-        if route == "split" and be._core_sd(self.const) < LOWER_AT_SPLIT_SD:
-            route = "split-wide"  # the tail engine holds much of delta (see LOWER_AT_ROUTES)
-        return be.lower_at if route in LOWER_AT_ROUTES else None
+        return None if be is None else be.lower_at
 
 
 # ---------------------------------------------------------------------------------------
