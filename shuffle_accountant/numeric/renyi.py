@@ -1451,24 +1451,28 @@ class _Slab:
         inv_h = 1.0 / h
         shift = x_lo * inv_h
         scale = 1.0 / (m * h)
-        npts = 0
-        for r0 in range(0, c.size, _SLAB_ROWS):  # rows in chunks (similar widths; temporaries in cache)
-            sl = slice(r0, r0 + _SLAB_ROWS)
-            width = int(max(np.max(a_hi[sl] - a_lo[sl]), -1.0)) + 1
+        span_a = a_hi - a_lo
+        npts = int(np.sum(np.maximum(span_a + 1.0, 0.0)))
+        # the views of every window of wmax consecutive entries (made once; a chunk copies its rows' first
+        # `width` columns), and each chunk's width
+        win_a = np.lib.stride_tricks.sliding_window_view(t_a, wmax)
+        win_b = np.lib.stride_tricks.sliding_window_view(t_b, wmax)
+        b_start = (c2 + 1) - mi + a_lo_i  # log (m - a)! at a = a_lo + j is t_b[c2 + 1 - m + a_lo + j]
+        starts = np.arange(0, c.size, _SLAB_ROWS)
+        widths = (np.maximum(np.maximum.reduceat(span_a, starts), -1.0) + 1.0).astype(np.int64) if c.size else starts
+        cols_all = np.arange(wmax)
+        colf_all = cols_all.astype(float)
+        for r0, width in zip(starts.tolist(), widths.tolist()):  # rows in chunks (similar widths; temporaries in cache)
             if width <= 0:
                 continue
-            cols = np.arange(width)
-            valid = cols[None, :] <= (a_hi[sl] - a_lo[sl])[:, None]
-            win_a = np.lib.stride_tricks.sliding_window_view(t_a, width)
-            win_b = np.lib.stride_tricks.sliding_window_view(t_b, width)
-            # log (m - a)! at a = a_lo + j: t_b[(c2 + 1 - m) + (m - a_lo) ... ] reversed: index c2 + 1 - m + a_lo + j
-            log_w = row_r[sl, None] - win_a[a_lo_i[sl]]
-            log_w -= win_b[(c2 + 1) - mi[sl] + a_lo_i[sl]]
+            sl = slice(r0, r0 + _SLAB_ROWS)
+            valid = cols_all[None, :width] <= span_a[sl, None]
+            log_w = row_r[sl, None] - win_a[a_lo_i[sl], :width]
+            log_w -= win_b[b_start[sl], :width]
             np.maximum(log_w, -700.0, out=log_w)
-            ai = a_lo[sl, None] + cols[None, :]
+            ai = a_lo[sl, None] + colf_all[None, :width]
             wt = np.exp(log_w, out=log_w)
             wt *= valid
-            npts += int(np.count_nonzero(valid))
             # cell of each point: q = a/((c+1) h) - xL/h
             q = ai * scale[sl, None] - shift
             k = np.minimum(q.astype(np.int64), ncell - 1)  # q >= -eta: truncation is the floor (0 below)
