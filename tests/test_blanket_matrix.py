@@ -820,3 +820,143 @@ def test_vectorised_estimates_equal_the_scalar_ones(rand) -> None:  # type: igno
         assert np.all(np.abs(one[fin] - many[fin]) <= 1e-7 * np.maximum(1.0, np.abs(one[fin])))
         sur = pb.surrogate(eps.reshape(2, -1))
         assert sur.shape == (2, eps.size // 2) and np.all((sur >= 0.0) & (sur <= 1.0))
+
+
+# ---------------------------------------------------------------------------------------
+# lower_at on the lattice (module docstring item 7)
+# ---------------------------------------------------------------------------------------
+
+
+def _lattice_lower_at_checks(res: bm._LatticeResult, eps_b: float, exact_at, tight: bool) -> int:  # type: ignore[no-untyped-def]
+    """``res.lower_at`` over steps ``1e-9 .. 1e-3`` below ``eps_b`` against ``exact_at(eps) -> (lo, hi)``
+    (an independent bracket of the exact value): never above ``hi``; with ``tight``, for small
+    steps within 2 % of the exact rise from above the exact value at ``eps_b`` (fails with half the
+    slope or none). Returns the number of tightness checks made."""
+    checked = 0
+    hi_b = exact_at(eps_b)[1]
+    for t in (1e-9, 1e-7, 1e-5, 1e-4, 9.9e-4):
+        a = eps_b * (1.0 - t)
+        dg = math.exp(a) * math.expm1(eps_b - a) * (1.0 - 8 * bm._U)
+        got = res.lower_at(dg)
+        lo, hi = exact_at(a)
+        assert got <= hi, (eps_b, t, got, hi)
+        assert got >= res.lower * (1 - 1e-12)
+        if tight and t <= 1e-5 and res.slope > 0.0:
+            rise = lo - hi_b
+            if rise > 0.0:
+                assert got - res.lower >= rise - 2e-2 * rise, (eps_b, t, got, lo, res.lower, rise)
+                checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("rand,oracle,nmax", CASES, ids=IDS)
+def test_lattice_lower_at_below_the_mpmath_oracle(rand, oracle, nmax):
+    """Single level (b = 1) and two levels with a remainder block, tiny n, 40-digit brute force."""
+    m = oracle()
+    s = rand.pair_structures()[0]
+    n = max(nmax, 3)
+    for eps_b in (0.25 * rand.eps0, 0.7 * rand.eps0):
+        cf = bm.coefficients(s, eps_b)
+
+        def exact_at(a: float) -> tuple[float, float]:
+            with mpmath.workdps(DPS):
+                v = _f(ob.blanket_delta(m, n, a))
+            return v * (1 - 1e-15), v * (1 + 1e-15)
+
+        for plan in (bm._Plan(0.01, 1, 1), bm._Plan(0.01, 2, 3)):
+            res = bm._Lattice(cf, n).evaluate(plan)
+            assert res.slope > 0.0
+            _lattice_lower_at_checks(res, eps_b, exact_at, tight=False)
+
+
+@pytest.mark.parametrize("rand", [OUE(8, 1.0), SUE(5, 2.0), Subset(12, 0.5), KRR(4, 1.0)], ids=lambda r: r.describe())
+def test_lattice_lower_at_below_exact_enumeration(rand):
+    """n = 90 against exact enumeration (certified, independent of the lattice): one level, two
+    levels without and with a remainder block; first-order tight on fine lattices."""
+    s = rand.pair_structure()
+    n = 90
+    exact = PairBlanket(s, n, "exact")
+    checked = 0
+    for eps_b in (0.05 * rand.eps0, 0.3 * rand.eps0):
+
+        def exact_at(a: float) -> tuple[float, float]:
+            b = exact.bounds(a, 1e-12)
+            return b.lower, b.upper
+
+        cf = bm.coefficients(s, eps_b)
+        spread = float(np.max(cf.up) - min(float(np.min(cf.lo)), 0.0))
+        for h, b, L in ((spread / 3000, 1, 1), (spread / 3000, 9, 4), (spread / 3000, 8, 4)):
+            res = bm._Lattice(cf, n).evaluate(bm._Plan(h, b, L))
+            checked += _lattice_lower_at_checks(res, eps_b, exact_at, tight=res.upper - res.lower <= 1e-6 * res.lower)
+    assert checked > 0
+
+
+@pytest.mark.parametrize("rand", [SUE(100, 1.0), OLH(100, 2.0), _random_matrix(3, 40, 1.0, 7)], ids=["sue", "olh", "matrix"])
+def test_lattice_lower_at_at_large_n(rand):
+    """n = 1e6 (two levels, blocks, product law for SUE / OLH): PairBlanket.lower_at below the
+    certified upper end of a separate evaluation at every step, 0 outside the range it serves,
+    first-order tight (fails with a slope of 0)."""
+    n = 10**6
+    pair = PairBlanket(rand.pair_structures()[0], n)
+    other = PairBlanket(rand.pair_structures()[0], n)
+    eps_b = float(epsilon_for_delta(BlanketProfile(rand, n), 1e-6, 1e-3).upper)
+    lb = pair.bounds(eps_b, 1e-6)
+    assert pair.lower_at(eps_b) == 0.0 and pair.lower_at(eps_b * 0.99) == 0.0 and pair.lower_at(eps_b * 1.001) == 0.0
+    for t in (1e-7, 1e-5, 1e-4, 9.9e-4):
+        a = eps_b * (1.0 - t)
+        got = pair.lower_at(a)
+        ub = other.bounds(a, 1e-6)
+        assert lb.lower <= got <= ub.upper, (t, got, ub)
+        if t >= 1e-5:
+            assert got - lb.lower >= 0.9 * (ub.lower - lb.upper), (t, got, lb, ub)
+    pair.bounds(eps_b * 1.5, 1e-3)  # the state follows the last call
+    assert pair.lower_at(eps_b * (1 - 1e-5)) == 0.0
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    rand=st.sampled_from([OUE(8, 1.0), SUE(5, 2.0), KRR(4, 1.0), Subset(12, 0.5)]),
+    n=st.integers(min_value=20, max_value=90),
+    log_delta=st.floats(min_value=-8.0, max_value=-2.0),
+    rtol=st.sampled_from([1e-3, 1e-5]),
+)
+def test_lattice_search_with_lower_at_brackets_the_exact_root(rand, n, log_delta, rtol):
+    """The search through the lattice (with lower_at) and through exact enumeration: the brackets
+    overlap, so the exact root lies in both."""
+    delta = 10.0**log_delta
+    lat = BlanketProfile(rand, n, method="lattice")
+    try:
+        got = epsilon_for_delta(lat, delta, rtol)
+    except bm.CertificationError:  # pragma: no cover - floor reached: nothing certified to compare
+        return
+    ex = epsilon_for_delta(BlanketProfile(rand, n, method="exact"), delta, 1e-9)
+    assert got.lower <= ex.upper and ex.lower <= got.upper, (got, ex)
+
+
+def test_lattice_lower_at_saves_an_evaluation(monkeypatch):
+    """One eps(delta) search at n = 1e5 (lattice, product law) takes one evaluation fewer with the
+    lattice's lower_at than without it, and the brackets overlap (fails when the slope is not
+    computed)."""
+    rand = SUE(100, 1.0)
+    with_it = epsilon_for_delta(BlanketProfile(rand, 10**5), 1e-6, 1e-6)
+    monkeypatch.setattr(BlanketProfile, "lower_at", property(lambda self: None))
+    without = epsilon_for_delta(BlanketProfile(rand, 10**5), 1e-6, 1e-6)
+    assert with_it.evaluations < without.evaluations, (with_it, without)
+    assert with_it.lower <= without.upper and without.lower <= with_it.upper
+
+
+def test_profile_lower_at_is_the_maximum_over_pairs():
+    """A 4-input matrix (12 ordered pairs, pruned maximum): the profile's lower_at after an
+    evaluation is below the certified upper end of a separate profile at every step and at least
+    the evaluated lower end (a lower bound on one pair's delta is one on the maximum)."""
+    rand = _random_matrix(4, 30, 1.5, 3)
+    n = 5000
+    prof, other = BlanketProfile(rand, n), BlanketProfile(rand, n)
+    eps_b = 0.05
+    lb = prof.bounds(eps_b, 1e-6)
+    for t in (1e-7, 1e-5, 9.9e-4):
+        a = eps_b * (1.0 - t)
+        got = prof.lower_at(a)
+        ub = other.bounds(a, 1e-6)
+        assert lb.lower * (1 - 1e-12) <= got <= ub.upper, (t, got, lb, ub)
+    assert prof.lower_at(eps_b * 0.99) == 0.0
