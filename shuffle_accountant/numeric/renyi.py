@@ -68,7 +68,8 @@ For the same pairs, the clone counts around each order's saddle point form *slab
 all counts of a slab are one integral of ``g`` against a single measure of ``x = a/(c+1)``, bounded
 cell by cell from the cells' moments (Taylor's theorem with interval bounds on ``g''``). A slab has no
 error of the first order in ``c``, where blocks of totals with monotone corners need one kernel per
-count at large orders and moderate ``n``. Blocks inside an order's slab are left out at that order;
+count at large orders and moderate ``n``. Per order, the cells far from its sum are bounded together
+from coarser cells (their masses times ``g`` at their ends, ``g`` convex). Blocks inside an order's slab are left out at that order;
 the others are bounded as above (see ``RenyiDirection.bounds``).
 
 Floating-point errors (Boost's binomial budget from :mod:`.binomial`, rounding of ``g``)
@@ -1502,8 +1503,8 @@ class _Slab:
             lv = np.floor(np.log2(np.maximum(h, 1e-300) / self.h_fine))
         return np.clip(lv, 0, len(self.h) - 1).astype(np.int64)
 
-    def window(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, level: int
-               ) -> tuple[np.ndarray, np.ndarray]:
+    def window(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, level: int,
+               log_tol: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(log upper, log lower)`` of ``int g dmu`` over the slab's points, per order of ``alpha``,
         from the cells of ``level``.
 
@@ -1517,7 +1518,12 @@ class _Slab:
         where ``p = u x/s + (1-u)(1-x)/(1-s)`` and ``q`` likewise are sums of non-negative terms. The
         mean is known to within ``e_mu`` cells (rounding, the weights' errors): ``g`` is evaluated at the
         computed mean with that uncertainty (:func:`_g`), and ``V`` about the computed mean exceeds
-        the variance by at most ``W e_mu^2`` cells^2."""
+        the variance by at most ``W e_mu^2`` cells^2.
+
+        With ``log_tol``, each order evaluates only the cells inside a range of coarser cells that
+        carries its sum; the cells outside are bounded from the coarse cells' masses and ``g`` at their
+        ends (:meth:`_runs`, *derived*; lower bound 0), and an order whose bound of them exceeds
+        ``log_tol`` of its lower bound is evaluated at every cell."""
         W, Z, S, h = self.W[level], self.Z[level], self.S[level], self.h[level]
         idx = np.flatnonzero(W > 0.0)
         W, Z, S = W[idx], Z[idx], S[idx]
@@ -1546,9 +1552,6 @@ class _Slab:
         yb = xbar - self.s
         yb_err = np.minimum(e_mu, 2.0) * h + 4 * _U * (np.abs(yb) + self.s + 1.0) + _SLAB_DELTA
         ne = idx.size
-        bpv, bqv = np.full(ne, bp), np.full(ne, bq)
-        full = (slice(None), slice(None))
-        g_up, g_lo = _g(yb, bpv, bqv, alpha, yb_err).logs(full)
         # g'' on [e1, e2]: p, q at both ends (sums of non-negative terms, 4u), log f and (a - b)^2 intervals
         s = self.s
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -1562,30 +1565,122 @@ class _Slab:
             m_hi = np.maximum(*ra) - np.minimum(*rb)
             slack = 8 * _U * (np.abs(ra[0]) + np.abs(ra[1]) + np.abs(rb[0]) + np.abs(rb[1]))
             m_lo, m_hi = m_lo - slack, m_hi + slack
-            sq_hi = np.maximum(m_lo**2, m_hi**2)
-            sq_lo = np.where((m_lo > 0.0) | (m_hi < 0.0), np.minimum(m_lo**2, m_hi**2), 0.0)
-            al = alpha[None, :]
-            lf_hi = al * lp_hi[:, None] + (1.0 - al) * lq_lo[:, None]
-            lf_lo = al * lp_lo[:, None] + (1.0 - al) * lq_hi[:, None]
-            lf_hi = lf_hi + 1e-12 * (1.0 + np.abs(lf_hi))
-            lf_lo = lf_lo - 1e-12 * (1.0 + np.abs(lf_lo))
-            la = np.log(al * (al - 1.0))
-            l2_hi = la + lf_hi + np.log(sq_hi)[:, None] + 1e-12 * (1.0 + np.abs(lf_hi))
-            l2_lo = la + lf_lo + np.log(sq_lo)[:, None] - 1e-12 * (1.0 + np.abs(lf_lo))
-            l2_hi = np.where(np.isnan(l2_hi), np.inf, l2_hi)
-            l2_lo = np.where(np.isnan(l2_lo), -np.inf, l2_lo)
+            log_sq_hi = np.log(np.maximum(m_lo**2, m_hi**2))
+            log_sq_lo = np.log(np.where((m_lo > 0.0) | (m_hi < 0.0), np.minimum(m_lo**2, m_hi**2), 0.0))
             lh2 = 2.0 * math.log(h) - math.log(2.0)
             log_wu = np.log(w_up) + self.ref
             log_wl = np.where(w_lo > 0.0, np.log(np.maximum(w_lo, 1e-300)), -np.inf) + self.ref
-            quad_up = l2_hi + (np.log(v_up) + self.ref + lh2)[:, None]
-            quad_lo = l2_lo + (np.where(v_lo > 0.0, np.log(np.maximum(v_lo, 1e-300)), -np.inf) + self.ref + lh2)[:, None]
-            cell_up = np.logaddexp(log_wu[:, None] + g_up, quad_up)
-            cell_lo = np.logaddexp(log_wl[:, None] + g_lo, quad_lo)
-        cell_up = np.where(np.isnan(cell_up), np.inf, cell_up)
-        cell_lo = np.where(np.isnan(cell_lo), -np.inf, cell_lo)
-        up = _logsumexp(cell_up, axis=0) + math.log1p(4 * (ne + 4) * _U) + 4 * _U
-        lo = _logsumexp(cell_lo, axis=0) + math.log1p(-4 * (ne + 4) * _U) - 4 * _U
+            log_vu = np.log(v_up) + self.ref + lh2
+            log_vl = np.where(v_lo > 0.0, np.log(np.maximum(v_lo, 1e-300)), -np.inf) + self.ref + lh2
+        na = alpha.size
+        first, last = np.zeros(na, dtype=np.int64), np.full(na, ne - 1, dtype=np.int64)
+        out_up, out_lo = np.full(na, -np.inf), np.full(na, -np.inf)
+        runs = np.full(na, -np.inf)
+        if log_tol is not None and ne > 1:
+            first, last, runs = self._runs(level, idx, u, v, bp, bq, alpha, log_tol)
+        todo = np.arange(na)
+        for _ in range(2):
+            # the cells first .. last of each order in todo, as (cell, order) pairs in runs of one order
+            cnt = last[todo] - first[todo] + 1
+            seg = np.cumsum(cnt) - cnt
+            oj = np.repeat(todo, cnt)
+            ci = np.arange(int(np.sum(cnt))) - np.repeat(seg, cnt) + np.repeat(first[todo], cnt)
+            ak = alpha[oj][:, None]
+            g_up, g_lo = _g(yb[ci], np.full(ci.size, bp), np.full(ci.size, bq), ak, yb_err[ci]).logs(
+                (slice(None), slice(None)))
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                lf_hi = ak * lp_hi[ci, None] + (1.0 - ak) * lq_lo[ci, None]
+                lf_lo = ak * lp_lo[ci, None] + (1.0 - ak) * lq_hi[ci, None]
+                lf_hi = lf_hi + 1e-12 * (1.0 + np.abs(lf_hi))
+                lf_lo = lf_lo - 1e-12 * (1.0 + np.abs(lf_lo))
+                la = np.log(ak * (ak - 1.0))
+                l2_hi = la + lf_hi + log_sq_hi[ci, None] + 1e-12 * (1.0 + np.abs(lf_hi))
+                l2_lo = la + lf_lo + log_sq_lo[ci, None] - 1e-12 * (1.0 + np.abs(lf_lo))
+                l2_hi = np.where(np.isnan(l2_hi), np.inf, l2_hi)
+                l2_lo = np.where(np.isnan(l2_lo), -np.inf, l2_lo)
+                cell_up = np.logaddexp(log_wu[ci, None] + g_up, l2_hi + log_vu[ci, None])
+                cell_lo = np.logaddexp(log_wl[ci, None] + g_lo, l2_lo + log_vl[ci, None])
+            cell_up = np.where(np.isnan(cell_up), np.inf, cell_up)
+            cell_lo = np.where(np.isnan(cell_lo), -np.inf, cell_lo)
+            # (the sums over at most ne cells, and the runs' bounds)
+            out_up[todo] = np.logaddexp(_segment_logsumexp(cell_up, seg)[:, 0] + math.log1p(4 * (ne + 4) * _U) + 4 * _U,
+                                        runs[todo])
+            out_lo[todo] = _segment_logsumexp(cell_lo, seg)[:, 0] + math.log1p(-4 * (ne + 4) * _U) - 4 * _U
+            # an order whose runs left out exceed their share of its sum: all its cells
+            redo = todo[(runs[todo] > log_tol + out_lo[todo]) if log_tol is not None else np.zeros(todo.size, dtype=bool)]
+            if _DEBUG:
+                print("slab window", ne, "cells", na, "orders", ci.size, "pairs", redo.size, "redone")
+            if redo.size == 0:
+                break
+            first[redo], last[redo], runs[redo] = 0, ne - 1, -np.inf
+            todo = redo
+        up, lo = out_up, out_lo
         return up, lo
+
+    def _runs(self, level: int, idx: np.ndarray, u: float, v: float, bp: float, bq: float, alpha: np.ndarray,
+              log_tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per order, the cells ``idx[first] .. idx[last]`` of ``level`` (its non-empty cells ``idx``) that
+        :meth:`window` evaluates one by one, and ``log`` of a certified upper bound on the sum over the
+        others, from the cells of a coarser level (8 times wider).
+
+        Bound (*derived*): a coarse cell ``k`` is the union of fine cells, so it holds its points in
+        ``[x_k - delta, x_{k+1} + delta]`` (``x_k = xL + k H``, computed as the fine cells' edges; clipped to
+        ``[0, 1]``, where every point lies), and ``g`` is convex, so there ``g <= max(g(x_k - delta),
+        g(x_{k+1} + delta))``; the cell's sum is at most its mass (upper bound as in :meth:`window`, with the
+        coarse level's count of terms) times that maximum (upper bounds of ``g`` from :func:`_g`, ``y = x -
+        s`` with its rounding), and at least 0 (``g >= 0``). The coarse cells
+        ``0 .. K0 - 1`` and ``K1 + 1 ..`` are bounded so (log-space sums, ``1e-12`` relative and
+        ``4 (cells + 4) u`` charged); the fine cells inside ``K0 .. K1`` are evaluated. ``K0, K1`` are
+        chosen from estimates (``log g`` at the coarse cells' means): the cells left out are bounded by
+        about ``log_tol - log 4`` of the estimated sum; :meth:`window` evaluates every cell of an order
+        whose bound of the cells left out exceeds ``log_tol`` of its lower bound."""
+        na, ne = alpha.size, idx.size
+        coarse = min(level + 3, len(self.h) - 1)
+        none = (np.zeros(na, dtype=np.int64), np.full(na, ne - 1, dtype=np.int64), np.full(na, -np.inf))
+        if coarse == level:
+            return none
+        W, Z, H = self.W[coarse], self.Z[coarse], self.h[coarse]
+        nc = W.size
+        s = self.s
+        n_pt = self.count[coarse]
+        rho = (1.0 + 1.01 * (n_pt + 4 * len(self.h)) * _U) * (1.0 + math.expm1(self.eps)) - 1.0
+        # each coarse cell's interval [x_k - delta, x_{k+1} + delta] (as the fine cells': their union), clipped
+        xk = self.x_lo + np.arange(nc + 1) * H
+        ends = np.clip(np.concatenate((xk[:-1] - _SLAB_DELTA, xk[1:] + _SLAB_DELTA)), 0.0, 1.0)
+        y = ends - s
+        g_e = _g(y, np.full(y.size, bp), np.full(y.size, bq), alpha, 4 * _U * (np.abs(y) + s + 1.0)
+                 ).logs((slice(None), slice(None)))[0]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            crude = np.log(W * (1.0 + rho))[:, None] + self.ref + np.maximum(g_e[:nc], g_e[nc:])
+            crude = crude + 1e-12 * (1.0 + np.abs(crude))
+            crude = np.where(np.isnan(crude), np.inf, crude)
+            # estimates: log g at each coarse cell's mean
+            yb = self.x_lo + (np.arange(nc) + np.clip(Z / np.where(W > 0.0, W, 1.0), 0.0, 1.0)) * H - s
+            lp, lq = np.log1p(bp * yb), np.log1p(bq * yb)
+            ell = alpha[None, :] * (lp - lq)[:, None] + lq[:, None]
+            d = alpha * bp + (1.0 - alpha) * bq
+            lin = np.expm1(np.minimum(ell, 700.0)) - d[None, :] * yb[:, None]
+            lg = np.where(ell > 30.0, ell, np.log(np.maximum(lin, 1e-300)))
+            contrib = np.log(W)[:, None] + self.ref + np.where(np.isnan(lg), np.inf, lg)
+            thr = _logsumexp(contrib, axis=0) + log_tol - math.log(4.0)
+            cum_l = np.logaddexp.accumulate(crude, axis=0)
+            cum_r = np.logaddexp.accumulate(crude[::-1], axis=0)[::-1]
+        top = np.argmax(contrib, axis=0)
+        k0 = np.minimum(np.where(np.all(cum_l <= thr, axis=0), nc, np.argmin(cum_l <= thr, axis=0)), top)
+        k1 = np.maximum(nc - 1 - np.where(np.all(cum_r <= thr, axis=0), nc, np.argmin((cum_r <= thr)[::-1], axis=0)), top)
+        cols = np.arange(na)
+        left = np.where(k0 > 0, cum_l[np.maximum(k0 - 1, 0), cols], -np.inf)
+        right = np.where(k1 < nc - 1, cum_r[np.minimum(k1 + 1, nc - 1), cols], -np.inf)
+        with np.errstate(invalid="ignore"):
+            runs = np.logaddexp(left, right)
+            runs = runs + 1e-12 * (1.0 + np.abs(runs)) + math.log1p(4 * (nc + 4) * _U)
+        runs = np.where(np.isnan(runs), np.inf, runs)
+        # the fine cells inside coarse cells k0 .. k1 (8 fine cells per coarse cell at most)
+        per = round(H / self.h[level])
+        first = np.searchsorted(idx, k0 * per)
+        last = np.searchsorted(idx, (k1 + 1) * per) - 1
+        empty = first > last
+        return (np.where(empty, none[0], first), np.where(empty, none[1], last), np.where(empty, -np.inf, runs))
 
     def tails(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, rel: float, log_tol: float,
               est: np.ndarray) -> np.ndarray:
@@ -2228,6 +2323,13 @@ class RenyiDirection:
                 or self.N * self.p - _SLAB_ZC * sd_c > _SLAB_MAX_COUNT):
             return  # (before planning: too few counts around the mean, or too large ones)
         s = self.s
+        mu = self.N * self.p
+        if 4.0 * _SLAB_ZC * _SLAB_ZX * sd_c * math.sqrt(s * (1.0 - s) * (mu + 1.0)) > _SLAB_MAX_POINTS:
+            # the points of the binomials' own rectangle (+-_SLAB_ZC sd of the count, +-_SLAB_ZX of x at the
+            # mean count), about the least any order's slab has (measured: 0.3 .. 0.94 of the cheapest
+            # planned slab over 30 clones / stronger-clones pairs, n 1e4 .. 1e6): the plan (~1.5 ms) would
+            # find no slab within the limit
+            return
         ss = s * (1.0 - s)
         self.bp1, self.bq1 = (self.pa1 - s) / ss, (self.pb1 - s) / ss
         self.log_k0 = _bernoulli_excess(np.array([self.pa1]), np.array([self.pb1]), self.alpha)[0][0]  # K(0) - 1, upper
@@ -2287,7 +2389,8 @@ class RenyiDirection:
         slab = self.slabs[int(self.slab_of[js[0]])]
         for lv in np.unique(self.slab_level[js]):
             sel = js[self.slab_level[js] == lv]
-            up, lo = slab.window(self.pa1, self.pb1, self.bp1, self.bq1, self.alpha[sel], int(lv))
+            up, lo = slab.window(self.pa1, self.pb1, self.bp1, self.bq1, self.alpha[sel], int(lv),
+                                 math.log(self._tail_tol))
             self.slab_win_up[sel], self.slab_lo[sel] = up, lo
         new_up = np.logaddexp(self.slab_win_up[js], self.slab_tail[js]) + 4 * _U
         # (finer cells: the average's bound moves with the slab's, never up)
