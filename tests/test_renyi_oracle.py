@@ -172,6 +172,19 @@ def _slab_exact(pr, alpha: float, c1: int, c2: int) -> mpmath.mpf:
         return total
 
 
+def _slab_setup(p):
+    """The direction of pair ``p``, its ``s``, ``bp``, ``bq``, the counts within 2 sd of the clone count's
+    mean and the spread of x at the lowest of them (the slab tests' rectangle)."""
+    from shuffle_accountant.numeric import renyi as R
+
+    d = R.RenyiDirection(p)
+    s = d.s
+    ss = s * (1.0 - s)
+    mu, sd = d.N * d.p, math.sqrt(d.N * d.p * (1.0 - d.p))
+    c1, c2 = int(mu - 2.0 * sd), int(mu + 2.0 * sd)
+    return d, s, (d.pa1 - s) / ss, (d.pb1 - s) / ss, c1, c2, math.sqrt(ss / (c1 + 1.0))
+
+
 @pytest.mark.parametrize("method, eps0, n", [("clones", 1.0, 150), ("binary-rr-lower", 2.0, 120), ("stronger-clones", 4.0, 90)])
 def test_slab_brackets_the_exact_sum_over_its_counts(method, eps0, n):
     """A slab of clone counts (one measure of x = a/(c+1) pooled over counts, cells bounded by Taylor's
@@ -183,13 +196,7 @@ def test_slab_brackets_the_exact_sum_over_its_counts(method, eps0, n):
 
     pr = pair_for(method, eps0, n).pair
     for p in (pr, pr.mirrored()) if not pr.symmetric else (pr,):
-        d = R.RenyiDirection(p)
-        s = d.s
-        ss = s * (1.0 - s)
-        bp, bq = (d.pa1 - s) / ss, (d.pb1 - s) / ss
-        mu, sd = d.N * d.p, math.sqrt(d.N * d.p * (1.0 - d.p))
-        c1, c2 = int(mu - 2.0 * sd), int(mu + 2.0 * sd)
-        sx = math.sqrt(ss / (c1 + 1.0))
+        d, s, bp, bq, c1, c2, sx = _slab_setup(p)
         orders = np.array([1.3, 2.0, 10.0, 64.0, 256.0])
         for x_lo, x_hi in ((s - 3.0 * sx, s + 3.0 * sx), (max(s - 1.5 * sx, 0.0), 1.0), (0.0, min(s + 2.0 * sx, 1.0))):
             slab = R._Slab(float(d.N), d.p, s, d.rel, np.arange(orders.size), c1, c2, x_lo, x_hi)
@@ -246,13 +253,7 @@ def test_slab_cells_left_out_bounded_from_coarse_cells(method, eps0, n):
     from shuffle_accountant.numeric import renyi as R
 
     p = pair_for(method, eps0, n).pair
-    d = R.RenyiDirection(p)
-    s = d.s
-    ss = s * (1.0 - s)
-    bp, bq = (d.pa1 - s) / ss, (d.pb1 - s) / ss
-    mu, sd = d.N * d.p, math.sqrt(d.N * d.p * (1.0 - d.p))
-    c1, c2 = int(mu - 2.0 * sd), int(mu + 2.0 * sd)
-    sx = math.sqrt(ss / (c1 + 1.0))
+    d, s, bp, bq, c1, c2, sx = _slab_setup(p)
     orders = np.array([1.3, 2.0, 10.0, 64.0, 256.0])
     log_tol = math.log(1e-3)
     left_out = 0
