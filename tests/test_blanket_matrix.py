@@ -9,6 +9,7 @@ assumption about numpy's FFT.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import sys
@@ -960,3 +961,15 @@ def test_profile_lower_at_is_the_maximum_over_pairs():
         ub = other.bounds(a, 1e-6)
         assert lb.lower * (1 - 1e-12) <= got <= ub.upper, (t, got, lb, ub)
     assert prof.lower_at(eps_b * 0.99) == 0.0
+
+
+def test_lattice_without_slope_keeps_its_lower_end():
+    """A lattice evaluated without item 7's slope (b_lo unknown) answers lower_at with its own lower
+    end (valid at every smaller eps: delta is non-increasing), the one with the slope above it."""
+    s = OUE(8, 1.0).pair_structure()
+    cf = bm.coefficients(s, 0.1)
+    plan = bm._Plan(0.002, 9, 4)
+    bare = bm._Lattice(dataclasses.replace(cf, b_lo=None), 90).evaluate(plan)
+    full = bm._Lattice(cf, 90).evaluate(plan)
+    assert bare.slope == 0.0 and full.slope > 0.0 and bare.lower == full.lower > 0.0
+    assert bare.lower_at(1e-4) == bare.lower < full.lower_at(1e-4)

@@ -780,9 +780,10 @@ class _LatticeResult:
 
     def lower_at(self, dg: float) -> float:
         """Item 7: a certified lower bound on ``delta`` at ``g = e^eps - dg`` (``dg >= 0`` rounded
-        down), from this lattice's lower end at ``e^eps``."""
+        down), from this lattice's lower end at ``e^eps`` (that lower end itself when no slope was
+        computed: ``delta`` is non-increasing in ``eps``)."""
         if self.slope <= 0.0:
-            return 0.0
+            return self.lower
         return _scaled(max((self.raw + dg * self.slope * (1.0 - 4 * _U)) * (1.0 - 2 * _U), 0.0), self.log_scale,
                        up=False)
 
