@@ -301,3 +301,40 @@ def test_slab_cells_left_out_bounded_from_coarse_cells(method, eps0, n):
                     le = float(mpmath.log(mpmath.fsum(t for _, t in exact[j])))
                     assert lo[j] <= le <= up[j], (x_lo, level, orders[j], lo[j], le, up[j])
     assert left_out >= 10  # the bound was exercised
+
+
+def test_slab_tails_per_count_bracket_the_exact_tails():
+    """A slab's tails take, per count and side, the Chernoff-and-convexity bound or the geometric one
+    (the latter on the counts with the largest first bounds): with the tolerance at the tails' own size
+    (many counts keep their first bound) the result lies above the 50-digit sum over the points beyond
+    a narrow window, and within e^5 of it."""
+    from shuffle_accountant.numeric import renyi as R
+
+    p = pair_for("clones", 1.0, 150).pair
+    d, s, bp, bq, c1, c2, sx = _slab_setup(p)
+    orders = np.array([2.0, 10.0, 64.0, 256.0])
+    x_lo, x_hi = s - 1.5 * sx, s + 1.5 * sx
+    slab = R._Slab(float(d.N), d.p, s, d.rel, np.arange(orders.size), c1, c2, x_lo, x_hi)
+    with mpmath.workdps(50):
+        r0, r1, pa, pb = (mpmath.mpf(x) for x in (p.r0, p.r1, p.pa, p.pb))
+        pm, sm = r0 + r1, r0 / (r0 + r1)
+        u, v = pa / (pa + pb), pb / (pa + pb)
+        exact = []
+        for a_ in orders:
+            al = mpmath.mpf(float(a_))
+            dd = (al * (u - sm) + (1 - al) * (v - sm)) / (sm * (1 - sm))  # f'(s)
+            t = mpmath.mpf(0)
+            for c in range(c1, c2 + 1):
+                m = c + 1
+                wc = mpmath.binomial(d.N, c) * pm**c * (1 - pm) ** (d.N - c)
+                for a in list(range(0, math.ceil(x_lo * m))) + list(range(math.floor(x_hi * m) + 1, m + 1)):
+                    x = mpmath.mpf(a) / m
+                    px = u * x / sm + (1 - u) * (1 - x) / (1 - sm)
+                    qx = v * x / sm + (1 - v) * (1 - x) / (1 - sm)
+                    g = px**al * qx ** (1 - al) - 1 - dd * (x - sm)
+                    t += wc * mpmath.binomial(m, a) * sm**a * (1 - sm) ** (m - a) * g
+            exact.append(float(mpmath.log(t)))
+    exact_a = np.array(exact)
+    tail = slab.tails(d.pa1, d.pb1, bp, bq, orders, d.rel, 0.0, exact_a)
+    assert np.all(exact_a <= tail), (exact_a, tail)
+    assert np.all(tail <= exact_a + 5.0)  # (the geometric bounds where the first is coarse)

@@ -1692,12 +1692,13 @@ class _Slab:
         g(1))`` (and ``max(g(0), g(x_lo))`` below), and the tail's probability is at most Chernoff's
         ``exp(-m KL(k/m || s))`` (:func:`_log_chernoff`): a sum over counts times one number per order.
         Where that exceeds ``log_tol`` of ``est``, the geometric bounds of :func:`_window_tail`, per
-        count and order."""
+        count and order, for the counts (and sides) with the largest first bounds."""
         na = alpha.size
         m = self.m
         total = np.full(na, -np.inf)
         worst = np.zeros(na, dtype=bool)
         sides = []
+        pieces = []
         for side, edge, open_ in ((1, self.a_hi, self.a_hi < m), (-1, self.a_lo, self.a_lo > 0.0)):
             if not np.any(open_):
                 continue
@@ -1727,21 +1728,33 @@ class _Slab:
             crude = _logsumexp(piece[:, None] + g_max, axis=0) + 1e-12
             total = np.logaddexp(total, crude)
             worst |= crude > log_tol + est
+            pieces.append((lch, g_max))
         if not np.any(worst):
             return total + 1e-12
-        # the geometric bounds for the orders where the first is too coarse
+        # the geometric bounds for the orders where the first is too coarse, on the rows (counts and
+        # sides) whose first bounds are the largest: the others, together at most half of log_tol of
+        # est, keep theirs (the first bound is the sum of the rows' first bounds; each row takes either)
         js = np.flatnonzero(worst)
         k = len(sides)
+        lpc = np.tile(self.log_pc_up, k)
+        rows = np.concatenate([_logsumexp(lch[:, :, None] + g_max[None, :, js], axis=1) for lch, g_max in pieces])
+        rows = lpc[:, None] + rows + 1e-12  # (rows, orders js)
+        with np.errstate(invalid="ignore"):
+            rank = np.argsort(rows, axis=0)
+            cum = np.logaddexp.accumulate(np.take_along_axis(rows, rank, axis=0), axis=0)
+        keep = np.zeros(rows.shape, dtype=bool)
+        np.put_along_axis(keep, rank, cum <= log_tol - math.log(2.0) + est[None, js], axis=0)
+        sel = np.flatnonzero(~np.all(keep, axis=1))
         mg = np.tile(m, k)
         sd_all = np.concatenate([np.full(m.size, float(sd)) for sd, _, _ in sides])
         edges = np.concatenate([e for _, e, _ in sides])[:, None]
         opens = np.concatenate([o for _, _, o in sides])[:, None]
-        lpc = np.tile(self.log_pc_up, k)
-        w_est = est[None, js] - lpc[:, None] - math.log(mg.size)  # (the rows' shares of the tolerance)
-        one = np.ones(mg.size)
-        tail = _window_tail(edges, mg, self.s, sd_all, u * one, v * one, bp * one, bq * one, alpha[js],
-                            np.zeros(js.size, dtype=np.int64), rel, log_tol, w_est, opens)
-        total[js] = np.minimum(total[js], _logsumexp(lpc[:, None] + tail, axis=0))
+        w_est = est[None, js] - lpc[sel, None] - math.log(mg.size)  # (the rows' shares of the tolerance)
+        one = np.ones(sel.size)
+        tail = _window_tail(edges[sel], mg[sel], self.s, sd_all[sel], u * one, v * one, bp * one, bq * one, alpha[js],
+                            np.zeros(js.size, dtype=np.int64), rel, log_tol, w_est, opens[sel])
+        rows[sel] = np.minimum(rows[sel], lpc[sel, None] + tail)
+        total[js] = np.minimum(total[js], _logsumexp(rows, axis=0) + math.log1p(4 * (rows.shape[0] + 4) * _U))
         return total + 1e-12
 
 
