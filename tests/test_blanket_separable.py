@@ -448,3 +448,19 @@ def test_search_with_lower_at_brackets_the_exact_root(which, n: int, log_delta: 
     got = epsilon_for_delta(bsep.SeparableBlanket(s, n), delta, rtol)
     assert got.lower <= ex.upper and ex.lower <= got.upper, (got, ex)
     assert got.upper - got.lower <= rtol * got.upper * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("m, alpha, kappa", [(100, 1e-6, 57.0000057), (1000, 1e-3, 599.7), (300, 0.02, 196.02),
+                                             (1000, 0.3, 999.5)])
+def test_f_below_the_normal_range_is_still_bracketed(m: int, alpha: float, kappa: float) -> None:
+    """``F(kappa)`` whose exact value is subnormal or far below the double range (1e-320, 1e-1510,
+    1e-523): the relative budgets say nothing there, the absolute underflow charge covers it (both
+    the runs through the integers and the cell-by-cell closed form; found by review: the bracket
+    was ``2.8256e-320 +- 0`` against an exact ``2.82575e-320``)."""
+    with mpmath.workdps(60):
+        a, k = mpmath.mpf(alpha), mpmath.mpf(kappa)
+        exact = mpmath.fsum(mpmath.binomial(m, i) * a**i * (1 - a) ** (m - i) * (i - k) for i in range(m + 1) if i > k)
+        one = np.array([float(m)])
+        for v, e, _ in (bsep._f_runs(one, np.array([0]), one, np.array([kappa]), np.array([0.0]), alpha),
+                        bsep._f_cells(one, np.array([kappa]), np.array([0.0]), alpha)):
+            assert v[0] - e[0] <= exact <= v[0] + e[0], (v[0], e[0], exact)

@@ -195,6 +195,8 @@ if TYPE_CHECKING:  # estimates only (imported lazily: blanket_matrix is large)
     from .blanket_matrix import PairBlanket
 
 _U = fp.UNIT_ROUNDOFF
+#: the smallest normal double: below it relative error budgets do not hold (absolute charge instead)
+_TINY = float(np.finfo(float).tiny)
 #: largest n for which this engine is suggested over the lattice of :mod:`.blanket_matrix` (§6)
 SEPARABLE_MAX_N = 1000
 #: :func:`applies` accepts a structure whose remainder mass (§2) is at most this fraction of gamma
@@ -389,6 +391,9 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     # where [kappa - d, kappa + d] meets an integer (or in the lower case) charge slope 1
     near = (np.floor(kappa + d) != np.floor(kappa - d)) | ~upper
     err = err + d * np.where(near, 1.0, slope * (1.0 + rel_t + rel_p + 8 * _U))
+    # below the normal range the relative budgets say nothing: each of tail, p0, pm may be off by
+    # the smallest normal number (a value returned as 0 or subnormal), times coefficients <= m + 1
+    err = err + 8.0 * (m + 2.0) * _TINY
     zero = kappa - d >= m  # A <= m < kappa' for every kappa' nearby: F = 0 exactly
     val = np.where(zero, 0.0, np.maximum(val, 0.0))
     err = np.where(zero, 0.0, err)
@@ -464,9 +469,11 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
         pm_err[:, 0] = s_top * s_rel
         # S(jhi - t) = S(jhi) + sum of P[A = i] above it; F(jhi - t) = F(jhi) + sum_{t' < t} S(jhi - t')
         # (sums of non-negative terms; numpy's running sums: (width + 2) u relative each)
+        # (and below the normal range, where relative budgets say nothing, each term may be off by
+        # the smallest normal number: (width + 2) of them in an S, (width + 2)^2 in an F)
         run_rel = (width + 4) * _U
         s_grid = np.cumsum(pm, axis=1)
-        s_err = np.cumsum(pm_err, axis=1) * (1.0 + run_rel) + run_rel * s_grid
+        s_err = np.cumsum(pm_err, axis=1) * (1.0 + run_rel) + run_rel * s_grid + (width + 2.0) * _TINY
         f_grid = np.zeros((rows.size, width))
         f_err = np.zeros((rows.size, width))
         f_grid[:, 1:] = np.cumsum(s_grid[:, :-1], axis=1)
