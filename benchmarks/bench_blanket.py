@@ -99,8 +99,8 @@ def random_matrix(inputs: int, outputs: int = 100, eps0: float = 1.0, seed: int 
 
 def speed_randomizers(repeats: int, ns: list[int]) -> None:
     print(f"## Speed, other randomizers: median of {repeats} runs, delta = {DELTA:g}, rtol = {RTOL:g}\n")
-    print("| randomizer | n | clones (ms) | blanket (ms) | ratio | blanket eps (upper) |")
-    print("|---|---|---|---|---|---|")
+    print("| randomizer | n | clones (ms) | blanket (ms) | ratio | evaluations | blanket eps (upper) |")
+    print("|---|---|---|---|---|---|---|")
     cases: list[tuple[randomizers.Randomizer, list[int]]] = [
         (randomizers.SUE(100, 1.0), ns), (randomizers.OUE(100, 1.0), ns), (randomizers.OLH(100, 1.0), ns)]
     cases += [(random_matrix(i), [10**6]) for i in (2, 5, 10)]
@@ -110,13 +110,13 @@ def speed_randomizers(repeats: int, ns: list[int]) -> None:
             box: dict[str, float] = {}
 
             def blanket() -> None:
-                v = api.epsilon(r.eps0, n, DELTA, method="blanket", rtol=RTOL, randomizer=r).value
-                assert v is not None
-                box["eps"] = v
+                q = api.epsilon(r.eps0, n, DELTA, method="blanket", rtol=RTOL, randomizer=r)
+                assert q.value is not None
+                box["eps"], box["evals"] = q.value, q.details.get("evaluations", float("nan"))
 
             tb = median_time(blanket, 1 if n > 10**6 or "matrix" in r.describe() else repeats)
-            print(f"| {r.describe()} | {n:.0e} | {tc * 1e3:.1f} | {tb * 1e3:.1f} | {tb / tc:.1f} | {box['eps']:.7g} |",
-                  flush=True)
+            print(f"| {r.describe()} | {n:.0e} | {tc * 1e3:.1f} | {tb * 1e3:.1f} | {tb / tc:.1f} | {box['evals']:g} "
+                  f"| {box['eps']:.7g} |", flush=True)
     print()
 
 

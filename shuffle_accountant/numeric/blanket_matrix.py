@@ -567,8 +567,13 @@ def _power(x: np.ndarray, e: np.ndarray | float, m: int) -> tuple[np.ndarray, np
 
     *Live frequencies.* ``x^m = |x|^m (cos(m arg x) + i sin(m arg x))`` (the complex ``exp(m
     log x)`` written out: the same roundings, ``|x|^m = exp(m log|x|)`` is shared with the error
-    bound) with relative error ``rho = expm1(3 u m (|log|x|| + pi) + 8 u)``, bounded by ``y + y^2``
-    for ``y = 3 u m (|log|x|| + pi) + 8 u <= 1`` (``e^y - 1 <= y + (e - 2) y^2``), times ``(1 + 8u)``
+    bound) with relative error ``rho = expm1(4 u m (|log|x|| + pi) + 8 u)``: with ``|x|`` (hypot),
+    ``log`` and ``arg`` (atan2) each within ``c`` ulp, the exponent ``m log|x|`` is off by at most
+    ``m u (c + (c + 1) |log|x||)`` and the phase ``m arg x`` by ``m u (c + 1) pi``, which ``4 u m
+    (|log|x|| + pi)`` covers for ``c <= 2`` (numpy's vectorised functions; review: 3 u m covered
+    ``c <= 1`` only with little margin), plus ``exp``, ``cos``, ``sin`` and the products ``8 u``;
+    bounded by ``y + y^2`` for ``y = 4 u m (|log|x|| + pi) + 8 u <= 1`` (``e^y - 1 <= y + (e - 2)
+    y^2``), times ``(1 + 8u)``
     for its own rounding; where ``y > 1`` the error is bounded by ``|result| + a^m``.
     ``a^(m-1)`` is ``exp(m log a) / a``."""
     if m == 0:
@@ -589,7 +594,7 @@ def _power(x: np.ndarray, e: np.ndarray | float, m: int) -> tuple[np.ndarray, np
         mag = np.exp(m * log_ax)
         phase = m * np.angle(xl)
         wl = mag * np.cos(phase) + 1j * (mag * np.sin(phase))
-        y = 3 * _U * m * (np.abs(log_ax) + math.pi) + 8 * _U
+        y = 4 * _U * m * (np.abs(log_ax) + math.pi) + 8 * _U
         rho = (y + y * y) * (1.0 + 8 * _U)
         a_m = np.exp(m * np.log(a))
         oml = m * el * (a_m / a) * (1.0 + 8 * _U) + np.where(y <= 1.0, rho * mag, np.abs(wl) + a_m)
