@@ -2385,10 +2385,12 @@ class RenyiDirection:
         # above a slab (c > c2) every kernel is at most each of the slab's (K non-increasing in c), so
         # K(c) - 1 <= sum_slab Pr[C = c'](K(c') - 1) / Pr[C in slab]: blocks there need no entry
         self.slab_avg_up = np.full(na, np.inf)
-        for g, slab in enumerate(self.slabs):
-            js = np.flatnonzero(self.slab_of == g)
-            m_lo = self._log_block_mass(np.array([slab.c1 + 1.0]), np.array([slab.c2 + 1.0]))[1][0]
-            self.slab_avg_up[js] = self.slab_up[js] - m_lo + 1e-12
+        if self.slabs:  # (the slabs' masses in one call)
+            m_lo = self._log_block_mass(np.array([sl.c1 + 1.0 for sl in self.slabs]),
+                                        np.array([sl.c2 + 1.0 for sl in self.slabs]))[1]
+            for g in range(len(self.slabs)):
+                js = np.flatnonzero(self.slab_of == g)
+                self.slab_avg_up[js] = self.slab_up[js] - m_lo[g] + 1e-12
         for _ in range(8):  # finer cells where the slab alone is too wide for its budget
             l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
