@@ -441,34 +441,3 @@ def test_gammaln_table_of_slabs_within_its_charge() -> None:
         err = np.array([float(abs(mpmath.mpf(float(g)) - e)) for g, e in zip(got, exact)])
     assert np.all(err <= 2.5 * np.spacing(np.maximum(np.abs(got), 1.0)))
     assert np.all(err <= 4e-15 * np.abs(got) + 1e-13)
-
-
-def test_window_tail_facing_the_bulk_bounded_by_probability_one():
-    """A kernel's lower tail below an edge above the binomial's mean (large orders: the window sits on
-    the tilted mode, the tail faces the bulk): the linear part of g is bounded with the tail's
-    probability at most 1 where the binomial ratio is not below 1 (was: an infinite bound, which sent
-    the window through rounds of widening). The bound is finite, below the window's sum, and above the
-    50-digit tail sum."""
-    d = R.RenyiDirection(pair_for("clones", 1.0, 3000).pair)
-    s = d.s
-    c, edge, alpha = 659.0, 581.0, np.array([896.0, 1024.0])
-    m = c + 1.0
-    u, v = d.pa1, d.pb1
-    bp, bq = (u - s) / (s * (1.0 - s)), (v - s) / (s * (1.0 - s))
-    one = np.ones(1)
-    w_sum = np.array([466.6, 583.9])  # log of the window's sum (the window edge .. m), per order
-    tail = R._window_tail(np.array([[edge]]), np.array([m]), s, -1, u * one, v * one, bp * one, bq * one, alpha,
-                          np.zeros(2, dtype=np.int64), d.rel, math.log(2e-5), w_sum[None, :],
-                          np.ones((1, 1), dtype=bool))[0]
-    with mpmath.workdps(50):
-        sm, um, vm = (mpmath.mpf(x) for x in (s, u, v))
-        for j, a_ in enumerate(alpha):
-            al = mpmath.mpf(float(a_))
-            dd = (al * (um - sm) + (1 - al) * (vm - sm)) / (sm * (1 - sm))
-            t = mpmath.mpf(0)
-            for a in range(int(edge)):
-                x = mpmath.mpf(a) / int(m)
-                px = um * x / sm + (1 - um) * (1 - x) / (1 - sm)
-                qx = vm * x / sm + (1 - vm) * (1 - x) / (1 - sm)
-                t += mpmath.binomial(int(m), a) * sm**a * (1 - sm) ** (int(m) - a) * (px**al * qx ** (1 - al) - 1 - dd * (x - sm))
-            assert float(mpmath.log(t)) <= tail[j] < w_sum[j] + math.log(2e-5), (a_, float(mpmath.log(t)), tail[j])

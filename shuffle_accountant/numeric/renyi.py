@@ -780,9 +780,8 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     is at most ``alpha bp/p(x_hi) + (1-alpha) bq/q(1)`` on ``[x_hi, 1]`` (``b/(1 + b y)``
     decreases in ``y``). If ``rho < 1`` the tail of ``sum M f`` is at most
     ``M(hi) f(x_hi) rho / (1 - rho)``; and ``g <= f + (-1 - f'(s) y)_+``, the second part
-    at most the tail probability (the same geometric bound with the binomial ratio alone, or 1
-    where that ratio is not below 1: a tail facing the binomial's bulk) times its largest value
-    at the ends. The lower tail is the mirror image. Windows whose
+    at most the tail probability (the same geometric bound with the binomial ratio alone)
+    times its largest value at the ends. The lower tail is the mirror image. Windows whose
     tails exceed ``tail_tol`` times the window sum are widened.
 
     Returns ``(log upper, log lower, done)``; entries with ``done = False`` need more than
@@ -978,8 +977,7 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
         bpg, bqg = bp[:, None], bq[:, None]
         d = alpha * bpg + (1.0 - alpha) * bqg
         extra = np.maximum(0.0, np.maximum(-1.0 - d * ye, -1.0 - d * y_end)) * (1.0 + 1e-12)
-        # (the tail's probability: the geometric series of the binomial ratio, and at most 1)
-        tail_x = np.minimum(log_me + log_rm, 0.0) + np.log(np.maximum(extra, 1e-320))
+        tail_x = log_me + log_rm + np.log(np.maximum(extra, 1e-320))
         tail_x = np.where(extra > 0.0, tail_x, -np.inf)
         tail = np.logaddexp(tail_f, tail_x)
         # second bound, of the scale of g itself (the first is of the scale of f, far
