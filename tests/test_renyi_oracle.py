@@ -338,3 +338,26 @@ def test_slab_tails_per_count_bracket_the_exact_tails():
     tail = slab.tails(d.pa1, d.pb1, bp, bq, orders, d.rel, 0.0, exact_a)
     assert np.all(exact_a <= tail), (exact_a, tail)
     assert np.all(tail <= exact_a + 5.0)  # (the geometric bounds where the first is coarse)
+
+
+@pytest.mark.parametrize("eps0", [10.0, 12.0, 20.0])
+def test_extreme_binary_rr_lower_ends_stay_below_the_exact_divergence(eps0: float) -> None:
+    """binary-rr-lower at eps0 >= 10 (found by review): ``1 - pa'`` from the computed ``pa' = 1 -
+    4.5e-5`` is ~1e-12 relative off, raised to the order it put the printed *lower* ends above the
+    exact divergence (eps0 = 20, n = 50, alpha = 64: 20.000000000000018 against 19.99999999836).
+    The charge of the computed weights (``_PAIR_REL``) keeps them below a 60-digit sum over
+    the pair's own (float) parameters."""
+    n, orders = 50, [64.0, 1024.0]
+    p = pair_for("binary-rr-lower", eps0, n).pair
+    rb = renyi_bounds(p, orders, rtol=1e-9, directions="qp")
+    with mpmath.workdps(60):
+        pa, pb, r0, r1 = (mpmath.mpf(v) for v in (p.pa, p.pb, p.r0, p.r1))
+        pa, pb = pa / (pa + pb), pb / (pa + pb)
+        s, c = r0 / (r0 + r1), n - 1
+        B = [mpmath.binomial(c, a) * s**a * (1 - s) ** (c - a) for a in range(c + 1)] + [mpmath.mpf(0)]
+        for alpha, lo, up in zip(orders, rb.lower, rb.upper):
+            x = mpmath.mpf(alpha)
+            total = mpmath.fsum((pb * (B[a - 1] if a else 0) + pa * B[a]) ** x * (pa * (B[a - 1] if a else 0) + pb * B[a]) ** (1 - x)
+                                for a in range(c + 2))
+            exact = mpmath.log(total) / (x - 1)
+            assert lo <= exact <= up, (alpha, lo, up, exact)

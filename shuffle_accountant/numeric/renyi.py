@@ -108,6 +108,9 @@ _BIG_LOG = 600.0
 #: Kernels with at most this many values of ``a`` are summed term by term.
 _SMALL_C = 126
 _U = 2.3e-16  # a little more than the unit roundoff
+#: relative error of the kernel's computed weights ``pa / (pa + pb)`` and ``r0 / (r0 + r1)`` (a sum and
+#: a division) against the pair's exact ones, with margin (:func:`_log_first_user`)
+_PAIR_REL = 4 * _U
 _DEBUG = False
 #: Work limits: beyond them refinement stops and the (certified) upper bound is returned
 #: with ``converged = False``.
@@ -537,7 +540,15 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, 
     """``log p(x)`` for ``p(x) = 1 + b (x - s) = w x/s + (1-w)(1-x)/(1-s)`` (the first user's
     weight in the kernel, module docstring) and a bound on its rounding error: ``log1p(b y)``
     where ``p >= 1/2`` (accurate near ``y = 0``), else the log of the two non-negative terms
-    (no cancellation, so extreme pairs with ``p`` near 0 stay accurate)."""
+    (no cancellation, so extreme pairs with ``p`` near 0 stay accurate).
+
+    There the weights ``w``, ``1 - w``, ``1/s``, ``1/(1 - s)`` are those of the computed ``w`` and
+    ``s`` (``pa / (pa + pb)``, ``r0 / (r0 + r1)``: within :data:`_PAIR_REL` relative of the pair's
+    exact ones); ``1 - w`` is then off by ``_PAIR_REL w / (1 - w)`` relative (large where ``w`` is
+    near 1: e.g. ``pa' = 1 - 4.5e-5`` at eps0 = 10, whose error raised to the order ``alpha`` put
+    binary-rr-lower's printed lower ends above the exact divergence, found by review), and
+    ``1 - s`` by ``_PAIR_REL s / (1 - s)``. ``p`` is a positive combination of the two terms, so
+    its relative error is at most the larger of theirs: charged to ``log p`` (*derived*)."""
     z = b * y
     near = z > -0.5
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -547,7 +558,9 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, 
             far = ~near
             x_, w_ = np.broadcast_to(x, z.shape)[far], np.broadcast_to(w, z.shape)[far]
             lg[far] = np.log(w_ * x_ / s + (1.0 - w_) * (1.0 - x_) / (1.0 - s))
-            err[far] = _U * np.abs(lg[far]) + 6 * _U
+            # the weights of the computed w, s against the exact pair's (see above)
+            side = np.maximum(1.0, w_ / np.maximum(1.0 - w_, 1e-300)) + max(1.0, s / (1.0 - s)) if s < 1.0 else np.inf
+            err[far] = _U * np.abs(lg[far]) + 6 * _U + 1.01 * _PAIR_REL * side
     return lg, err
 
 
