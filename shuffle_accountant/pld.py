@@ -88,6 +88,7 @@ import numpy as np
 from .analyses import ScaledPair, get_method, pair_for
 from .errors import CertificationError, InvalidParameter, ShuffleAccountantError
 from .numeric import binomial as bn
+from .numeric import fp
 from .numeric.clones import Direction, HockeyStick
 from .numeric.profile import PrivacyProfile
 from .randomizers import randomizer_at
@@ -570,22 +571,15 @@ def grid_upper(direction: Direction, eps: np.ndarray) -> np.ndarray:
         out += _delta_from_atoms(*_atoms(t[b] - 1.0, uu[b], vv[b], ss[b], w_up[b], float(eps[-1]), direction.rel), eps)
     for b in _batches(by_cut, width, eps.size, BATCH_CUT):
         bound, ok = _cut_grid(t[b] - 1.0, uu[b], vv[b], ss[b], eps, direction.rel)
-        out += _matvec(bound[:, ok], w_up[b][ok])
+        out += fp.matvec(bound[:, ok], w_up[b][ok])
         listed[b[ok]] = True
     rest = np.flatnonzero(counted & (uu > vv) & ~listed)  # point-mass splits, very long lists
     for chunk in np.array_split(rest, max(1, rest.size * eps.size // 400_000 + 1)) if rest.size else ():
         hh, hh_err = direction.h(t[chunk][:, None], lam[chunk][:, None], eps[None, :])
-        out = out + _matvec(hh.T, w_up[chunk]) + _matvec(hh_err.T, part.mass[chunk])
+        out = out + fp.matvec(hh.T, w_up[chunk]) + fp.matvec(hh_err.T, part.mass[chunk])
+    # (non-negative terms summed in any order, fp.matvec's included: 4e-16 (size + 2) relative)
     return out * (1.0 + 4e-16 * (part.size + 2))
 
-
-
-def _matvec(m: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``m @ w`` by numpy's own loops (``einsum``) rather than a multithreaded BLAS, whose threads
-    spin after each call and cost more CPU than these small products (the order of summation
-    is covered by the ``4e-16 (size + 2)`` relative charge of the caller: every term is
-    non-negative)."""
-    return np.einsum("ij,j->i", m, w)
 
 
 @dataclass(frozen=True)

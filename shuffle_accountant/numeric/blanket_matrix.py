@@ -681,22 +681,15 @@ def _round_blocks(py: np.ndarray, qy: np.ndarray | None, lo1: int, L: int, h: fl
 
     py_r = as_rows(py)
     pz = np.zeros(rows + 1)
-    pz[:-1] += _matvec(py_r, wl)
-    pz[1:] += _matvec(py_r, wh)
+    # (fp.matvec, not BLAS; any order of summation is covered by this function's rounding charge)
+    pz[:-1] += fp.matvec(py_r, wl)
+    pz[1:] += fp.matvec(py_r, wh)
     qz = np.zeros(rows + 1)
     if qy is not None:
         qy_r = as_rows(qy)
-        qz[:-1] += _matvec(qy_r, wl) + _matvec(py_r, wl * dlo)
-        qz[1:] += _matvec(qy_r, wh) + _matvec(py_r, wh * dhi)
+        qz[:-1] += fp.matvec(qy_r, wl) + fp.matvec(py_r, wl * dlo)
+        qz[1:] += fp.matvec(qy_r, wh) + fp.matvec(py_r, wh * dhi)
     return pz, qz, zlo
-
-
-def _matvec(m: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``m @ w`` by numpy's own loops (``einsum``), not BLAS: a multithreaded BLAS leaves its
-    threads spinning after each call, which on a shared machine costs more CPU time than the
-    product itself (measured: one lattice evaluation at n = 1e7, 234 -> 129 ms CPU). Any order of
-    summation is covered by the rounding charge of :func:`_round_blocks`."""
-    return np.einsum("ij,j->i", m, w)
 
 
 def _abs_sums_bound(cum_a: np.ndarray, cum_b: np.ndarray, p: np.ndarray, rnd_n: float, drop: float,
@@ -1722,8 +1715,7 @@ class PairBlanket:
         if st is None or not (isinstance(eps, (int, float)) and 0.0 < eps < last <= eps * (1.0 + 1e-3)):
             return 0.0
         res, r_neg = st
-        # e^last - e^eps = e^eps expm1(last - eps), the difference exact (Sterbenz)
-        dg = math.exp(eps) * math.expm1(last - eps) * (1.0 - 8 * _U)
+        dg = fp.exp_gap_down(eps, last)  # e^last - e^eps, rounded down
         return max((res.lower_at(dg) - r_neg) * (1.0 - 4 * _U), 0.0)
 
     def _keep(self, eps: float, res: _LatticeResult) -> _LatticeResult:

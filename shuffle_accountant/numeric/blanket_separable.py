@@ -195,8 +195,6 @@ if TYPE_CHECKING:  # estimates only (imported lazily: blanket_matrix is large)
     from .blanket_matrix import PairBlanket
 
 _U = fp.UNIT_ROUNDOFF
-#: the smallest normal double: below it relative error budgets do not hold (absolute charge instead)
-_TINY = float(np.finfo(float).tiny)
 #: largest n for which this engine is suggested over the lattice of :mod:`.blanket_matrix` (§6)
 SEPARABLE_MAX_N = 1000
 #: :func:`applies` accepts a structure whose remainder mass (§2) is at most this fraction of gamma
@@ -393,7 +391,7 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     err = err + d * np.where(near, 1.0, slope * (1.0 + rel_t + rel_p + 8 * _U))
     # below the normal range the relative budgets say nothing: each of tail, p0, pm may be off by
     # the smallest normal number (a value returned as 0 or subnormal), times coefficients <= m + 1
-    err = err + 8.0 * (m + 2.0) * _TINY
+    err = err + 8.0 * (m + 2.0) * fp.SMALLEST_NORMAL
     zero = kappa - d >= m  # A <= m < kappa' for every kappa' nearby: F = 0 exactly
     val = np.where(zero, 0.0, np.maximum(val, 0.0))
     err = np.where(zero, 0.0, err)
@@ -473,7 +471,7 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
         # the smallest normal number: (width + 2) of them in an S, (width + 2)^2 in an F)
         run_rel = (width + 4) * _U
         s_grid = np.cumsum(pm, axis=1)
-        s_err = np.cumsum(pm_err, axis=1) * (1.0 + run_rel) + run_rel * s_grid + (width + 2.0) * _TINY
+        s_err = np.cumsum(pm_err, axis=1) * (1.0 + run_rel) + run_rel * s_grid + (width + 2.0) * fp.SMALLEST_NORMAL
         f_grid = np.zeros((rows.size, width))
         f_err = np.zeros((rows.size, width))
         f_grid[:, 1:] = np.cumsum(s_grid[:, :-1], axis=1)
@@ -590,8 +588,7 @@ class _SlopeState:
 
     def at(self, eps: float) -> float:
         """The certified lower bound of §7 at ``eps < self.eps`` (``eps >= self.eps / 2``)."""
-        # e^{eps_b} - e^{eps} = e^eps expm1(eps_b - eps), the difference exact (Sterbenz)
-        dg = math.exp(eps) * math.expm1(self.eps - eps) * (1.0 - 8 * _U)
+        dg = fp.exp_gap_down(eps, self.eps)  # e^{eps_b} - e^{eps}, rounded down
         terms = self.w * (self.g_lo + dg * self.d_lo)  # non-negative, 3 roundings each
         total = float(np.sum(terms)) * (1.0 - 4 * _U) * self.factor
         return max(total - self.rem_neg, 0.0) * (1.0 - 2 * _U) * self.shrink * (1.0 - 2 * _U)

@@ -39,7 +39,10 @@ import math
 import sys
 from fractions import Fraction
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # numpy only where an array helper runs: plug-in help imports this module
+    import numpy as np
 
 #: Unit roundoff of IEEE double precision (half the distance from 1 to the next double).
 UNIT_ROUNDOFF = 2.0**-53
@@ -69,6 +72,23 @@ def sum_error(count: int) -> float:
     128 with 8 accumulators) of ``count`` non-negative floats: every term passes through at most
     ``16 + 3 + log2(count)`` additions; doubled for safety."""
     return (40.0 + 2.0 * math.log2(max(count, 2))) * UNIT_ROUNDOFF
+
+
+def exp_gap_down(a: float, b: float) -> float:
+    """A lower bound on ``e^b - e^a`` for ``a <= b`` (a few ``u`` below): ``e^a expm1(b - a)``,
+    where the difference ``b - a`` of two nearby doubles is exact (Sterbenz) and ``exp``,
+    ``expm1`` and the product round by at most ``8 u`` together."""
+    return math.exp(a) * math.expm1(b - a) * (1.0 - 8 * UNIT_ROUNDOFF)
+
+
+def matvec(m: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``m @ w`` by numpy's own loops (``einsum``), not BLAS: a multithreaded BLAS leaves its
+    threads spinning after each call, which on a shared machine costs more CPU time than these
+    products (measured: one blanket lattice evaluation at n = 1e7, 234 -> 129 ms CPU). The order
+    of summation is unspecified: callers charge it as for any sum of that many terms."""
+    import numpy
+
+    return numpy.einsum("ij,j->i", m, w)
 
 
 def next_up(x: float, steps: int = 1) -> float:
@@ -216,6 +236,8 @@ __all__ = [
     "binomial_tail_budget",
     "down",
     "exp_checked",
+    "exp_gap_down",
+    "matvec",
     "negbin_budget",
     "negbin_size",
     "next_down",
