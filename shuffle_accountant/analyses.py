@@ -194,8 +194,9 @@ METHODS: dict[str, Method] = {
             "over a family (k-RR: other users holding x1 or one third value; binary RR: m users holding x1; other "
             "randomizers: all other users holding x1 (exact) or one third value (projected on the reports' hits of "
             "x1 and x1'), numeric/dataset_lower.py)",
-            "attained by the given randomizer on a concrete dataset: a lower bound on its shuffled eps",
-            short="attained by this randomizer",
+            "a lower bound on the given randomizer's shuffled eps from concrete neighbouring datasets (their exact "
+            "divergence, or for a projected family the divergence of a post-processing, which is at most theirs)",
+            short="this randomizer, concrete datasets",
             needs_randomizer=True,
             profile=lambda q: _dataset_lower_profile(q),
         ),

@@ -20,6 +20,7 @@ from shuffle_accountant.numeric import binomial as bn
 from shuffle_accountant.numeric.clones import ClonePair, HockeyStick
 from shuffle_accountant.numeric.profile import UNDERFLOW_FLOOR, DeltaBounds, PrivacyProfile
 from shuffle_accountant.numeric.renyi import renyi_bounds
+from shuffle_accountant.errors import CertificationError
 from shuffle_accountant.numeric import search
 from shuffle_accountant.numeric.search import EpsilonBracket, NoBracket, epsilon_for_delta, monotone_boundary
 
@@ -254,3 +255,11 @@ def test_lower_at_certifies_the_other_end_without_evaluating_it() -> None:
     assert isinstance(br, EpsilonBracket), br
     assert br.lower <= exact <= br.upper and br.upper - br.lower <= 1e-6 * br.upper
     assert len(set(seen)) == 1 and seen[0] == br.upper  # one point evaluated: the upper end
+
+
+def test_delta_bounds_hold_plain_floats() -> None:
+    b = DeltaBounds(0.5, np.float64(1e-7), np.float64(2e-7), 1, True)
+    assert type(b.lower) is float and type(b.upper) is float
+    assert (b.lower, b.upper) == (1e-7, 2e-7)
+    with pytest.raises(CertificationError):
+        DeltaBounds(0.5, np.float64("nan"), 1.0, 1, True)

@@ -44,6 +44,9 @@ class DeltaBounds:
     converged: bool
 
     def __post_init__(self) -> None:
+        # plain floats, whatever the engine computed them in (np.float64 leaks into reports otherwise)
+        object.__setattr__(self, "lower", float(self.lower))
+        object.__setattr__(self, "upper", float(self.upper))
         if not 0.0 <= self.lower <= self.upper:  # also refuses NaN
             raise CertificationError(
                 f"inconsistent delta bracket [{self.lower!r}, {self.upper!r}] at eps = {self.eps!r}"
