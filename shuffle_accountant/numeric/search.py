@@ -321,10 +321,15 @@ def _close_around(
     point on its other side, nudged a fifth of the way back towards the end (at most
     :data:`CLOSE_STEPS` per end). Every end returned was evaluated and decided (or is 0, or the
     ``hi`` given): the steps only choose where to look."""
-    step = 0.45 * rtol * x
-    spread = (ub - lb) / max(0.5 * (lb + ub), 1e-300)
-    if math.isfinite(slope) and slope < 0.0 and spread > 0.0:
-        step = max(step, min(0.5 * spread / abs(slope), 0.25 * x))
+    base = 0.45 * rtol * x
+    step_hi = step_lo = base
+    if math.isfinite(slope) and slope < 0.0 and lb > 0.0:
+        # each side where its own certified bound is expected to cross delta: the upper bound
+        # falls by ub/delta after log(ub/delta)/|slope|, the lower bound rises to delta after
+        # log(delta/lb)/|slope| (the bound's relative offset from the exact value is about the
+        # same at the new point), with SIDE_MARGIN for the slope's error
+        step_hi = max(base, min(SIDE_MARGIN * math.log(ub / delta) / abs(slope), 0.25 * x))
+        step_lo = max(base, min(SIDE_MARGIN * math.log(delta / lb) / abs(slope), 0.25 * x))
     lo_certified = lo is not None
     low = lo if lo is not None else 0.0
     seen: list[tuple[float, float, float]] = [(x, lb, ub)]  # (eps, lower, upper), each decided below
@@ -342,13 +347,16 @@ def _close_around(
             t = max(t * 0.1, 1e-12)
 
     for _widen in range(60):
-        if x + step < hi and decide(x + step)[1] <= delta:
-            hi = x + step
-        if x - step > low and decide(x - step)[0] > delta:
-            low, lo_certified = x - step, True
-        if hi <= x + step and (low >= x - step or x - step <= 0.0):
+        if x + step_hi < hi and decide(x + step_hi)[1] <= delta:
+            hi = x + step_hi
+        if x - step_lo > low and decide(x - step_lo)[0] > delta:
+            low, lo_certified = x - step_lo, True
+        hi_done = hi <= x + step_hi
+        lo_done = low >= x - step_lo or x - step_lo <= 0.0
+        if hi_done and lo_done:
             break
-        step *= WIDEN
+        step_hi *= 1.0 if hi_done else WIDEN
+        step_lo *= 1.0 if lo_done else WIDEN
     else:
         raise CertificationError(f"could not separate delta = {delta!r} near eps = {x!r}")
     # eps* >= 0 always, so 0 is a valid lower end when nothing better is known
@@ -373,6 +381,8 @@ def _close_around(
             probe = cross + 0.2 * (eb - cross)
             if not (min(ea, eb) < probe < max(ea, eb)) or abs(eb - probe) <= 1e-3 * rtol * hi:
                 break
+            if abs(eb - probe) < rtol * hi and hi - low - abs(eb - probe) > rtol * hi:
+                break  # the step would move the end by less than rtol and not close the bracket
             cl, cu = decide(probe)
             if end == "hi" and cu <= delta:
                 hi = probe
@@ -434,6 +444,9 @@ GUARD_GAP = 0.05
 #: Growth of the widening steps around an estimated root at the floating-point floor (the first
 #: step from the certified bracket's width and the slope; was 1.3 from 0.45 rtol).
 WIDEN = 2.0
+#: The first step of each end of a bracket at the floating-point floor is this many times the
+#: distance at which that end's certified bound is expected to cross delta (from the slope).
+SIDE_MARGIN = 1.25
 #: Secant steps closing each end of a bracket at the floating-point floor (each one evaluation).
 CLOSE_STEPS = 2
 #: An undecided evaluation whose bracket is wider than this many times the resolution asked for
