@@ -868,26 +868,32 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     # computed once for all. At most three groups, split where they save the most terms,
     # counting an overhead per group (the tails, the passes' set-up)
     na = alpha.size
-    union = np.zeros((na, na + 1))  # union[i, j]: width of the union of the windows of orders i .. j-1
-    rows = np.unique(np.linspace(0, m.size - 1, min(m.size, 8)).astype(np.int64))  # a sample of the entries: cost only
+    # union[i, j]: width of the union of the windows of orders i .. j-1 (0 for j <= i), over a sample of
+    # the entries (cost only), all (i, j) at once: running max / min along k >= i of the (i, k) triangle
+    rows = np.unique(np.linspace(0, m.size - 1, min(m.size, 8)).astype(np.int64))
     lo_s, hi_s = lo_o[rows], hi_o[rows]
-    for i in range(na):
-        run_hi = np.maximum.accumulate(hi_s[:, i:], axis=1)
-        run_lo = np.minimum.accumulate(lo_s[:, i:], axis=1)
-        union[i, i + 1:] = np.max(run_hi - run_lo, axis=0) + 1.0
+    tri = np.arange(na)[None, :] >= np.arange(na)[:, None]  # (i, k): k >= i
+    run_hi = np.maximum.accumulate(np.where(tri[None], hi_s[:, None, :], -np.inf), axis=2)
+    run_lo = np.minimum.accumulate(np.where(tri[None], lo_s[:, None, :], np.inf), axis=2)
+    union = np.zeros((na, na + 1))
+    union[:, 1:] = np.where(tri, np.max(run_hi - run_lo, axis=0) + 1.0, 0.0)
     idx = np.arange(na + 1)
     cost = (idx[None, :] - idx[:na, None]) * union * m.size + _GROUP_COST
-    best: tuple[float, tuple[int, ...]] = (float(cost[0, na]), (0, na))
-    for i in range(1, na):
-        c1 = cost[0, i] + cost[i, na]
-        if c1 < best[0]:
-            best = (float(c1), (0, i, na))
-        if i + 1 < na:
-            c2 = cost[0, i] + cost[i, i + 1:na] + cost[i + 1:na, na]
-            j = int(np.argmin(c2))
-            if c2[j] < best[0]:
-                best = (float(c2[j]), (0, i, i + 1 + j, na))
-    ogroups = [slice(a, b) for a, b in zip(best[1][:-1], best[1][1:])]
+    # candidates in the order (0, na); per first cut i = 1 .. na-1: (0, i, na), then the best (0, i, j, na):
+    # the first least one (ties: the earliest, as a sequential scan keeping strict improvements)
+    ii = np.arange(1, na)
+    two = cost[0, ii] + cost[ii, na]
+    three = cost[0, :na, None] + cost[:, :na] + cost[None, :na, na]  # (i, j): cuts at i and j
+    three = np.where(tri & ~np.eye(na, dtype=bool), three, np.inf)[ii]  # j > i
+    jj = np.argmin(three, axis=1)
+    cand = np.empty(2 * ii.size + 1)
+    cand[0] = cost[0, na]
+    cand[1::2] = two
+    cand[2::2] = three[np.arange(ii.size), jj]
+    k = int(np.argmin(cand))
+    cuts: tuple[int, ...] = (0, na) if k == 0 else (0, int(ii[(k - 1) // 2]), na) if k % 2 else (
+        0, int(ii[(k - 2) // 2]), int(jj[(k - 2) // 2]), na)
+    ogroups = [slice(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
     return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, lo_o, hi_o, ogroups)
 
 
@@ -1476,26 +1482,38 @@ class _Slab:
         widths = (np.maximum(np.maximum.reduceat(span_a, starts), -1.0) + 1.0).astype(np.int64) if c.size else starts
         cols_all = np.arange(wmax)
         colf_all = cols_all.astype(float)
+        # every chunk's temporaries in buffers made once (fresh arrays of this size cost page faults, as much
+        # as the arithmetic)
+        size = _SLAB_ROWS * wmax
+        b_w, b_q, b_wq = np.empty(size), np.empty(size), np.empty(size)
+        b_k, b_v = np.empty(size, dtype=np.int64), np.empty(size, dtype=bool)
         for r0, width in zip(starts.tolist(), widths.tolist()):  # rows in chunks (similar widths; temporaries in cache)
             if width <= 0:
                 continue
             sl = slice(r0, r0 + _SLAB_ROWS)
-            valid = cols_all[None, :width] <= span_a[sl, None]
-            log_w = row_r[sl, None] - win_a[a_lo_i[sl], :width]
-            log_w -= win_b[b_start[sl], :width]
-            np.maximum(log_w, -700.0, out=log_w)
-            ai = a_lo[sl, None] + colf_all[None, :width]
-            wt = np.exp(log_w, out=log_w)
-            wt *= valid
+            shape = (min(_SLAB_ROWS, c.size - r0), width)
+            npt = shape[0] * width
+            wt, q, wq = b_w[:npt].reshape(shape), b_q[:npt].reshape(shape), b_wq[:npt].reshape(shape)
+            k, valid = b_k[:npt].reshape(shape), b_v[:npt].reshape(shape)
+            np.less_equal(cols_all[None, :width], span_a[sl, None], out=valid)
+            np.subtract(row_r[sl, None], win_a[a_lo_i[sl], :width], out=wt)  # log w
+            np.subtract(wt, win_b[b_start[sl], :width], out=wt)
+            np.maximum(wt, -700.0, out=wt)
+            np.exp(wt, out=wt)
+            np.multiply(wt, valid, out=wt)
             # cell of each point: q = a/((c+1) h) - xL/h
-            q = ai * scale[sl, None] - shift
-            k = np.minimum(q.astype(np.int64), ncell - 1)  # q >= -eta: truncation is the floor (0 below)
-            W += np.bincount(k.ravel(), wt.ravel(), ncell)
-            q -= k  # the position in the cell (within [-eta, 1 + eta])
-            wq = q * wt
-            Z += np.bincount(k.ravel(), wq.ravel(), ncell)  # sum w (x - x_k) / h
-            wq *= q
-            S += np.bincount(k.ravel(), wq.ravel(), ncell)  # sum w ((x - x_k) / h)^2
+            np.add(a_lo[sl, None], colf_all[None, :width], out=q)
+            np.multiply(q, scale[sl, None], out=q)
+            np.subtract(q, shift, out=q)
+            np.copyto(k, q, casting="unsafe")  # q >= -eta: truncation is the floor (0 below)
+            np.minimum(k, ncell - 1, out=k)
+            kf = k.ravel()
+            W += np.bincount(kf, wt.ravel(), ncell)
+            np.subtract(q, k, out=q)  # the position in the cell (within [-eta, 1 + eta])
+            np.multiply(q, wt, out=wq)
+            Z += np.bincount(kf, wq.ravel(), ncell)  # sum w (x - x_k) / h
+            np.multiply(wq, q, out=wq)
+            S += np.bincount(kf, wq.ravel(), ncell)  # sum w ((x - x_k) / h)^2
         self.W, self.Z, self.S = [W], [Z], [S]
         # terms per cell: each count puts at most h (c+1) + 2 of its values of a in a cell (+ the chunks' sums)
         self.count = [c.size * (h * (c2 + 1.0) + 3.0)]
