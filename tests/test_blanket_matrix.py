@@ -759,6 +759,26 @@ def test_auto_routes_separable_structures_by_size(n: int, engine: str) -> None:
         assert b.lower <= e.upper and e.lower <= b.upper and b.upper - b.lower <= 1e-8 * b.upper
 
 
+def test_auto_exact_fallback_between_the_budgets() -> None:
+    """auto with more than AUTO_EXACT_BUDGET count vectors (SUE k = 10, n = 50: 23426) runs the
+    lattice at a moderate eps and exact enumeration where the lattice is poor (eps close to eps0,
+    whose tiny positive coefficient took the lattice seconds); both brackets hold exact
+    enumeration's."""
+    st_ = SUE(10, 3.0).pair_structures()[0]
+    size = bm.exact_size(50, st_.classes)
+    assert bm.AUTO_EXACT_BUDGET < size <= bm.EXACT_BUDGET
+    pb = bm.PairBlanket(st_, 50)
+    ex = bm.PairBlanket(st_, 50, method="exact")
+    assert not pb.exact
+    near, mid = 2.9999, 1.0
+    assert pb._lattice_poor(bm.coefficients(st_, near)) and not pb._lattice_poor(bm.coefficients(st_, mid))
+    assert pb.bounds(near, 1e-6) == ex.bounds(near, 1e-6)
+    b, e = pb.bounds(mid, 1e-6), ex.bounds(mid, 1e-6)
+    assert b.blocks != e.blocks  # (the lattice's FFT size, not the count vectors)
+    assert b.lower <= e.upper and e.lower <= b.upper and b.upper - b.lower <= 1e-5 * b.upper
+    assert not bm.PairBlanket(st_, 40)._exact_fallback  # 12341: exact throughout
+
+
 def test_separable_method_refused_for_non_product_structures() -> None:
     st_ = KRR(5, 1.0).pair_structures()[0]
     with pytest.raises(InvalidParameter, match="separable"):

@@ -210,6 +210,19 @@ EXACT_BUDGET = 200_000
 #: with the separable engine available (``n <= SEPARABLE_MAX_N``), exact enumeration only up to
 #: this many count vectors (measured: about as fast as the separable engine there, slower beyond)
 SEPARABLE_EXACT_BUDGET = 2_000
+#: in ``auto`` mode, exact enumeration up to this many count vectors at every ``eps``; between it and
+#: :data:`EXACT_BUDGET` only at the ``eps`` where the lattice is poor (:meth:`PairBlanket._lattice_poor`).
+#: Measured (eps(1e-6), rtol 1e-6, CPU): the exact path costs ~0.5 us per count vector and evaluation
+#: up to ~4e4 vectors and ~1 us at 1.8e5 (SUE / OLH k = 10, n = 100: 630-680 ms per query), the
+#: lattice 11-77 ms for the same queries at 2e4 .. 1.8e5 vectors (3-6 classes: SUE / OUE / OLH
+#: k = 2 and 10, random 5- and 6-output matrices); below ~2e4 vectors exact enumeration is as fast
+#: or faster
+AUTO_EXACT_BUDGET = 20_000
+#: the lattice is *poor* at an ``eps`` where the spread of the coefficients over the largest positive
+#: one, times this factor, exceeds the exact path's count vectors (its fine step must resolve the
+#: positive coefficient: eps close to the largest log-ratio; measured: SUE k = 10, eps0 = 5, n = 50,
+#: ratio ~2e6: lattice 29 s, exact 51 ms; eps0 = 3, n = 60, ratio 82: lattice 59 ms, exact 117 ms)
+LATTICE_POOR = 20.0
 #: largest FFT size of the lattice path
 MAX_FFT = 2**22
 #: relative width (per user) below which the lattice is not refined: the FFT round-off
@@ -1430,7 +1443,8 @@ class PairBlanket:
     ``method``: ``"auto"`` (exact enumeration when at most :data:`SEPARABLE_EXACT_BUDGET` count
     vectors; else, for separable structures with ``n <= SEPARABLE_MAX_N`` (the named unary
     encodings and local hashing), :class:`.blanket_separable.SeparableBlanket`; else exact
-    enumeration when at most :data:`EXACT_BUDGET` count vectors; else the lattice), ``"exact"``,
+    enumeration when at most :data:`AUTO_EXACT_BUDGET` count vectors, or at most :data:`EXACT_BUDGET`
+    at an ``eps`` where the lattice is poor (:meth:`_lattice_poor`); else the lattice), ``"exact"``,
     ``"separable"`` or ``"lattice"`` (for tests and benchmarks).
     """
 
@@ -1457,7 +1471,11 @@ class PairBlanket:
         #: separable structures on the lattice: the lattice runs on the product law (exact masses)
         #: and the remainder is added (:meth:`_product_lattice`)
         self._product = product_law(structure) if (not separable and applies(structure)) else None
-        self.exact = small if method == "auto" else method == "exact"
+        self.exact = (size <= AUTO_EXACT_BUDGET) if method == "auto" else method == "exact"
+        #: ``auto`` beyond :data:`AUTO_EXACT_BUDGET`: exact enumeration still answers where the lattice
+        #: is poor (:meth:`_lattice_poor`)
+        self._exact_fallback = method == "auto" and small and not self.exact and not separable
+        self._size = size
         self._w = np.concatenate((np.asarray(structure.mass), [structure.rest]))
         self._cache: dict[float, tuple[DeltaBounds, float]] = {}
         self._h: dict[float, float] = {}  # refinement factor that met the tolerance, per eps
@@ -1530,7 +1548,7 @@ class PairBlanket:
         cf = coefficients(self.structure, eps)
         if not np.any(cf.up > 0.0):
             return 0.0
-        if self.exact or self._separable is not None:
+        if self.exact or self._separable is not None or self._lattice_poor(cf):
             return self.bounds(eps, rtol).upper
         shrink = self._h.get(eps, self._start)
         for _ in range(4):
@@ -1738,17 +1756,32 @@ class PairBlanket:
             return DeltaBounds(eps, 0.0, max(trivial, fp.MIN_PROBABILITY), 0, trivial <= fp.MIN_PROBABILITY)
         if self._separable is not None:
             return self._separable.bounds(eps, rtol)
-        if not self.exact and self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY):
+        exact = self.exact or self._lattice_poor(cf)
+        if not exact and self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY):
             # below the package's floor: report the floor (the exponents of the lattice would
             # leave the double range long before such values)
             return DeltaBounds(eps, 0.0, fp.MIN_PROBABILITY, 0, True)
-        if self.exact:
+        if exact:
             lo, up = _exact_bounds(cf, self.n)
             return DeltaBounds(eps, lo, up, exact_size(self.n, self.structure.classes), up - lo <= rtol * lo)
         b = self._product_lattice(eps, rtol) if self._product_pays(eps) else self._lattice(cf, eps, rtol)
         if b.upper > trivial:
             return DeltaBounds(eps, min(b.lower, trivial), trivial, b.blocks, trivial - b.lower <= rtol * b.lower)
         return b
+
+    def _lattice_poor(self, cf: _Coefficients) -> bool:
+        """Whether exact enumeration answers at these coefficients although the pair has more than
+        :data:`AUTO_EXACT_BUDGET` count vectors (``auto`` mode, at most :data:`EXACT_BUDGET`): the
+        spread of the coefficients over the largest positive one, times :data:`LATTICE_POOR`, is at
+        least the number of count vectors (the lattice's step must resolve that coefficient; its FFTs
+        grow with the ratio). Routing only: both paths are certified."""
+        if not self._exact_fallback:
+            return False
+        top = float(np.max(cf.up))
+        if top <= 0.0:
+            return True
+        spread = top - min(float(np.min(cf.lo)), 0.0)
+        return LATTICE_POOR * spread / top >= self._size
 
     def _product_pays(self, eps: float) -> bool:
         """Whether :meth:`_product_lattice` is expected to give the narrower bracket at ``eps``: its
