@@ -123,7 +123,9 @@ the exact recurrences ``P[Bin(m-1) <= x] = P[Bin(m) <= x] + ρ P[Bin(m-1) = x]``
 by one (``J = J' + 1``) from the unshifted one by exact identities (:func:`_shifted`). The
 kernels of many ``λ`` at one clone count ``c`` come from one Boost pmf and sf and the exact
 ratio ``B(a)/B(a-1) = (c-a+1)/a`` (:func:`_kernel_table`, rows kept across the ``ε`` of a
-search). The gap of each block is split into a part due to its width in ``t`` and a part due to
+search), and the sf of rows at consecutive clone counts is walked from one Boost value per chain by
+``S_{c+1}(a) = S_c(a) + B_c(a-1)/2`` with its error charged per step (:func:`_walk_tops`). The gap of each block is split into a
+part due to its width in ``t`` and a part due to
 its breakpoints; a round splits blocks in ``t`` (as many parts as the first-order square-root
 rule asks for the goal) and raises levels (0 to 3, by the second-order cube-root rule), so a
 search refines in a few rounds. The caches (:class:`_Rows`: hinge functionals, kernel table
@@ -791,6 +793,95 @@ _ROW_WIDTH = _TABLE_WIDTH + 2 * _TABLE_MARGIN
 _TABLE_ROWS = 40_000
 
 
+#: At most this many rows in a chain of :func:`_walk_tops` (one Boost anchor per chain at least).
+WALK_ROWS = 64
+#: :func:`_walk_tops` walks only calls of at least this many rows with a clone count of at least
+#: ``WALK_MIN_C`` (Boost's sf costs ~1 µs a value at c = 2e4, 3-8 µs from 2e6; the walk's loop over
+#: chain positions ~1 ms a call, measured: below these it cost more than it saved). Cost only.
+WALK_MIN_ROWS = 256
+WALK_MIN_C = 1e5
+
+
+def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: np.ndarray,
+               walk_rel: float) -> tuple[np.ndarray, np.ndarray]:
+    """Top tails ``T_i = S_{c_i}(hi_i + 1) = P[Bin(c_i, 1/2) > hi_i]`` of new kernel-table rows
+    (sorted distinct ``c``, windows ``[lo_i, hi_i]``, pmf values ``B_i(a)`` at column ``a - lo_i``,
+    ``R_i(a) = Σ_{a <= b <= hi_i} B_i(b)``, 0 for ``a = hi_i + 1``) and a relative error bound for
+    each (``|T_i - T*_i| <= budget_i T_i``, ``T_i`` the computed value), with one Boost sf per chain
+    of consecutive clone counts instead of one per row (*derived*).
+
+    *Identity.* ``Bin(c + 1, 1/2) = Bin(c, 1/2) + Z``, ``Z`` a fair coin, so
+    ``S_{c+1}(a) = S_c(a) + B_c(a - 1)/2`` for every integer ``a``; and ``S_c(a) = S_c(a') +
+    Σ_{a <= b < a'} B_c(b)`` for ``a <= a'``. For ``c_i = c_{i-1} + 1``:
+
+    * ``hi_i <= hi_{i-1}`` (and ``hi_i >= lo_{i-1}``): ``T_i = T_{i-1} + P_i`` with
+      ``P_i = R_{i-1}(hi_i + 1) + B_{i-1}(hi_i)/2`` (``a = hi_i + 1`` in the identity);
+    * ``hi_i > hi_{i-1}`` (and ``hi_{i-1} + 1 >= lo_i``): ``T_i = T_{i-1} + P_i - N_i`` with
+      ``P_i = B_{i-1}(hi_{i-1})/2``, ``N_i = R_i(hi_{i-1} + 1)`` (the identity at
+      ``a = hi_{i-1} + 1``, then down the row of ``c_i`` to its top).
+
+    Every term is a value of the rows themselves. A row starts a new chain (Boost's sf, its
+    budget :func:`.binomial.tail_error_budget`) when its clone count is not the previous plus
+    one, a needed column is outside a row, a row reaches ``c`` (``hi >= c``) or holds a pmf value
+    below ``1e-280`` (outside the relative error model), or every :data:`WALK_ROWS` rows.
+
+    *Error* (absolute, ``E_i``). Each ``B`` value is within ``e_B = β + 3 W u`` (relative) of the
+    exact pmf (``β`` = Boost's pmf budget at the largest ``c``, one factor per ratio step of a row
+    of ``W`` columns, as :func:`_kernel_table` charges); ``P_i`` and ``N_i`` are sums of at most
+    ``W + 1`` such non-negative values in at most ``W + 2`` roundings: ``|P - P*| <= e_P P`` with
+    ``e_P = 1.01 (e_B + (W + 3) u)``, likewise ``N``. The two roundings of ``(T + P) - N`` add at
+    most ``u (T + P) + u |T_i| <= 2.01 u (T + P + N)``, plus ``1e-300`` for a subnormal result. So
+    ``E_i = E_{i-1} + e_P (P_i + N_i) + 2.01 u (T_{i-1} + P_i + N_i) + 1e-300``, ``E`` of an anchor
+    its budget times its value; the bound's own roundings (at most ``8 u`` per step, at most
+    :data:`WALK_ROWS` steps) are covered by a factor ``1 + 1e-9``. ``budget_i = E_i / T_i``
+    (rounded up). A walked row is kept where ``T_i > 0`` and ``budget_i <= max(walk_rel, 2 x``
+    Boost's budget there); the others take Boost's sf (a later row walked from a dropped one
+    keeps its bound: ``E`` covers the dropped row's computed value whatever its size). Calls of
+    fewer than :data:`WALK_MIN_ROWS` rows or below :data:`WALK_MIN_C` take Boost's sf for every row."""
+    nm = c.size
+    tb = np.asarray(bn.tail_error_budget(hi, c, 0.5), dtype=float)
+    if nm < max(WALK_MIN_ROWS, 2) or float(np.max(c)) < WALK_MIN_C:
+        return bn.sf(hi, c, 0.5), tb
+    W = B.shape[1]
+    ar = np.arange(nm)
+    prev = np.maximum(ar - 1, 0)
+    lo_i, hi_i = lo.astype(np.int64), hi.astype(np.int64)
+    inside = np.arange(W)[None, :] <= (hi_i - lo_i)[:, None]
+    normal = (np.where(inside, B, np.inf).min(axis=1) >= 1e-280) & (hi < c)
+    down = hi_i <= hi_i[prev]  # case hi_i <= hi_{i-1}
+    col_a = hi_i - lo_i[prev]  # column of hi_i in row i-1 (case down)
+    col_b = hi_i[prev] + 1 - lo_i  # column of hi_{i-1} + 1 in row i (case up)
+    link = (ar >= 1) & (c - c[prev] == 1.0) & normal & normal[prev]
+    link &= np.where(down, col_a >= 0, (col_b >= 0) & (col_b <= W))
+    ca = np.clip(col_a, 0, W - 1)
+    top_prev = np.clip(hi_i[prev] - lo_i[prev], 0, W - 1)
+    P = np.where(down, R[prev, ca + 1] + 0.5 * B[prev, ca], 0.5 * B[prev, top_prev])
+    N = np.where(down, 0.0, R[ar, np.clip(col_b, 0, W)])
+    start = np.maximum.accumulate(np.where(link, 0, ar))
+    pos = (ar - start) % WALK_ROWS  # chains of at most WALK_ROWS rows
+    T = np.zeros(nm)
+    E = np.zeros(nm)
+    anchor = pos == 0
+    T[anchor] = bn.sf(hi[anchor], c[anchor], 0.5)
+    E[anchor] = tb[anchor] * T[anchor]
+    e_p = 1.01 * (bn.pmf_error_budget(float(np.max(c))) + 3.0 * W * _U + (W + 3.0) * _U)
+    order = np.argsort(pos, kind="stable")
+    bounds = np.searchsorted(pos[order], np.arange(1, int(pos.max()) + 2))
+    for s in range(1, int(pos.max()) + 1):  # rows at chain position s, from those at s - 1
+        i = order[bounds[s - 1]:bounds[s]]
+        Tp = T[i - 1]
+        T[i] = (Tp + P[i]) - N[i]
+        E[i] = E[i - 1] + e_p * (P[i] + N[i]) + 2.01 * _U * (Tp + P[i] + N[i]) + 1e-300
+    walked = ~anchor
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w_budget = E * (1.0 + 1e-9) / T * (1.0 + 4.0 * _U)
+    keep = walked & (T > 0.0) & (w_budget <= np.maximum(walk_rel, 2.0 * tb))
+    redo = walked & ~keep
+    if np.any(redo):
+        T[redo] = bn.sf(hi[redo], c[redo], 0.5)
+    return T, np.where(keep, w_budget, tb)
+
+
 class _TableCache:
     """Rows of :func:`_kernel_table`: for a clone count ``c``, the pmf ``B(a)`` and the tail
     ``S(a) = P[Bin(c, 1/2) >= a]`` for ``a`` in a window ``[lo, hi]`` of cuts. The rows do not
@@ -809,9 +900,12 @@ class _TableCache:
         #: id -> (requests, live, uc, inv, srt, first)
         self.groups: dict[int, tuple[np.ndarray, ...]] = {}
 
-    def rows(self, c: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    def rows(self, c: np.ndarray, lo: np.ndarray, hi: np.ndarray, walk_rel: float = 0.0) -> np.ndarray:
         """Row (in the store) covering ``[lo, hi]`` for each sorted distinct ``c``; rows are
-        computed (with :data:`_TABLE_MARGIN` on each side) where none covers it."""
+        computed (with :data:`_TABLE_MARGIN` on each side) where none covers it. The top tails of
+        new rows at consecutive clone counts are walked from one Boost anchor (:func:`_walk_tops`;
+        a walked tail is kept where its error bound is within ``max(walk_rel, 2 x`` Boost's tail
+        budget) of its value, which the callers charge anyway)."""
         row, found = self.store.find(c)
         ok = found.copy()
         if np.any(found):
@@ -836,12 +930,13 @@ class _TableCache:
             ratio[:, 0] = 1.0
             Bm = np.zeros((miss.size, W))
             Bm[:, :Wc] = np.where(inside_w, bn.pmf(lm, cm, 0.5)[:, None] * np.cumprod(ratio, axis=1), 0.0)
-            s_top = bn.sf(hm, cm, 0.5)  # S(hi + 1) = P[Bin >= hi + 1]
+            R = np.zeros((miss.size, Wc + 1))  # R(a) = sum_{lo <= a <= b <= hi} B(b); 0 past the row's top
+            R[:, :Wc] = np.cumsum(Bm[:, Wc - 1::-1], axis=1)[:, ::-1]
+            s_top, t_budget = _walk_tops(cm, lm, hm, Bm[:, :Wc], R, walk_rel)  # S(hi + 1) = P[Bin >= hi + 1]
             Sm = np.empty((miss.size, W))
-            Sm[:, :Wc] = s_top[:, None] + np.cumsum(Bm[:, Wc - 1::-1], axis=1)[:, ::-1]  # S(a) = P[Bin >= a]
+            Sm[:, :Wc] = s_top[:, None] + R[:, :Wc]  # S(a) = P[Bin >= a]
             Sm[:, Wc:] = s_top[:, None]
-            row[miss] = self.store.add(cm, {"lo": lm, "hi": hm, "tail_budget": bn.tail_error_budget(hm, cm, 0.5),
-                                            "B": Bm, "S": Sm})
+            row[miss] = self.store.add(cm, {"lo": lm, "hi": hm, "tail_budget": t_budget, "B": Bm, "S": Sm})
         return row
 
 
@@ -938,7 +1033,7 @@ def _kernel_table(
     if not np.any(tab):
         return tuple(out)  # type: ignore[return-value]
     store = cache if cache is not None else _TableCache()
-    row_tab = store.rows(uc[tab], lo[tab], hi[tab])  # cache row of each tabulated c
+    row_tab = store.rows(uc[tab], lo[tab], hi[tab], rel)  # cache row of each tabulated c
     data = store.store.data
     # requests served by the table
     row_of_c = np.cumsum(tab) - 1
@@ -2095,7 +2190,7 @@ class _TotalsWindow:
         has &= (hi - lo + 1.0) <= self.tables.table_width
         row_of = np.full(nt, -1, dtype=np.int64)
         if np.any(has):
-            row_of[has] = self.tables.rows(self.t[has] - 1.0, lo[has], hi[has])
+            row_of[has] = self.tables.rows(self.t[has] - 1.0, lo[has], hi[has], self.rel)
         r = row_of[owner]
         data = self.tables.store.data
         tab = live & (r >= 0)
