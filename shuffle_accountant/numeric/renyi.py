@@ -1128,7 +1128,10 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
                 ok &= ~bad
                 for k, (cols, _, w) in enumerate(slices):  # widen past the slice just summed
                     side_bad = np.any(bad[:, cols], axis=1)[:, None]
-                    grow = math.floor(0.25 * w) + 8.0
+                    # doubled (a window far too narrow, e.g. a large order's, needed 13 rounds of +25 %),
+                    # as far as the room below max_window allows; never less than +25 % (work only: the
+                    # tails are certified for any window)
+                    grow = max(math.floor(0.25 * w) + 8.0, min(w + 8.0, math.floor(0.5 * (max_window - width))))
                     if side == 1:
                         hi[grp, cols] = np.where(side_bad, np.minimum(mg, edge[:, k] + grow)[:, None], hi[grp, cols])
                     else:
