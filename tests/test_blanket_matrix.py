@@ -896,6 +896,44 @@ def test_lattice_lower_at_below_the_mpmath_oracle(rand, oracle, nmax):
             _lattice_lower_at_checks(res, eps_b, exact_at, tight=False)
 
 
+@pytest.mark.parametrize("rand,oracle,nmax", [CASES[i] for i in (0, 2, 3, 5, 7)], ids=[IDS[i] for i in (0, 2, 3, 5, 7)])
+def test_exact_lower_at_below_the_mpmath_oracle(rand, oracle, nmax):
+    """Exact enumeration's lower_at (module docstring item 8) below the 40-digit brute force at 1e-9
+    .. 9.9e-4 relative below the evaluated eps, never below the evaluated lower end, and first-order
+    tight up to 1e-4 (delta is piecewise linear in e^eps here: the tangent holds all but 1 % of the rise; fails
+    with 0.5x the slope, and the oracle check fails with 1.05x)."""
+    m = oracle()
+    s = rand.pair_structures()[0]
+    n = max(nmax, 3)
+    pb = PairBlanket(s, n, "exact")
+    tight = 0
+    for eps_b in (0.25 * rand.eps0, 0.7 * rand.eps0):
+        b = pb.bounds(eps_b, 1e-12)
+        for t in (1e-9, 1e-6, 1e-4, 9.9e-4):
+            a = eps_b * (1.0 - t)
+            got = pb.lower_at(a)
+            with mpmath.workdps(DPS):
+                v = _f(ob.blanket_delta(m, n, a))
+            assert b.lower <= got <= v * (1 - 1e-15), (eps_b, t, got, v)
+            if 1e-6 <= t <= 1e-4:  # (farther, a kink of delta may lie between: Hadamard k = 5 at 9.9e-4)
+                assert v - got <= 1e-2 * (v - b.lower), (eps_b, t, got, v, b.lower)
+                tight += 1
+        assert pb.lower_at(eps_b * (1.0 - 2e-3)) == 0.0  # (outside the range it serves)
+        assert pb.lower_at(eps_b) == 0.0
+    assert tight == 4
+
+
+def test_exact_lower_at_saves_an_evaluation(monkeypatch):
+    """SUE k = 10, n = 40 (exact enumeration in auto mode): the search with the exact path's lower_at
+    needs fewer evaluations than without, and the brackets overlap."""
+    st_ = SUE(10, 1.0).pair_structures()[0]
+    with_it = epsilon_for_delta(PairBlanket(st_, 40), 1e-6, 1e-6)
+    monkeypatch.setattr(bm.PairBlanket, "lower_at", lambda self, eps: 0.0)
+    without = epsilon_for_delta(PairBlanket(st_, 40), 1e-6, 1e-6)
+    assert with_it.evaluations < without.evaluations
+    assert with_it.lower <= without.upper and without.lower <= with_it.upper
+
+
 @pytest.mark.parametrize("rand", [OUE(8, 1.0), SUE(5, 2.0), Subset(12, 0.5), KRR(4, 1.0)], ids=lambda r: r.describe())
 def test_lattice_lower_at_below_exact_enumeration(rand):
     """n = 90 against exact enumeration (certified, independent of the lattice): one level, two

@@ -168,6 +168,22 @@ carries a floating-point error bound; nothing is truncated.
    the mpmath oracle, exact enumeration (one and two levels, with a remainder block) and at
    ``n = 1e6`` against separate certified evaluations.
 
+8. **The same on the exact path** (*derived*; :func:`_exact_bounds`, :func:`_slope_terms`). Item 7's
+   pointwise inequality ``(S(g_a))_+ >= (S(g_b))_+ + (g_b - g_a) T 1{S(g_b) > 0}`` (convexity of
+   ``x -> x_+``, ``S(g_a) = S(g_b) + (g_b - g_a) T``, ``T >= 0``) gives ``delta(g_a) >= L + (g_b - g_a)
+   D`` for any lower end ``L`` of ``delta(g_b)`` and any ``D <= E[T 1{S(g_b) > 0}] / n``. Per
+   enumerated count vector, with ``x`` the outer part of the sum at the coefficients rounded down
+   (less its rounding bound, as for the lower end) and ``c`` the closed-form class's lower
+   coefficient, ``x + c N <= S(g_b)``, so ``{x + c N > 0}`` lies in ``{S(g_b) > 0}``; with ``t`` the
+   outer part of ``T`` at ``b_lo`` (rounded down) and ``b`` the closed-form class's ``b_lo``, ``t + b N
+   <= T``. The event's threshold ``-x / c`` is taken where its rounding cannot cross an integer, else
+   shrunk by one count (:func:`_slope_terms`), ``E[(t + b N) 1{N >= k}] = t P[N >= k] + b m rho P[Bin(m - 1, rho) >= k -
+   1]`` (and the mirror for ``c < 0``) less the tails' relative error, weighted by the count vectors'
+   lower probabilities; all terms are non-negative and rounded down. Offered like item 7 (within
+   ``1e-3 eps`` below the last ``eps``); it costs two binomial tails per count vector beside the
+   four of the ends. Tests: ``tests/test_blanket_matrix.py`` against the mpmath oracle (fails with
+   1.05x the slope) and first-order tight (fails with 0.5x).
+
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
 ``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) less the floating-point share
 expected when that is 15-60 % of it (the share measured at the pair's last lattice, else
@@ -349,8 +365,9 @@ def _count_vectors(n: int, dims: int) -> np.ndarray:
     return rows
 
 
-def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float]:
-    """``(lower, upper)`` on ``E[S_+] / n`` by enumeration (module docstring)."""
+def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float, float]:
+    """``(lower, upper, slope)`` on ``E[S_+] / n`` by enumeration (module docstring); ``slope`` is a
+    lower bound on ``E[T 1{S > 0}] / n`` (module docstring item 8; 0 without ``cf.b_lo``)."""
     r = len(cf.p)
     last = int(np.argmax(cf.p))  # summed in closed form
     outer = [j for j in range(r) if j != last]
@@ -379,6 +396,7 @@ def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float]:
     rho_rel = 2 * cf.eta + 4 * _U + _U / max(1.0 - rho, 1e-300)
     rel = bn.relative_error_budget(max(n, 1)) + math.expm1(n * rho_rel)
     result = []
+    slope = 0.0
     for coef, sign in ((cf.lo, -1.0), (cf.up, 1.0)):
         x = vec @ coef[outer] if len(outer) else np.zeros(len(vec))
         x_err = 4 * _U * (vec @ np.abs(coef[outer]) if len(outer) else np.zeros(len(vec))) * (r + 1)
@@ -388,11 +406,54 @@ def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float]:
             total = float(np.sum(pmf_up * (val + err))) * (1.0 + 4 * _U * len(vec))
         else:
             total = float(np.sum(pmf_lo * np.maximum(val - err, 0.0))) * (1.0 - 4 * _U * len(vec))
+            if cf.b_lo is not None:
+                b_lo = cf.b_lo
+                t = (vec @ b_lo[outer] if len(outer) else np.zeros(len(vec))) * (1.0 - 4 * _U * (r + 1))
+                tv = _slope_terms(x, m, t, float(coef[last]), float(b_lo[last]), rho, rel)
+                slope = max(float(np.sum(pmf_lo * tv)) * (1.0 - 4 * _U * len(vec)), 0.0) / n * (1.0 - 2 * _U)
         result.append(max(total, 0.0) / n)
     lo, up = result
     if 0.0 < up < fp.MIN_PROBABILITY:
         up = fp.MIN_PROBABILITY
-    return min(lo, up), up
+    return min(lo, up), up, slope
+
+
+def _slope_terms(x: np.ndarray, m: np.ndarray, t: np.ndarray, c: float, b: float, rho: float,
+                 rel: float) -> np.ndarray:
+    """Per outer count vector, a lower bound on ``E[(t + b N) 1{x + c N > 0}]`` for ``N ~ Bin(m,
+    rho)`` (``t, b >= 0``; module docstring item 8): ``N >= floor(q) + 1`` (``c > 0``) or ``N <=
+    ceil(q) - 1`` (``c < 0``) for ``q = -x / c``, exact where the rounded ``q`` is at least ``1e-9 (|q|
+    + 1)`` from every integer (its rounding, ``u |q|``, crosses none), else shrunk by one count (the
+    rounding moves the threshold by at most one while ``|q| < 2^40``; beyond, the term is 0);
+    the tails (``E[N 1{N >= k}] = m rho P[Bin(m - 1, rho) >= k - 1]``) less their relative error
+    ``rel + 16 u``, the two products and the sum ``4 u``."""
+    out = np.zeros(x.shape)
+    live = m > 0
+    if c == 0.0 or rho == 0.0:
+        return np.where(x > 0.0, t + (b * m * rho if c == 0.0 else 0.0), 0.0) * (1.0 - rel - 24 * _U)
+    out[~live] = np.where(x[~live] > 0.0, t[~live], 0.0)
+    xl, ml, tl = x[live], m[live], t[live]
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        ratio = np.abs(xl / c)
+    safe = ratio < 2.0**40
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        q = -xl / c
+        # the rounded quotient (within u |q| of -x / c) is at least 1e-9 (|q| + 1) from every integer:
+        # no integer lies between it and -x / c, so the threshold is exact; else shrink by one
+        shrink = np.where(np.abs(q - np.rint(q)) > 1e-9 * (np.abs(q) + 1.0), 0.0, 1.0)
+    if c > 0.0:
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            k0 = np.clip(np.floor(q) + 1.0 + shrink, 0.0, ml + 1.0)  # N >= k0: x + c N > 0
+        t1 = bn.sf(k0 - 1.0, ml, rho)  # P[N >= k0]
+        t2 = np.where(ml >= 1.0, bn.sf(k0 - 2.0, ml - 1.0, rho), np.where(k0 <= 1.0, 1.0, 0.0))
+    else:
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            k1 = np.clip(np.ceil(q) - 1.0 - shrink, -1.0, ml)  # N <= k1: x + c N > 0
+        t1 = bn.cdf(k1, ml, rho)  # P[N <= k1]
+        t2 = np.where(ml >= 1.0, bn.cdf(k1 - 1.0, ml - 1.0, rho), np.where(k1 >= 1.0, 1.0, 0.0))
+    val = (tl * t1 + b * (ml * rho) * t2) * (1.0 - rel - 24 * _U)
+    out[live] = np.where(safe, np.maximum(val, 0.0), 0.0)
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -1493,6 +1554,8 @@ class PairBlanket:
         self._last: float | None = None  # eps of the last bounds() call (lower_at)
         #: per eps: the lattice result that gave the bracket and the remainder r_- (item 7)
         self._slopes: dict[float, tuple[_LatticeResult, float]] = {}
+        #: per eps answered by exact enumeration: its lower end and slope lower bound (item 8)
+        self._exact_slopes: dict[float, tuple[float, float]] = {}
 
     @property
     def max_log_ratio(self) -> float:
@@ -1727,13 +1790,19 @@ class PairBlanket:
         """A *certified* lower bound on ``delta(eps)`` from the last :meth:`bounds` call, at no
         evaluation's cost (the search's ``lower_at``, :func:`.search.epsilon_for_delta`): the
         separable engine's (:meth:`.blanket_separable.SeparableBlanket.lower_at`, proved in its
-        module docstring §7) or the lattice's (module docstring item 7) for ``eps`` below the last
-        ``eps`` by at most ``1e-3 eps``; 0 otherwise (and on the exact path)."""
+        module docstring §7), the lattice's (module docstring item 7) or exact enumeration's (item 8)
+        for ``eps`` below the last ``eps`` by at most ``1e-3 eps``; 0 otherwise."""
         last = self._last
         if last is None:
             return 0.0
         if self._separable is not None:
             return self._separable.lower_at(eps, last)
+        ex = self._exact_slopes.get(last)
+        if ex is not None:
+            if not (isinstance(eps, (int, float)) and 0.0 < eps < last <= eps * (1.0 + 1e-3)):
+                return 0.0
+            dg = fp.exp_gap_down(eps, last)  # e^last - e^eps, rounded down
+            return (ex[0] + dg * ex[1] * (1.0 - 2 * _U)) * (1.0 - 2 * _U)
         st = self._slopes.get(last)
         if st is None or not (isinstance(eps, (int, float)) and 0.0 < eps < last <= eps * (1.0 + 1e-3)):
             return 0.0
@@ -1750,6 +1819,7 @@ class PairBlanket:
 
     def _compute(self, eps: float, rtol: float) -> DeltaBounds:
         self._slopes.pop(eps, None)
+        self._exact_slopes.pop(eps, None)
         cf = coefficients(self.structure, eps)
         if not np.any(cf.up > 0.0):
             return DeltaBounds(eps, 0.0, 0.0, 0, True)
@@ -1767,7 +1837,11 @@ class PairBlanket:
             # leave the double range long before such values)
             return DeltaBounds(eps, 0.0, fp.MIN_PROBABILITY, 0, True)
         if exact:
-            lo, up = _exact_bounds(cf, self.n)
+            lo, up, slope = _exact_bounds(cf, self.n)
+            if slope > 0.0:
+                if len(self._exact_slopes) > 32:
+                    self._exact_slopes.clear()
+                self._exact_slopes[eps] = (lo, slope)
             return DeltaBounds(eps, lo, up, exact_size(self.n, self.structure.classes), up - lo <= rtol * lo)
         b = self._product_lattice(eps, rtol) if self._product_pays(eps) else self._lattice(cf, eps, rtol)
         if b.upper > trivial:
