@@ -930,11 +930,12 @@ def test_search_with_lower_at_brackets_the_exact_root(n: int, k: int, eps0: floa
         assert ob.blanket_delta_krr_formula(n, k, eps0, r.upper) <= delta, r
 
 
-@pytest.mark.parametrize("shape", ["flat", "rising", "mixed"])
+@pytest.mark.parametrize("shape", ["flat", "rising", "mixed", "gaps"])
 def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape: str,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """Kernel-table rows at consecutive clone counts take their top tails from one Boost sf per
-    chain (_walk_tops: S_{c+1}(a) = S_c(a) + B_c(a-1)/2 and sums of the rows' pmf values). With
+    """Kernel-table rows at nearby clone counts take their top tails from one Boost sf per chain
+    (_walk_tops: S_{c+g}(a) = S_c(a) + sum_r P[Bin(g, 1/2) >= r] B_c(a-r) and sums of the rows' pmf
+    values; g = 1, in "gaps" 1 .. WALK_GAP). With
     Boost's pmf and sf pushed to the edge of their budgets (all errors in one direction), every
     walked tail stays within its budget of the 40-digit tail I_{1/2}(a, c - a + 1) (fails
     without the charge for the pmf values' errors, with a wrong identity term, or with a wrong
@@ -950,8 +951,10 @@ def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape:
     monkeypatch.setattr(bn, "sf", lambda k, n, p: sf0(k, n, p) * (1.0 + 0.99 * bn.tail_error_budget(k, n, p)))
     c = np.concatenate((3000.0 + np.arange(150.0), 3200.0 + np.arange(40.0)))  # a jump: a new chain
     rng = np.random.default_rng(7)
+    if shape == "gaps":
+        c = np.concatenate((3000.0 + np.cumsum(rng.integers(1, bk.WALK_GAP + 1, 150)), 5000.0 + np.arange(40.0)))
     base = {"flat": np.full(c.size, 1520.0), "rising": np.floor(c / 2.0 + 20.0),
-            "mixed": np.floor(c / 2.0 + 20.0) + rng.integers(-3, 4, c.size)}[shape]
+            "mixed": np.floor(c / 2.0 + 20.0) + rng.integers(-3, 4, c.size), "gaps": np.floor(c / 2.0 + 20.0)}[shape]
     lo, hi = base, base + 5.0
     cache = _TableCache()
     rows = cache.rows(c, lo, hi, 4.0 * bn.pmf_error_budget(1e4))  # as an engine at n = 1e4 .. 1e5 allows
@@ -959,7 +962,7 @@ def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape:
     tb, lm, hm = d["tail_budget"][rows], d["lo"][rows], d["hi"][rows]
     walked = np.nonzero(tb != bn.tail_error_budget(hm, c, 0.5))[0]
     # (random jumps of the window walk fewer rows: larger sums per step, their bound reaches the limit sooner)
-    assert walked.size >= (c.size // 2 if shape == "mixed" else c.size - 8 - c.size // WALK_ROWS)
+    assert walked.size >= {"mixed": c.size // 2, "gaps": c.size // 3}.get(shape, c.size - 8 - c.size // WALK_ROWS)
     for i in list(walked[::4]) + [int(walked[-1])]:
         col = int(hm[i] - lm[i]) + 1  # S(hi + 1), the walked value itself
         top, ci, a = d["S"][rows[i], col], int(c[i]), int(hm[i]) + 1

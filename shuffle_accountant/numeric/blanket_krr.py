@@ -123,10 +123,10 @@ the exact recurrences ``P[Bin(m-1) <= x] = P[Bin(m) <= x] + ρ P[Bin(m-1) = x]``
 by one (``J = J' + 1``) from the unshifted one by exact identities (:func:`_shifted`). The
 kernels of many ``λ`` at one clone count ``c`` come from one Boost pmf and sf and the exact
 ratio ``B(a)/B(a-1) = (c-a+1)/a`` (:func:`_kernel_table`, rows kept across the ``ε`` of a
-search), and the sf of rows at consecutive clone counts is walked from one Boost value per chain by
-``S_{c+1}(a) = S_c(a) + B_c(a-1)/2`` with its error charged per step (:func:`_walk_tops`). The gap of each block is split into a
-part due to its width in ``t`` and a part due to
-its breakpoints; a round splits blocks in ``t`` (as many parts as the first-order square-root
+search), and the sf of rows at nearby clone counts is walked from one Boost value per chain by
+``S_{c+g}(a) = S_c(a) + Σ_r P[Bin(g, 1/2) >= r] B_c(a-r)`` with its error charged per step
+(:func:`_walk_tops`). The gap of each block is split into a part due to its width in ``t`` and a
+part due to its breakpoints; a round splits blocks in ``t`` (as many parts as the first-order square-root
 rule asks for the goal) and raises levels (0 to 3, by the second-order cube-root rule), so a
 search refines in a few rounds. The caches (:class:`_Rows`: hinge functionals, kernel table
 rows; the kernel requests of the current blocks) hold values computed by the same formulas with
@@ -800,6 +800,21 @@ WALK_ROWS = 64
 #: chain positions ~1 ms a call, measured: below these it cost more than it saved). Cost only.
 WALK_MIN_ROWS = 256
 WALK_MIN_C = 1e5
+#: Largest step of clone counts between consecutive rows of a chain of :func:`_walk_tops`.
+WALK_GAP = 8
+
+
+def _gap_weights(gmax: int) -> np.ndarray:
+    """``w[g, r] = P[Bin(g, 1/2) >= r]`` for ``0 <= g, r <= gmax`` (0 for ``r > g``): dyadic
+    rationals with at most ``gmax + 1 <= 53`` significant bits, so exact in double precision."""
+    w = np.zeros((gmax + 1, gmax + 1))
+    for g in range(gmax + 1):
+        for r in range(1, g + 1):
+            w[g, r] = sum(math.comb(g, y) for y in range(r, g + 1)) / 2.0**g
+    return w
+
+
+_GAP_W = _gap_weights(WALK_GAP)
 
 
 def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: np.ndarray,
@@ -808,36 +823,40 @@ def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: 
     (sorted distinct ``c``, windows ``[lo_i, hi_i]``, pmf values ``B_i(a)`` at column ``a - lo_i``,
     ``R_i(a) = Σ_{a <= b <= hi_i} B_i(b)``, 0 for ``a = hi_i + 1``) and a relative error bound for
     each (``|T_i - T*_i| <= budget_i T_i``, ``T_i`` the computed value), with one Boost sf per chain
-    of consecutive clone counts instead of one per row (*derived*).
+    of nearby clone counts instead of one per row (*derived*).
 
-    *Identity.* ``Bin(c + 1, 1/2) = Bin(c, 1/2) + Z``, ``Z`` a fair coin, so
-    ``S_{c+1}(a) = S_c(a) + B_c(a - 1)/2`` for every integer ``a``; and ``S_c(a) = S_c(a') +
-    Σ_{a <= b < a'} B_c(b)`` for ``a <= a'``. For ``c_i = c_{i-1} + 1``:
+    *Identity.* For ``g >= 1``, ``Bin(c + g, 1/2) = Bin(c, 1/2) + Y``, ``Y ~ Bin(g, 1/2)``
+    independent, so ``S_{c+g}(a) = Σ_y P[Y = y] S_c(a - y) = S_c(a) + Σ_{r=1}^{g} w_r B_c(a - r)``
+    with ``w_r = P[Y >= r]`` (using ``S_c(a - y) = S_c(a) + Σ_{r=1}^{y} B_c(a - r)``; for ``g = 1``,
+    ``S_{c+1}(a) = S_c(a) + B_c(a-1)/2``); and ``S_c(a) = S_c(a') + Σ_{a <= b < a'} B_c(b)`` for
+    ``a <= a'``. For ``c_i = c_{i-1} + g``, ``1 <= g <=`` :data:`WALK_GAP`, take
+    ``a = min(hi_i, hi_{i-1}) + 1``: ``S_{c_{i-1}}(a) = T_{i-1} + R_{i-1}(a)`` (``a <= hi_{i-1} + 1``)
+    and ``T_i = S_{c_i}(a) - R_i(a)`` (``a <= hi_i + 1``), so
 
-    * ``hi_i <= hi_{i-1}`` (and ``hi_i >= lo_{i-1}``): ``T_i = T_{i-1} + P_i`` with
-      ``P_i = R_{i-1}(hi_i + 1) + B_{i-1}(hi_i)/2`` (``a = hi_i + 1`` in the identity);
-    * ``hi_i > hi_{i-1}`` (and ``hi_{i-1} + 1 >= lo_i``): ``T_i = T_{i-1} + P_i - N_i`` with
-      ``P_i = B_{i-1}(hi_{i-1})/2``, ``N_i = R_i(hi_{i-1} + 1)`` (the identity at
-      ``a = hi_{i-1} + 1``, then down the row of ``c_i`` to its top).
+        ``T_i = T_{i-1} + P_i - N_i``,  ``P_i = R_{i-1}(a) + Σ_{r=1}^{g} w_r B_{i-1}(a - r)``,
+        ``N_i = R_i(a)``
 
-    Every term is a value of the rows themselves. A row starts a new chain (Boost's sf, its
-    budget :func:`.binomial.tail_error_budget`) when its clone count is not the previous plus
-    one, a needed column is outside a row, a row reaches ``c`` (``hi >= c``) or holds a pmf value
-    below ``1e-280`` (outside the relative error model), or every :data:`WALK_ROWS` rows.
+    (one of ``R_{i-1}(a)``, ``N_i`` is an empty sum). Every term is a value of the rows themselves
+    (needs ``a - g >= lo_{i-1}`` and ``a >= lo_i``); the weights are dyadic and exact
+    (:func:`_gap_weights`). A row starts a new chain (Boost's sf, its budget
+    :func:`.binomial.tail_error_budget`) when its clone count is more than :data:`WALK_GAP` above
+    the previous, a needed column is outside a row, a row reaches ``c`` (``hi >= c``) or holds a
+    pmf value below ``1e-280`` (outside the relative error model), or every :data:`WALK_ROWS` rows.
 
     *Error* (absolute, ``E_i``). Each ``B`` value is within ``e_B = β + 3 W u`` (relative) of the
     exact pmf (``β`` = Boost's pmf budget at the largest ``c``, one factor per ratio step of a row
     of ``W`` columns, as :func:`_kernel_table` charges); ``P_i`` and ``N_i`` are sums of at most
-    ``W + 1`` such non-negative values in at most ``W + 2`` roundings: ``|P - P*| <= e_P P`` with
-    ``e_P = 1.01 (e_B + (W + 3) u)``, likewise ``N``. The two roundings of ``(T + P) - N`` add at
-    most ``u (T + P) + u |T_i| <= 2.01 u (T + P + N)``, plus ``1e-300`` for a subnormal result. So
-    ``E_i = E_{i-1} + e_P (P_i + N_i) + 2.01 u (T_{i-1} + P_i + N_i) + 1e-300``, ``E`` of an anchor
-    its budget times its value; the bound's own roundings (at most ``8 u`` per step, at most
-    :data:`WALK_ROWS` steps) are covered by a factor ``1 + 1e-9``. ``budget_i = E_i / T_i``
-    (rounded up). A walked row is kept where ``T_i > 0`` and ``budget_i <= max(walk_rel, 2 x``
-    Boost's budget there); the others take Boost's sf (a later row walked from a dropped one
-    keeps its bound: ``E`` covers the dropped row's computed value whatever its size). Calls of
-    fewer than :data:`WALK_MIN_ROWS` rows or below :data:`WALK_MIN_C` take Boost's sf for every row."""
+    ``W + g`` non-negative terms (``g`` products with exact weights) in at most ``W + 2g + 3``
+    roundings: ``|P - P*| <= e_P P`` with ``e_P = 1.01 (e_B + (W + 2 WALK_GAP + 3) u)``, likewise
+    ``N``. The two roundings of ``(T + P) - N`` add at most ``u (T + P) + u |T_i| <= 2.01 u (T + P +
+    N)``, plus ``1e-300`` for a subnormal result. So ``E_i = E_{i-1} + e_P (P_i + N_i) + 2.01 u
+    (T_{i-1} + P_i + N_i) + 1e-300``, ``E`` of an anchor its budget times its value; the bound's own
+    roundings (at most ``8 u`` per step, at most :data:`WALK_ROWS` steps) are covered by a factor
+    ``1 + 1e-9``. ``budget_i = E_i / T_i`` (rounded up). A walked row is kept where ``T_i > 0`` and
+    ``budget_i <= max(walk_rel, 2 x`` Boost's budget there); the others take Boost's sf (a later
+    row walked from a dropped one keeps its bound: ``E`` covers the dropped row's computed value
+    whatever its size). Calls of fewer than :data:`WALK_MIN_ROWS` rows or below :data:`WALK_MIN_C`
+    take Boost's sf for every row."""
     nm = c.size
     tb = np.asarray(bn.tail_error_budget(hi, c, 0.5), dtype=float)
     if nm < max(WALK_MIN_ROWS, 2) or float(np.max(c)) < WALK_MIN_C:
@@ -848,15 +867,18 @@ def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: 
     lo_i, hi_i = lo.astype(np.int64), hi.astype(np.int64)
     inside = np.arange(W)[None, :] <= (hi_i - lo_i)[:, None]
     normal = (np.where(inside, B, np.inf).min(axis=1) >= 1e-280) & (hi < c)
-    down = hi_i <= hi_i[prev]  # case hi_i <= hi_{i-1}
-    col_a = hi_i - lo_i[prev]  # column of hi_i in row i-1 (case down)
-    col_b = hi_i[prev] + 1 - lo_i  # column of hi_{i-1} + 1 in row i (case up)
-    link = (ar >= 1) & (c - c[prev] == 1.0) & normal & normal[prev]
-    link &= np.where(down, col_a >= 0, (col_b >= 0) & (col_b <= W))
-    ca = np.clip(col_a, 0, W - 1)
-    top_prev = np.clip(hi_i[prev] - lo_i[prev], 0, W - 1)
-    P = np.where(down, R[prev, ca + 1] + 0.5 * B[prev, ca], 0.5 * B[prev, top_prev])
-    N = np.where(down, 0.0, R[ar, np.clip(col_b, 0, W)])
+    gap = np.clip(c - c[prev], 0.0, WALK_GAP + 1.0).astype(np.int64)
+    a = np.minimum(hi_i, hi_i[prev]) + 1
+    col_p = a - lo_i[prev]  # column of a in row i-1 (the terms B(a - r) at col_p - r)
+    col_n = a - lo_i  # column of a in row i
+    link = (ar >= 1) & (gap >= 1) & (gap <= WALK_GAP) & normal & normal[prev]
+    link &= (col_p - gap >= 0) & (col_n >= 0) & (col_n <= W)
+    gl = np.where(link, gap, 0)
+    cp = np.where(link, col_p, 0)
+    r = np.arange(1, WALK_GAP + 1)[None, :]
+    terms = _GAP_W[gl][:, 1:] * B[prev[:, None], np.clip(cp[:, None] - r, 0, W - 1)]  # w_r B_{i-1}(a - r)
+    P = R[prev, np.clip(cp, 0, W)] + terms.sum(axis=1)
+    N = R[ar, np.clip(col_n, 0, W)]
     start = np.maximum.accumulate(np.where(link, 0, ar))
     pos = (ar - start) % WALK_ROWS  # chains of at most WALK_ROWS rows
     T = np.zeros(nm)
@@ -864,7 +886,7 @@ def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: 
     anchor = pos == 0
     T[anchor] = bn.sf(hi[anchor], c[anchor], 0.5)
     E[anchor] = tb[anchor] * T[anchor]
-    e_p = 1.01 * (bn.pmf_error_budget(float(np.max(c))) + 3.0 * W * _U + (W + 3.0) * _U)
+    e_p = 1.01 * (bn.pmf_error_budget(float(np.max(c))) + 3.0 * W * _U + (W + 2.0 * WALK_GAP + 3.0) * _U)
     order = np.argsort(pos, kind="stable")
     bounds = np.searchsorted(pos[order], np.arange(1, int(pos.max()) + 2))
     for s in range(1, int(pos.max()) + 1):  # rows at chain position s, from those at s - 1
