@@ -923,6 +923,20 @@ def test_exact_lower_at_below_the_mpmath_oracle(rand, oracle, nmax):
     assert tight == 4
 
 
+def test_coarse_float_share_does_not_plan_a_fine_lattice():
+    """The floating-point share measured on a lattice for a much coarser tolerance (SUE k = 10, n =
+    100: 3.9e-6 at rtol 1e-2, 1.8e-9 at 8e-6) does not plan the next one (FLOAT_LAST_SPAN): after a
+    coarse look, the lattice at 8e-6 is no finer than a fresh pair's (it was 128000 points vs 57600),
+    and the brackets overlap."""
+    st_ = SUE(10, 1.0).pair_structures()[0]
+    warm = PairBlanket(st_, 100, "lattice")
+    warm.bounds(0.3670898, 1e-2)
+    b = warm.bounds(0.3670898, 8e-6)
+    fresh = PairBlanket(st_, 100, "lattice").bounds(0.3670898, 8e-6)
+    assert b.blocks <= fresh.blocks
+    assert b.lower <= fresh.upper and fresh.lower <= b.upper
+
+
 def test_exact_lower_at_saves_an_evaluation(monkeypatch):
     """SUE k = 10, n = 40 (exact enumeration in auto mode): the search with the exact path's lower_at
     needs fewer evaluations than without, and the brackets overlap."""

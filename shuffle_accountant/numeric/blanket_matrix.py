@@ -248,6 +248,10 @@ FLOAT_FLOOR = 1e-13
 #: before any lattice of a pair was evaluated (planning only; measured 1.15 for unary encoding's
 #: product law at n = 1e7)
 FLOAT_SHARE = 1.2
+#: the floating-point share measured at the pair's last lattice plans the next one only when that
+#: lattice was planned for a tolerance at most this many times the new one (else the estimate
+#: ``FLOAT_SHARE * FLOAT_FLOOR * n``)
+FLOAT_LAST_SPAN = 30.0
 #: largest window half-width, in standard deviations of the tilted law, of the final (level-2)
 #: laws; a plan for a coarser ``rtol`` takes less (:func:`_window_sd`)
 WINDOW_SD = 9.0
@@ -1549,7 +1553,8 @@ class PairBlanket:
         self._floor: set[float] = set()  # eps where refinement reached the floating-point floor
         self._floor_rel: tuple[float, float] | None = None  # (narrowest relative width, its factor)
         self._float_seen: float | None = None  # least floating-point share of a width at the floor
-        self._float_last: float | None = None  # floating-point share of the last lattice's width (planning)
+        #: floating-point share of the last lattice's width and the tolerance it was planned for (planning)
+        self._float_last: tuple[float, float] | None = None
         self._drift: dict[float, float] = {}  # log_drift per eps
         self._last: float | None = None  # eps of the last bounds() call (lower_at)
         #: per eps: the lattice result that gave the bracket and the remainder r_- (item 7)
@@ -2011,7 +2016,12 @@ class PairBlanket:
         # (their share measured at the last evaluation, else about FLOAT_SHARE * FLOAT_FLOOR * n),
         # when that share is between 15 % and 60 % of it. Planning only: every geometry is certified. A lattice planned
         # for the whole target met it only after a second, finer evaluation.
-        expect = self._float_last if self._float_last is not None else FLOAT_SHARE * FLOAT_FLOOR * self.n
+        # (a share measured on a lattice planned for a much coarser tolerance says little about this one:
+        # SUE k = 10, n = 100: 3.9e-6 at rtol 1e-2, 1.8e-9 at 8e-6, where it had planned a lattice twice
+        # as fine as needed)
+        last = self._float_last
+        near = last is not None and last[1] <= FLOAT_LAST_SPAN * plan_rtol
+        expect = last[0] if last is not None and near else FLOAT_SHARE * FLOAT_FLOOR * self.n
         geo_rtol = plan_rtol - 1.1 * expect
         if not 0.4 * plan_rtol <= geo_rtol <= 0.85 * plan_rtol:
             geo_rtol = plan_rtol  # (a small share is left to the refinement: plans change in steps)
@@ -2029,7 +2039,7 @@ class PairBlanket:
             width = res.upper - res.lower
             tried.append((width / res.lower if res.lower > 0 else math.inf, shrink))
             if res.lower > 0.0 and math.isfinite(res.float_part):
-                self._float_last = res.float_part
+                self._float_last = (res.float_part, plan_rtol)
             if width <= rtol * res.lower or res.upper <= fp.MIN_PROBABILITY:  # (nothing below the floor)
                 self._h[eps] = shrink
                 self._start = max(self._start, shrink)
