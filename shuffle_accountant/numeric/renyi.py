@@ -112,6 +112,9 @@ _U = 2.3e-16  # a little more than the unit roundoff
 #: a division) against the pair's exact ones, with margin (:func:`_log_first_user`)
 _PAIR_REL = 4 * _U
 _DEBUG = False
+#: Orders whose rtol is out of reach of floating point (:meth:`RenyiDirection._log_floor`) stop refining once
+#: their gap is within this many estimated floors.
+_FLOOR_STOP = 20.0
 #: Work limits: beyond them refinement stops and the (certified) upper bound is returned
 #: with ``converged = False``.
 _MAX_CELLS = 400_000
@@ -161,6 +164,9 @@ class RenyiBounds:
     converged: bool
     blocks: int
     groups: int
+    #: some order stopped short of rtol at the floating-point floor of its kernels (the bracket is
+    #: still certified; see ``RenyiDirection._log_floor``)
+    floor_limited: bool = False
 
 
 # ---------------------------------------------------------------------------------------
@@ -2266,6 +2272,9 @@ class RenyiDirection:
                 need_lo[-1] = False  # as above: the top block's lower corner (c = n) waits for a split
         self._add_blocks(lo0, hi0, need0, need_lo)
         tot_up = tot_lo = np.zeros(na)
+        self.floor_stop = np.zeros(na, dtype=bool)
+        log_floor = self._log_floor()
+        prev_gap = np.full(na, np.inf)
         for _ in range(max_rounds):
             e_up, e_lo = self._entry_totals()
             lo, hi, lw_up, lw_lo, iu, il = self.lo, self.hi, self.lw_up, self.lw_lo, self.iu, self.il
@@ -2294,7 +2303,22 @@ class RenyiDirection:
                 rel_gap = np.where(l_up <= 0.0, 0.0, np.where(l_lo > 0.0, l_up / l_lo - 1.0, np.inf))
             if np.all(rel_gap <= rtol):
                 return tot_up, tot_lo, True, nb, self._max_cells()
-            live = rel_gap > rtol  # orders still to tighten
+            if np.any(np.isfinite(log_floor)):
+                # orders whose budget, even at their upper bound, is below the kernels' floating-point floor
+                # cannot reach rtol: they stop once their gap is within _FLOOR_STOP floors, or a round shrank
+                # it by less than a tenth; so do orders whose budget is below _FLOOR_STOP floors (the floor
+                # is estimated low), at such a round (work only: the bracket is certified wherever it stops)
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    budget_up = math.log(rtol) + np.log(np.maximum(l_up, 1e-300)) + l_up - log_scale
+                    gap_e = np.exp(tot_up) - np.exp(tot_lo)
+                below = (log_floor > budget_up) & (rel_gap > rtol)
+                near = (log_floor + math.log(_FLOOR_STOP) > budget_up) & (rel_gap > rtol)
+                stall = gap_e > 0.9 * prev_gap
+                self.floor_stop |= (below & (gap_e <= _FLOOR_STOP * np.exp(log_floor))) | (near & stall)
+                prev_gap = gap_e
+                if np.all((rel_gap <= rtol) | self.floor_stop):
+                    return tot_up, tot_lo, False, nb, self._max_cells()
+            live = (rel_gap > rtol) & ~self.floor_stop  # orders still to tighten
             # Budget on the gap of E per order: E_up - E_lo <= rtol log1p(s E_lo)(1 + s E_lo)/s
             # suffices. Gaps are scored relative to it, so one round splits every cell and
             # block whose gap matters, not only the few beside a crude bound.
@@ -2347,6 +2371,28 @@ class RenyiDirection:
             if not refined:
                 return tot_up, tot_lo, False, nb, self._max_cells()
         return tot_up, tot_lo, False, self.lo.size, self._max_cells()
+
+    def _log_floor(self) -> np.ndarray:
+        """Per order, ``log`` of a lower estimate of the floating-point floor of the bracket's gap on
+        ``S_alpha - 1`` (``-inf`` where not estimated: pairs with a silent first user, Bernoulli
+        kernels). Only decides when refinement stops (:meth:`bounds`).
+
+        Estimate (*derived* from the error terms charged): a kernel's bracket charges the rounding of
+        ``g = f - 1 - f'(s) y`` at least ``8 u |f'(s) y|`` per unit of mass at each cell's end and mean
+        (:func:`_g`, :class:`_Kernel`), and at least ``4 u |f'(s)|`` per unit mass when summed term by
+        term (:func:`_window_orders`): at least about ``6 u |f'(s)| sd_y`` with ``sd_y`` the spread of
+        ``x`` under ``Bin(c+1, s)``, which falls slowly in ``c``; the kernels of the clone counts up to
+        a few spreads above the mean carry almost all of the mass. Taken at a third of that, at the
+        mean count, with ``f'(s) = alpha bp + (1 - alpha) bq`` of ``lam = 1``."""
+        na = self.alpha.size
+        if not self.envelope or self.bernoulli or not 0.0 < self.p < 1.0:
+            return np.full(na, -np.inf)
+        ss = self.s * (1.0 - self.s)
+        bp, bq = (self.pa1 - self.s) / ss, (self.pb1 - self.s) / ss
+        d = np.abs(self.alpha * bp + (1.0 - self.alpha) * bq)
+        sd_y = math.sqrt(ss / (self.N * self.p + 1.0))
+        with np.errstate(divide="ignore"):
+            return np.log(2.0 * _U * d * sd_y)
 
     # -- slabs ------------------------------------------------------------------------
     def _build_slabs(self, rtol: float, log_scale: float) -> None:
@@ -2660,11 +2706,13 @@ def renyi_bounds(
     else:
         raise InvalidParameter(f"directions must be 'both', 'pq' or 'qp', got {directions!r}")
     ups, los, conv, nb, ng = [], [], True, 0, 0
+    floor = False
     ls = math.log(scale)
     for p in pairs:
         d = RenyiDirection(p)
         lu, ll, ok, b, g = d.bounds(alpha, rtol, scale=scale)
-        if not ok and d.envelope:
+        floor = floor or bool(np.any(d.floor_stop))
+        if not ok and d.envelope and not np.any(d.floor_stop):
             # stopped at a work limit: the per-order partition can end looser than evaluating every
             # entry at every order would (clones n = 1e7, eps0 = 8: alpha = 80 upper 2.4e-3 above);
             # both brackets are certified, so their intersection is
@@ -2677,4 +2725,4 @@ def renyi_bounds(
         los.append(_to_divergence(ll + ls, alpha, False))
     upper = np.minimum(np.max(ups, axis=0), cap * (1.0 + 4 * _U))
     lower = np.minimum(np.max(los, axis=0), upper)
-    return RenyiBounds(tuple(alpha.tolist()), tuple(upper.tolist()), tuple(lower.tolist()), conv, nb, ng)
+    return RenyiBounds(tuple(alpha.tolist()), tuple(upper.tolist()), tuple(lower.tolist()), conv, nb, ng, floor)
