@@ -105,7 +105,10 @@ def rdp_curve(
     rb = renyi_bounds(sp.pair, alpha, rtol=rtol, scale=sp.scale)
     inputs = {"eps0": eps0, "n": n, "k": k}
     warnings: tuple[str, ...] = ()
-    if not rb.converged:
+    if rb.floor_limited:
+        warnings = ("floating point limits the resolution here (the kernels' rounding floor): the bound is certified "
+                    "but may be loose (see details.bracket)",)
+    elif not rb.converged:
         warnings = ("refinement stopped at its work limit: the bound is certified but may be loose (see details.bracket)",)
     citation = f"{m.citation}; Renyi divergence of the clone pair (this package, numeric/renyi.py)"
     bounds = tuple(

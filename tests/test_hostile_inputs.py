@@ -360,6 +360,8 @@ def test_renyi_tiny_eps0_at_huge_n_finishes():
     """The kernels' floating-point floor stops the refinement (it plateaued for ~15 s before)."""
     r = run("renyi", "--eps0", "1e-9", "--n", "1e12", "--orders", "2", "--format", "csv", timeout=5)
     assert_contract(r, (0, 1))
+    r = run("renyi", "--eps0", "1e-9", "--n", "1e12", "--orders", "2", timeout=5)
+    assert r.exit_code == 0 and "floating point limits the resolution" in r.stdout + r.stderr, r.stdout
 
 
 def test_gap_ratio_is_printed_readably():
