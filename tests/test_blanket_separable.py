@@ -119,13 +119,16 @@ def test_f_error_covers_a_moved_kappa() -> None:
             assert abs(Fraction(float(v)) - want) <= Fraction(float(e))
 
 
+@pytest.mark.parametrize("warm", [False, True])
 @pytest.mark.parametrize("seed", range(6))
-def test_f_runs_against_rationals(seed: int) -> None:
+def test_f_runs_against_rationals(seed: int, warm: bool) -> None:
     """``F`` on runs of cells through its values at the integers (§4b: running sums from the top
     anchors, then ``F(kappa) = F(j) + (j - kappa) S(j)``) within its bound of the exact rational
     value at ``kappa`` and at ``kappa +- d``; runs crossing ``m alpha`` and ``m``, ``kappa`` on
     integers, large ``g`` (cell-by-cell fallback). Fails when the interpolation takes the slope of
-    the wrong unit interval (``S(j - 1)``) or drops the anchor ``F(jhi)``."""
+    the wrong unit interval (``S(j - 1)``) or drops the anchor ``F(jhi)``. ``warm``: the pmf runs come
+    from a :class:`RunPmf` filled by a first call at other ``kappa`` (slices of kept runs; fails
+    with a slice one point off)."""
     rng = np.random.default_rng(seed)
     alpha = [0.37754, 0.02, 0.6, 0.25, 0.9, 0.5][seed]
     g = [1.0, 1.0088, 1.11, 2.7, 40.0, 1.0][seed]
@@ -138,12 +141,53 @@ def test_f_runs_against_rationals(seed: int) -> None:
     kappa = g * b + mm * rho
     d = np.where(np.arange(mm.size) % 2 == 0, 0.0, 1e-6)
     seg = np.concatenate(([0], np.cumsum(cnt)[:-1]))
-    val, err, _ = bsep._f_runs(ms, seg, mm, kappa, d, alpha)
+    pmf = bsep.RunPmf(int(np.max(ms))) if warm else None
+    if pmf is not None:
+        bsep._f_runs(ms, seg, mm, g * b + mm * rho + 2.5, d, alpha, pmf)
+    val, err, _ = bsep._f_runs(ms, seg, mm, kappa, d, alpha, pmf)
     for i in range(mm.size):
         for shift in (0.0, -d[i], d[i]):
             want = _f_exact(int(mm[i]), alpha, float(kappa[i]) + shift)
             assert abs(Fraction(float(val[i])) - want) <= Fraction(float(err[i])) + Fraction(1, 10**290), (
                 mm[i], kappa[i], val[i], float(want), err[i])
+
+
+def test_run_pmf_slices_within_their_bounds_of_mpmath(monkeypatch: pytest.MonkeyPatch) -> None:
+    """:class:`RunPmf`: runs asked again inside, across and outside the kept ones (two roles, one
+    ``p``) are within each value's bound of the 40-digit pmf; the second and third asks call Boost
+    only for the runs not kept (fails with a slice one point off, or with the roles sharing runs)."""
+    p = 0.37754
+    pmf = bsep.RunPmf(400)
+    ms = np.array([3.0, 40.0, 150.0, 399.0])
+    calls: list[int] = []
+    real = bsep.bn.pmf_points
+
+    def counting(k, *a, **kw):  # type: ignore[no-untyped-def]
+        calls.append(int(np.asarray(k).size))
+        return real(k, *a, **kw)
+
+    asks = [(0, [0.0, 5.0, 30.0, 100.0], [3.0, 30.0, 90.0, 180.0]),
+            (0, [1.0, 9.0, 40.0, 130.0], [2.0, 25.0, 95.0, 170.0]),  # inside the padded runs
+            (1, [0.0, 5.0, 30.0, 100.0], [3.0, 30.0, 90.0, 180.0]),  # the other role: its own runs
+            (0, [0.0, 0.0, 70.0, 200.0], [-1.0, 40.0, 110.0, 399.0])]  # an empty run, outside ones
+    monkeypatch.setattr(bsep.bn, "pmf_points", counting)
+    for tag, lo, hi in asks:
+        before = len(calls)
+        w, rel = pmf.points(tag, ms, np.array(lo), np.array(hi), p, segment=16)
+        n_pts = np.maximum(np.array(hi) - np.array(lo) + 1, 0).astype(int)
+        assert w.size == rel.size == int(np.sum(n_pts))
+        if (tag, lo) == (0, [1.0, 9.0, 40.0, 130.0]):
+            assert len(calls) == before  # all kept
+        if tag == 1:
+            assert len(calls) == before + 1
+        at = 0
+        with mpmath.workdps(40):
+            for m, a, c in zip(ms, n_pts, lo):
+                for t in range(int(a)):
+                    k = int(c) + t
+                    want = mpmath.binomial(int(m), k) * mpmath.mpf(p) ** k * (1 - mpmath.mpf(p)) ** (int(m) - k)
+                    assert abs(mpmath.mpf(float(w[at])) - want) <= want * mpmath.mpf(float(rel[at])), (m, k)
+                    at += 1
 
 
 @pytest.mark.parametrize("m,alpha", [(1, 0.3), (7, 0.02), (40, 0.3775), (120, 0.25), (90, 0.9)])

@@ -128,7 +128,10 @@ windows): 8-15 ms at ``n = 10 .. 100``, 20-21 ms at ``n = 300`` (lattice 24-45 m
 33-37, 76-82 and 176-200 ms. (Exact enumeration of :mod:`.blanket_matrix`: 8-23 ms at ``n <=
 30``, 450-690 ms at ``n = 100``.) Most of an evaluation is now per ``m`` (pmf runs, anchors), not
 per cell: trimming at ``1e-13`` instead of :data:`TRIM_REL` leaves 22 % fewer cells and 8 % less
-time.
+time. The pmf runs of ``A`` and ``B`` do not depend on eps: :class:`RunPmf` keeps them across the
+search's evaluations (at ``n = 1e3``, k = 100, eps0 = 1 the second evaluation asks for the same
+``m`` and takes every run from the first, ~1.2e5 -> ~6e4 pmf points per search; CPU, min of 8
+cold searches: 25-28 -> 22.5-24 ms).
 :data:`SEPARABLE_MAX_N` is the suggested cut-over. :data:`MAX_CELLS` caps the work of one call (the
 bracket reached is returned, certified, with ``converged = False``).
 
@@ -405,6 +408,66 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     return val, err, s_lo
 
 
+#: a run's pmf is computed (and kept) this many points wider on each side than asked, so that the
+#: next evaluation at a nearby eps finds its (slightly moved) run inside the kept one
+PMF_PAD = 8
+#: the kept values of one :class:`RunPmf` law are dropped when they exceed this many points
+PMF_KEEP = 2_000_000
+
+
+class RunPmf:
+    """``P[Bin(m, p) = i]`` on runs ``i = lo .. hi`` of consecutive integers, one run per size ``m
+    <= m_max``, with each value's relative error bound, kept across calls: the laws of ``A`` and
+    ``B`` (§4) do not depend on eps, only the windows do, and the search's evaluations at nearby
+    eps ask for nearly the same windows. A run inside a kept one (same role, ``p`` and ``m``) is a
+    slice of it: every value comes with its own bound from :func:`.binomial.pmf_points` (Boost
+    budget plus ``8u`` per step from its anchor), so a slice is as certified as a fresh call; only
+    the last bits may differ from a fresh call's (other anchors). Other runs are computed together
+    in one call, :data:`PMF_PAD` points wider per side (within ``[0, m]``), and kept (a newer run
+    of an ``m`` replaces the older)."""
+
+    def __init__(self, m_max: int) -> None:
+        self._m_max = m_max
+        # per (role, p): run start per m (NaN: none), run length, offset into the kept values
+        self._laws: dict[tuple[int, float], tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]] = {}
+
+    def points(self, tag: int, ms: np.ndarray, lo: np.ndarray, hi: np.ndarray, p: float,
+               segment: int = bn.RUN_SEGMENT) -> tuple[np.ndarray, np.ndarray]:
+        """Values and relative bounds at ``lo[i] .. hi[i]`` for every ``i`` (empty where ``hi[i] <
+        lo[i]``), concatenated in order. ``tag`` names the caller's role (runs of ``A`` and of ``B``
+        at one ``m`` lie elsewhere, even where ``alpha = beta``, and must not replace each other)."""
+        law = self._laws.get((tag, p))
+        if law is None or law[3][0].size > PMF_KEEP:
+            law = (np.full(self._m_max + 2, np.nan), np.zeros(self._m_max + 2), np.zeros(self._m_max + 2, dtype=np.int64),
+                   [np.zeros(0), np.zeros(0)])
+            self._laws[(tag, p)] = law
+        start, length, offset, kept = law
+        mi = ms.astype(np.int64)
+        n_pts = np.maximum(hi - lo + 1.0, 0.0).astype(np.int64)
+        with np.errstate(invalid="ignore"):
+            inside = (start[mi] <= lo) & (hi <= start[mi] + length[mi] - 1.0)
+        miss = np.nonzero(~inside & (n_pts > 0))[0]
+        if miss.size:
+            m_miss = ms[miss].astype(float)
+            a_pad = np.maximum(lo[miss] - PMF_PAD, 0.0)
+            b_pad = np.maximum(np.minimum(hi[miss] + PMF_PAD, m_miss), hi[miss])
+            c_pts = (b_pad - a_pad + 1.0).astype(np.int64)
+            first = np.repeat(np.cumsum(c_pts) - c_pts, c_pts)
+            pts = np.repeat(a_pad, c_pts) + (np.arange(int(np.sum(c_pts))) - first)
+            w, rel = bn.pmf_points(pts, np.repeat(m_miss, c_pts), p, segment=segment)
+            base = kept[0].size
+            kept[0] = np.concatenate((kept[0], w))
+            kept[1] = np.concatenate((kept[1], rel))
+            start[mi[miss]] = a_pad
+            length[mi[miss]] = c_pts
+            offset[mi[miss]] = base + np.cumsum(c_pts) - c_pts
+        first = np.repeat(np.cumsum(n_pts) - n_pts, n_pts)
+        skip = np.where(n_pts > 0, lo - start[mi], 0.0).astype(np.int64)  # (no run kept for empty ones)
+        at = (np.repeat(offset[mi] + skip, n_pts)
+              + (np.arange(int(np.sum(n_pts))) - first))
+        return kept[0][at], kept[1][at]
+
+
 #: a run of cells whose integer grid (:func:`_f_runs`) is longer than this many times its cells
 #: plus :data:`GRID_EXTRA` is evaluated cell by cell (:func:`_f_cells`) instead
 GRID_FACTOR = 3
@@ -412,7 +475,7 @@ GRID_EXTRA = 64
 
 
 def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d: np.ndarray,
-            alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            alpha: float, pmf: RunPmf | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_f_cells` for runs of cells, one run per ``ms[i]`` starting at ``seg[i]`` with
     ``kappa`` non-decreasing along the run, through ``F`` at the integers (§4b): same contract
     (values, absolute error bounds covering ``|kappa' - kappa| <= d``, lower bounds on ``P[A >
@@ -456,7 +519,10 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
         first = np.repeat(np.cumsum(n_pts) - n_pts, n_pts)
         pts_row = np.repeat(np.arange(rows.size), n_pts)
         pts = np.repeat(r_lo, n_pts) + (np.arange(int(np.sum(n_pts))) - first)
-        w, w_rel = bn.pmf_points(pts, np.repeat(r_ms, n_pts), alpha)
+        if pmf is None:
+            w, w_rel = bn.pmf_points(pts, np.repeat(r_ms, n_pts), alpha)
+        else:
+            w, w_rel = pmf.points(0, r_ms, r_lo, r_hi - 1.0, alpha)
         # reversed layout: column t holds the integer jhi - t (t = 0: the anchor)
         col = (np.repeat(r_hi, n_pts) - pts).astype(np.int64)
         pm = np.zeros((rows.size, width))
@@ -614,6 +680,7 @@ class SeparableBlanket:
         self._sp_b: _Split = sp_b
         self._factor = _mass_factor(structure, sp_b)
         self._edges: np.ndarray | None = None  # the m partition of the last call (warm start)
+        self._pmf = RunPmf(n)  # the laws' pmf runs, kept across calls
         self._cache: dict[float, tuple[DeltaBounds, float]] = {}
         self._estimator: PairBlanket | None = None
         self._slopes: dict[float, _SlopeState] = {}  # §7 per eps of a finished computation
@@ -717,10 +784,11 @@ class SeparableBlanket:
             d = mm * ec.sig + 8 * _U * (g * b + mm * rho) * (1.0 + 1e-9)
             ends = np.cumsum(reps)
             seg = np.concatenate(([0], ends[:-1]))
-            fval, ferr, slo = _f_runs(ms[idx], seg, mm, kappa, d, sp.alpha)
+            fval, ferr, slo = _f_runs(ms[idx], seg, mm, kappa, d, sp.alpha, self._pmf)
             # P[Bin(m, beta) = b] on the runs of consecutive b (one run per m): ratio recurrences
-            # from Boost anchors every RUN cells; one relative bound per m (the largest of its run)
-            w, rel_pts = bn.pmf_points(b, mm, beta, segment=RUN)
+            # from Boost anchors every RUN cells (kept across calls); one relative bound per m (the
+            # largest of its run)
+            w, rel_pts = self._pmf.points(1, ms[idx], b_lo[idx], b_hi[idx], beta, segment=RUN)
             rel_w = np.maximum.reduceat(rel_pts, seg)
             s_val = np.add.reduceat(w * fval, seg)
             s_err = np.add.reduceat(w * ferr, seg)
