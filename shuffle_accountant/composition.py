@@ -543,7 +543,8 @@ def _rdp_route(rounds: Sequence[Round], delta: float, method: str, k: int | None
     if best_order in (float(alpha[0]), float(alpha[-1])) and eps_rdp > 0:
         rdp_warn.append(f"best order {best_order:g} is at the edge of the order grid [{alpha[0]:g}, {alpha[-1]:g}]; extend --orders")
     if not converged:
-        rdp_warn.append("some RDP values stopped at the refinement work limit (still certified upper bounds)")
+        rdp_warn.append("some RDP values stopped short of rtol at the refinement work limit or the floating-point floor "
+                        "(still certified upper bounds)")
     details: dict[str, Any] = {"conversion": CONVERSION, "best_order": best_order, "orders": alpha[:top].tolist(),
                                "rdp": total.tolist()}
     if top < size:
