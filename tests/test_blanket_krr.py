@@ -712,6 +712,36 @@ def test_split_brackets_independent_float_sum(n: int, k: int, eps0: float, frac:
     assert e.lower > 1e-4 * lower  # the tails carry a real part of delta here
 
 
+@pytest.mark.parametrize("n, k, eps0, eps", [WINDOW_ORACLE[i] for i in (1, 3, 4)])
+def test_window_with_snapped_kinks_brackets_trinomial_formula(n: int, k: int, eps0: float, eps: float,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kinks moved onto an earlier eps's boundaries (``_snap_kinks``, pushed here to 3 sd, no
+    minimum and any step in eps so that it moves many) leave pieces whose chords span a kink: the bracket widens but
+    still holds the oracle's exact sum; asked for a tight rtol, the window repeats the evaluation
+    with the kinks in place and closes to rounding."""
+    import shuffle_accountant.numeric.blanket_krr as bkm
+
+    monkeypatch.setattr(bkm, "SNAP_SD", 3.0)
+    monkeypatch.setattr(bkm, "SNAP_MIN", 0.0)
+    monkeypatch.setattr(bkm, "SNAP_STEP", 1.0)
+    w = _TotalsWindow(n, k, eps0)
+    w.bounds(eps, 1e-9)
+    snapped = 0
+    for f in (1.1, 0.8, 1.5, 0.6):
+        e2 = eps * f
+        b = w.bounds(e2, 1.0)  # loose: the snapped bracket is kept
+        snapped += int(w._memo[e2][1])
+        exact = ob.blanket_delta_krr_formula(n, k, eps0, e2)
+        with mpmath.workdps(50):
+            assert b.lower <= exact <= b.upper, (f, b, exact)
+        tight = w.bounds(e2, 1e-9)  # too wide for this: evaluated again, kinks in place
+        with mpmath.workdps(50):
+            assert tight.lower <= exact <= tight.upper, (f, tight, exact)
+        fresh = _TotalsWindow(n, k, eps0).bounds(e2, 1e-9)
+        assert tight.upper - tight.lower <= 2.0 * (fresh.upper - fresh.lower) + 1e-300, (f, tight, fresh)
+    assert snapped >= 1
+
+
 @pytest.mark.parametrize("n, k, eps0", [(10**5, 3, 1.0), (10**6, 10, 2.0), (10**6, 100, 0.5)])
 def test_split_route_overlaps_full_window(n: int, k: int, eps0: float) -> None:
     """KrrBlanket's split route (central window plus tail engine) against the window of every total

@@ -145,7 +145,10 @@ done *exactly in* ``λ``: since ``Pr[t, j] λ(t, j) = Pr[counted, t, j]``, a lin
 over a set of ``j`` is ``a`` times a mass plus ``b`` times a counted mass, both binomial cdfs. The
 ``j`` axis is cut where the optimal cut of the kernel changes (a few kinks per total), so the
 chords of the upper bound coincide with the lines of the lower bound: the bracket closes to
-rounding (~1e-9 relative) with ~5-9 pieces per total and no refinement rounds.
+rounding (~1e-9 relative) with ~5-9 pieces per total and no refinement rounds. At an ``ε``
+within 1e-5 (relative) of the last, kinks within 0.1 sd of a boundary whose masses are cached
+are moved onto it (:meth:`_TotalsWindow._snap_kinks`; tightness only, the evaluation is repeated
+without it when the bracket gets too wide for the rtol asked).
 
 *Split route* (*derived*; tested against an independent sum with the split where a single total
 carries ~1 % of the mass). The sum over ``t >= 1`` is a sum of non-negative terms over disjoint
@@ -1811,6 +1814,17 @@ WINDOW_TABLE_WIDTH = 40
 #: ``ε``) is walked from it by exact sums of the pmf instead of a Boost tail
 #: (:meth:`_TotalsWindow._walk`).
 WALK_MAX = 24
+#: A kink at most this many sd (of the total's third-value count) from a cached boundary of its
+#: total is moved onto it (:meth:`_TotalsWindow._snap_kinks`; cost and tightness only) ...
+SNAP_SD = 0.1
+#: ... where that is at least this many units (smaller windows gain little from it: measured) ...
+SNAP_MIN = 8.0
+#: ... at an ``ε`` within this relative distance of the last evaluated one (a search's close steps;
+#: farther, kinks move by more and the moved ones left brackets too wide: measured) ...
+SNAP_STEP = 1e-5
+#: ... unless that leaves the bracket wider than this fraction of the requested rtol (then the
+#: evaluation is repeated with the kinks where they are).
+SNAP_RTOL = 0.2
 
 
 def _line_sum(A_: np.ndarray, Ae: np.ndarray, B_: np.ndarray, Be: np.ndarray, M_hi: np.ndarray, M_lo: np.ndarray,
@@ -1930,10 +1944,16 @@ class _TotalsWindow:
         m1 = N - self.t + 1.0  # size of the counted branch's J ~ Bin(m1, rho)
         mj, sj = m1 * self.rho, np.sqrt(m1 * self.rho * (1.0 - self.rho))
         self.ja = np.clip(np.floor(mj - J_SD_LOW * sj) - 10.0, 0.0, m1)
+        reach = np.floor(SNAP_SD * sj)  # how far a kink may be moved onto a cached boundary
+        self.snap = np.where(reach >= SNAP_MIN, reach, 0.0)
+        self.snapping = True  # (:meth:`bounds` turns it off for an evaluation whose bracket it widened)
         self.jb = np.clip(np.ceil(mj + J_SD * sj) + 10.0, 0.0, m1)
         self.tables = _TableCache(WINDOW_TABLE_WIDTH)
         self.masses = _Rows({f: 1 for f in self._MASS_FIELDS + self._ANCHOR_FIELDS}, np.int64)
-        self._memo: dict[float, DeltaBounds] = {}
+        #: brackets by eps, and whether kinks were moved onto cached boundaries for it
+        self._memo: dict[float, tuple[DeltaBounds, bool]] = {}
+        self._snapped = False  # (the last evaluation moved a kink: :meth:`_snap_kinks`)
+        self._last_eps, self._near_last = math.inf, False  # (kinks are moved only after a small step)
         self._slope: tuple[float, float] = (math.nan, math.nan)
 
     _MASS_FIELDS = ("Fc", "Gc", "eFc", "eGc", "Fs", "Gs", "eFs", "eGs")
@@ -2118,12 +2138,22 @@ class _TotalsWindow:
     def bounds(self, eps: float, rtol: float) -> DeltaBounds:
         """Certified bracket at ``eps`` (``0 <= eps < eps0``); ``converged`` when its relative
         width is at most ``rtol``."""
-        hit = self._memo.get(eps)
-        if hit is None:
-            hit = self._evaluate(eps)
+        got = self._memo.get(eps)
+        if got is None or (got[1] and got[0].upper - got[0].lower > SNAP_RTOL * rtol * got[0].lower):
+            self._snapped = False
+            self._near_last = abs(eps - self._last_eps) <= SNAP_STEP * eps
+            self._last_eps = eps
+            got = (self._evaluate(eps), self._snapped)
+            if got[1] and got[0].upper - got[0].lower > SNAP_RTOL * rtol * got[0].lower:
+                self.snapping = False  # moved kinks widened it: again with every kink in place
+                try:
+                    got = (self._evaluate(eps), False)
+                finally:
+                    self.snapping = True
             if len(self._memo) >= 256:
                 self._memo.clear()
-            self._memo[eps] = hit
+            self._memo[eps] = got
+        hit = got[0]
         conv = hit.upper - hit.lower <= rtol * hit.lower or hit.upper <= 1e-300
         return DeltaBounds(eps, hit.lower, hit.upper, hit.blocks, conv)
 
@@ -2184,7 +2214,51 @@ class _TotalsWindow:
             rank = np.arange(k_own.size) - np.repeat(np.cumsum(nk) - nk, nk)
             at = start[k_own] + 1 + rank
             yy[at], cl[at], cr[at] = k_y, k_cl, k_cr
+            yy = self._snap_kinks(own, yy, at)
         return own, yy, cl, cr
+
+    def _snap_kinks(self, own: np.ndarray, yy: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """Kink boundaries ``yy[at]`` moved to a boundary of the same total whose masses are cached
+        (a previous ``ε``'s kink) when one lies within :data:`SNAP_SD` sd of its ``J`` and ``ε`` is within
+        :data:`SNAP_STEP` (relative) of the last evaluated one, where every total's
+        boundaries stay strictly increasing (else that total keeps its kinks). Cost and tightness
+        only: any boundaries give a certified bracket (class docstring: the chords and lines are
+        valid for any partition; a boundary's ``lam_s`` is clipped into its own ``λ`` gap and every
+        cut's line is a minorant). A moved kink leaves the chord of the piece holding it above the
+        kernel near the kink: measured at n = 1e6 .. 1e7 (0.1 sd, the second ``ε`` of a search) the
+        window's relative width grows from ~1e-8 to ~1e-7; in small windows (a few units per sd) far
+        more, hence :data:`SNAP_MIN`, and :meth:`bounds` repeats an evaluation whose bracket the
+        moved kinks left wider than :data:`SNAP_RTOL` times the rtol asked. The next search step's
+        kinks move by ~5e-5 of ``J`` for a relative step of 5e-6 in ``ε`` (n = 1e7: ~50 units, 0.05
+        sd), so most of them find their masses cached instead of a Boost tail each."""
+        store = self.masses
+        if not self.snapping or store.keys.size == 0 or at.size == 0 or not self._near_last:
+            return yy
+        tk = self.t[own[at]].astype(np.int64)
+        key = (tk << 31) | yy[at].astype(np.int64)
+        pos = np.searchsorted(store.keys, key)
+        reach = self.snap[own[at]]
+        best, best_d = yy[at].copy(), reach + 1.0
+        for cand in (pos - 1, pos):
+            ck = store.keys[np.clip(cand, 0, store.keys.size - 1)]
+            ok = (cand >= 0) & (cand < store.keys.size) & ((ck >> 31) == tk)
+            cy = (ck & ((1 << 31) - 1)).astype(float)
+            dist = np.abs(cy - yy[at])
+            better = ok & (dist < best_d)
+            best = np.where(better, cy, best)
+            best_d = np.where(better, dist, best_d)
+        if not np.any(best != yy[at]):
+            return yy
+        out = yy.copy()
+        out[at] = best
+        # keep a total's snapped kinks only where its boundaries still increase strictly
+        bad = np.zeros(self.t.size, dtype=bool)
+        same = own[1:] == own[:-1]
+        bad[own[1:][same & (out[1:] <= out[:-1])]] = True
+        if np.any(bad):
+            out = np.where(bad[own], yy, out)
+        self._snapped = bool(np.any(out != yy))
+        return out
 
     def _kernels(self, owner: np.ndarray, lam: np.ndarray, eps: float) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
         """:func:`_kernel_lines` at clone count ``t[owner] - 1`` (``owner`` sorted) and mixing
