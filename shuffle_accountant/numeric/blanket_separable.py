@@ -408,6 +408,13 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     return val, err, s_lo
 
 
+def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """``start[i], start[i] + 1, .., start[i] + count[i] - 1`` for every ``i``, concatenated in
+    order (``count`` non-negative integers; the runs of cells and pmf points of this module)."""
+    first = np.repeat(np.cumsum(count) - count, count)
+    return np.repeat(start, count) + (np.arange(int(np.sum(count))) - first)
+
+
 #: a run's pmf is computed (and kept) this many points wider on each side than asked, so that the
 #: next evaluation at a nearby eps finds its (slightly moved) run inside the kept one
 PMF_PAD = 8
@@ -452,19 +459,15 @@ class RunPmf:
             a_pad = np.maximum(lo[miss] - PMF_PAD, 0.0)
             b_pad = np.maximum(np.minimum(hi[miss] + PMF_PAD, m_miss), hi[miss])
             c_pts = (b_pad - a_pad + 1.0).astype(np.int64)
-            first = np.repeat(np.cumsum(c_pts) - c_pts, c_pts)
-            pts = np.repeat(a_pad, c_pts) + (np.arange(int(np.sum(c_pts))) - first)
-            w, rel = bn.pmf_points(pts, np.repeat(m_miss, c_pts), p, segment=segment)
+            w, rel = bn.pmf_points(_ranges(a_pad, c_pts), np.repeat(m_miss, c_pts), p, segment=segment)
             base = kept[0].size
             kept[0] = np.concatenate((kept[0], w))
             kept[1] = np.concatenate((kept[1], rel))
             start[mi[miss]] = a_pad
             length[mi[miss]] = c_pts
             offset[mi[miss]] = base + np.cumsum(c_pts) - c_pts
-        first = np.repeat(np.cumsum(n_pts) - n_pts, n_pts)
         skip = np.where(n_pts > 0, lo - start[mi], 0.0).astype(np.int64)  # (no run kept for empty ones)
-        at = (np.repeat(offset[mi] + skip, n_pts)
-              + (np.arange(int(np.sum(n_pts))) - first))
+        at = _ranges(offset[mi] + skip, n_pts)
         return kept[0][at], kept[1][at]
 
 
@@ -481,7 +484,8 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
     (values, absolute error bounds covering ``|kappa' - kappa| <= d``, lower bounds on ``P[A >
     kappa + d]``: ``S(j) - err`` where ``kappa + d < j``, else 0), a few Boost values per run
     instead of two per cell. Runs whose grid would be long (``g = e^eps`` large) go cell by
-    cell."""
+    cell. ``pmf`` keeps the pmf runs of ``A`` across calls (a fresh one when not given)."""
+    pmf = pmf if pmf is not None else RunPmf(int(np.max(ms, initial=0.0)))
     n_runs = ms.size
     ends = np.append(seg[1:], kappa.size)
     counts = ends - seg
@@ -516,13 +520,9 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
                                                            np.zeros(int(np.sum(top_in))), alpha)
         # P[A = i] for i = jlo .. jhi - 1 (increasing runs: ratio recurrences from Boost anchors)
         n_pts = r_len - 1
-        first = np.repeat(np.cumsum(n_pts) - n_pts, n_pts)
         pts_row = np.repeat(np.arange(rows.size), n_pts)
-        pts = np.repeat(r_lo, n_pts) + (np.arange(int(np.sum(n_pts))) - first)
-        if pmf is None:
-            w, w_rel = bn.pmf_points(pts, np.repeat(r_ms, n_pts), alpha)
-        else:
-            w, w_rel = pmf.points(0, r_ms, r_lo, r_hi - 1.0, alpha)
+        pts = _ranges(r_lo, n_pts)
+        w, w_rel = pmf.points(0, r_ms, r_lo, r_hi - 1.0, alpha)
         # reversed layout: column t holds the integer jhi - t (t = 0: the anchor)
         col = (np.repeat(r_hi, n_pts) - pts).astype(np.int64)
         pm = np.zeros((rows.size, width))
@@ -778,8 +778,7 @@ class SeparableBlanket:
             idx = order[start:stop]
             reps = count[idx]
             mm = np.repeat(ms[idx], reps)
-            first = np.repeat(np.cumsum(reps) - reps, reps)
-            b = np.repeat(b_lo[idx], reps) + (np.arange(mm.size) - first)
+            b = _ranges(b_lo[idx], reps)
             kappa = g * b + mm * rho
             d = mm * ec.sig + 8 * _U * (g * b + mm * rho) * (1.0 + 1e-9)
             ends = np.cumsum(reps)
