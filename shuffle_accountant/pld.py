@@ -581,7 +581,6 @@ def grid_upper(direction: Direction, eps: np.ndarray) -> np.ndarray:
     return out * (1.0 + 4e-16 * (part.size + 2))
 
 
-
 @dataclass(frozen=True)
 class DirectionProfile:
     """Certified ``upper[i] >= delta(i * discretization)``, ``i = 0 .. len-1``, of one

@@ -312,22 +312,21 @@ def _close_around(
     delta / d eps`` at ``x`` (``nan``: unknown), ``floor`` the relative delta resolution asked
     for first at every new point.
 
-    The ends of a bracket around ``x`` are certified by widening until both are decisive. The
-    first step: ``0.45 rtol x``, or where delta's certified bracket at ``x`` (relative width
-    ``spread``) stops hiding the change of delta, about ``spread / |slope|`` away. Then each end
-    is closed towards where its own certified bound crosses delta: the upper bound's crossing for
-    ``hi``, the lower bound's for ``lo`` (at the floor they are about a floor apart, and the root
-    lies between them), by secant steps in the log of that bound between the end and the nearest
-    point on its other side, nudged a fifth of the way back towards the end (at most
-    :data:`CLOSE_STEPS` per end). Every end returned was evaluated and decided (or is 0, or the
-    ``hi`` given): the steps only choose where to look."""
+    The ends of a bracket around ``x`` are certified by widening each side until it is decisive
+    (its step grows by :data:`WIDEN` while undecided). The first step of each side: ``0.45 rtol
+    x``, or where that side's own certified bound is expected to cross delta, :data:`SIDE_MARGIN`
+    times ``log(ub / delta) / |slope|`` above ``x`` (the upper bound falls to delta; its relative
+    offset from the exact value is about the same at the new point) and ``log(delta / lb) /
+    |slope|`` below it. Then each end is closed towards where its own certified bound crosses
+    delta: the upper bound's crossing for ``hi``, the lower bound's for ``lo`` (at the floor they
+    are about a floor apart, and the root lies between them), by secant steps in the log of that
+    bound between the end and the nearest point on its other side, nudged a fifth of the way back
+    towards the end (at most :data:`CLOSE_STEPS` per end; none that would move the end by less than
+    ``rtol`` without closing the bracket). Every end returned was evaluated and decided (or is 0,
+    or the ``hi`` given): the steps only choose where to look."""
     base = 0.45 * rtol * x
     step_hi = step_lo = base
     if math.isfinite(slope) and slope < 0.0 and lb > 0.0:
-        # each side where its own certified bound is expected to cross delta: the upper bound
-        # falls by ub/delta after log(ub/delta)/|slope|, the lower bound rises to delta after
-        # log(delta/lb)/|slope| (the bound's relative offset from the exact value is about the
-        # same at the new point), with SIDE_MARGIN for the slope's error
         step_hi = max(base, min(SIDE_MARGIN * math.log(ub / delta) / abs(slope), 0.25 * x))
         step_lo = max(base, min(SIDE_MARGIN * math.log(delta / lb) / abs(slope), 0.25 * x))
     lo_certified = lo is not None
@@ -355,8 +354,10 @@ def _close_around(
         lo_done = low >= x - step_lo or x - step_lo <= 0.0
         if hi_done and lo_done:
             break
-        step_hi *= 1.0 if hi_done else WIDEN
-        step_lo *= 1.0 if lo_done else WIDEN
+        if not hi_done:
+            step_hi *= WIDEN
+        if not lo_done:
+            step_lo *= WIDEN
     else:
         raise CertificationError(f"could not separate delta = {delta!r} near eps = {x!r}")
     # eps* >= 0 always, so 0 is a valid lower end when nothing better is known
@@ -442,7 +443,7 @@ TOL_FACTOR = 0.5
 GUARD_TOL = 1e-2
 GUARD_GAP = 0.05
 #: Growth of the widening steps around an estimated root at the floating-point floor (the first
-#: step from the certified bracket's width and the slope; was 1.3 from 0.45 rtol).
+#: step of each side from its certified bound and the slope, :data:`SIDE_MARGIN`).
 WIDEN = 2.0
 #: The first step of each end of a bracket at the floating-point floor is this many times the
 #: distance at which that end's certified bound is expected to cross delta (from the slope).
