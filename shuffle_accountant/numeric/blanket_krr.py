@@ -2138,13 +2138,17 @@ class _TotalsWindow:
     def bounds(self, eps: float, rtol: float) -> DeltaBounds:
         """Certified bracket at ``eps`` (``0 <= eps < eps0``); ``converged`` when its relative
         width is at most ``rtol``."""
+        def widened(got: tuple[DeltaBounds, bool] | None) -> bool:
+            """A bracket computed with moved kinks, wider than SNAP_RTOL times the rtol asked."""
+            return got is not None and got[1] and got[0].upper - got[0].lower > SNAP_RTOL * rtol * got[0].lower
+
         got = self._memo.get(eps)
-        if got is None or (got[1] and got[0].upper - got[0].lower > SNAP_RTOL * rtol * got[0].lower):
+        if got is None or widened(got):
             self._snapped = False
             self._near_last = abs(eps - self._last_eps) <= SNAP_STEP * eps
             self._last_eps = eps
             got = (self._evaluate(eps), self._snapped)
-            if got[1] and got[0].upper - got[0].lower > SNAP_RTOL * rtol * got[0].lower:
+            if widened(got):
                 self.snapping = False  # moved kinks widened it: again with every kink in place
                 try:
                     got = (self._evaluate(eps), False)
