@@ -1802,17 +1802,16 @@ class PairBlanket:
             return 0.0
         if self._separable is not None:
             return self._separable.lower_at(eps, last)
+        if not (isinstance(eps, (int, float)) and 0.0 < eps < last <= eps * (1.0 + 1e-3)):
+            return 0.0
+        dg = fp.exp_gap_down(eps, last)  # e^last - e^eps, rounded down
         ex = self._exact_slopes.get(last)
         if ex is not None:
-            if not (isinstance(eps, (int, float)) and 0.0 < eps < last <= eps * (1.0 + 1e-3)):
-                return 0.0
-            dg = fp.exp_gap_down(eps, last)  # e^last - e^eps, rounded down
             return (ex[0] + dg * ex[1] * (1.0 - 2 * _U)) * (1.0 - 2 * _U)
         st = self._slopes.get(last)
-        if st is None or not (isinstance(eps, (int, float)) and 0.0 < eps < last <= eps * (1.0 + 1e-3)):
+        if st is None:
             return 0.0
         res, r_neg = st
-        dg = fp.exp_gap_down(eps, last)  # e^last - e^eps, rounded down
         return max((res.lower_at(dg) - r_neg) * (1.0 - 4 * _U), 0.0)
 
     def _keep(self, eps: float, res: _LatticeResult) -> _LatticeResult:
