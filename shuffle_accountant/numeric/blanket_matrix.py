@@ -396,8 +396,10 @@ def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float, float]:
     pmf_up = np.exp(np.maximum(logpmf + log_err + 4 * _U, floor))
     pmf_lo = np.where(logpmf - log_err > floor, np.exp(logpmf - log_err - 4 * _U), 0.0)
     # rho and 1 - rho (Boost forms it from the float rho) carry relative errors; each moves the
-    # Bin(m, rho) probabilities by a factor within exp(+-m * that)
-    rho_rel = 2 * cf.eta + 4 * _U + _U / max(1.0 - rho, 1e-300)
+    # Bin(m, rho) probabilities by a factor within exp(+-m * that). rho's own: the two masses' (eta
+    # each), their sum and the quotient (< 2 eta + 4 u); 1 - rho's: rho's absolute error over 1 - rho
+    # plus the subtraction, (2 eta + 4 u) rho / (1 - rho) + u, so both are within (2 eta + 4 u) / (1 - rho) + u
+    rho_rel = (2 * cf.eta + 4 * _U) / max(1.0 - rho, 1e-300) + _U
     rel = bn.relative_error_budget(max(n, 1)) + math.expm1(n * rho_rel)
     result = []
     slope = 0.0
