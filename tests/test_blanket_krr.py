@@ -278,11 +278,18 @@ def test_tails_by_runs_within_their_error_bounds(rho: float) -> None:
     k = np.concatenate((np.full(40, 45.0), np.full(9, 60.0), rng.integers(-2, 400, 60))).astype(float)
     if rho > 0.5:
         k = np.round(mm * rho + (k - 200.0) / 20.0)
-    v, e, below = _tails_by_runs(mm, k, rho)
+    pmf: list[np.ndarray] = []
+    v, e, below = _tails_by_runs(mm, k, rho, pmf)
+    v2, e2, below2 = _tails_by_runs(mm, k, rho)  # the pmf is a by-product: the tails are the same
+    assert np.array_equal(v, v2) and np.array_equal(e, e2) and np.array_equal(below, below2)
+    p, prel = pmf
     for i in range(mm.size):
         exact = _mp_binom_tail(int(mm[i]), int(k[i]), rho, bool(below[i]))
         with mpmath.workdps(40):
             assert abs(v[i] - exact) <= e[i], (mm[i], k[i], v[i], exact, e[i])
+            m_, k_, r = int(mm[i]), int(k[i]), mpmath.mpf(rho)
+            pe = mpmath.binomial(m_, k_) * r**k_ * (1 - r) ** (m_ - k_) if 0 <= k_ <= m_ else mpmath.mpf(0)
+            assert abs(p[i] - pe) <= prel[i] * pe + 1e-300, (mm[i], k[i], p[i], pe, prel[i])
 
 
 def test_hinges_within_their_error_bounds() -> None:
@@ -740,6 +747,62 @@ def test_window_with_snapped_kinks_brackets_trinomial_formula(n: int, k: int, ep
         fresh = _TotalsWindow(n, k, eps0).bounds(e2, 1e-9)
         assert tight.upper - tight.lower <= 2.0 * (fresh.upper - fresh.lower) + 1e-300, (f, tight, fresh)
     assert snapped >= 1
+
+
+def _force_grid(monkeypatch: pytest.MonkeyPatch, sd: float) -> None:
+    """Boundaries on a grid of ``sd`` sd of ``J`` whatever the size (the thresholds are cost only)."""
+    import shuffle_accountant.numeric.blanket_krr as bkm
+
+    monkeypatch.setattr(bkm, "GRID_SD", sd)
+    monkeypatch.setattr(bkm, "GRID_LOSS", 1e30)
+    monkeypatch.setattr(bkm, "GRID_MIN", 2)
+    monkeypatch.setattr(bkm, "GRID_MIN_RUN", 1)
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [WINDOW_ORACLE[i] for i in (1, 2, 4)])
+def test_window_on_a_grid_brackets_trinomial_formula(n: int, k: int, eps0: float, eps: float,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kinks moved onto the boundary grid (pushed here to 2 sd, so that chords span kinks) and the
+    window ends moved out onto it, masses from runs over the sizes at each grid point: the bracket
+    widens but holds the oracle's exact sum; asked for a tight rtol, the window evaluates again with
+    the kinks in place (the ends stay on the grid) and closes to rounding."""
+    _force_grid(monkeypatch, 2.0)
+    w = _TotalsWindow(n, k, eps0)
+    assert w.grid >= 2.0 and np.all((np.mod(w.ja, w.grid) == 0.0) | (w.ja == 0.0))
+    loose = w.bounds(eps, 1.0)
+    assert w._memo[eps][1]  # kinks were moved
+    own, y, cl, _ = w._pieces(math.expm1(eps), math.exp(eps))
+    on = np.mod(y[cl >= 0.0], w.grid) == 0.0  # (off it only next to a window end)
+    assert on.mean() > 0.5
+    exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
+    tight = w.bounds(eps, 1e-9)
+    with mpmath.workdps(50):
+        assert loose.lower <= exact <= loose.upper, (loose, exact)
+        assert tight.lower <= exact <= tight.upper, (tight, exact)
+    assert loose.upper - loose.lower > tight.upper - tight.lower
+    assert tight.upper - tight.lower <= 1e-9 * tight.lower
+
+
+def test_window_grid_boundary_masses_within_their_error_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Masses of grid boundaries from runs over the sizes (one Boost tail and pmf per run, the walked
+    pmf) against 40-digit sums, on both sides of the median, runs with gaps and single points."""
+    _force_grid(monkeypatch, 0.5)
+    w = _TotalsWindow(200, 4, 1.0)
+    g = w.grid
+    assert g >= 2.0
+    t = np.concatenate((np.arange(20.0, 60.0), np.arange(20.0, 60.0, 3.0), np.arange(100.0, 140.0), [150.0, 199.0]))
+    y = np.concatenate((np.full(40, 10 * g), np.full(14, 4 * g), np.full(40, 2 * g), [0.0, g]))
+    got = w._boundary_masses(t, y)
+    for i in range(t.size):
+        m = int(w.N - t[i])
+        fc = _mp_binom_tail(m + 1, int(y[i]), w.rho, True)
+        fs = _mp_binom_tail(m, int(y[i]) - 1, w.rho, True) if y[i] >= 1 else mpmath.mpf(0)
+        for br, ref in (("c", fc), ("s", fs)):
+            val, comp = got["F" + br][i], got["G" + br][i]
+            assert abs(mpmath.mpf(val) - ref) <= got["eF" + br][i], (i, br, val, ref)
+            assert abs(mpmath.mpf(comp) - (1 - ref)) <= got["eG" + br][i], (i, br, comp, ref)
+    row, found = w.masses.find(np.unique((t.astype(np.int64) << 31) | y.astype(np.int64)))
+    assert found.all()
 
 
 @pytest.mark.parametrize("n, k, eps0", [(10**5, 3, 1.0), (10**6, 10, 2.0), (10**6, 100, 0.5)])

@@ -134,7 +134,8 @@ the same error budgets as a fresh computation; the search's estimates (:meth:`Kr
 :meth:`KrrBlanket.log_slope`) only choose where to evaluate. None of this affects validity: every
 partition, every grid and every cached value gives a certified bracket by the arguments above.
 
-*Window of single totals* (:class:`_TotalsWindow`; which route answers is a cost decision,
+*Window of single totals* (:class:`_TotalsWindow`, whose boundaries at large ``n`` lie on a grid
+so that their masses come from runs over the sizes, class docstring *Grid*; which route answers is a cost decision,
 :attr:`_BlanketBackend.route`: the window alone when ``mean ± (8 sd + 40)`` holds at most
 :data:`WINDOW_ALONE_MAX` totals, the split route below while its central window spans at least
 :data:`HYBRID_MIN_SD` sd (up to ``n ~ 3e7 .. 1e8``), else the block engine; the block engine alone
@@ -426,9 +427,14 @@ class _Hinge:
 _RUN_GAP = 512
 
 
-def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float, pmf_out: list[np.ndarray] | None = None,
+                   gap: int = _RUN_GAP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For ``Y ~ Bin(mm, ρ)`` (arrays, ``mm >= 0``, integer ``k``), the smaller-side tail: where
     ``k < mm ρ`` (``below``) ``P[Y <= k]``, else ``P[Y > k]``, with an absolute error bound.
+    With ``pmf_out`` (an empty list) also ``P[Y = k]`` and its relative error bound are appended
+    to it: the run's walked pmf term at the requested size (the anchor's pmf budget plus ``8u``
+    per ratio step from it, each ratio and product being at most four roundings, widened by
+    ``1 + 1e-6``), Boost's pmf with its budget outside ``0 <= k < mm``.
 
     Boost's cdf/sf is slow in the bulk at large sizes (tens of µs at ``1e9``), and the blocks
     need these tails at many sizes ``mm`` for few ``k``. So the requests sharing ``k`` and a side
@@ -436,7 +442,7 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarra
     ``P[Bin(j-1) <= k] = P[Bin(j) <= k] + ρ P[Bin(j-1) = k]`` and ``P[Bin(j+1) > k] =
     P[Bin(j) > k] + ρ P[Bin(j) = k]``, with one Boost cdf (at the largest ``j``) or sf (at the
     smallest), one Boost pmf at the run's largest term and the exact ratios (a run ends where the
-    requested sizes jump by more than :data:`_RUN_GAP`),
+    requested sizes jump by more than ``gap``, by default :data:`_RUN_GAP`),
     ``P[Bin(j) = k] / P[Bin(j-1) = k] = j (1-ρ) / (j - k)`` walked away from it (every factor is
     at most 1, so nothing overflows). All summands are positive: a value's relative error is at
     most the larger of the anchor's tail budget and the pmf budget plus ``3 L u`` for a run of
@@ -448,18 +454,24 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarra
     below = k < mm * rho
     out = np.zeros(n)
     err = np.zeros(n)
+    pm, pm_rel = np.zeros(n), np.zeros(n)
+    if pmf_out is not None:
+        pmf_out += [pm, pm_rel]
     if n == 0:
         return out, err, below
     edge = (k < 0.0) | (k >= mm)  # outside the support: exact values
     out[edge] = np.where(below[edge], (k[edge] >= mm[edge]).astype(float), (k[edge] < 0.0).astype(float))
     rel_pmf = bn.pmf_error_budget(float(max(mm.max(), 2.0)))
+    if pmf_out is not None and np.any(edge):
+        pm[edge] = bn.pmf(k[edge], mm[edge], rho)
+        pm_rel[edge] = rel_pmf
     live = np.nonzero(~edge)[0]
     if live.size == 0:
         return out, err, below
     order = live[np.lexsort((mm[live], below[live], k[live]))]
     ko, bo, mo = k[order], below[order], mm[order]
     # a new run at each new (k, side), and where the sizes jump by more than _RUN_GAP
-    brk = np.nonzero((ko[1:] != ko[:-1]) | (bo[1:] != bo[:-1]) | (mo[1:] - mo[:-1] > _RUN_GAP))[0] + 1
+    brk = np.nonzero((ko[1:] != ko[:-1]) | (bo[1:] != bo[:-1]) | (mo[1:] - mo[:-1] > gap))[0] + 1
     starts = np.concatenate(([0], brk))
     ends = np.concatenate((brk, [order.size])) - 1
     g_k, g_cdf = ko[starts], bo[starts]
@@ -519,6 +531,10 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float) -> tuple[np.ndarra
         out[tgt] = np.minimum(v, 1.0)
         L = g_len[grp_of[sel]]
         err[tgt] = (np.maximum(budget[grp_of[sel]], rel_pmf + 3.0 * L * _U) + 4.0 * _U) * v + 1e-300
+        if pmf_out is not None:
+            cs = col_of[sel]
+            pm[tgt] = P[row, cs]
+            pm_rel[tgt] = (rel_pmf + 8.0 * _U * (np.abs(cs - i0[row, 0]) + 1.0)) * (1.0 + 1e-6)
     return out, err, below
 
 
@@ -1825,6 +1841,23 @@ SNAP_STEP = 1e-5
 #: ... unless that leaves the bracket wider than this fraction of the requested rtol (then the
 #: evaluation is repeated with the kinks where they are).
 SNAP_RTOL = 0.2
+#: The window's boundaries lie on multiples of a grid spacing ``G`` (kinks moved to the nearest
+#: multiple, the window ends outwards; :class:`_TotalsWindow`, cost and tightness only): the
+#: largest power of two with ``GRID_K G / s^3 <= GRID_LOSS`` and ``G <= GRID_SD s`` (``s``: sd of
+#: the central total's third-value count), where that is at least :data:`GRID_MIN`. The moved kinks
+#: widen the window's bracket by about ``0.5 .. 2.4 G / s^3`` relative (measured at n = 1e5 .. 1e7,
+#: k 3 .. 100, eps0 0.5 .. 3; 1.3e-9 -> 2.9e-6 at n = 1e5 with G = 8, 7.5e-9 -> 2.2e-8 at n = 1e7
+#: with G = 64), so the grid is used from n ~ 3e6 on.
+GRID_SD = 0.1
+GRID_K = 4.0
+GRID_LOSS = 2e-7
+GRID_MIN = 32
+#: ... and the masses of the boundaries at one grid point come from runs over the sizes
+#: (:func:`_tails_by_runs`) cut where the requested sizes jump by more than this (a walked size
+#: costs ~50 ns, a Boost tail and pmf at these sizes ~1-2 us).
+GRID_RUN_GAP = 16
+#: Kinks are moved onto the grid only where their runs hold at least this many boundaries on average.
+GRID_MIN_RUN = 8
 
 
 def _line_sum(A_: np.ndarray, Ae: np.ndarray, B_: np.ndarray, Be: np.ndarray, M_hi: np.ndarray, M_lo: np.ndarray,
@@ -1896,6 +1929,19 @@ class _TotalsWindow:
     Where the boundaries sit on the kinks the chord *is* the line, so the bracket is closed up to
     rounding; the boundaries only decide tightness, never validity (any partition, any line).
 
+    *Grid* (large ``n``; :data:`GRID_SD` and the constants after it). The window ends are moved
+    outwards and the kinks to the nearest multiple of a spacing ``G`` (a kink whose multiple would
+    reach a window end stays where it is): a kink moves with ``t`` by a few units per total, so
+    the boundaries at one multiple form runs over neighbouring totals, i.e. over consecutive sizes
+    ``m``, and each run's small tails and pmf come from one Boost tail and one Boost pmf walked by
+    exact recurrences (:func:`_tails_by_runs`, its error bounds; the walked pmf's relative error is
+    the anchor's budget plus ``8u`` per ratio step) instead of a Boost tail and pmf per boundary.
+    Validity is untouched (any partition: the piece holding a moved kink has a chord above ``h``,
+    its ``lam_s`` clipped into its own ``λ`` gap, and lines of any cut below ``h``); the chord over
+    the moved kink costs tightness (measured, see :data:`GRID_SD`), and as for
+    :meth:`_snap_kinks` an evaluation whose moved kinks left the bracket wider than
+    :data:`SNAP_RTOL` times the rtol asked is repeated with every kink in place.
+
     *Totals outside the window*: ``h <= 2d`` (total variation of the first user; the total 0
     contributes nothing); their masses from Boost's cdf / sf with budgets. The lower bound counts
     them as 0.
@@ -1948,6 +1994,14 @@ class _TotalsWindow:
         self.snap = np.where(reach >= SNAP_MIN, reach, 0.0)
         self.snapping = True  # (:meth:`bounds` turns it off for an evaluation whose bracket it widened)
         self.jb = np.clip(np.ceil(mj + J_SD * sj) + 10.0, 0.0, m1)
+        # the boundary grid (class docstring, *Grid*): window ends moved outwards onto it
+        sj_mid = float(sj[sj.size // 2])
+        g_max = min(GRID_SD * sj_mid, GRID_LOSS * sj_mid**3 / GRID_K)
+        g = 1 << int(math.floor(math.log2(g_max))) if g_max >= 1.0 else 1
+        self.grid = float(g) if g >= GRID_MIN else 0.0
+        if self.grid:
+            self.ja = np.floor(self.ja / self.grid) * self.grid
+            self.jb = np.minimum(np.ceil(self.jb / self.grid) * self.grid, m1)
         self.tables = _TableCache(WINDOW_TABLE_WIDTH)
         self.masses = _Rows({f: 1 for f in self._MASS_FIELDS + self._ANCHOR_FIELDS}, np.int64)
         #: brackets by eps, and whether kinks were moved onto cached boundaries for it
@@ -1986,12 +2040,25 @@ class _TotalsWindow:
             m = np.maximum(self.N - tt, 0.0)  # t = N + 1 (m = -1): J = 0, no silent branch (fixed below)
             rho = self.rho
             below = yy < m * rho
-            x = np.empty(yy.size)  # the small tail at (m, y): Boost's cdf below the mean, its sf above
-            x[below] = bn.cdf(yy[below], m[below], rho)
-            x[~below] = bn.sf(yy[~below], m[~below], rho)
-            ex = np.maximum(bn.tail_error_budget(yy, m, rho), self.rel) * x + 1e-300
-            p = bn.pmf(yy, m, rho)
-            ep = self.rel * p + 1e-300
+            x, ex, p, ep = (np.empty(yy.size) for _ in range(4))
+            on = np.zeros(yy.size, dtype=bool)
+            if self.grid:
+                # boundaries on the grid share their y across many totals: the small tails and the
+                # pmf of each run of sizes at one y from one Boost tail and pmf (:func:`_tails_by_runs`)
+                on = np.mod(yy, self.grid) == 0.0
+                pm: list[np.ndarray] = []
+                x[on], ex[on], below[on] = _tails_by_runs(m[on], yy[on], rho, pm, GRID_RUN_GAP)
+                p[on], ep[on] = pm[0], pm[1] * pm[0] + 1e-300
+            off = ~on
+            if np.any(off):
+                yo, mo, bo = yy[off], m[off], below[off]
+                xo = np.empty(yo.size)  # the small tail at (m, y): Boost's cdf below the mean, its sf above
+                xo[bo] = bn.cdf(yo[bo], mo[bo], rho)
+                xo[~bo] = bn.sf(yo[~bo], mo[~bo], rho)
+                x[off] = xo
+                ex[off] = np.maximum(bn.tail_error_budget(yo, mo, rho), self.rel) * xo + 1e-300
+                po = bn.pmf(yo, mo, rho)
+                p[off], ep[off] = po, self.rel * po + 1e-300
             # below: F_{m+1}(y) = x - rho p, F_m(y-1) = x - p; above: G_{m+1}(y) = x + rho p, G_m(y-1) = x + p
             sgn = np.where(below, -1.0, 1.0)
             small_c = np.clip(x + sgn * rho * p, 0.0, 1.0)
@@ -2188,6 +2255,13 @@ class _TotalsWindow:
                 jstar = to * (1.0 / lam_star - 1.0) / self.kappa
             ok = (kk >= 1.0) & (r < 1.0) & np.isfinite(jstar) & self.kinked[owner]
             y = np.floor(np.where(ok, jstar, -1.0))
+            if self.grid and self.snapping:  # onto the grid where that stays inside the window
+                ys = np.round(y / self.grid) * self.grid
+                inside = (ys > self.ja[owner]) & (ys < self.jb[owner]) & ok
+                ys = np.where(inside, ys, y)
+                if self._long_runs(ys[inside], to[inside]):
+                    self._snapped = self._snapped or bool(np.any(ys != y))
+                    y = ys
             ok &= (y > self.ja[owner]) & (y < self.jb[owner])
             k_own, k_y, k_cut = owner[ok], y[ok], kk[ok]  # by owner, then kappa: y non-decreasing
         else:
@@ -2220,6 +2294,18 @@ class _TotalsWindow:
             yy[at], cl[at], cr[at] = k_y, k_cl, k_cr
             yy = self._snap_kinks(own, yy, at)
         return own, yy, cl, cr
+
+    @staticmethod
+    def _long_runs(y: np.ndarray, t: np.ndarray) -> bool:
+        """Whether the boundaries ``(t, y)`` form runs of sizes at one ``y`` (:func:`_tails_by_runs`
+        with :data:`GRID_RUN_GAP`) of at least :data:`GRID_MIN_RUN` boundaries on average (kinks
+        that drift across the grid faster than that are left where they are: cost only)."""
+        if y.size == 0:
+            return False
+        order = np.lexsort((t, y))
+        ys, ts = y[order], t[order]
+        runs = 1 + int(np.count_nonzero((ys[1:] != ys[:-1]) | (ts[1:] - ts[:-1] > GRID_RUN_GAP)))
+        return y.size >= GRID_MIN_RUN * runs
 
     def _snap_kinks(self, own: np.ndarray, yy: np.ndarray, at: np.ndarray) -> np.ndarray:
         """Kink boundaries ``yy[at]`` moved to a boundary of the same total whose masses are cached
