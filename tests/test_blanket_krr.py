@@ -7,7 +7,9 @@ with the package) and a small mpmath sum written here.
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any, Callable
 
 import mpmath
 import pytest
@@ -805,6 +807,30 @@ def test_window_grid_boundary_masses_within_their_error_bounds(monkeypatch: pyte
     assert found.all()
 
 
+def test_snap_kinks_keeps_every_total_strictly_increasing() -> None:
+    """``_snap_kinks`` moves a kink onto a cached boundary of its total within reach, except in a
+    total where that would leave its boundaries not strictly increasing (two kinks onto one
+    cached boundary, or a kink across the window end): that total keeps all its kinks in place."""
+    w = _TotalsWindow(2000, 3, 1.0)
+    assert w.applies and w.t.size >= 3
+    ta, tb, tc = (int(x) for x in w.t[:3])
+    cached = np.array([(ta << 31) | 102, (tb << 31) | 203, (tc << 31) | 95], dtype=np.int64)
+    fields = w._MASS_FIELDS + w._ANCHOR_FIELDS
+    w.masses.add(np.sort(cached), {f: np.full(cached.size, 0.5) for f in fields})
+    w.snap[:] = 50.0
+    w._near_last = True
+    own = np.repeat(np.arange(3), 4)
+    yy = np.array([90.0, 100.0, 104.0, 400.0,   # both kinks would move onto 102
+                   90.0, 200.0, 300.0, 400.0,   # 200 -> 203; 300 out of reach
+                   98.0, 100.0, 150.0, 400.0])  # 100 -> 95 would cross the window end 98
+    at = np.array([1, 2, 5, 6, 9, 10])
+    out = w._snap_kinks(own, yy.copy(), at)
+    assert list(out[:4]) == [90.0, 100.0, 104.0, 400.0]
+    assert list(out[4:8]) == [90.0, 203.0, 300.0, 400.0]
+    assert list(out[8:]) == [98.0, 100.0, 150.0, 400.0]
+    assert w._snapped
+
+
 @pytest.mark.parametrize("n, k, eps0", [(10**5, 3, 1.0), (10**6, 10, 2.0), (10**6, 100, 0.5)])
 def test_split_route_overlaps_full_window(n: int, k: int, eps0: float) -> None:
     """KrrBlanket's split route (central window plus tail engine) against the window of every total
@@ -1023,6 +1049,36 @@ def test_search_with_lower_at_brackets_the_exact_root(n: int, k: int, eps0: floa
         assert ob.blanket_delta_krr_formula(n, k, eps0, r.upper) <= delta, r
 
 
+@functools.lru_cache(maxsize=None)
+def _mp_half_pmf(k: int, n: int) -> float:
+    """``P[Bin(n, 1/2) = k]`` to 40 digits, rounded to a double."""
+    if not 0 <= k <= n:
+        return 0.0
+    with mpmath.workdps(40):
+        return float(mpmath.binomial(n, k) / mpmath.mpf(2) ** n)
+
+
+@functools.lru_cache(maxsize=None)
+def _mp_half_sf(k: int, n: int, exact: bool = False) -> Any:
+    """``P[Bin(n, 1/2) > k]`` to 40 digits (the sum of the terms by their exact ratio, stopped where
+    the rest is below 1e-45 of it; an mpf with ``exact``, else rounded to a double)."""
+    if k < 0 or k >= n:
+        return (mpmath.mpf(1) if k < 0 else mpmath.mpf(0)) if exact else float(k < 0)
+    with mpmath.workdps(45):
+        j = k + 1
+        term = mpmath.binomial(n, j) / mpmath.mpf(2) ** n
+        total = mpmath.mpf(0)
+        while j <= n:
+            total += term
+            # past the middle the ratios (n-i)/(i+1) fall with i: the rest is at most
+            # term r/(1 - r) with r = (n-j)/(j+1), i.e. term (n-j)/(2j+1-n)
+            if 2 * j + 1 > n and term * (n - j) <= total * mpmath.mpf(10) ** -45 * (2 * j + 1 - n):
+                break
+            term = term * (n - j) / (j + 1)
+            j += 1
+        return +total if exact else float(total)
+
+
 @pytest.mark.parametrize("shape", ["flat", "rising", "mixed", "gaps"])
 def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape: str,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1039,9 +1095,19 @@ def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape:
 
     monkeypatch.setattr(bk, "WALK_MIN_ROWS", 0)  # walk these small rows too (a cost threshold only)
     monkeypatch.setattr(bk, "WALK_MIN_C", 0.0)
-    pmf0, sf0 = bn.pmf, bn.sf
-    monkeypatch.setattr(bn, "pmf", lambda k, n, p: pmf0(k, n, p) * (1.0 + 0.99 * bn.pmf_error_budget(np.max(n))))
-    monkeypatch.setattr(bn, "sf", lambda k, n, p: sf0(k, n, p) * (1.0 + 0.99 * bn.tail_error_budget(k, n, p)))
+    def pushed(exact: Callable[[int, int], float], budget: Callable[[np.ndarray, np.ndarray], np.ndarray]
+               ) -> Callable[[np.ndarray, np.ndarray, float], np.ndarray]:
+        """Exact values (40 digits, rounded once) pushed up by 0.99 of their budget (Boost's own
+        output pushed so would exceed its budget by its own error)."""
+        def fn(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+            assert p == 0.5
+            kk, nn = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+            val = np.array([exact(int(a), int(b)) for a, b in zip(kk.ravel(), nn.ravel())]).reshape(kk.shape)
+            return val * (1.0 + 0.99 * budget(kk, nn))
+        return fn
+
+    monkeypatch.setattr(bn, "pmf", pushed(_mp_half_pmf, lambda k, n: np.full(k.shape, bn.pmf_error_budget(np.max(n)))))
+    monkeypatch.setattr(bn, "sf", pushed(_mp_half_sf, lambda k, n: bn.tail_error_budget(k, n, 0.5)))
     c = np.concatenate((3000.0 + np.arange(150.0), 3200.0 + np.arange(40.0)))  # a jump: a new chain
     rng = np.random.default_rng(7)
     if shape == "gaps":
@@ -1060,5 +1126,5 @@ def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape:
         col = int(hm[i] - lm[i]) + 1  # S(hi + 1), the walked value itself
         top, ci, a = d["S"][rows[i], col], int(c[i]), int(hm[i]) + 1
         with mpmath.workdps(40):
-            ref = mpmath.betainc(a, ci - a + 1, 0, 0.5, regularized=True)
+            ref = _mp_half_sf(a - 1, ci, exact=True)
             assert abs(mpmath.mpf(top) - ref) <= tb[i] * top, (shape, i, top, ref, tb[i])
