@@ -276,8 +276,11 @@ def _mp_binom_tail(m: int, k: int, rho: float, below: bool) -> mpmath.mpf:
 @pytest.mark.parametrize("rho", [0.27, 0.02, 0.9])
 def test_tails_by_runs_within_their_error_bounds(rho: float) -> None:
     rng = np.random.default_rng(7)
-    mm = np.concatenate((np.arange(150, 190), np.arange(100, 400, 37), rng.integers(0, 400, 60))).astype(float)
-    k = np.concatenate((np.full(40, 45.0), np.full(9, 60.0), rng.integers(-2, 400, 60))).astype(float)
+    # (one k at sizes 40 apart, 3 sd and more from the mean: runs cut by the far-from-the-mean gap rule)
+    mm = np.concatenate((np.arange(150, 190), np.arange(100, 400, 37), rng.integers(0, 400, 60),
+                         np.arange(200, 520, 40))).astype(float)
+    k = np.concatenate((np.full(40, 45.0), np.full(9, 60.0), rng.integers(-2, 400, 60),
+                        np.full(8, np.round(200 * rho - 3.0 * np.sqrt(200 * rho * (1 - rho)))))).astype(float)
     if rho > 0.5:
         k = np.round(mm * rho + (k - 200.0) / 20.0)
     pmf: list[np.ndarray] = []
