@@ -810,6 +810,27 @@ def test_window_grid_boundary_masses_within_their_error_bounds(monkeypatch: pyte
     assert found.all()
 
 
+def test_engine_narrow_block_masses_match_tail_differences() -> None:
+    """At n >= ENGINE_NARROW_N the engine sums the clone-count mass of blocks up to ENGINE_NARROW
+    wide term by term: the same masses as the differences of two Boost tails, within the two error
+    bounds (blocks near the mean and in the tails, on both sides)."""
+    from shuffle_accountant.numeric import blanket_krr as bkm
+
+    n = 10**9
+    eng = bkm._Engine(bkm.blanket_model(n, 3, 1.0))
+    assert eng.narrow == bkm.ENGINE_NARROW > 64
+    mu, sd = (n - 1) * eng.m.q2, math.sqrt((n - 1) * eng.m.q2 * (1.0 - eng.m.q2))
+    t1 = np.round(mu + sd * np.array([-6.0, -2.0, -0.3, 0.0, 0.4, 1.5, 5.0]))
+    t2 = t1 + np.array([100.0, 255.0, 64.0, 200.0, 130.0, 254.0, 90.0])
+    a = eng._make_blocks(t1, t2, np.zeros(t1.size, dtype=int))
+    eng.narrow = 64
+    eng.tails = bkm.bn.TailMemo(eng.N, eng.m.q2)
+    b = eng._make_blocks(t1, t2, np.zeros(t1.size, dtype=int))
+    assert np.all(a.M > 0.0)
+    assert np.all(np.abs(a.M - b.M) <= a.M_err + b.M_err), (a.M, b.M, a.M_err, b.M_err)
+    assert np.all(a.M_err < b.M_err)  # relative to the block's own mass: tighter
+
+
 def test_snap_kinks_keeps_every_total_strictly_increasing() -> None:
     """``_snap_kinks`` moves a kink onto a cached boundary of its total within reach, except in a
     total where that would leave its boundaries not strictly increasing (two kinks onto one

@@ -247,6 +247,13 @@ T_REDUCTION = 32.0
 V_REDUCTION = 16.0
 #: Blocks at least this wide (t2 - t1) take their lower lines at ``t2`` clones (not ``t2 - 1``).
 SHARE_WIDTH = 8
+#: From this many users on, the engine sums the clone-count mass of blocks narrower than
+#: ENGINE_NARROW term by term (:func:`.binomial.interval_mass`'s ``narrow``: one pmf and exact ratios,
+#: an error relative to the block's own mass) instead of differencing two Boost tails, which cost
+#: ~30 us each near the mean at n = 1e9 (measured, CPU min of 5: n = 1e9 27.8 -> 22.7 ms (k = 3,
+#: eps0 = 1) and 34.2 -> 31.3 ms (k = 10, eps0 = 2), 3e8 27.5 -> 24.0 ms; 1e8 unchanged). Cost only.
+ENGINE_NARROW = 256
+ENGINE_NARROW_N = 10**8
 #: A refinement round aims at this fraction of the requested gap (what the rounding floor leaves
 #: of it); the sizing rules tend to over-deliver, so a larger aim rarely costs another round.
 GAP_AIM = 0.8
@@ -1191,6 +1198,7 @@ class _Engine:
         self.m = model
         self.N = model.n - 1
         self.rel = bn.pmf_error_budget(max(model.n, 2))  # pmf values; tails charge their own
+        self.narrow = ENGINE_NARROW if model.n >= ENGINE_NARROW_N else bn.NARROW
         self.tv = 2.0 * model.d  # h <= u - v <= 2d
         self.vmin, self.vmax = model.v_support
         counted = sum(w for w, off, _ in model.branches if off == 1)
@@ -1241,7 +1249,7 @@ class _Engine:
             lo, hi, ok = self._branch_ranges(t1, t2, off)
             mass, merr = np.zeros(nb), np.zeros(nb)
             if np.any(ok):
-                mass[ok], merr[ok] = bn.interval_mass(lo[ok], hi[ok], N, m.q2, memo=self.tails)
+                mass[ok], merr[ok] = bn.interval_mass(lo[ok], hi[ok], N, m.q2, memo=self.tails, narrow=self.narrow)
             branch_mass.append((mass, merr))
             cmid = 0.5 * (lo + hi)
             M += w * mass
