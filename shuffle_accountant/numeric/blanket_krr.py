@@ -513,7 +513,14 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float, pmf_out: list[np.n
             width = int(g_len[members].max())
             per = max(4_000_000 // width, 1)
             runs += [(members[i:i + per], width, side) for i in range(0, members.size, per)]
-    for gs, width, cdf_side in runs:
+    # the sorted requests of each group of runs, by one stable sort of the requests by group
+    run_group = np.empty(starts.size, dtype=np.int64)
+    for gi, (gs, _, _) in enumerate(runs):
+        run_group[gs] = gi
+    req_group = run_group[grp_of]
+    by_group = np.argsort(req_group, kind="stable")
+    group_at = np.searchsorted(req_group[by_group], np.arange(len(runs) + 1))
+    for gi, (gs, width, cdf_side) in enumerate(runs):
         col = np.arange(width)[None, :]
         j = g_lo[gs][:, None] + col
         kk = g_k[gs][:, None]
@@ -542,7 +549,7 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float, pmf_out: list[np.n
             walked = np.cumsum(np.where(col < last_col, P, 0.0)[:, ::-1], axis=1)[:, ::-1]
         else:
             walked = np.cumsum(P, axis=1) - P
-        sel = np.isin(grp_of, gs) if gs.size < starts.size else np.ones(order.size, dtype=bool)
+        sel = by_group[group_at[gi]:group_at[gi + 1]]  # (in sorted order, as a mask would give them)
         row = np.searchsorted(gs, grp_of[sel])
         v = anchor[gs][row] + rho * walked[row, col_of[sel]]  # the requested sizes only
         tgt = order[sel]
