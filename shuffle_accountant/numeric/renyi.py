@@ -2502,13 +2502,18 @@ class RenyiDirection:
         self.slab_up[js] = new_up
 
     def _refine_slabs(self, orders: np.ndarray, gap: np.ndarray) -> bool:
-        """Finer cells for ``orders`` whose slab gap is ``gap`` (in budgets; the chord's and
-        Jensen's errors scale as the square of the cells' width). Returns whether any moved."""
-        orders = orders[self.slab_of[orders] >= 0]
+        """Finer cells for ``orders`` whose slab gap is ``gap`` (in budgets). The window's gap (Taylor's
+        bound, :meth:`_Slab.window`) is of the third order in the cells' width (measured: 7.9 .. 8.8 times
+        per level where it dominates, n = 3e3), so ``log2(gap / target) / 3`` levels, at least one, aim
+        at half the share (was: the square, one level too many at alpha 640 .. 1024, n = 3e3). Only the
+        work depends on the level. Returns whether any moved."""
+        keep = self.slab_of[orders] >= 0
+        orders, gap = orders[keep], (gap[keep] if gap.size == keep.size else gap)
         if orders.size == 0:
             return False
-        gap = gap[: orders.size] if gap.size == orders.size else gap
-        step = np.clip(np.ceil(0.5 * np.log2(np.maximum(gap, 1.0) / (0.5 * _SLAB_SHARE))), 1, 8).astype(np.int64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = np.ceil(np.log2(np.maximum(gap, 1e-300) / (0.5 * _SLAB_SHARE)) / 3.0)
+        step = np.clip(np.nan_to_num(step, nan=8.0, posinf=8.0, neginf=1.0), 1, 8).astype(np.int64)
         old = self.slab_level[orders].copy()
         self.slab_level[orders] = np.maximum(old - step, 0)
         moved = orders[self.slab_level[orders] < old]
