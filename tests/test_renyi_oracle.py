@@ -337,6 +337,15 @@ def test_slab_tails_per_count_bracket_the_exact_tails():
     exact_a = np.array(exact)
     tail = slab.tails(d.pa1, d.pb1, bp, bq, orders, d.rel, 0.0, exact_a)
     assert np.all(exact_a <= tail), (exact_a, tail)
+    # the first bound alone, on the coarse pieces and on the fine ones (taken where the coarse are too coarse)
+    # (the fine pieces are the tighter at large orders, where g grows fast beyond the window's edge)
+    bounds = []
+    for fracs in (R._SLAB_TAIL_PIECES, R._SLAB_TAIL_FINE):
+        first = slab._first_tails(d.pa1, d.pb1, bp, bq, orders, fracs, (1, -1))
+        assert sorted(first) == [-1, 1]
+        bounds.append(np.logaddexp(first[1][3], first[-1][3]))
+        assert np.all(exact_a <= bounds[-1]), (fracs, exact_a, bounds[-1])
+    assert np.all(bounds[1][2:] < bounds[0][2:] - 3.0), bounds
     assert np.all(tail <= exact_a + 5.0)  # (the geometric bounds where the first is coarse)
 
 

@@ -1224,6 +1224,10 @@ _SLAB_MERGE = 20_000.0
 _SLAB_DELTA = 1e-12
 #: Pieces of a slab's tails in its first bound (fractions of the way from the window's edge to the end).
 _SLAB_TAIL_PIECES = np.array([0.0, 1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0])
+#: ... and where that is too coarse, these (1/256 apart up to 1/16, where g grows fastest against the tail's
+#: probability at large orders, then a factor sqrt(2) apart): measured, the geometric stage is then not needed at
+#: eps0 = 1, n = 3e3 (alpha 384) and 1e4 (alpha 896, 1024)
+_SLAB_TAIL_FINE = np.concatenate(([0.0], np.arange(1, 16) / 256, 2.0 ** np.arange(-4.0, 0.5, 0.5)))
 #: Clone counts per chunk of a slab's points.
 _SLAB_ROWS = 48
 
@@ -1731,23 +1735,42 @@ class _Slab:
         First (*derived*): ``g`` is convex, so on a tail ``[x_hi, 1]`` it is at most ``max(g(x_hi),
         g(1))`` (and ``max(g(0), g(x_lo))`` below), and the tail's probability is at most Chernoff's
         ``exp(-m KL(k/m || s))`` (:func:`_log_chernoff`): a sum over counts times one number per order.
-        Where that exceeds ``log_tol`` of ``est``, the geometric bounds of :func:`_window_tail`, per
-        count and order, for the counts (and sides) with the largest first bounds."""
-        na = alpha.size
+        Where that exceeds ``log_tol`` of ``est``, the same with finer pieces near the window's edge
+        (:data:`_SLAB_TAIL_FINE`; the tails' probabilities are the same for every order, so this costs one
+        Chernoff bound per count and piece, and both bounds are certified: the smaller is taken); where
+        that too exceeds it, the geometric bounds of :func:`_window_tail`, per count and order, for the
+        counts (and sides) with the largest first bounds."""
+        first = self._first_tails(u, v, bp, bq, alpha, _SLAB_TAIL_PIECES, (1, -1))
+        coarse = [sd for sd, f in first.items() if np.any(f[3] > log_tol + est)]
+        if coarse:  # (the sides too coarse for some order: finer pieces, the smaller bound per order)
+            for sd, f in self._first_tails(u, v, bp, bq, alpha, _SLAB_TAIL_FINE, coarse).items():
+                first[sd] = f[:3] + (np.minimum(f[3], first[sd][3]),) + f[4:]
+        total = np.full(alpha.size, -np.inf)
+        worst = np.zeros(alpha.size, dtype=bool)
+        for f in first.values():
+            total = np.logaddexp(total, f[3])
+            worst |= f[3] > log_tol + est
+        if not np.any(worst):
+            return total + 1e-12
+        sides = [f[:3] for f in first.values()]
+        pieces = [f[4:] for f in first.values()]
+        return self._geometric_tails(u, v, bp, bq, alpha, rel, log_tol, est, total, worst, sides, pieces)
+
+    def _first_tails(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, fracs: np.ndarray,
+                     which: tuple[int, ...] | list[int]) -> dict[int, tuple]:
+        """The first bound of :meth:`tails` on pieces ``fracs`` (fractions of the way from the window's edge
+        to the end), for the sides ``which`` (1: above, -1: below) that have points beyond the window:
+        per side ``(side, edge, open, bound per order, rows' Chernoff bounds per piece, pieces' largest g)``."""
         m = self.m
-        total = np.full(na, -np.inf)
-        worst = np.zeros(na, dtype=bool)
-        sides = []
-        pieces = []
+        out = {}
         for side, edge, open_ in ((1, self.a_hi, self.a_hi < m), (-1, self.a_lo, self.a_lo > 0.0)):
-            if not np.any(open_):
+            if side not in which or not np.any(open_):
                 continue
-            sides.append((side, edge, open_))
             # pieces [x_k, x_k+1] from the window's edge to the end (0 or 1), narrow near the edge;
             # piece k: Pr[the tail from its inner end] x max(g) at its ends
             x_end = self.x_hi if side == 1 else self.x_lo
             far = 1.0 if side == 1 else 0.0
-            xs = x_end + (far - x_end) * _SLAB_TAIL_PIECES
+            xs = x_end + (far - x_end) * fracs
             y = xs - self.s
             ends = np.arange(xs.size - 1)
             lg, _ = _g(y[:-1], np.full(ends.size, bp), np.full(ends.size, bq), alpha,
@@ -1766,11 +1789,14 @@ class _Slab:
             lch = np.where(open_[:, None], _log_chernoff(lo, hi, np.broadcast_to(mk, lo.shape), self.s), -np.inf)
             piece = _logsumexp(self.log_pc_up[:, None] + lch, axis=0)  # per piece: sum over counts
             crude = _logsumexp(piece[:, None] + g_max, axis=0) + 1e-12
-            total = np.logaddexp(total, crude)
-            worst |= crude > log_tol + est
-            pieces.append((lch, g_max))
-        if not np.any(worst):
-            return total + 1e-12
+            out[side] = (side, edge, open_, crude, lch, g_max)
+        return out
+
+    def _geometric_tails(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, rel: float,
+                         log_tol: float, est: np.ndarray, total: np.ndarray, worst: np.ndarray, sides: list,
+                         pieces: list) -> np.ndarray:
+        """The second stage of :meth:`tails` (``total``: the first bound; ``pieces``: its rows' terms)."""
+        m = self.m
         # the geometric bounds for the orders where the first is too coarse, on the rows (counts and
         # sides) whose first bounds are the largest: the others, together at most half of log_tol of
         # est, keep theirs (the first bound is the sum of the rows' first bounds; each row takes either)
