@@ -2174,10 +2174,11 @@ class RenyiDirection:
         return np.clip(lam + side * shift, 0.0, max(top, 1.0) if side > 0.0 else 1.0)
 
     def _add_blocks(self, lo: np.ndarray, hi: np.ndarray, need: np.ndarray | None = None,
-                    need_lo: np.ndarray | None = None) -> None:
+                    need_lo: np.ndarray | None = None, masses: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         """Add the blocks of totals ``[lo, hi]``; their corner entries are evaluated at the orders
-        ``need`` (rows per block; ``None``: all), the lower corners at ``need_lo`` if given."""
-        lw_up, lw_lo = self._log_block_mass(lo, hi)
+        ``need`` (rows per block; ``None``: all), the lower corners at ``need_lo`` if given (``masses``:
+        :meth:`_log_block_mass` of the blocks, if already computed)."""
+        lw_up, lw_lo = self._log_block_mass(lo, hi) if masses is None else masses
         # Corners (monotone ends): upper at the smallest c with the largest lam, lower at the
         # opposite corner. With p0 = 0 (lam = 1) the lower corner of a wider block is taken
         # at t = hi + 1, the next block's upper corner (K is non-increasing in c, so this is
@@ -2280,6 +2281,7 @@ class RenyiDirection:
             need_lo = np.ones((lo0.size, na), dtype=bool)
             need_lo[-1] = False
         need0 = None
+        masses0 = None
         if self.slabs:
             # a block inside an order's slab is not evaluated at that order, nor those whose bounds
             # without entries (mass times K(0) - 1, or above the slab its average) are together at most
@@ -2288,7 +2290,16 @@ class RenyiDirection:
             l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
             with np.errstate(divide="ignore"):
                 budget0 = math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo - log_scale
-            lw0 = self._log_block_mass(lo0, hi0)[0]
+            # the blocks' masses and the slabs' (one call), and above a slab (c > c2) every kernel is at most
+            # each of the slab's (K non-increasing in c), so K(c) - 1 <= sum_slab Pr[C = c'](K(c') - 1) / Pr[C in
+            # slab]: blocks there need no entry
+            m_up, m_lo = self._log_block_mass(np.concatenate((lo0, [sl.c1 + 1.0 for sl in self.slabs])),
+                                              np.concatenate((hi0, [sl.c2 + 1.0 for sl in self.slabs])))
+            masses0 = (m_up[: lo0.size], m_lo[: lo0.size])
+            for g in range(len(self.slabs)):
+                js = np.flatnonzero(self.slab_of == g)
+                self.slab_avg_up[js] = self.slab_up[js] - m_lo[lo0.size + g] + 1e-12
+            lw0 = masses0[0]
             # per order, the blocks with the smallest such bounds, together at most _SLAB_SKIP of its budget
             with np.errstate(invalid="ignore", over="ignore"):  # (-inf + inf: no bound from the slab)
                 crude = lw0[:, None] + np.where(self._above(lo0), np.minimum(self.log_k0[None, :], self.slab_avg_up[None, :]),
@@ -2303,7 +2314,7 @@ class RenyiDirection:
             need_lo = ~self._covered(lo0, hi0) & ~small0 & (True if need_lo is None else need_lo)
             if hi0[-1] >= self.pair.n and lo0[-1] > mu + 4.0 * math.sqrt(max(self.N * self.p * (1.0 - self.p), 1.0)):
                 need_lo[-1] = False  # as above: the top block's lower corner (c = n) waits for a split
-        self._add_blocks(lo0, hi0, need0, need_lo)
+        self._add_blocks(lo0, hi0, need0, need_lo, masses0)
         tot_up = tot_lo = np.zeros(na)
         self.floor_stop = np.zeros(na, dtype=bool)
         log_floor = self._log_floor()
@@ -2493,15 +2504,9 @@ class RenyiDirection:
             self.slab_up[bad] = self.slab_lo[bad] = -np.inf
         if np.all(self.slab_of < 0):
             self.slabs = []
-        # above a slab (c > c2) every kernel is at most each of the slab's (K non-increasing in c), so
-        # K(c) - 1 <= sum_slab Pr[C = c'](K(c') - 1) / Pr[C in slab]: blocks there need no entry
+        # (the slabs' averages, slab_avg_up, are set by ``bounds`` from the slabs' masses, computed with the
+        # first blocks')
         self.slab_avg_up = np.full(na, np.inf)
-        if self.slabs:  # (the slabs' masses in one call)
-            m_lo = self._log_block_mass(np.array([sl.c1 + 1.0 for sl in self.slabs]),
-                                        np.array([sl.c2 + 1.0 for sl in self.slabs]))[1]
-            for g in range(len(self.slabs)):
-                js = np.flatnonzero(self.slab_of == g)
-                self.slab_avg_up[js] = self.slab_up[js] - m_lo[g] + 1e-12
         for _ in range(8):  # finer cells where the slab alone is too wide for its budget
             l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
