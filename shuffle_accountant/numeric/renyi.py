@@ -1434,8 +1434,10 @@ class _Slab:
     ``e^-700``: charged, at most ``e^-700`` per point). Cells are a power-of-two grid of width
     ``h`` from ``xL``; coarser levels (``2h``, ``4h``, ...) sum pairs of cells. Sums of non-negative
     terms: relative error at most ``1.01 N u`` for ``N`` terms. A point's cell comes from ``q =
-    a/((c+1) h) - xL/h`` (error at most ``8u/h`` in cells), so each cell's interval ``[x_k - delta,
-    x_{k+1} + delta]`` contains its points' exact values.
+    a/((c+1) h) - xL/h``, computed as ``j r + (a_lo r - xL/h)`` with ``j = a - a_lo`` and ``r = 1/((c+1) h)``
+    rounded (each of ``j r``, ``a_lo r``, ``xL/h`` at most ``1/h`` with two roundings, then a subtraction
+    and a sum of terms at most ``1/h``: error at most ``8u/h`` in cells), so each cell's interval ``[x_k -
+    delta, x_{k+1} + delta]`` contains its points' exact values.
     """
 
     def __init__(self, N: float, p: float, s: float, rel: float, orders: np.ndarray, c1: int, c2: int,
@@ -1493,8 +1495,8 @@ class _Slab:
         b_start = (c2 + 1) - mi + a_lo_i  # log (m - a)! at a = a_lo + j is t_b[c2 + 1 - m + a_lo + j]
         starts = np.arange(0, c.size, _SLAB_ROWS)
         widths = (np.maximum(np.maximum.reduceat(span_a, starts), -1.0) + 1.0).astype(np.int64) if c.size else starts
-        cols_all = np.arange(wmax)
-        colf_all = cols_all.astype(float)
+        colf_all = np.arange(wmax, dtype=float)
+        q0 = a_lo * scale - shift
         # every chunk's temporaries in buffers made once (fresh arrays of this size cost page faults, as much
         # as the arithmetic)
         size = _SLAB_ROWS * wmax
@@ -1508,16 +1510,15 @@ class _Slab:
             npt = shape[0] * width
             wt, q, wq = b_w[:npt].reshape(shape), b_q[:npt].reshape(shape), b_wq[:npt].reshape(shape)
             k, valid = b_k[:npt].reshape(shape), b_v[:npt].reshape(shape)
-            np.less_equal(cols_all[None, :width], span_a[sl, None], out=valid)
+            np.less_equal(colf_all[None, :width], span_a[sl, None], out=valid)
             np.subtract(row_r[sl, None], win_a[a_lo_i[sl], :width], out=wt)  # log w
             np.subtract(wt, win_b[b_start[sl], :width], out=wt)
             np.maximum(wt, -700.0, out=wt)
             np.exp(wt, out=wt)
             np.multiply(wt, valid, out=wt)
             # cell of each point: q = a/((c+1) h) - xL/h
-            np.add(a_lo[sl, None], colf_all[None, :width], out=q)
-            np.multiply(q, scale[sl, None], out=q)
-            np.subtract(q, shift, out=q)
+            np.multiply(colf_all[None, :width], scale[sl, None], out=q)  # j/((c+1) h) + (a_lo/((c+1) h) - xL/h)
+            np.add(q, q0[sl, None], out=q)
             np.copyto(k, q, casting="unsafe")  # q >= -eta: truncation is the floor (0 below)
             np.minimum(k, ncell - 1, out=k)
             kf = k.ravel()
