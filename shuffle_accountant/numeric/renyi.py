@@ -1214,6 +1214,9 @@ _SLAB_START = 16.0
 _SLAB_STEP = 0.25
 #: Per order, the slab's gap is refined (finer cells) down to this share of the divergence's budget.
 _SLAB_SHARE = 0.25
+#: A slab of at most this many orders starts one level finer (measured: eps0 = 1, n = 3e3, the slab of alpha
+#: 512 .. 1024 needed a second window, one level finer, for four of its five orders).
+_SLAB_FEW = 8
 #: Blocks of totals outside the slabs whose bounds without entries (mass times K(0) - 1, or the slab's
 #: average above it) are together at most this share of an order's budget are not evaluated at first
 #: at that order (see ``RenyiDirection.bounds``).
@@ -2495,6 +2498,8 @@ class RenyiDirection:
             al = self.alpha[js]
             sm = math.sqrt(ss / (0.5 * (c1 + c2) + 1.0))
             self.slab_level[js] = slab.level_for(np.full(js.size, sm / _SLAB_START))
+            if js.size <= _SLAB_FEW:  # (a few orders: one level finer, the window's fixed cost dominates)
+                self.slab_level[js] = np.maximum(self.slab_level[js] - 1, 0)
             self._slab_window(js)
             self.slab_tail[js] = slab.tails(self.pa1, self.pb1, self.bp1, self.bq1, al, self.rel, log_tol, self.slab_lo[js])
             self.slab_up[js] = np.logaddexp(self.slab_win_up[js], self.slab_tail[js]) + 4 * _U
