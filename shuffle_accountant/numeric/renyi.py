@@ -1247,14 +1247,15 @@ def _saddles(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarr
     c = np.full(na, N * p)
     x = np.full(na, s)
     th = np.full(na, p)
+    ap, aq = alpha * bp, (1.0 - alpha) * bq  # (the same products as in h below, evaluated once)
     with np.errstate(all="ignore"):
         for _ in range(3):
             xl, xr = np.full(na, 1e-9), np.full(na, 1.0 - 1e-9)
+            nc = -(c + 1.0)
             for _ in range(18):
                 xm = 0.5 * (xl + xr)
                 y = xm - s
-                h = (-(c + 1.0) * (np.log(xm / (1.0 - xm)) - lgt_s) + alpha * bp / (1.0 + bp * y)
-                     + (1.0 - alpha) * bq / (1.0 + bq * y))
+                h = nc * (np.log(xm / (1.0 - xm)) - lgt_s) + ap / (1.0 + bp * y) + aq / (1.0 + bq * y)
                 right = h > 0.0
                 xl, xr = np.where(right, xm, xl), np.where(right, xr, xm)
             x = 0.5 * (xl + xr)
