@@ -511,13 +511,9 @@ def test_window_and_block_engine_brackets_overlap(n: int, k: int, eps0: float) -
             assert a.converged and a.upper - a.lower <= 1e-6 * a.lower
 
 
-def test_window_boundary_masses_within_their_error_bounds() -> None:
-    """``F_{m+1}(y)`` and ``F_m(y-1)`` from one Boost tail and one pmf (one-trial identities, both
-    sides of the median) against 40-digit sums."""
-    w = _TotalsWindow(200, 4, 1.0)
-    t = np.array([20.0, 40.0, 60.0, 60.0, 90.0, 90.0])
-    y = np.array([50.0, 40.0, 10.0, 70.0, 0.0, 105.0])
-    got = w._boundary_masses(t, y)
+def _check_boundary_masses(w: _TotalsWindow, t: np.ndarray, y: np.ndarray, got: dict) -> None:
+    """Each boundary's ``F_{m+1}(y)``, ``F_m(y-1)`` and their complements within their error bounds
+    of 40-digit sums."""
     for i in range(t.size):
         m = int(w.N - t[i])
         fc = _mp_binom_tail(m + 1, int(y[i]), w.rho, True)
@@ -526,6 +522,16 @@ def test_window_boundary_masses_within_their_error_bounds() -> None:
             val, comp = got["F" + br][i], got["G" + br][i]
             assert abs(mpmath.mpf(val) - ref) <= got["eF" + br][i], (i, br, val, ref)
             assert abs(mpmath.mpf(comp) - (1 - ref)) <= got["eG" + br][i], (i, br, comp, ref)
+
+
+def test_window_boundary_masses_within_their_error_bounds() -> None:
+    """``F_{m+1}(y)`` and ``F_m(y-1)`` from one Boost tail and one pmf (one-trial identities, both
+    sides of the median) against 40-digit sums."""
+    w = _TotalsWindow(200, 4, 1.0)
+    t = np.array([20.0, 40.0, 60.0, 60.0, 90.0, 90.0])
+    y = np.array([50.0, 40.0, 10.0, 70.0, 0.0, 105.0])
+    got = w._boundary_masses(t, y)
+    _check_boundary_masses(w, t, y, got)
 
 
 def test_window_log_slope_estimates_the_derivative() -> None:
@@ -798,14 +804,7 @@ def test_window_grid_boundary_masses_within_their_error_bounds(monkeypatch: pyte
     t = np.concatenate((np.arange(20.0, 60.0), np.arange(20.0, 60.0, 3.0), np.arange(100.0, 140.0), [150.0, 199.0]))
     y = np.concatenate((np.full(40, 10 * g), np.full(14, 4 * g), np.full(40, 2 * g), [0.0, g]))
     got = w._boundary_masses(t, y)
-    for i in range(t.size):
-        m = int(w.N - t[i])
-        fc = _mp_binom_tail(m + 1, int(y[i]), w.rho, True)
-        fs = _mp_binom_tail(m, int(y[i]) - 1, w.rho, True) if y[i] >= 1 else mpmath.mpf(0)
-        for br, ref in (("c", fc), ("s", fs)):
-            val, comp = got["F" + br][i], got["G" + br][i]
-            assert abs(mpmath.mpf(val) - ref) <= got["eF" + br][i], (i, br, val, ref)
-            assert abs(mpmath.mpf(comp) - (1 - ref)) <= got["eG" + br][i], (i, br, comp, ref)
+    _check_boundary_masses(w, t, y, got)
     row, found = w.masses.find(np.unique((t.astype(np.int64) << 31) | y.astype(np.int64)))
     assert found.all()
 
