@@ -1205,13 +1205,11 @@ _SLAB_ZX = 5.5
 #: A slab reaches further in c (see :func:`_slab_plan`) for at most this many times its own points.
 _SLAB_EXTEND = 1.0
 #: Finest cells: at least this many per standard deviation of x under the binomial at the slab's
-#: largest count; an order starts at about ``_SLAB_START`` per standard deviation of x, and at most
-#: a change of ``_SLAB_STEP`` of ``log f`` per cell at its saddle point.
+#: largest count; an order starts at about ``_SLAB_START`` cells per standard deviation of x.
 _SLAB_FINE = 128.0
 #: At most 2^this finest cells.
 _SLAB_MAX_LEVELS = 15
 _SLAB_START = 16.0
-_SLAB_STEP = 0.25
 #: Per order, the slab's gap is refined (finer cells) down to this share of the divergence's budget.
 _SLAB_SHARE = 0.25
 #: A slab of at most this many orders starts one level finer (measured: eps0 = 1, n = 3e3, the slab of alpha
@@ -2495,7 +2493,7 @@ class RenyiDirection:
             slab = _Slab(float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr)
             self.slabs.append(slab)
             self.slab_of[js] = g
-            # start: _SLAB_START cells per spread of x, and at most _SLAB_STEP of log f per cell at the saddle
+            # start: _SLAB_START cells per spread of x
             al = self.alpha[js]
             sm = math.sqrt(ss / (0.5 * (c1 + c2) + 1.0))
             self.slab_level[js] = slab.level_for(np.full(js.size, sm / _SLAB_START))
