@@ -341,6 +341,8 @@ def test_slab_tails_per_count_bracket_the_exact_tails():
     # (the fine pieces are the tighter at large orders, where g grows fast beyond the window's edge)
     bounds = []
     for fracs in (R._SLAB_TAIL_PIECES, R._SLAB_TAIL_FINE):
+        # each piece set covers the whole way from the window's edge (0) to the end (1), no gap, no overlap
+        assert fracs[0] == 0.0 and fracs[-1] == 1.0 and np.all(np.diff(fracs) > 0.0), fracs
         first = slab._first_tails(d.pa1, d.pb1, bp, bq, orders, fracs, (1, -1))
         assert sorted(first) == [-1, 1]
         bounds.append(np.logaddexp(first[1][3], first[-1][3]))
