@@ -372,3 +372,30 @@ def test_extreme_binary_rr_lower_ends_stay_below_the_exact_divergence(eps0: floa
                                 for a in range(c + 2))
             exact = mpmath.log(total) / (x - 1)
             assert lo <= exact <= up, (alpha, lo, up, exact)
+
+
+def _mp_chernoff_exponent(lo: int, m: int, p: float) -> mpmath.mpf:
+    """``-m KL(lo/m || p)`` at 50 digits (the exponent of the Chernoff-Hoeffding bound)."""
+    with mpmath.workdps(50):
+        x, q = mpmath.mpf(lo) / m, mpmath.mpf(p)
+        kl = (x * mpmath.log(x / q) if x > 0 else 0) + ((1 - x) * mpmath.log((1 - x) / (1 - q)) if x < 1 else 0)
+        return -m * kl
+
+
+@pytest.mark.parametrize(("m", "p", "z"), [
+    (944663569404, 0.9999876310434468, -3.3),  # KL nearly cancels (x ~ p) at m ~ 1e12: the case found in review
+    (10**12, 0.5, 4.0), (10**12, 0.5, -6.0), (10**9, 1e-3, 5.0), (10**12, 1 - 1e-9, -2.0), (3000, 0.3, 2.5),
+])
+def test_log_chernoff_at_least_the_exact_exponent(m: int, p: float, z: float) -> None:
+    """``_log_chernoff`` is an upper bound on the exact Chernoff exponent itself (not only on the log
+    tail, which the bound's own slack keeps it above): the rounding of ``m KL`` where it nearly cancels
+    is ~1e-4 nats at m = 1e12, more than a relative margin covers."""
+    from shuffle_accountant.numeric import renyi as R
+
+    k = int(round(m * p + z * math.sqrt(m * p * (1 - p))))
+    lo, hi = (k, m) if z > 0 else (0, k)
+    got = float(R._log_chernoff(np.array([float(lo)]), np.array([float(hi)]), np.array([float(m)]), p)[0])
+    exact = _mp_chernoff_exponent(k, m, p)
+    assert got >= exact, (got, exact)
+    margin = 8 * 2.3e-16 * m * (1 + abs(math.log(p)) + abs(math.log1p(-p)))  # the charged rounding
+    assert got <= exact + 2 * margin + 1e-9 * max(1.0, abs(float(exact)))  # and not looser than that

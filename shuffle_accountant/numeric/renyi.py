@@ -193,7 +193,14 @@ def _safe_log(x: np.ndarray) -> np.ndarray:
 def _log_chernoff(lo: np.ndarray, hi: np.ndarray, m: np.ndarray, p: float) -> np.ndarray:
     """Upper bound on ``log Pr[lo <= Bin(m, p) <= hi]`` by the Chernoff-Hoeffding bound
     ``Pr[X >= k] <= exp(-m KL(k/m || p))`` for ``k >= m p`` (and its mirror), 0 if the
-    interval contains the mean. A relative margin covers rounding."""
+    interval contains the mean. Rounding: ``KL`` is formed from ``x = k/m`` (one rounding) by
+    ``xlogy``/``xlog1py`` terms whose magnitudes are at most ``1/e + |log p|`` and ``1/e + |log(1-p)|``
+    (``x |log x| <= 1/e``); each carries a few ulps of its magnitude, and ``x``'s rounding moves
+    ``KL`` by at most ``u |log(x(1-p)/(p(1-x)))|`` of the same size, so the computed ``m KL`` is within
+    ``8 u m (1 + |log p| + |log(1-p)|)`` of the exact one (absolute; where ``KL`` nearly cancels,
+    e.g. ``m = 1e12``, ``x ~ p``, this is ~1e-4 nats and a relative margin alone would not cover it).
+    That absolute margin is added, and a relative ``1e-12`` for the product by ``m`` and the ends'
+    exact branches."""
     lo = np.asarray(lo, dtype=float)
     hi = np.asarray(hi, dtype=float)
     m = np.broadcast_to(np.asarray(m, dtype=float), lo.shape)
@@ -207,7 +214,8 @@ def _log_chernoff(lo: np.ndarray, hi: np.ndarray, m: np.ndarray, p: float) -> np
         kl = xlogy(x, x / p) + xlog1py(1.0 - x, -x) - xlog1py(1.0 - x, -p)
         kl = np.where((x > 0) & (x < 1), kl, np.where(x <= 0, -np.log1p(-p), -np.log(p)))
     bound = -m * np.maximum(kl, 0.0)
-    out = np.where((lo > mean) | (hi < mean), bound * (1.0 - 1e-12) + 1e-12, 0.0)
+    margin = 8 * _U * m * (1.0 + abs(math.log(p)) + abs(math.log1p(-p)))
+    out = np.where((lo > mean) | (hi < mean), bound * (1.0 - 1e-12) + 1e-12 + margin, 0.0)
     out = np.where((hi < 0) | (lo > m) | (hi < lo), -np.inf, out)
     return np.minimum(out, 0.0)
 
