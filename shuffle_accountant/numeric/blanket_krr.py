@@ -457,8 +457,10 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float, pmf_out: list[np.n
     requested sizes jump by more than ``gap``, by default :data:`_RUN_GAP`),
     ``P[Bin(j) = k] / P[Bin(j-1) = k] = j (1-ρ) / (j - k)`` walked away from it (every factor is
     at most 1, so nothing overflows). All summands are positive: a value's relative error is at
-    most the larger of the anchor's tail budget and the pmf budget plus ``3 L u`` for a run of
-    ``L`` sizes.
+    most the larger of the anchor's tail budget and the pmf budget plus ``9 L u`` for a run of
+    ``L`` sizes (each walked term: ``8u`` per ratio step, as for the pmf above, over at most ``L``
+    steps; the cumulative sum of at most ``L`` positive terms: ``L u``), plus ``4u`` for the product
+    by ``ρ`` and the anchor's sum.
     """
     mm = np.asarray(mm, dtype=float)
     k = np.asarray(k, dtype=float)
@@ -555,7 +557,7 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float, pmf_out: list[np.n
         tgt = order[sel]
         out[tgt] = np.minimum(v, 1.0)
         L = g_len[grp_of[sel]]
-        err[tgt] = (np.maximum(budget[grp_of[sel]], rel_pmf + 3.0 * L * _U) + 4.0 * _U) * v + 1e-300
+        err[tgt] = (np.maximum(budget[grp_of[sel]], rel_pmf + 9.0 * L * _U) + 4.0 * _U) * v + 1e-300
         if pmf_out is not None:
             cs = col_of[sel]
             pm[tgt] = P[row, cs]
@@ -2373,7 +2375,7 @@ class _TotalsWindow:
         bad[own[1:][same & (out[1:] <= out[:-1])]] = True
         if np.any(bad):
             out = np.where(bad[own], yy, out)
-        self._snapped = bool(np.any(out != yy))
+        self._snapped = self._snapped or bool(np.any(out != yy))  # (the grid may have moved kinks already)
         return out
 
     def _kernels(self, owner: np.ndarray, lam: np.ndarray, eps: float) -> tuple[tuple[np.ndarray, ...], np.ndarray]:
