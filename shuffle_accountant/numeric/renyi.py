@@ -1445,8 +1445,9 @@ class _Slab:
     ``h`` from ``xL``; coarser levels (``2h``, ``4h``, ...) sum pairs of cells. Sums of non-negative
     terms: relative error at most ``1.01 N u`` for ``N`` terms. A point's cell comes from ``q =
     a/((c+1) h) - xL/h``, computed as ``j r + (a_lo r - xL/h)`` with ``j = a - a_lo`` and ``r = 1/((c+1) h)``
-    rounded (each of ``j r``, ``a_lo r``, ``xL/h`` at most ``1/h`` with two roundings, then a subtraction
-    and a sum of terms at most ``1/h``: error at most ``8u/h`` in cells), so each cell's interval ``[x_k -
+    rounded (``r`` carries two roundings, so ``j r`` and ``a_lo r`` three each, and together they are at most
+    ``a/((c+1) h) <= 1/h``: ``3u/h``; ``xL/h``, as ``xL`` times the rounded ``1/h``, two: ``2u/h``; the
+    subtraction and the sum, ``u/h`` each: error at most ``7u/h``, charged ``8u/h``, in cells), so each cell's interval ``[x_k -
     delta, x_{k+1} + delta]`` contains its points' exact values.
     """
 
