@@ -478,3 +478,14 @@ def test_floor_stop_bracket_overlaps_the_plateau(monkeypatch: pytest.MonkeyPatch
     assert not ref.floor_limited
     assert got.lower[0] <= ref.upper[0] and ref.lower[0] <= got.upper[0]
     assert got.upper[0] <= 1.01 * ref.upper[0]
+
+
+@pytest.mark.parametrize("eps0", [1.0, 3.0])
+def test_curve_at_the_largest_n_raises_no_floating_point_warning(eps0: float) -> None:
+    """At n = 1e12 the order planner's shares can sum past the float maximum; that is handled (an
+    infinite share is never negligible) and must not leak a RuntimeWarning to the user's terminal
+    (the test suite turns warnings into errors)."""
+    from shuffle_accountant import composition
+
+    curve = composition.rdp_curve(eps0, 10**12)
+    assert all(0.0 <= lo <= up for lo, up in zip(curve.lower, curve.upper))

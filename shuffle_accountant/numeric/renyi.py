@@ -2606,7 +2606,8 @@ class RenyiDirection:
             share = np.exp(lw_up[:, None] + (e_up[iu] if eu_b is None else eu_b) - budget[None, :])
         share = np.where(counted, np.nan_to_num(share, nan=np.inf, posinf=np.inf), 0.0)
         rank = np.argsort(share, axis=0)
-        cum = np.cumsum(np.take_along_axis(share, rank, axis=0), axis=0)
+        with np.errstate(over="ignore"):  # (shares near the float maximum sum to inf: not small, as they should)
+            cum = np.cumsum(np.take_along_axis(share, rank, axis=0), axis=0)
         small = np.zeros((nb, na), dtype=bool)
         np.put_along_axis(small, rank, cum <= _NEGLIGIBLE, axis=0)
         need = ~small & live[None, :]
@@ -2615,7 +2616,8 @@ class RenyiDirection:
         for ix in (iu, il):
             miss = ~self.ent_done[ix] & live[None, :]
             if np.any(miss):
-                heavy = miss & (np.sum(np.where(miss, share, 0.0), axis=0) > 0.3)[None, :]
+                with np.errstate(over="ignore"):
+                    heavy = miss & (np.sum(np.where(miss, share, 0.0), axis=0) > 0.3)[None, :]
                 if np.any(heavy):
                     np.logical_or.at(todo, ix, heavy)
         rows = np.flatnonzero(np.any(todo, axis=1))
