@@ -397,5 +397,5 @@ def test_log_chernoff_at_least_the_exact_exponent(m: int, p: float, z: float) ->
     got = float(R._log_chernoff(np.array([float(lo)]), np.array([float(hi)]), np.array([float(m)]), p)[0])
     exact = _mp_chernoff_exponent(k, m, p)
     assert got >= exact, (got, exact)
-    margin = 8 * 2.3e-16 * m * (1 + abs(math.log(p)) + abs(math.log1p(-p)))  # the charged rounding
+    margin = 8 * R._U * m * (1 + abs(math.log(p)) + abs(math.log1p(-p)))  # the charged rounding
     assert got <= exact + 2 * margin + 1e-9 * max(1.0, abs(float(exact)))  # and not looser than that

@@ -2075,7 +2075,7 @@ class _TotalsWindow:
                 # pmf of each run of sizes at one y from one Boost tail and pmf (:func:`_tails_by_runs`)
                 on = np.mod(yy, self.grid) == 0.0
                 pm: list[np.ndarray] = []
-                x[on], ex[on], below[on] = _tails_by_runs(m[on], yy[on], rho, pm, GRID_RUN_GAP)
+                x[on], ex[on], _ = _tails_by_runs(m[on], yy[on], rho, pm, GRID_RUN_GAP)  # (its side: below)
                 p[on], ep[on] = pm[0], pm[1] * pm[0] + 1e-300
             off = ~on
             if np.any(off):

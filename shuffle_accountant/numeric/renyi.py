@@ -2463,7 +2463,7 @@ class RenyiDirection:
         self.slab_tail = np.full(na, -np.inf)
         self.slab_up = np.full(na, -np.inf)
         self.slab_lo = np.full(na, -np.inf)
-        self.slab_avg_up = np.full(na, np.inf)
+        self.slab_avg_up = np.full(na, np.inf)  # (set by ``bounds`` from the slabs' masses, computed with the first blocks')
         self._rtol, self._log_scale = rtol, log_scale
         if not (self.envelope and not self.bernoulli and self.exact_window > 0 and 0.0 < self.p < 1.0 and self.N >= 1):
             return
@@ -2518,9 +2518,6 @@ class RenyiDirection:
             self.slab_up[bad] = self.slab_lo[bad] = -np.inf
         if np.all(self.slab_of < 0):
             self.slabs = []
-        # (the slabs' averages, slab_avg_up, are set by ``bounds`` from the slabs' masses, computed with the
-        # first blocks')
-        self.slab_avg_up = np.full(na, np.inf)
         for _ in range(8):  # finer cells where the slab alone is too wide for its budget
             l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -2602,11 +2599,11 @@ class RenyiDirection:
         exceed ``0.3`` of the budget (so they may decide the order's convergence); returns whether
         it did."""
         nb, na = lw_up.size, self.alpha.size
+        # (shares near the float maximum sum to inf: not small, as they should be)
         with np.errstate(over="ignore", invalid="ignore"):
             share = np.exp(lw_up[:, None] + (e_up[iu] if eu_b is None else eu_b) - budget[None, :])
-        share = np.where(counted, np.nan_to_num(share, nan=np.inf, posinf=np.inf), 0.0)
-        rank = np.argsort(share, axis=0)
-        with np.errstate(over="ignore"):  # (shares near the float maximum sum to inf: not small, as they should)
+            share = np.where(counted, np.nan_to_num(share, nan=np.inf, posinf=np.inf), 0.0)
+            rank = np.argsort(share, axis=0)
             cum = np.cumsum(np.take_along_axis(share, rank, axis=0), axis=0)
         small = np.zeros((nb, na), dtype=bool)
         np.put_along_axis(small, rank, cum <= _NEGLIGIBLE, axis=0)
