@@ -489,3 +489,17 @@ def test_curve_at_the_largest_n_raises_no_floating_point_warning(eps0: float) ->
 
     curve = composition.rdp_curve(eps0, 10**12)
     assert all(0.0 <= lo <= up for lo, up in zip(curve.lower, curve.upper))
+
+
+def test_unique_tail_calls_equal_one_call_per_element() -> None:
+    """The cells' Boost tails are evaluated once per distinct (k, m) (``_unique_call``): the same values,
+    element by element, as calling Boost on every element (repeated edges, two sizes, unsorted)."""
+    from shuffle_accountant.numeric import binomial as bn
+
+    rng = np.random.default_rng(3)
+    m = np.repeat([5e8, 3e7], 40)
+    k = np.floor(m * 0.5 + rng.integers(-5, 5, m.size) * 2000.0)
+    for fn in (bn.cdf, bn.sf):
+        got = R._unique_call(fn, k, m, 0.5)
+        want = np.array([fn(np.array([kk]), np.array([mm]), 0.5)[0] for kk, mm in zip(k, m)])
+        assert np.array_equal(got, want)

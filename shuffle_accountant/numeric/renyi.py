@@ -232,6 +232,28 @@ def _log_pmf_bracket(a: np.ndarray, m: np.ndarray, p: float) -> tuple[np.ndarray
         return np.where(inside, val - margin, -np.inf), np.where(inside, val + margin, -np.inf)
 
 
+def _unique_call(fn, k: np.ndarray, m: np.ndarray, p: float) -> np.ndarray:
+    """``fn(k, m, p)`` (a Boost binomial tail, elementwise) evaluated once per distinct ``(k, m)``: the cells
+    of one kernel share their edges (a cell's upper edge is the next one's lower edge), and Boost's tails
+    cost ~3.5 us each at ``m ~ 5e8`` (measured: half of the curve's CPU at n = 1e9 before). The same values:
+    each element is Boost's value at its own arguments."""
+    if k.size < 8:
+        return fn(k, m, p)
+    order = np.lexsort((k, m))
+    ks, ms = k[order], m[order]
+    new = np.empty(k.size, dtype=bool)
+    new[0] = True
+    np.not_equal(ks[1:], ks[:-1], out=new[1:])
+    new[1:] |= ms[1:] != ms[:-1]
+    if np.count_nonzero(new) == k.size:
+        return fn(k, m, p)
+    first = np.flatnonzero(new)
+    vals = np.asarray(fn(ks[first], ms[first], p), dtype=float)
+    out = np.empty(k.size)
+    out[order] = vals[np.cumsum(new) - 1]
+    return out
+
+
 def _edge_masses(edges: np.ndarray, m: np.ndarray, p: float, rel: float) -> tuple[np.ndarray, np.ndarray]:
     """Masses (and error bounds) of ``Bin(m, p)`` on the consecutive integer intervals
     ``[edges[..., k], edges[..., k+1] - 1]`` (last axis), from one ``cdf`` and one ``sf``
@@ -255,9 +277,9 @@ def _edge_masses(edges: np.ndarray, m: np.ndarray, p: float, rel: float) -> tupl
     F = np.zeros(edges.shape)
     S = np.zeros(edges.shape)
     if np.any(need_f):
-        F[need_f] = bn.cdf(edges[need_f] - 1.0, mm[need_f], p)  # Pr[X <= e - 1]
+        F[need_f] = _unique_call(bn.cdf, edges[need_f] - 1.0, mm[need_f], p)  # Pr[X <= e - 1]
     if np.any(need_s):
-        S[need_s] = bn.sf(edges[need_s] - 1.0, mm[need_s], p)  # Pr[X >= e]
+        S[need_s] = _unique_call(bn.sf, edges[need_s] - 1.0, mm[need_s], p)  # Pr[X >= e]
     f0, f1, s0, s1 = F[..., :-1], F[..., 1:], S[..., :-1], S[..., 1:]
     mass = np.where(below, f1 - f0, np.where(above, s0 - s1, 1.0 - f0 - s1))
     err = np.where(
