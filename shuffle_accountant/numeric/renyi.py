@@ -211,7 +211,9 @@ def _log_chernoff(lo: np.ndarray, hi: np.ndarray, m: np.ndarray, p: float) -> np
     k = np.where(lo > mean, lo, np.where(hi < mean, hi, mean))
     with np.errstate(divide="ignore", invalid="ignore"):
         x = np.clip(k / np.maximum(m, 1.0), 0.0, 1.0)
-        kl = xlogy(x, x / p) + xlog1py(1.0 - x, -x) - xlog1py(1.0 - x, -p)
+        # (the last term's log1p(-p) is a constant: once, then a product per element, the same value as
+        # xlog1py(1 - x, -p), which is (1 - x) times it where 1 - x != 0)
+        kl = xlogy(x, x / p) + xlog1py(1.0 - x, -x) - (1.0 - x) * float(xlog1py(1.0, -p))
         kl = np.where((x > 0) & (x < 1), kl, np.where(x <= 0, -np.log1p(-p), -np.log(p)))
     bound = -m * np.maximum(kl, 0.0)
     margin = 8 * _U * m * (1.0 + abs(math.log(p)) + abs(math.log1p(-p)))
@@ -1574,6 +1576,7 @@ class _Slab:
             self.count.append(2.0 * self.count[-1])
             self.h.append(2.0 * self.h[-1])
         self.points = npts
+        self._lch: dict[int, dict[float, np.ndarray]] = {}  # (:meth:`_first_tails`: Chernoff columns per side)
 
     def level_for(self, h: np.ndarray) -> np.ndarray:
         """The finest level whose cells are at least ``h`` wide (clipped to the levels there are)."""
@@ -1813,14 +1816,22 @@ class _Slab:
             lg = np.concatenate((lg, g_far), axis=0)  # log g (upper) at the pieces' ends
             g_max = np.maximum(lg[:-1], lg[1:])
             # all pieces at once (rows x pieces): a > a_hi and a/m >= xs[k] (above), a < a_lo and a/m <= xs[k]
-            mk, xk = m[:, None], xs[None, :-1]
-            if side == 1:
-                lo = np.maximum(edge[:, None] + 1.0, np.ceil(xk * mk * (1.0 - 4 * _U)))
-                hi = np.broadcast_to(mk, lo.shape)
-            else:
-                hi = np.minimum(edge[:, None] - 1.0, np.floor(xk * mk * (1.0 + 4 * _U)))
-                lo = np.zeros(hi.shape)
-            lch = np.where(open_[:, None], _log_chernoff(lo, hi, np.broadcast_to(mk, lo.shape), self.s), -np.inf)
+            # (each piece's column depends on its fraction only: the columns of fractions already bounded, e.g.
+            # the first pieces' in the finer set, are reused, the same values)
+            cache = self._lch.setdefault(side, {})
+            todo = [k for k, fr in enumerate(fracs[:-1].tolist()) if fr not in cache]
+            if todo:
+                mk, xk = m[:, None], xs[None, todo]
+                if side == 1:
+                    lo = np.maximum(edge[:, None] + 1.0, np.ceil(xk * mk * (1.0 - 4 * _U)))
+                    hi = np.broadcast_to(mk, lo.shape)
+                else:
+                    hi = np.minimum(edge[:, None] - 1.0, np.floor(xk * mk * (1.0 + 4 * _U)))
+                    lo = np.zeros(hi.shape)
+                new = np.where(open_[:, None], _log_chernoff(lo, hi, np.broadcast_to(mk, lo.shape), self.s), -np.inf)
+                for i, k in enumerate(todo):
+                    cache[float(fracs[k])] = new[:, i]
+            lch = np.stack([cache[fr] for fr in fracs[:-1].tolist()], axis=1)
             piece = _logsumexp(self.log_pc_up[:, None] + lch, axis=0)  # per piece: sum over counts
             crude = _logsumexp(piece[:, None] + g_max, axis=0) + 1e-12
             out[side] = (side, edge, open_, crude, lch, g_max)
