@@ -1118,6 +1118,7 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
             break
         order = todo[np.argsort(lo_u[todo] - hi_u[todo], kind="stable")]  # widest first
         retry = []
+        chunks = []
         i = 0
         while i < order.size:
             width = int(hi_u[order[i]] - lo_u[order[i]] + 1.0)
@@ -1137,29 +1138,43 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
                 e = int(np.clip(np.max(np.max(hi[grp, cols], axis=1) - start), o, width - 1))
                 slices.append((cols, o, e - o + 1))
             w_up, w_lo, w_est = _exact_chunk(mg, start, width, s, u[grp], v[grp], alpha, rel, slices, work)
-            t_up = np.full((grp.size, na), -np.inf)
-            ok = np.ones((grp.size, na), dtype=bool)
             offs = np.array([float(o) for _, o, _ in slices])
             wids = np.array([float(w) for _, _, w in slices])
-            # each group's tails beyond its slice, all groups and both sides in one call
+            # each group's tails beyond its slice
             edge_hi = np.minimum(start[:, None] + offs + wids - 1.0, mg[:, None])
             edge_lo = np.minimum(start[:, None] + offs, mg[:, None])
-            open_hi, open_lo = edge_hi < mg[:, None], edge_lo > 0.0
-            present = [sd for sd, op in ((1, open_hi), (-1, open_lo)) if np.any(op)]
-            tails = {}
-            if present:
-                def both(x: np.ndarray) -> np.ndarray:
-                    return np.concatenate([x] * len(present))
-                sides = np.concatenate([np.full(grp.size, float(sd)) for sd in present])
-                e_all = np.concatenate([edge_hi if sd == 1 else edge_lo for sd in present])
-                o_all = np.concatenate([open_hi if sd == 1 else open_lo for sd in present])
-                t_all = _window_tail(e_all, both(mg), s, sides, both(u[grp]), both(v[grp]), both(bp[grp]), both(bq[grp]),
-                                     alpha, gidx, rel, log_tol, both(w_est), o_all)
-                for k, sd in enumerate(present):
-                    tails[sd] = t_all[k * grp.size:(k + 1) * grp.size]
+            chunks.append((grp, width, slices, w_up, w_lo, w_est, edge_hi, edge_lo,
+                           edge_hi < mg[:, None], edge_lo > 0.0))
+        # the tails of every chunk, all groups and both sides, in one call (per entry and side the same
+        # values as one call per chunk: the bound is computed row by row; a side with nothing beyond the
+        # window in a chunk gives -inf there, which adds nothing below)
+        rows = np.concatenate([c[0] for c in chunks])
+        e_hi, e_lo, o_hi, o_lo, w_e = (np.concatenate([c[k] for c in chunks]) for k in (6, 7, 8, 9, 5))
+        present = [sd for sd, op in ((1, o_hi), (-1, o_lo)) if np.any(op)]
+        tails_all = {}
+        if present:
+            def both(x: np.ndarray) -> np.ndarray:
+                return np.concatenate([x] * len(present))
+            nr = rows.size
+            sides = np.concatenate([np.full(nr, float(sd)) for sd in present])
+            e_all = np.concatenate([e_hi if sd == 1 else e_lo for sd in present])
+            o_all = np.concatenate([o_hi if sd == 1 else o_lo for sd in present])
+            t_all = _window_tail(e_all, both(m[rows]), s, sides, both(u[rows]), both(v[rows]), both(bp[rows]),
+                                 both(bq[rows]), alpha, gidx, rel, log_tol, both(w_e), o_all)
+            for k, sd in enumerate(present):
+                tails_all[sd] = t_all[k * nr:(k + 1) * nr]
+        r0 = 0
+        for grp, width, slices, w_up, w_lo, w_est, edge_hi, edge_lo, open_hi, open_lo in chunks:
+            mg = m[grp]
+            rs = slice(r0, r0 + grp.size)
+            r0 += grp.size
+            t_up = np.full((grp.size, na), -np.inf)
+            ok = np.ones((grp.size, na), dtype=bool)
             for side in present:
                 edge, open_ = (edge_hi, open_hi) if side == 1 else (edge_lo, open_lo)
-                tail = tails[side]
+                if not np.any(open_):
+                    continue
+                tail = tails_all[side][rs]
                 with np.errstate(over="ignore", invalid="ignore"):
                     t_up = np.where(np.isposinf(tail), np.inf, np.logaddexp(t_up, tail))
                 bad = open_[:, gidx] & ~(tail <= log_tol + w_est)
