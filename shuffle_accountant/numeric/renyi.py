@@ -1572,14 +1572,15 @@ class _Slab:
             np.copyto(k, q, casting="unsafe")  # q >= -eta: truncation is the floor (0 below)
             np.minimum(k, ncell - 1, out=k)
             kf = k.ravel()
-            W += np.bincount(kf, wt.ravel(), ncell)
+            np.add.at(W, kf, wt.ravel())
             np.subtract(q, k, out=q)  # the position in the cell (within [-eta, 1 + eta])
             np.multiply(q, wt, out=wq)
-            Z += np.bincount(kf, wq.ravel(), ncell)  # sum w (x - x_k) / h
+            np.add.at(Z, kf, wq.ravel())  # sum w (x - x_k) / h
             np.multiply(wq, q, out=wq)
-            S += np.bincount(kf, wq.ravel(), ncell)  # sum w ((x - x_k) / h)^2
+            np.add.at(S, kf, wq.ravel())  # sum w ((x - x_k) / h)^2
         self.W, self.Z, self.S = [W], [Z], [S]
-        # terms per cell: each count puts at most h (c+1) + 2 of its values of a in a cell (+ the chunks' sums)
+        # terms per cell: each count puts at most h (c+1) + 2 of its values of a in a cell (np.add.at adds them to the
+        # cell one by one, in any order: a sum of at most that many non-negative terms; + 1 per count spare)
         self.count = [c.size * (h * (c2 + 1.0) + 3.0)]
         self.h = [h]
         self.eta = 8 * _U / h + 4 * _U  # the rounding of q, in cells
