@@ -190,6 +190,31 @@ assembly (5-8 ms at n = 1e9). Answered within :data:`LOWER_AT_REACH` (relative) 
 (the lines were chosen for ``ε_l``; the loss against a fresh lower end grows as the shift squared,
 measured ~1e-10 relative at a shift of 1e-6, 1e-7 at 1e-4, 4e-6 .. 9e-5 at 9e-4); 0 elsewhere.
 
+*Costs* (measured, CPU, cold ``ε(δ)`` queries at ``δ = 1e-6``, rtol 1e-6; cost only, none of it
+bears on validity). Where the time goes (k = 3, eps0 = 1): at n = 1e3 two window evaluations of
+~1.8 ms (a third is a memo hit), the surrogate ~0.5 ms and the window's set-up ~0.4 ms; at 1e5
+(split) the window's first evaluation ~13 ms (boundary masses 7 ms, of which Boost's cdf/sf
+~4.2 ms and pmf ~0.6 ms for ~10.6k boundaries; kernels 3 ms), its second ~5.5 ms (kinks snapped
+onto cached boundaries) and the block engine on the outer totals ~4-6 ms with its set-up; at 1e7
+(split, one evaluation) the window ~16 ms and the engine ~31 ms in three rounds (48 -> 248 -> 1763
+blocks, the last 20 ms); at 1e9 (engine) three rounds, :meth:`_Engine._make_blocks` ~60 % (the hinge
+functionals' :func:`_tails_by_runs` and the clone-count masses) and the kernel tables ~25 %.
+Adopted: :func:`_tails_by_runs` asks Boost for each run's tail on its own side only (it computed
+both the cdf and the sf of every run and kept one; bit-identical values): n = 1e9, k = 10, eps0 = 2
+30.9 -> 27.7 ms, k = 3, eps0 = 1 21.0 -> 20.3 ms.
+Measured and not adopted: (i) the window's boundary masses walked along chains of boundaries of
+consecutive totals (a kink's boundary at total ``t`` has a partner within a few units at ``t - 1``
+or ``t - 2``; ``F_m(y') = F_{m+1}(y') + ρ P_m(y')`` and pmf sums over the shift, anchors every 128
+boundaries, errors charged per step; the anchor pmf's relative error enters as ``rel |x_c - x_0|``,
+a common factor): within its error bounds against scipy's tails (a prototype, never in the package), ~65-70 % of the boundaries
+walked at n = 1e5 .. 1e6 (walks into a tail lose relative accuracy and fall back to Boost), but
+the numpy walk costs ~0.8 µs a walked boundary against ~0.45 µs for Boost's tail and pmf at these
+sizes: queries 1.1-1.3x slower (n = 1e5, k = 3: 22.1 -> 27.2 ms; 1e6: 37.9 -> 47.9 ms); (ii) kinks
+placed only within a band of the third-value count's mean (±5 .. 7 sd): 3-10 % faster, but brackets
+up to ~1000x wider in relative terms and several cases (n = 1e3, k = 3; 1e5, k = 10; 1e6, k = 3,
+eps0 = 3) fell back to the block engine at 5-10x the time; (iii) WALK_MIN_C 2e4 or 5e3 instead of
+1e5: no change at n = 1e4 .. 3e5 (within noise).
+
 4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
 -----------------------------------------------------------------------
 *blanket <= krr.* The ``krr`` method is ``(1 - p0) · HS(ClonePair(n, q, q, pa', pb', 0))`` =
@@ -499,7 +524,9 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float, pmf_out: list[np.n
     g_len = (g_hi - g_lo + 1.0).astype(np.int64)
     g_j0 = np.clip(np.floor((g_k + 1.0) / rho), g_lo, g_hi)  # each run's largest pmf term
     p0 = bn.pmf(g_k, g_j0, rho)
-    anchor = np.where(g_cdf, bn.cdf(g_k, g_hi, rho), bn.sf(g_k, g_lo, rho))
+    anchor = np.empty(g_k.size)  # each run's Boost tail on its own side only (the other is not used)
+    anchor[g_cdf] = bn.cdf(g_k[g_cdf], g_hi[g_cdf], rho)
+    anchor[~g_cdf] = bn.sf(g_k[~g_cdf], g_lo[~g_cdf], rho)
     budget = bn.tail_error_budget(g_k, np.where(g_cdf, g_hi, g_lo), rho)
     grp_of = np.repeat(np.arange(starts.size), ends - starts + 1)  # run of each sorted request
     col_of = (mo - g_lo[grp_of]).astype(np.int64)
