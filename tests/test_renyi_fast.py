@@ -492,8 +492,9 @@ def test_curve_at_the_largest_n_raises_no_floating_point_warning(eps0: float) ->
 
 
 def test_unique_tail_calls_equal_one_call_per_element() -> None:
-    """The cells' Boost tails are evaluated once per distinct (k, m) (``_unique_call``): the same values,
-    element by element, as calling Boost on every element (repeated edges, two sizes, unsorted)."""
+    """The cells' Boost tails are evaluated once per distinct (k, m) (``_unique_call``, also with a cache kept
+    between calls): the same values, element by element, as calling Boost on every element (repeated edges,
+    two sizes, unsorted)."""
     from shuffle_accountant.numeric import binomial as bn
 
     rng = np.random.default_rng(3)
@@ -503,3 +504,10 @@ def test_unique_tail_calls_equal_one_call_per_element() -> None:
         got = R._unique_call(fn, k, m, 0.5)
         want = np.array([fn(np.array([kk]), np.array([mm]), 0.5)[0] for kk, mm in zip(k, m)])
         assert np.array_equal(got, want)
+        # with a cache: a second call on overlapping and new arguments (half of them cached), and a small one
+        cache: dict = {}
+        assert np.array_equal(R._unique_call(fn, k[::2], m[::2], 0.5, cache), want[::2])
+        k2 = np.concatenate((k, k[:5] + 1.0))
+        want2 = np.concatenate((want, [fn(np.array([kk]), np.array([mm]), 0.5)[0] for kk, mm in zip(k[:5] + 1.0, m[:5])]))
+        assert np.array_equal(R._unique_call(fn, k2[::-1], np.concatenate((m, m[:5]))[::-1], 0.5, cache), want2[::-1])
+        assert np.array_equal(R._unique_call(fn, k[:3], m[:3], 0.5, cache), want[:3])

@@ -234,12 +234,14 @@ def _log_pmf_bracket(a: np.ndarray, m: np.ndarray, p: float) -> tuple[np.ndarray
         return np.where(inside, val - margin, -np.inf), np.where(inside, val + margin, -np.inf)
 
 
-def _unique_call(fn, k: np.ndarray, m: np.ndarray, p: float) -> np.ndarray:
+def _unique_call(fn, k: np.ndarray, m: np.ndarray, p: float, cache: dict | None = None) -> np.ndarray:
     """``fn(k, m, p)`` (a Boost binomial tail, elementwise) evaluated once per distinct ``(k, m)``: the cells
     of one kernel share their edges (a cell's upper edge is the next one's lower edge), and Boost's tails
-    cost ~3.5 us each at ``m ~ 5e8`` (measured: half of the curve's CPU at n = 1e9 before). The same values:
-    each element is Boost's value at its own arguments."""
-    if k.size < 8:
+    cost ~3.5 us each at ``m ~ 5e8`` (measured: half of the curve's CPU at n = 1e9 before). With ``cache``
+    (a dict kept by the caller for one ``p``: per ``fn``, the sorted keys ``k + i m`` and their values), the
+    values of earlier calls are reused too (a split cell keeps its two ends). The same values: each element
+    is Boost's value at its own arguments."""
+    if k.size < 8 and cache is None:
         return fn(k, m, p)
     order = np.lexsort((k, m))
     ks, ms = k[order], m[order]
@@ -247,16 +249,32 @@ def _unique_call(fn, k: np.ndarray, m: np.ndarray, p: float) -> np.ndarray:
     new[0] = True
     np.not_equal(ks[1:], ks[:-1], out=new[1:])
     new[1:] |= ms[1:] != ms[:-1]
-    if np.count_nonzero(new) == k.size:
+    if np.count_nonzero(new) == k.size and cache is None:
         return fn(k, m, p)
     first = np.flatnonzero(new)
-    vals = np.asarray(fn(ks[first], ms[first], p), dtype=float)
+    uk, um = ks[first], ms[first]
+    if cache is None:
+        vals = np.asarray(fn(uk, um, p), dtype=float)
+    else:
+        key = uk + 1j * um  # (integers below 2^53: exact)
+        ck, cv = cache.get(fn, (np.zeros(0, dtype=complex), np.zeros(0)))
+        pos = np.minimum(np.searchsorted(ck, key), max(ck.size - 1, 0))
+        hit = (ck[pos] == key) if ck.size else np.zeros(key.size, dtype=bool)
+        vals = np.empty(key.size)
+        vals[hit] = cv[pos[hit]]
+        miss = ~hit
+        if np.any(miss):
+            vals[miss] = fn(uk[miss], um[miss], p)
+            all_k, all_v = np.concatenate((ck, key[miss])), np.concatenate((cv, vals[miss]))
+            o = np.argsort(all_k, kind="stable")
+            cache[fn] = (all_k[o], all_v[o])
     out = np.empty(k.size)
     out[order] = vals[np.cumsum(new) - 1]
     return out
 
 
-def _edge_masses(edges: np.ndarray, m: np.ndarray, p: float, rel: float) -> tuple[np.ndarray, np.ndarray]:
+def _edge_masses(edges: np.ndarray, m: np.ndarray, p: float, rel: float, cache: dict | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Masses (and error bounds) of ``Bin(m, p)`` on the consecutive integer intervals
     ``[edges[..., k], edges[..., k+1] - 1]`` (last axis), from one ``cdf`` and one ``sf``
     per edge. Each interval uses the tail that is small on its side of the mean (no
@@ -279,9 +297,9 @@ def _edge_masses(edges: np.ndarray, m: np.ndarray, p: float, rel: float) -> tupl
     F = np.zeros(edges.shape)
     S = np.zeros(edges.shape)
     if np.any(need_f):
-        F[need_f] = _unique_call(bn.cdf, edges[need_f] - 1.0, mm[need_f], p)  # Pr[X <= e - 1]
+        F[need_f] = _unique_call(bn.cdf, edges[need_f] - 1.0, mm[need_f], p, cache)  # Pr[X <= e - 1]
     if np.any(need_s):
-        S[need_s] = _unique_call(bn.sf, edges[need_s] - 1.0, mm[need_s], p)  # Pr[X >= e]
+        S[need_s] = _unique_call(bn.sf, edges[need_s] - 1.0, mm[need_s], p, cache)  # Pr[X >= e]
     f0, f1, s0, s1 = F[..., :-1], F[..., 1:], S[..., :-1], S[..., 1:]
     mass = np.where(below, f1 - f0, np.where(above, s0 - s1, 1.0 - f0 - s1))
     err = np.where(
@@ -343,7 +361,8 @@ class _Kernel:
     """``log(K - 1)`` brackets for a batch of kernels at fixed split ``s``, grouped by the
     edges ``edges`` (shape ``(entries, groups + 1)``, first column 0, last ``c + 2``)."""
 
-    def __init__(self, c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, edges: np.ndarray, rel: float):
+    def __init__(self, c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, edges: np.ndarray, rel: float,
+                 cache: dict | None = None):
         self.c, self.s = c, s
         ss = s * (1.0 - s)
         self.bp, self.bq = (u - s) / ss, (v - s) / ss
@@ -357,7 +376,7 @@ class _Kernel:
         #   sum_{a1..a2} (a - a1) M(a) = Pr[Y in [a1, a2]] (s(c+1) - a1) + s (c+1-a1) (B(a1-1) - B(a2)),
         # two terms of the size of the result times |a - mean| / width, each accurate to
         # Boost's relative budget (a difference of cdfs would lose ~ log10(c) digits).
-        py, py_err = _edge_masses(edges, c, s, rel)
+        py, py_err = _edge_masses(edges, c, s, rel, cache)  # (cache: see _unique_call)
         b_e = bn.pmf(edges - 1.0, np.broadcast_to(c[:, None], edges.shape), s)
         b_lo, b_hi = b_e[:, :-1], b_e[:, 1:]
         # the masses of X ~ Bin(c+1, s) from the same numbers (no more binomial calls): with
@@ -1953,6 +1972,7 @@ class RenyiDirection:
         # entries evaluated only at the orders their blocks need (the others bounded by the
         # monotone envelope in c): pairs whose entries all have lam = 1
         self.envelope = pair.p0 == 0.0
+        self._tails: dict = {}  # Boost's tails at the cells' edges, for this split s (_unique_call)
 
     # -- entries and cells ------------------------------------------------------------
     def _entry_ids(self, c: np.ndarray, lam: np.ndarray, need: np.ndarray | None = None) -> np.ndarray:
@@ -2121,7 +2141,7 @@ class RenyiDirection:
         for i in range(0, ent.size, _CELL_BATCH):  # batches: temporaries stay in cache
             sl = slice(i, i + _CELL_BATCH)
             e = ent[sl]
-            k = _Kernel(self.ent_c[e], self.ent_u[e], self.ent_v[e], self.s, edges[sl], self.rel)
+            k = _Kernel(self.ent_c[e], self.ent_u[e], self.ent_v[e], self.s, edges[sl], self.rel, self._tails)
             u, l = k.evaluate(self.alpha)
             gu[sl], gl[sl] = u[:, 0, :], l[:, 0, :]
         self.cell_ent = np.concatenate((self.cell_ent, ent))
@@ -2320,6 +2340,7 @@ class RenyiDirection:
         self.cell_e = np.zeros((0, 2))
         self.cell_up = self.cell_lo = np.zeros((0, na))
         self._sorted = True
+        self._tails = {}  # Boost's tails at the cells' edges (_unique_call)
         self.lo = self.hi = self.lw_up = self.lw_lo = np.zeros(0)
         self.iu = self.il = np.zeros(0, dtype=np.int64)
         self._build_slabs(rtol, log_scale)
