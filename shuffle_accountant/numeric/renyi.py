@@ -1564,6 +1564,10 @@ class _Slab:
         b_start = (c2 + 1) - mi + a_lo_i  # log (m - a)! at a = a_lo + j is t_b[c2 + 1 - m + a_lo + j]
         starts = np.arange(0, c.size, _SLAB_ROWS)
         widths = (np.maximum(np.maximum.reduceat(span_a, starts), -1.0) + 1.0).astype(np.int64) if c.size else starts
+        # columns 0 .. full - 1 of a chunk hold valid points in every row (its smallest span + 1): the validity
+        # mask and the clip of the cell index are needed only from there on (the clip from the column before:
+        # below it a point lies at least 1/((c+1) h) cells, far more than eta, below x_hi)
+        fulls = (np.maximum(np.minimum.reduceat(span_a, starts), -1.0) + 1.0).astype(np.int64) if c.size else starts
         colf_all = np.arange(wmax, dtype=float)
         q0 = a_lo * scale - shift
         # every chunk's temporaries in buffers made once (fresh arrays of this size cost page faults, as much
@@ -1571,25 +1575,28 @@ class _Slab:
         size = _SLAB_ROWS * wmax
         b_w, b_q, b_wq = np.empty(size), np.empty(size), np.empty(size)
         b_k, b_v = np.empty(size, dtype=np.int64), np.empty(size, dtype=bool)
-        for r0, width in zip(starts.tolist(), widths.tolist()):  # rows in chunks (similar widths; temporaries in cache)
+        for r0, width, full in zip(starts.tolist(), widths.tolist(), fulls.tolist()):  # rows in chunks (similar widths)
             if width <= 0:
                 continue
             sl = slice(r0, r0 + _SLAB_ROWS)
             shape = (min(_SLAB_ROWS, c.size - r0), width)
             npt = shape[0] * width
             wt, q, wq = b_w[:npt].reshape(shape), b_q[:npt].reshape(shape), b_wq[:npt].reshape(shape)
-            k, valid = b_k[:npt].reshape(shape), b_v[:npt].reshape(shape)
-            np.less_equal(colf_all[None, :width], span_a[sl, None], out=valid)
+            k = b_k[:npt].reshape(shape)
             np.subtract(row_r[sl, None], win_a[a_lo_i[sl], :width], out=wt)  # log w
             np.subtract(wt, win_b[b_start[sl], :width], out=wt)
             np.maximum(wt, -700.0, out=wt)
             np.exp(wt, out=wt)
-            np.multiply(wt, valid, out=wt)
+            if full < width:  # (the points past a row's window: weight 0)
+                valid = b_v[:shape[0] * (width - full)].reshape(shape[0], width - full)
+                np.less_equal(colf_all[None, full:width], span_a[sl, None], out=valid)
+                np.multiply(wt[:, full:], valid, out=wt[:, full:])
             # cell of each point: q = a/((c+1) h) - xL/h
             np.multiply(colf_all[None, :width], scale[sl, None], out=q)  # j/((c+1) h) + (a_lo/((c+1) h) - xL/h)
             np.add(q, q0[sl, None], out=q)
             np.copyto(k, q, casting="unsafe")  # q >= -eta: truncation is the floor (0 below)
-            np.minimum(k, ncell - 1, out=k)
+            c0 = max(full - 1, 0)
+            np.minimum(k[:, c0:], ncell - 1, out=k[:, c0:])
             kf = k.ravel()
             np.add.at(W, kf, wt.ravel())
             np.subtract(q, k, out=q)  # the position in the cell (within [-eta, 1 + eta])
