@@ -639,8 +639,10 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
     # log f = alpha log p + (1 - alpha) log q = alpha (log p - log q) + log q, two passes over the orders;
     # its rounding is at most 4u alpha (|log p| + |log q|), inside alpha e_max
     lp_f, lq_f = (lp, lq) if finite is None else (np.where(finite, lp, 0.0), np.where(finite, lq, 0.0))
-    ell = np.einsum("j,ew->ejw", alpha, lp_f - lq_f, out=buf1)  # products only (faster than broadcasting)
-    np.add(ell, lq_f[:, None, :], out=ell)  # (entries, orders, window)
+    # (one matrix product [alpha, 1] x [log p - log q; log q] per entry: a single pass over the orders; measured the
+    # same values as the products and the sum, in half the time; a BLAS that fused the two would round once, inside
+    # the same bound)
+    ell = np.matmul(np.stack((alpha, np.ones(na)), axis=1), np.stack((lp_f - lq_f, lq_f), axis=1), out=buf1)
     if p_zero is not None and np.any(p_zero):
         pe, pw = np.nonzero(p_zero)
         ell[pe, :, pw] = -np.inf
