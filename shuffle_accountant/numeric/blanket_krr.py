@@ -270,6 +270,20 @@ MAX_POINTS_PER_BLOCK = 512
 #: at (more would overshoot where the first/second-order models of the gap are rough).
 T_REDUCTION = 32.0
 V_REDUCTION = 16.0
+#: ... except that the block engine alone (not the split route's outer totals) lets the t-part go
+#: up to T_ONE_ROUND-fold where the T_REDUCTION cap alone keeps a round from its goal and that meets
+#: it together with the v-part's reduction (one round instead of a 32-fold round and a ~2-fold one: n = 1e9, k = 3 went 50 -> 332 -> 656
+#: blocks, now 50 -> 656). Cost only. Measured (CPU, min of interleaved runs): n = 1e9 k = 3 eps0 = 1
+#: 20.7 -> 13.1 ms, eps0 = 0.5 23.1 -> 13.2 ms; n = 1e8 .. 1e9 at k = 3/10/100, eps0 = 0.5/1/2
+#: otherwise the same blocks. The t-part taking what the v-part leaves wherever the v-part is capped
+#: (not only where the T_REDUCTION cap binds) split more at tiny deltas: n = 3e8, k = 3, eps0 = 0.5,
+#: eps = 3e-4 (delta 3.5e-33) then met the MAX_CELLS limit unconverged. Not adopted: 128 (n = 3e8, k = 3: the
+#: first-order model undershoots from the first blocks, 657 blocks then 1159 instead of 332 then 1060,
+#: 23 -> 27 ms; n = 1e9, k = 100, eps0 = 0.5 236 -> 170 ms); the split route too (n = 3e6 .. 1e7, k = 3:
+#: 4-7 % slower, a second round still needed); two balanced rounds (sqrt of the reduction each)
+#: where two are needed anyway: n = 1e8 k = 3 eps0 = 2 47 -> 29 ms, but k = 10 eps0 = 2 85 -> 156 ms
+#: (a second evaluation).
+T_ONE_ROUND = 64.0
 #: Blocks at least this wide (t2 - t1) take their lower lines at ``t2`` clones (not ``t2 - 1``).
 SHARE_WIDTH = 8
 #: From this many users on, the engine sums the clone-count mass of blocks narrower than
@@ -1232,6 +1246,7 @@ class _Engine:
         """``hole = (t_lo, t_hi)``: the totals ``t_lo .. t_hi`` are left out (another part of the
         sum bounds them: :class:`_TotalsWindow`); the blocks cover every other total."""
         self.m = model
+        self.hole = hole
         self.N = model.n - 1
         self.rel = bn.pmf_error_budget(max(model.n, 2))  # pmf values; tails charge their own
         self.narrow = ENGINE_NARROW if model.n >= ENGINE_NARROW_N else bn.NARROW
@@ -1741,7 +1756,12 @@ class _Engine:
             # the fewest parts for a goal G are m_i = sqrt(r_i) sum_j sqrt(r_j) / G (at most 64,
             # never below width one; at most a T_REDUCTION-fold reduction per round)
             tot_t = float(np.sum(tg))
+            tot_j = float(np.sum(jg))
+            goal_j = max(keep_total * tot_j / parts, tot_j / V_REDUCTION)
             goal_t = max(keep_total * tot_t / parts, tot_t / T_REDUCTION)
+            room = keep_total - goal_j  # what the v-part leaves of the goal this round
+            if self.hole is None and tot_t / T_REDUCTION > room > 0.0 and tot_t <= T_ONE_ROUND * room:
+                goal_t = room  # the cap alone keeps this round from the goal: the t-part takes the rest
             m_t = np.zeros(nblk)
             if tot_t > goal_t > 0.0:
                 root = np.sqrt(tg)
@@ -1751,8 +1771,6 @@ class _Engine:
             # second order in the spacing) and about doubles its cells. The fewest cells for the
             # goal: multipliers x_i = 2^L_i proportional to (r_i / cells_i)^(1/3), scaled so that
             # sum_i r_i / x_i^2 meets the goal (levels 0 to 3 per round, at most V_REDUCTION-fold)
-            tot_j = float(np.sum(jg))
-            goal_j = max(keep_total * tot_j / parts, tot_j / V_REDUCTION)
             raise_lv = np.zeros(nblk, dtype=int)
             if tot_j > goal_j > 0.0:
                 cells = b.count.astype(float)
