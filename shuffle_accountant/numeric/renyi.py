@@ -400,14 +400,16 @@ class _Kernel:
         self.y2 = (self.a2 - s * mc) / mc
         self.err_y = 4 * _U * (np.abs(self.y1) + np.abs(self.y2) + s)
         self.tiny = self.mass <= _TINY
-        log_ch = _log_chernoff(self.a1, self.a2, np.broadcast_to(mc, self.a1.shape), s)
-        pmf_lo, pmf_up = _log_pmf_bracket(self.a1, np.broadcast_to(mc, self.a1.shape), s)
-        self.logm_up = np.where(
-            self.tiny, np.where(self.unit, np.minimum(log_ch, pmf_up), log_ch), _safe_log(self.mass + self.mass_err)
-        )
-        self.logm_lo = np.where(
-            self.tiny, np.where(self.unit, pmf_lo, -np.inf), _safe_log(self.mass - self.mass_err)
-        )
+        self.logm_up = _safe_log(self.mass + self.mass_err)
+        self.logm_lo = _safe_log(self.mass - self.mass_err)
+        if np.any(self.tiny):  # (Chernoff's bound and the pmf's bracket where the mass underflows: the same elementwise values)
+            ti = np.nonzero(self.tiny)
+            a1t, mt = self.a1[ti], np.broadcast_to(mc, self.a1.shape)[ti]
+            log_ch = _log_chernoff(a1t, self.a2[ti], mt, s)
+            pmf_lo, pmf_up = _log_pmf_bracket(a1t, mt, s)
+            unit = self.unit[ti]
+            self.logm_up[ti] = np.where(unit, np.minimum(log_ch, pmf_up), log_ch)
+            self.logm_lo[ti] = np.where(unit, pmf_lo, -np.inf)
         self.logm_up = np.where(self.empty, -np.inf, self.logm_up)
         self.logm_lo = np.where(self.empty, -np.inf, self.logm_lo)
 
