@@ -1051,3 +1051,29 @@ def test_lattice_without_slope_keeps_its_lower_end():
     full = bm._Lattice(cf, 90).evaluate(plan)
     assert bare.slope == 0.0 and full.slope > 0.0 and bare.lower == full.lower > 0.0
     assert bare.lower_at(1e-4) == bare.lower < full.lower_at(1e-4)
+
+
+def test_reused_memory_changes_nothing_but_the_allocator(monkeypatch):
+    """:func:`reused_memory` (speed only): the same brackets, bit for bit, with and without it on the
+    lattice (SUE, n = 1e6) and the separable engine (OUE, n = 500); nested uses restore glibc's
+    thresholds once, at the outermost exit (the depth returns to 0)."""
+    cases = [(SUE(100, 1.0), 10**6, 2e-3), (OUE(100, 1.0), 500, 0.2)]
+    got = {}
+    for on in (True, False):
+        monkeypatch.setattr(bm, "REUSE_MEMORY", on)
+        got[on] = [BlanketProfile(r, n).bounds(eps, 1e-6) for r, n, eps in cases]
+    for a, b in zip(got[True], got[False]):
+        assert (a.lower, a.upper) == (b.lower, b.upper) and a.upper > 0.0
+    monkeypatch.setattr(bm, "REUSE_MEMORY", True)
+    calls = []
+    if bm._mallopt() is not None:
+        real = bm._mallopt()
+        monkeypatch.setattr(bm, "_mallopt", lambda: lambda p, v: calls.append((p, v)) or real(p, v))
+    with bm.reused_memory():
+        with bm.reused_memory():
+            assert bm._ALLOC_DEPTH[0] == 2
+        assert bm._ALLOC_DEPTH[0] == 1
+    assert bm._ALLOC_DEPTH[0] == 0
+    if calls:
+        assert calls == [(bm._M_MMAP_THRESHOLD, bm._MALLOC_KEEP), (bm._M_TRIM_THRESHOLD, bm._MALLOC_KEEP),
+                         (bm._M_MMAP_THRESHOLD, bm._MALLOC_DEFAULT), (bm._M_TRIM_THRESHOLD, bm._MALLOC_RETAIN)]

@@ -131,7 +131,12 @@ per cell: trimming at ``1e-13`` instead of :data:`TRIM_REL` leaves 22 % fewer ce
 time. The pmf runs of ``A`` and ``B`` do not depend on eps: :class:`RunPmf` keeps them across the
 search's evaluations (at ``n = 1e3``, k = 100, eps0 = 1 the second evaluation asks for the same
 ``m`` and takes every run from the first, ~1.2e5 -> ~6e4 pmf points per search; CPU, min of 8
-cold searches: 25-28 -> 22.5-24 ms).
+cold searches: 25-28 -> 22.5-24 ms). A third of a search's CPU time at ``n = 1e3`` (3300 page faults:
+fresh pages for every large temporary) went to the kernel; :func:`.blanket_matrix.reused_memory`
+(around every :meth:`.blanket_matrix.PairBlanket.bounds` call) keeps the freed memory: 20.3 ->
+13.2 ms (SUE k = 100, eps0 = 1, two evaluations). Tried and not adopted: asking the refinement of
+the blocks of ``m`` for 0.8 or 1.0 of the width instead of 0.5 (fewer ``m``; within timing noise at
+``n = 10 .. 1e3``, same evaluations).
 :data:`SEPARABLE_MAX_N` is the suggested cut-over. :data:`MAX_CELLS` caps the work of one call (the
 bracket reached is returned, certified, with ``converged = False``).
 
