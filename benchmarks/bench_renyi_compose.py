@@ -16,9 +16,10 @@ before each run; the blanket engines' own per-(n, k, eps0) cache is not, so repe
 measure a warm engine).
 
 Run: python benchmarks/bench_renyi_compose.py [--repeats R] [--quick] [--randomizer] [--clock cpu] [--stat min]
-[--renyi-only] (the curve and the query only: a quick check of the curve's ratio) [--old-rev REV] (with
---renyi-only: also the curve of the package at git revision REV, extracted to a temporary directory and
-timed in a subprocess between this process's repetitions, same clock and statistic)
+[--renyi-only] (the curve and the query only: a quick check of the curve's ratio; also at n = 5e3, 3e4, 3e6,
+where the curve changes regime) [--old-rev REV] (with --renyi-only: also the curve of the package at git revision
+REV, extracted to a temporary directory and timed in a subprocess between this process's repetitions, same clock
+and statistic) [--ns 3e3,5e3] (with --renyi-only: these n only)
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from shuffle_accountant import api, pld
 from shuffle_accountant import composition as comp
 
 NS = [10, 100, 10**3, 3 * 10**3, 10**4, 10**5, 10**6, 10**7, 10**9]  # 3e3: the Renyi curve's worst case
+#: --renyi-only: also n where the curve changes regime (measured worst ratios, 2026-11-23 evening): 5e3 (slab plus
+#: two rounds of blocks below it), 3e4 (no slab fits), 3e6 (kernels beyond the term-by-term window: cells)
+RENYI_NS = sorted(NS + [5 * 10**3, 3 * 10**4, 3 * 10**6])
 
 
 def cold(fn: Callable[[], object]) -> Callable[[], object]:
@@ -82,10 +86,12 @@ def main() -> None:
     ap.add_argument("--stat", choices=sorted(STAT), default="median")
     ap.add_argument("--renyi-only", action="store_true", help="only the Renyi curve next to the query (no compose)")
     ap.add_argument("--old-rev", default=None, help="with --renyi-only: also time the curve at this git revision")
+    ap.add_argument("--ns", default=None, help="with --renyi-only: comma-separated n (e.g. 3e3,5e3,3e4)")
     args = ap.parse_args()
     if args.renyi_only:
-        renyi_table([10**3, 3 * 10**3, 10**4, 10**6] if args.quick else NS, args.repeats, args.clock, args.stat,
-                    args.old_rev)
+        ns = ([int(float(x)) for x in args.ns.split(",")] if args.ns else
+              [10**3, 3 * 10**3, 10**4, 10**6] if args.quick else RENYI_NS)
+        renyi_table(ns, args.repeats, args.clock, args.stat, args.old_rev)
         return
     ns = [10**3, 3 * 10**3, 10**4, 10**6] if args.quick else NS
     try:
