@@ -184,6 +184,41 @@ carries a floating-point error bound; nothing is truncated.
    four of the ends. Tests: ``tests/test_blanket_matrix.py`` against the mpmath oracle (fails with
    1.05x the slope) and first-order tight (fails with 0.5x).
 
+9. **The level-2 functionals from the spectra** (*derived*; :func:`_spectral_functionals`). The
+   functionals of item 4 are ``G(z) = sum_{t >= 1 - z} T(t) w_G(t + z)`` and ``Hf(z)`` (weights
+   ``w_G(u) = u H a^u``, ``w_H(u) = a^u``, ``a = e^{-theta H}``) for the laws ``T`` of level 2, at the shifts
+   ``z_min <= z <= z_top`` of one block. With the half spectrum ``T^(f)`` of the law on the circle of
+   ``N`` points (``N`` = the level-2 FFT size) and any ``1 <= U < N``, the truncated kernel applied to
+   the circular law ``C(t) = sum_i T(t + i N)`` is, by the inverse DFT of ``C`` and the symmetry of a
+   real law, ``F_U(z) = sum_{u=1}^{U} w(u) C(u - z) = (1/N) sum_{f=0}^{N/2} mult_f Re[T^(f) K_U(f)
+   e^{-2 pi i f z / N}]`` with ``K_U(f) = sum_{u=1}^{U} w(u) e^{2 pi i f u / N}`` in closed form (``q = a
+   e^{i phi}``, ``d = 1 - q``: ``K_H = q (1 - q^U) / d``, ``K_G = H q (1 - q^U (1 + U d)) / d^2``). Since
+   ``U < N`` a point ``s`` of ``T`` meets the kernel at most once, at ``u = (s + z) mod N``: ``F_U`` and
+   ``G`` agree on every ``s`` with ``1 <= s + z <= U``; the others are ``s >= U + 1 - z_top`` (``G`` has
+   ``w(s + z)``, ``F_U`` at most another weight) and ``s <= U - z_min - N`` (``F_U`` only), each weight at
+   most ``1/(e theta)`` (``G``) or 1 (``Hf``), so ``|F_U - G| <= wmax (P[T >= U + 1 - z_top] + P[T <= U -
+   z_min - N])`` (Chernoff bounds from the level's generating function; ``U`` puts the two events
+   equally far from the mean; the circle is longer than the window by the range of the shifts, so
+   that they are as far out as the window's ends were). No inverse FFT: only the live frequencies
+   of the power (:func:`_power` sets the others to exactly 0; a few dozen) enter, and the phases
+   ``e^{-2 pi i f z / N}`` come from three small tables (``z = z_min + Q j + l``). Floating point,
+   added to the upper and subtracted from the lower end: the spectrum's error ``om`` costs ``(1/N)
+   sum mult om`` times ``sum_{u >= 1} w(u)`` (``a/(1 - a)``, ``H a/(1 - a)^2``; as the uniform entry
+   bound of :func:`_inverse` did); the float ``a`` against ``e^{-theta H}`` (within ``2.01 u``) moves
+   ``K`` by at most ``3 u a`` times ``|dK/da| <= 1/(1 - a)^2`` or ``H (1 + a)/(1 - a)^3`` per unit of
+   ``(1/N) sum mult |T^|``; the closed forms (angles relative ``3 u``, ``sin``/``cos`` 4 ulp, ``|delta d| <= 51 u |d|``,
+   ``|delta q| <= 68 u |q|``, the numerator with ``|q^U (1 + U d)| <= 1/2``, else not used, ``a^U =
+   exp(U log a)`` within ``2 |U log a| u``: ``(512 + 2 |U log a|) u`` for ``K``), the twiddles (``33 u`` each,
+   three of them) and the sums of ``n_f`` terms (``(4 n_f + 32) u``) are charged relative to the sum of
+   the terms' magnitudes; terms below ``1e-22`` of that sum are left out and charged whole. It
+   replaces one inverse FFT of ``N`` points and the discounted sums over the window per law; used
+   when (frequencies) x (shifts) is at most :data:`SPECTRAL_WORK` ``N``, else (and where the closed
+   forms could cancel) the window. Measured (CPU, fresh processes, 3 queries each, min of 3x3, SUE /
+   OUE / OLH k = 100, eps0 = 1): ``n = 1e7`` 77 / 75 / 82 -> 65 / 63 / 71 ms; ``1e9`` (five evaluations)
+   49 / 49 / 52 -> 34 / 38 / 39 ms; ``1e5`` 18 -> 17-20 ms (within noise). Tests:
+   ``tests/test_blanket_matrix.py`` against 40-digit sums of the non-circular law (one circle shorter
+   than the law's support: fails without the truncation charges) and against the window.
+
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
 ``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) less the floating-point share
 expected when that is 15-60 % of it (the share measured at the pair's last lattice, else
@@ -208,7 +243,10 @@ Cost notes (issue 10, unary encoding and local hashing; CPU, SUE / OUE / OLH k =
 delta = 1e-6, rtol 1e-6). One evaluation at ``n = 1e7`` is six FFTs of ``~1e6`` points (about half
 of it) and as much again in ``~1e6``-point numpy passes; a quarter of the CPU time of a query went
 to page faults (every large temporary a fresh ``mmap``): :func:`reused_memory` keeps the freed
-memory during an evaluation (bit-identical results; measured in its docstring). Tried and not
+memory during an evaluation (bit-identical results; measured in its docstring). Item 9 replaces the
+level-2 inverse FFT and the window's discounted sums by sums over the few live frequencies (five
+FFTs instead of six at ``n = 1e7``; at ``n = 1e9`` level 2 was over half of each of the search's five
+evaluations at the floating-point floor). Tried and not
 adopted: a level-2 circle that starts where the functionals read, charging the wrapped lower tail
 with the weights ``e^{-theta x}`` (shorter ``n2`` only where ``theta sd(T) >= 3``, i.e. delta =
 1e-9 or ``n <= 1e6``: 0.6-0.8x ``n2``; none at ``n = 1e7`` and ``1e9`` where ``theta sd(T)`` is 2.3 and
@@ -802,6 +840,137 @@ def _inverse(w: np.ndarray, om: np.ndarray, size: int) -> tuple[np.ndarray, floa
     return circ, e, e_round, l2
 
 
+def _entry_error(om: np.ndarray, size: int) -> float:
+    """The part of :func:`_inverse`'s uniform entry bound propagated from the spectrum's error
+    ``om`` (no inverse FFT is rounded): ``sum_k mult_k om_k / size`` with its rounding."""
+    mult_sum = 2.0 * float(np.sum(om)) - float(om[0]) - (float(om[-1]) if size % 2 == 0 else 0.0)
+    return max(mult_sum, 0.0) / size * (1.0 + fp.sum_error(len(om)) + 8 * _U)
+
+
+#: item 9's rounding charges, in units of u relative to the sum of the magnitudes of the terms:
+#: the closed forms ``K`` (plus ``2 |U log a|`` for ``a^U``) and the twiddles with the sums
+_K_ROUND = 512.0
+_TW_ROUND = 128.0
+#: item 9 is used when (frequencies summed) x (shifts) is at most this many times the circle
+SPECTRAL_WORK = 3.0
+#: item 9 leaves out the frequencies whose terms are below this part of the sum of all (charged)
+SPECTRAL_DROP = 1e-22
+
+
+class _NoSpectral(Exception):
+    """Item 9 does not apply (the caller takes the inverse FFT and the window)."""
+
+
+def _unit_phases(f: np.ndarray, n: np.ndarray, size: int) -> np.ndarray:
+    """``e^{-2 pi i f n / size}`` for integer arrays ``f, n`` (broadcast; ``|f n| < 2^63``): the phase
+    index ``m = f n mod size`` is exact (int64), the angle ``fl(2 pi) fl(m / size)`` within ``3 u 2 pi
+    < 19 u`` of ``2 pi m / size``, cosine and sine (1-Lipschitz) within 4 ulp of their values there:
+    each within ``23 u`` of the exact one, the complex number within ``33 u`` (item 9)."""
+    m = np.mod(f * n, size)
+    phi = (2.0 * math.pi) * (m / size)
+    return np.cos(phi) - 1j * np.sin(phi)
+
+
+def _spectral_functionals(w: np.ndarray, e_p: float, size: int, lm, mass: float, theta: float, H: float,
+                          z_min: int, z_top: int, scale: float, mean: float):
+    """Item 9: the functionals of :meth:`_Lattice._functionals` at the shifts ``z_min <= z <= z_top``
+    from the *half spectrum* ``w`` of the law ``T`` on the circle of ``size`` points (``w`` exactly 0 at
+    the dead frequencies of :func:`_power`; every entry within ``om`` of the exact spectrum, ``e_p =
+    sum_k mult_k om_k / size`` by :func:`_entry_error`; ``lm`` a bound on ``log E[e^{lam T}]`` in real
+    units, ``scale`` its spread for the Chernoff grid, ``mean`` an estimate of its mean in lattice units
+    that places the truncation), without the inverse FFT. Same return: a
+    function of ``z`` giving ``(G_up, G_lo, Hf_up, Hf_lo, sup G, sup Hf)``. Raises :class:`_NoSpectral`
+    where it does not apply. Proof in the module docstring, item 9."""
+    a = math.exp(-theta * H)
+    if not 0.5 <= a < 1.0:
+        raise _NoSpectral
+    one_m_a = 1.0 - a  # exact (Sterbenz)
+    # the exact e^{-theta H} is within 2.01 u of the float a: a_max bounds both; om_lo is below 1 - a''
+    # for every a'' between them (-expm1 within 3 u of 1 - e^{-theta H}, then the distance to a)
+    a_max = a * (1.0 + 3 * _U)
+    om_lo = -math.expm1(-theta * H) * (1.0 - 4 * _U) - 3 * _U * a
+    if not om_lo > 0.0:
+        raise _NoSpectral
+    live = np.flatnonzero(w)
+    nf = len(live)
+    count = z_top - z_min + 1
+    if count < 1 or nf * (count + 64) > 4.0 * SPECTRAL_WORK * size:
+        raise _NoSpectral  # (before the pruning below: at most 4x)
+    # the truncation U: the two tail events below equally far from the mean (any U is sound)
+    U = min(max(int(math.floor(mean + 0.5 * (size + z_min + z_top - 1))), 1), size - 1)
+    f = live.astype(np.int64)
+    mult = np.where((f == 0) | (2 * f == size), 1.0, 2.0)
+    # K_H = sum_{u=1}^{U} q^u = q (1 - q^U) / (1 - q), K_G = H sum u q^u = H q (1 - q^U (1 + U d)) / d^2,
+    # q = a e^{i phi}, d = 1 - q = (1 - a) + 2 a sin^2(phi/2) - 2 i a sin(phi/2) cos(phi/2)
+    half = np.sin(math.pi * (f / size))
+    chalf = np.cos(math.pi * (f / size))
+    re = one_m_a + 2.0 * a * half * half
+    d = re + 1j * (-2.0 * a * half * chalf)
+    q = a * ((1.0 - 2.0 * half * half) + 2j * half * chalf)
+    log_au = U * math.log(a)
+    a_u = math.exp(log_au)
+    q_u = a_u * np.conj(_unit_phases(f, np.full(nf, U, dtype=np.int64), size))
+    big = a_u * (1.0 + U * (re + 2.0 * a * half))  # >= |q^U (1 + U d)|
+    if float(np.max(big, initial=0.0)) * (1.0 + 1e-6) > 0.5:
+        raise _NoSpectral  # (the numerators could cancel)
+    k_h = q * (1.0 - q_u) / d
+    k_g = H * q * (1.0 - q_u * (1.0 + U * d)) / (d * d)
+    wl = w[live]
+    c_h = wl * k_h * (mult / size)
+    c_g = wl * k_g * (mult / size)
+    abs_h, abs_g = np.abs(c_h), np.abs(c_g)
+    s_abs_h = float(np.sum(abs_h)) * (1.0 + 1e-9)
+    s_abs_g = float(np.sum(abs_g)) * (1.0 + 1e-9)
+    s_w = float(np.sum(mult * np.abs(wl))) / size * (1.0 + 1e-9)
+    # terms below SPECTRAL_DROP of the sums are left out and charged whole (|twiddle| <= 1 + 33 u)
+    keep = (abs_h > SPECTRAL_DROP * s_abs_h) | (abs_g > SPECTRAL_DROP * s_abs_g)
+    drop_h = float(np.sum(np.where(keep, 0.0, abs_h))) * (1.0 + 1e-9)
+    drop_g = float(np.sum(np.where(keep, 0.0, abs_g))) * (1.0 + 1e-9)
+    f, c_h, c_g = f[keep], c_h[keep], c_g[keep]
+    nf = len(f)
+    if nf * (count + 64) > SPECTRAL_WORK * size:
+        raise _NoSpectral
+    rnd = (_K_ROUND + 2.0 * abs(log_au) + _TW_ROUND + 4.0 * nf + 32.0) * _U
+    # the float a against e^{-theta H}: |dK_H/da| <= 1/(1 - a'')^2, |dK_G/da| <= H (1 + a'')/(1 - a'')^3
+    da = 3 * _U * a
+    e_a_h = s_w * da / (om_lo * om_lo)
+    e_a_g = s_w * da * H * (1.0 + a_max) / (om_lo * om_lo * om_lo)
+    # the spectrum's error: |K| <= sum_{u >= 1} of the exact weights (a/(1-a), H a/(1-a)^2)
+    k0_h = a_max / om_lo
+    k0_g = H * a_max / (om_lo * om_lo)
+    # truncation at U and the wrapped law: P[T >= U + 1 - z_top] + P[T <= U - z_min - size]
+    p_up, p_lo = _chernoff(lm, (U - z_top) * H, (U - z_min - size + 1) * H, scale)
+    wmax_g = 1.0 / (math.e * theta)
+    tau_h = (p_up + p_lo) * (1.0 + 1e-12)
+    err_h = (e_p * k0_h + rnd * s_abs_h + e_a_h + drop_h) * (1.0 + 1e-6) + tau_h
+    err_g = (e_p * k0_g + rnd * s_abs_g + e_a_g + drop_g) * (1.0 + 1e-6) + tau_h * wmax_g * (1.0 + 1e-12)
+    if not (math.isfinite(err_h) and math.isfinite(err_g)):
+        raise _NoSpectral
+    # the values at every z = z_min + kq Q + kr: the phase e^{-i phi z} from three small tables
+    Q = max(1, math.isqrt(count))
+    rows = -(-count // Q)
+    fc = f[:, None]
+    base = _unit_phases(f, np.full(nf, z_min, dtype=np.int64), size)
+    ph_hi = _unit_phases(fc, (np.arange(rows, dtype=np.int64) * Q)[None, :], size)  # (nf, rows)
+    ph_lo = _unit_phases(fc, np.arange(Q, dtype=np.int64)[None, :], size)  # (nf, Q)
+    coef = np.stack((c_g * base, c_h * base))  # (2, nf)
+    dmat = coef[:, :, None] * ph_hi[None, :, :]  # (2, nf, rows)
+    vals = np.einsum("sfr,fq->srq", dmat.real, ph_lo.real) - np.einsum("sfr,fq->srq", dmat.imag, ph_lo.imag)
+    g_all = vals[0].reshape(-1)[:count]
+    h_all = vals[1].reshape(-1)[:count]
+
+    def at(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+        zz = np.asarray(z, dtype=np.int64)
+        if len(zz) and (int(np.max(zz)) > z_top or int(np.min(zz)) < z_min):
+            raise ValueError("blanket lattice: functional asked beyond its planned shifts")
+        g = g_all[zz - z_min]
+        hf = h_all[zz - z_min]
+        return (g + err_g, np.maximum(g - err_g, 0.0), hf + err_h, np.maximum(hf - err_h, 0.0),
+                mass * wmax_g, mass)
+
+    return at
+
+
 def _window_l1(length: int, e: float, e_round: float, l2: float) -> float:
     """Bound on the 1-norm of the error of ``length`` entries of a law from :func:`_inverse`:
     entrywise, or the rounding part entrywise plus Cauchy-Schwarz on the propagated part
@@ -887,6 +1056,8 @@ def _window(circ: np.ndarray, start: int, length: int) -> np.ndarray:
 
 
 _LAMBDAS = np.geomspace(1e-3, 40.0, 28)
+#: item 9 (the level-2 functionals from the spectra) is used
+SPECTRAL = True
 
 
 def _chernoff(log_mgf, upper: float, lower: float, scale: float) -> tuple[float, float]:
@@ -1204,7 +1375,10 @@ class _Lattice:
                 t_lo, t_hi = min(ends), max(ends)
             else:
                 bounded = False
-        n2 = _fft_len(max(t_hi - t_lo + 1, 2 * len(pz) + 8))
+        # (item 9 truncates its kernels half the range of the shifts inside each end of the window: the
+        # circle is longer by that range, so that its tails are as far as the window's)
+        extra = (max(len(pz), len(qz)) + (len(qzr) if r > 0 else 0)) if SPECTRAL and not bounded else 0
+        n2 = _fft_len(max(t_hi - t_lo + 1 + extra, 2 * len(pz) + 8))
         if n2 > MAX_FFT:
             raise _TooLarge(n2)
         sizes.append(n2)
@@ -1220,27 +1394,34 @@ class _Lattice:
                 w_tb, o_tb = _product(w_b1, o_b1, zf, np.broadcast_to(e_zf, zf.shape))
         else:
             w_t1, o_t1 = w_b1, o_b1
-        c_t1, e_t1, _, _ = _inverse(w_t1, o_t1, n2)
-
         def lm_t1(lam: np.ndarray) -> np.ndarray:
             return (B - 1) * lm_z(lam, b) + (lm_z(lam, r) if r > 0 else 0.0)
 
         def lm_tb(lam: np.ndarray) -> np.ndarray:
             return B * lm_z(lam, b)
 
-        laws = [(c_t1, e_t1, lm_t1)]
-        if r > 0 and need_lower:
-            c_tb, e_tb, _, _ = _inverse(w_tb, o_tb, n2)
-            laws.append((c_tb, e_tb, lm_tb))
         sd2_real = sd2 * H
-        funcs = []
+        funcs: list = []
         # the largest shift each law's functionals are asked at (Z of a full block: pz and qz;
-        # of the remainder: qzr)
+        # of the remainder: qzr), and the least
         z_tops = [z0 + max(len(pz), len(qz)) - 1, z0r + len(qzr) - 1]
-        for (circ, e_p, lm), z_top in zip(laws, z_tops):
-            tail_hi, tail_lo = (0.0, 0.0) if bounded else _chernoff(lm, t_hi * H, t_lo * H, sd2_real)
-            mass = float(np.exp(lm(np.zeros(1))[0]))  # bound on the total (tilted) mass
-            funcs.append(self._functionals(circ, t_lo, e_p, tail_hi + tail_lo, mass, theta, H, z_top))
+        z_mins = [z0, z0r]
+        spec_laws = [(w_t1, o_t1, lm_t1)] + ([(w_tb, o_tb, lm_tb)] if r > 0 and need_lower else [])
+        if SPECTRAL and not bounded:
+            # item 9: the functionals from the spectra, without the inverse FFTs
+            try:
+                for (ws, os_, lm), z_top, z_mn, mu in zip(spec_laws, z_tops, z_mins, (mu2, B * mean_z)):
+                    mass = float(np.exp(lm(np.zeros(1))[0]))
+                    funcs.append(_spectral_functionals(ws, _entry_error(os_, n2), n2, lm, mass, theta, H, z_mn, z_top,
+                                                       sd2_real, mu))
+            except _NoSpectral:
+                funcs = []
+        if not funcs:
+            for (ws, os_, lm), z_top in zip(spec_laws, z_tops):
+                circ, e_p, _, _ = _inverse(ws, os_, n2)
+                tail_hi, tail_lo = (0.0, 0.0) if bounded else _chernoff(lm, t_hi * H, t_lo * H, sd2_real)
+                mass = float(np.exp(lm(np.zeros(1))[0]))  # bound on the total (tilted) mass
+                funcs.append(self._functionals(circ, t_lo, e_p, tail_hi + tail_lo, mass, theta, H, z_top))
         # ---- assemble
         g_up, g_lo, _, _, g_sup, _ = funcs[0](np.arange(z0, z0 + len(pz)))
         u_up = (float(np.sum(np.where(pz >= 0.0, pz * g_up, pz * g_lo))) + eps_z * g_sup) * grow_n
