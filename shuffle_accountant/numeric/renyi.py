@@ -509,7 +509,7 @@ def _scratch(size: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray,
-                   width: float) -> tuple[np.ndarray, np.ndarray]:
+                   width: float, m_top: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A first guess, per entry and order, of the window ``[lo, hi]`` of ``a`` that carries
     the kernel sum (only a starting point: :func:`_exact_excess` certifies the tails beyond it).
 
@@ -522,7 +522,8 @@ def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alph
     xl = np.zeros((m.size, alpha.size))
     xr = np.ones((m.size, alpha.size))
     # a guess: the mode to 1/40 of the binomial's spread sqrt(m s(1-s)) (for any s) is plenty
-    steps = int(min(26, math.ceil(5.5 + 0.5 * math.log2(max(float(np.max(m)), 1.0)))))
+    # (the bisection's length from the largest m, or m_top: a subset of entries gets the same windows)
+    steps = int(min(26, math.ceil(5.5 + 0.5 * math.log2(max(float(np.max(m)) if m_top is None else m_top, 1.0)))))
     am, a1m = al / mm, (1.0 - al) / mm
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for _ in range(steps):
@@ -844,33 +845,12 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     return log_up, log_lo, log_est
 
 
-def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: np.ndarray, rel: float,
-                  tail_tol: float, max_window: int = _EXACT_WINDOW) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Certified ``log(K - 1)`` brackets (entries x orders) of kernels ``(c, u, v)``, summed
-    term by term over a window of ``a`` with certified geometric tails beyond it.
-
-    Tails (*derived*): for ``a >= hi`` the term ratio ``M(a+1) f(x_{a+1}) / (M(a) f(x_a))``
-    is at most ``rho = M(hi+1)/M(hi) * exp(max phi' / m)``: the binomial ratio
-    ``(m-a)/(a+1) * s/(1-s)`` decreases in ``a``, and ``phi' = alpha bp/p + (1-alpha) bq/q``
-    is at most ``alpha bp/p(x_hi) + (1-alpha) bq/q(1)`` on ``[x_hi, 1]`` (``b/(1 + b y)``
-    decreases in ``y``). If ``rho < 1`` the tail of ``sum M f`` is at most
-    ``M(hi) f(x_hi) rho / (1 - rho)``; and ``g <= f + (-1 - f'(s) y)_+``, the second part
-    at most the tail probability (the same geometric bound with the binomial ratio alone)
-    times its largest value at the ends. The lower tail is the mirror image. Windows whose
-    tails exceed ``tail_tol`` times the window sum are widened.
-
-    Returns ``(log upper, log lower, done)``; entries with ``done = False`` need more than
-    ``max_window`` terms and are left to the cells of :class:`_Kernel`.
-    """
-    m = c + 1.0
-    ss = s * (1.0 - s)
-    bp, bq = (u - s) / ss, (v - s) / ss
-    if np.max(m) <= _FULL_WINDOW and alpha.size >= _FULL_ORDERS:  # small supports: every term, no tails
-        full = np.broadcast_to(m[:, None], (m.size, alpha.size))
-        return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, np.zeros(full.shape),
-                            full.copy(), [slice(0, alpha.size)])
-    width = math.sqrt(2.0 * math.log(1.0 / tail_tol)) + 1.5  # in spreads: Gaussian tails below tail_tol
-    lo_o, hi_o = _tilted_window(m, s, bp, bq, alpha, width)
+def _exact_windows(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v: np.ndarray,
+                   alpha: np.ndarray, width: float, tail_tol: float, m_top: float) -> tuple[np.ndarray, np.ndarray]:
+    """The windows ``[lo, hi]`` (entries x orders) of :func:`_exact_excess` (only the work depends on them: the tails
+    beyond are certified); entry by entry, so a subset of entries gets the same windows (``m_top``: the largest ``m``
+    of the whole call, which sets the bisection's length)."""
+    lo_o, hi_o = _tilted_window(m, s, bp, bq, alpha, width, m_top)
     # every window also spans the smallest order's (about the binomial's bulk): the tail facing
     # that bulk is small only past it (g is of the order of f + |f'(s) y|) ... unless the order's
     # sum is so large that the crude bound of that tail (its largest end value of g, times
@@ -925,6 +905,53 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
             lo_o, hi_o = np.minimum(lo_o, lo0), np.maximum(hi_o, hi0)
     lo_o = np.clip(lo_o, 0.0, m[:, None])
     hi_o = np.clip(hi_o, lo_o, m[:, None])
+    return lo_o, hi_o
+
+
+def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: np.ndarray, rel: float,
+                  tail_tol: float, max_window: int = _EXACT_WINDOW) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Certified ``log(K - 1)`` brackets (entries x orders) of kernels ``(c, u, v)``, summed
+    term by term over a window of ``a`` with certified geometric tails beyond it.
+
+    Tails (*derived*): for ``a >= hi`` the term ratio ``M(a+1) f(x_{a+1}) / (M(a) f(x_a))``
+    is at most ``rho = M(hi+1)/M(hi) * exp(max phi' / m)``: the binomial ratio
+    ``(m-a)/(a+1) * s/(1-s)`` decreases in ``a``, and ``phi' = alpha bp/p + (1-alpha) bq/q``
+    is at most ``alpha bp/p(x_hi) + (1-alpha) bq/q(1)`` on ``[x_hi, 1]`` (``b/(1 + b y)``
+    decreases in ``y``). If ``rho < 1`` the tail of ``sum M f`` is at most
+    ``M(hi) f(x_hi) rho / (1 - rho)``; and ``g <= f + (-1 - f'(s) y)_+``, the second part
+    at most the tail probability (the same geometric bound with the binomial ratio alone)
+    times its largest value at the ends. The lower tail is the mirror image. Windows whose
+    tails exceed ``tail_tol`` times the window sum are widened.
+
+    Returns ``(log upper, log lower, done)``; entries with ``done = False`` need more than
+    ``max_window`` terms and are left to the cells of :class:`_Kernel`.
+    """
+    m = c + 1.0
+    ss = s * (1.0 - s)
+    bp, bq = (u - s) / ss, (v - s) / ss
+    if np.max(m) <= _FULL_WINDOW and alpha.size >= _FULL_ORDERS:  # small supports: every term, no tails
+        full = np.broadcast_to(m[:, None], (m.size, alpha.size))
+        return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, np.zeros(full.shape),
+                            full.copy(), [slice(0, alpha.size)])
+    width = math.sqrt(2.0 * math.log(1.0 / tail_tol)) + 1.5  # in spreads: Gaussian tails below tail_tol
+    # every entry's union window holds its first order's window (never narrowed, see _exact_windows): entries where
+    # that alone exceeds max_window are left to the cells, as _exact_group would leave them, without the windows of
+    # their other orders (measured: 20 of 23 entries of the first round at n = 3e6; later calls at 3e6 .. 1e9 whole)
+    ne0 = m.size
+    m_top = float(np.max(m))
+    lo_f, hi_f = _tilted_window(m, s, bp, bq, alpha[:1], width, m_top)
+    lo_f = np.clip(lo_f, 0.0, m[:, None])
+    hi_f = np.clip(hi_f, lo_f, m[:, None])
+    wide = ((hi_f - lo_f + 1.0)[:, 0] > max_window) & (bp != bq)
+    if np.all(wide | (bp == bq)):  # (what _exact_group returns then: nothing summed, identical laws done)
+        return np.full((ne0, alpha.size), -np.inf), np.full((ne0, alpha.size), -np.inf), bp == bq
+    rows = np.unique(np.linspace(0, m.size - 1, min(m.size, 8)).astype(np.int64))  # the grouping's sample (below)
+    calc = ~wide
+    calc[rows] = True
+    lo_o = np.repeat(lo_f, alpha.size, axis=1)  # (the wide entries: too wide whatever their other orders)
+    hi_o = np.repeat(hi_f, alpha.size, axis=1)
+    ci = np.flatnonzero(calc)
+    lo_o[ci], hi_o[ci] = _exact_windows(m[ci], s, bp[ci], bq[ci], u[ci], v[ci], alpha, width, tail_tol, m_top)
     # groups of consecutive orders (the windows drift apart as the tilt grows with alpha), each
     # summed over the union of its windows; the terms that do not depend on the order are
     # computed once for all. At most three groups, split where they save the most terms,
@@ -932,7 +959,6 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     na = alpha.size
     # union[i, j]: width of the union of the windows of orders i .. j-1 (0 for j <= i), over a sample of
     # the entries (cost only), all (i, j) at once: running max / min along k >= i of the (i, k) triangle
-    rows = np.unique(np.linspace(0, m.size - 1, min(m.size, 8)).astype(np.int64))
     lo_s, hi_s = lo_o[rows], hi_o[rows]
     tri = np.arange(na)[None, :] >= np.arange(na)[:, None]  # (i, k): k >= i
     run_hi = np.maximum.accumulate(np.where(tri[None], hi_s[:, None, :], -np.inf), axis=2)
