@@ -202,6 +202,20 @@ functionals' :func:`_tails_by_runs` and the clone-count masses) and the kernel t
 Adopted: :func:`_tails_by_runs` asks Boost for each run's tail on its own side only (it computed
 both the cdf and the sf of every run and kept one; bit-identical values): n = 1e9, k = 10, eps0 = 2
 30.9 -> 27.7 ms, k = 3, eps0 = 1 21.0 -> 20.3 ms.
+Adopted: the block engine's refinement reaches its goal in one round where the 32-fold cap alone
+kept it from it (:data:`T_ONE_ROUND`, :data:`ONE_MARGIN`) and splits greedily where little remains to
+gain (:data:`GREEDY_NEED`): 54 engine-route queries (n 1e8/3e8/1e9, k 3/10/100, eps0 0.5/1/2, delta
+1e-6/1e-9), CPU min of 3 alternating in-process runs: geometric mean 0.90x; n = 1e8 k = 3 delta = 1e-6
+28-40 -> 23-26 ms, 3e8 k = 3 23-25 -> 17-18 ms, 1e9 k = 10 28-42 -> 22-35 ms, 1e8 k = 10 delta = 1e-9
+101-105 -> 79-84 ms; slower: 1e8 k = 3 eps0 = 1/2 delta = 1e-9 (the v-part emerging after the jump
+needs a fix-up round: 29 -> 40, 37 -> 44 ms) and 1e9 k = 3 (the margin's extra blocks: 11-14 -> 13-15 ms).
+Not adopted there: 64 (n = 1e9, k = 3 only), 128, 1024 (1e8 k = 10 eps0 = 2 up to 2x slower), no margin
+(3e8 k = 10 delta = 1e-9 1.3x slower), margin 0.7, the one-round rule on the split route's outer totals
+(n = 3e6 .. 1e7 4-7 % slower), the t-part compensating a capped v-part in every round (at tiny deltas it
+met MAX_CELLS unconverged: n = 3e8, k = 3, eps0 = 0.5, eps = 3e-4), two balanced rounds (sqrt of the
+reduction each; 1e8 k = 10 eps0 = 2 85 -> 156 ms), 2x/4x finer initial blocks for n >= 1e8 (from 0.7x to
+2x by case), coarser initial blocks beyond 6 sd for the split route (within noise). Timings on this
+shared machine vary by ~10 % between runs of one build.
 Measured and not adopted: (i) the window's boundary masses walked along chains of boundaries of
 consecutive totals (a kink's boundary at total ``t`` has a partner within a few units at ``t - 1``
 or ``t - 2``; ``F_m(y') = F_{m+1}(y') + ρ P_m(y')`` and pmf sums over the shift, anchors every 128
@@ -271,19 +285,22 @@ MAX_POINTS_PER_BLOCK = 512
 T_REDUCTION = 32.0
 V_REDUCTION = 16.0
 #: ... except that the block engine alone (not the split route's outer totals) lets the t-part go
-#: up to T_ONE_ROUND-fold where the T_REDUCTION cap alone keeps a round from its goal and that meets
-#: it together with the v-part's reduction (one round instead of a 32-fold round and a ~2-fold one: n = 1e9, k = 3 went 50 -> 332 -> 656
-#: blocks, now 50 -> 656). Cost only. Measured (CPU, min of interleaved runs): n = 1e9 k = 3 eps0 = 1
-#: 20.7 -> 13.1 ms, eps0 = 0.5 23.1 -> 13.2 ms; n = 1e8 .. 1e9 at k = 3/10/100, eps0 = 0.5/1/2
-#: otherwise the same blocks. The t-part taking what the v-part leaves wherever the v-part is capped
-#: (not only where the T_REDUCTION cap binds) split more at tiny deltas: n = 3e8, k = 3, eps0 = 0.5,
-#: eps = 3e-4 (delta 3.5e-33) then met the MAX_CELLS limit unconverged. Not adopted: 128 (n = 3e8, k = 3: the
-#: first-order model undershoots from the first blocks, 657 blocks then 1159 instead of 332 then 1060,
-#: 23 -> 27 ms; n = 1e9, k = 100, eps0 = 0.5 236 -> 170 ms); the split route too (n = 3e6 .. 1e7, k = 3:
-#: 4-7 % slower, a second round still needed); two balanced rounds (sqrt of the reduction each)
-#: where two are needed anyway: n = 1e8 k = 3 eps0 = 2 47 -> 29 ms, but k = 10 eps0 = 2 85 -> 156 ms
-#: (a second evaluation).
-T_ONE_ROUND = 64.0
+#: up to T_ONE_ROUND-fold (each block in up to T_ONE_ROUND parts) where the T_REDUCTION cap alone
+#: keeps a round from its goal and that meets it together with the v-part's reduction: the
+#: first-order model is accurate to ~1.5x there (n = 1e8, k = 3: a 32-fold round left 31x less gap),
+#: so one round replaces a 32-fold round and a 2-5-fold one (n = 1e8, k = 3: 50 -> 332 -> 1734 blocks
+#: became 50 -> 1616; 1e9, k = 3: 50 -> 332 -> 656 became 50 -> 712). Cost only.
+T_ONE_ROUND = 256.0
+#: Such a round aims at this fraction of what the v-part leaves of the goal: a v-part hidden in the
+#: coarse blocks' t-part emerges in the narrower ones (n = 3e8, k = 10, delta = 1e-9: 11 % of the
+#: gap after the jump, which then missed by 4 % and needed another round; aiming at 0.85 it does not).
+ONE_MARGIN = 0.85
+#: A round whose needed reduction (gap over goal) is below this splits greedily: each block's part
+#: count rounded down, then one more part for the blocks that gain most until the model meets the
+#: goal (rounding up split nearly every block in two for a 1.3-fold reduction, e.g. after a one-round
+#: jump that missed its goal by a few per cent because a v-part emerged in the narrower blocks).
+#: Cost only.
+GREEDY_NEED = 4.0
 #: Blocks at least this wide (t2 - t1) take their lower lines at ``t2`` clones (not ``t2 - 1``).
 SHARE_WIDTH = 8
 #: From this many users on, the engine sums the clone-count mass of blocks narrower than
@@ -1753,19 +1770,36 @@ class _Engine:
             keep_total = max(GAP_AIM * target - floor, 0.0)
             parts = max(float(np.sum(tg + jg)), 1e-300)
             # t: a block split m ways keeps about 1/m of its t-part (first order in the width), so
-            # the fewest parts for a goal G are m_i = sqrt(r_i) sum_j sqrt(r_j) / G (at most 64,
-            # never below width one; at most a T_REDUCTION-fold reduction per round)
+            # the fewest parts for a goal G are m_i = sqrt(r_i) sum_j sqrt(r_j) / G (at most 64, or
+            # T_ONE_ROUND in a round that aims at the goal at once; never below width one; at most a
+            # T_REDUCTION-fold reduction per round otherwise)
             tot_t = float(np.sum(tg))
             tot_j = float(np.sum(jg))
             goal_j = max(keep_total * tot_j / parts, tot_j / V_REDUCTION)
             goal_t = max(keep_total * tot_t / parts, tot_t / T_REDUCTION)
             room = keep_total - goal_j  # what the v-part leaves of the goal this round
+            m_cap = 64.0
             if self.hole is None and tot_t / T_REDUCTION > room > 0.0 and tot_t <= T_ONE_ROUND * room:
-                goal_t = room  # the cap alone keeps this round from the goal: the t-part takes the rest
+                goal_t = room * ONE_MARGIN  # the cap alone keeps the round from the goal: t takes the rest
+                m_cap = T_ONE_ROUND
             m_t = np.zeros(nblk)
             if tot_t > goal_t > 0.0:
                 root = np.sqrt(tg)
-                m_t = np.minimum(np.ceil(root * (float(np.sum(root)) / goal_t)), np.minimum(width, 64.0))
+                mr = root * (float(np.sum(root)) / goal_t)
+                cap = np.minimum(width, m_cap)
+                m_t = np.minimum(np.ceil(mr), cap)
+                if parts < GREEDY_NEED * keep_total:
+                    # a small reduction: from each block's count rounded down, one more part only for
+                    # the blocks that gain most until the model meets the goal (rounding every count
+                    # up split nearly every block in two for a reduction of 1.3x)
+                    m_lo = np.clip(np.floor(mr), 1.0, cap)
+                    deficit = float(np.sum(tg / m_lo)) - goal_t
+                    if deficit > 0.0:
+                        gain = tg / m_lo - tg / np.maximum(m_t, m_lo)
+                        order = np.argsort(-gain, kind="stable")
+                        take = order[: int(np.searchsorted(np.cumsum(gain[order]), deficit)) + 1]
+                        m_lo[take] = np.maximum(m_t[take], m_lo[take])
+                    m_t = m_lo
             m_t = np.where(m_t >= 2.0, m_t, 0.0)
             # v: a further level keeps about a quarter of a block's v-part (chords and tangents,
             # second order in the spacing) and about doubles its cells. The fewest cells for the
