@@ -133,7 +133,8 @@ search's evaluations (at ``n = 1e3``, k = 100, eps0 = 1 the second evaluation as
 ``m`` and takes every run from the first, ~1.2e5 -> ~6e4 pmf points per search; CPU, min of 8
 cold searches: 25-28 -> 22.5-24 ms). A third of a search's CPU time at ``n = 1e3`` (3300 page faults:
 fresh pages for every large temporary) went to the kernel; :func:`.blanket_matrix.reused_memory`
-(around every :meth:`.blanket_matrix.PairBlanket.bounds` call) keeps the freed memory: 20.3 ->
+(around every :meth:`SeparableBlanket.bounds` and :meth:`.blanket_matrix.PairBlanket.bounds` call) keeps the
+freed memory: 20.3 ->
 13.2 ms (SUE k = 100, eps0 = 1, two evaluations). Tried and not adopted: asking the refinement of
 the blocks of ``m`` for 0.8 or 1.0 of the width instead of 0.5 (fewer ``m``; within timing noise at
 ``n = 10 .. 1e3``, same evaluations).
@@ -731,7 +732,10 @@ class SeparableBlanket:
         hit = self._cache.get(eps)
         if hit is not None and (hit[1] <= rtol or hit[0].upper - hit[0].lower <= rtol * hit[0].lower):
             return hit[0]
-        b = self._compute(eps, rtol)
+        from .blanket_matrix import reused_memory  # (speed only: freed memory kept during the evaluation)
+
+        with reused_memory():
+            b = self._compute(eps, rtol)
         if len(self._cache) > 64:
             self._cache.clear()
         self._cache[eps] = (b, rtol)
