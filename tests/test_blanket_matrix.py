@@ -1151,3 +1151,20 @@ def test_spectral_lattice_agrees_with_the_window():
         assert spec.lower <= win.upper and win.lower <= spec.upper
         assert (spec.upper - spec.lower) <= (win.upper - win.lower) + 1e-9 * win.upper
         assert spec.lower > 0.0
+
+
+@pytest.mark.parametrize("size", [10, 11, 4096, 4097])
+def test_entry_error_dominates_the_exact_weighted_sum(size):
+    """Item 9's entry bound ``sum_k mult_k om_k / size`` (``mult`` 1 at 0 and Nyquist) is at least the
+    exact rational sum, for random errors and for nearly all the mass at the two ends (where a
+    difference ``2 sum - om_0 - om_last`` would lose the sum's relative rounding)."""
+    rng = np.random.default_rng(size)
+    half = size // 2 + 1
+    for om in (rng.random(half), np.concatenate(([1.0], rng.random(half - 2) * 1e-17, [1.0])),
+               rng.random(half) * 10.0 ** rng.uniform(-30, 0, half)):
+        mult = [Fraction(2)] * half
+        mult[0] = Fraction(1)
+        if size % 2 == 0:
+            mult[-1] = Fraction(1)
+        exact = sum(m * Fraction(float(x)) for m, x in zip(mult, om)) / size
+        assert Fraction(bm._entry_error(om, size)) >= exact

@@ -842,9 +842,11 @@ def _inverse(w: np.ndarray, om: np.ndarray, size: int) -> tuple[np.ndarray, floa
 
 def _entry_error(om: np.ndarray, size: int) -> float:
     """The part of :func:`_inverse`'s uniform entry bound propagated from the spectrum's error
-    ``om`` (no inverse FFT is rounded): ``sum_k mult_k om_k / size`` with its rounding."""
-    mult_sum = 2.0 * float(np.sum(om)) - float(om[0]) - (float(om[-1]) if size % 2 == 0 else 0.0)
-    return max(mult_sum, 0.0) / size * (1.0 + fp.sum_error(len(om)) + 8 * _U)
+    ``om`` (no inverse FFT is rounded): ``sum_k mult_k om_k / size`` (``mult`` 1 at the zero and the
+    Nyquist frequency, 2 elsewhere) as a sum of non-negative terms, with its rounding."""
+    end = len(om) - 1 if size % 2 == 0 else len(om)  # (the Nyquist entry, when there is one, once)
+    mult_sum = 2.0 * float(np.sum(om[1:end])) + float(om[0]) + (float(om[-1]) if end < len(om) else 0.0)
+    return mult_sum / size * (1.0 + fp.sum_error(len(om)) + 8 * _U)
 
 
 #: item 9's rounding charges, in units of u relative to the sum of the magnitudes of the terms:
