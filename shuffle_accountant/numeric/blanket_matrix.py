@@ -252,7 +252,16 @@ with the weights ``e^{-theta x}`` (shorter ``n2`` only where ``theta sd(T) >= 3`
 1e-9 or ``n <= 1e6``: 0.6-0.8x ``n2``; none at ``n = 1e7`` and ``1e9`` where ``theta sd(T)`` is 2.3 and
 1.4; 598 eps(delta) brackets: CPU 22.5 -> 22.9 s, i.e. no gain, and one search at the
 floating-point floor ending 1.01e-6 higher); keeping the functionals' constant error weights as
-scalars and their sums of ``|p|`` at the entries read only (bit-identical, within timing noise).
+scalars and their sums of ``|p|`` at the entries read only (bit-identical, within timing noise);
+with item 9, weighting level 2 less in :meth:`PairBlanket._plan`'s cost model (``n2`` x 2 / 1 instead
+of 4 / 2.5): smaller blocks, no gain (SUE n = 1e7 64 -> 125 ms, n = 1e9 36 -> 40 ms and 5 -> 7
+evaluations). Where the floating-point floor at ``n = 1e9`` comes from (SUE, delta 1e-6, relative
+width 1.25e-4, 6.1e-5 of it floating point): almost all of it is the level-1 block law's 1-norm
+error (``8.7e-10``, through the power ``B - 1 = 16000`` of level 2: ``1.4e-5`` at the zero frequency),
+itself the error of the per-user spectrum (``34 u``, direct sums) and the rounding of ``x^b`` (``4 u b
+pi``, ``b = 62500``) amplified by the block power; bounding the phase's rounding with ``|arg x|``
+instead of ``pi`` and the twiddles' error at small angles relatively would cut it a few times, not the
+~20x that the search would need to leave the floor (not done).
 """
 
 from __future__ import annotations
