@@ -197,8 +197,11 @@ bears on validity). Where the time goes (k = 3, eps0 = 1): at n = 1e3 two window
 ~4.2 ms and pmf ~0.6 ms for ~10.6k boundaries; kernels 3 ms), its second ~5.5 ms (kinks snapped
 onto cached boundaries) and the block engine on the outer totals ~4-6 ms with its set-up; at 1e7
 (split, one evaluation) the window ~16 ms and the engine ~31 ms in three rounds (48 -> 248 -> 1763
-blocks, the last 20 ms); at 1e9 (engine) three rounds, :meth:`_Engine._make_blocks` ~60 % (the hinge
-functionals' :func:`_tails_by_runs` and the clone-count masses) and the kernel tables ~25 %.
+blocks, the last 20 ms); at 1e9 (engine) three rounds before this session's changes (two now at
+k = 3 and 10), :meth:`_Engine._make_blocks` ~60 % (the hinge functionals' :func:`_tails_by_runs` and the
+clone-count masses) and the kernel tables ~25 % (at n = 1e9, k = 100, eps0 = 0.5: 18.6k blocks of
+single totals, the kernel rows ~30 ms and the hinge functionals ~27 ms of ~140 ms; the engine's table
+rows only 4-17 cuts wide there, a narrower row store (32 or 24 instead of 104) gained 0-7 %: not adopted).
 Adopted: :func:`_tails_by_runs` asks Boost for each run's tail on its own side only (it computed
 both the cdf and the sf of every run and kept one; bit-identical values): n = 1e9, k = 10, eps0 = 2
 30.9 -> 27.7 ms, k = 3, eps0 = 1 21.0 -> 20.3 ms.
@@ -217,7 +220,8 @@ reduction each; 1e8 k = 10 eps0 = 2 85 -> 156 ms), 2x/4x finer initial blocks fo
 2x by case), coarser initial blocks beyond 6 sd for the split route (within noise). Adopted next: the
 t-part's split counts water-filled (blocks cut into single totals keep no t-part, so the goal goes to
 the others): n = 1e9, k = 100, eps0 = 0.5 198 -> 137 ms (24178 -> 18576 blocks), 3e8 64 -> 51 ms; the
-other 96 queries of n 1e5 .. 1e9 (split and engine routes, delta 1e-6/1e-9) the same blocks. Timings on this
+other queries of n 1e5 .. 1e9 (k 3/10/100, eps0 0.5/1/2, delta 1e-6/1e-9) 139 of 144 the same blocks, the
+rest fewer (n = 1e8, k = 100: 3877 -> 2925, 3333 -> 2947; 1e7, k = 10, delta 1e-9: 2581 -> 2446). Timings on this
 shared machine vary by ~10 % between runs of one build.
 Measured and not adopted: (i) the window's boundary masses walked along chains of boundaries of
 consecutive totals (a kink's boundary at total ``t`` has a partner within a few units at ``t - 1``
