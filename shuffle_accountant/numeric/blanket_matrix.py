@@ -212,7 +212,8 @@ carries a floating-point error bound; nothing is truncated.
    three of them) and the sums of ``n_f`` terms (``(4 n_f + 32) u``) are charged relative to the sum of
    the terms' magnitudes; terms below ``1e-22`` of that sum are left out and charged whole. It
    replaces one inverse FFT of ``N`` points and the discounted sums over the window per law; used
-   when (frequencies) x (shifts) is at most :data:`SPECTRAL_WORK` ``N``, else (and where the closed
+   when (frequencies) x (shifts) is at most :data:`SPECTRAL_WORK` ``N`` (8: at ``n = 1e5`` with 3, OUE and OLH fell
+   back to the window with the longer circle, 18 -> 20 ms), else (and where the closed
    forms could cancel) the window. Measured (CPU, fresh processes, 3 queries each, min of 3x3, SUE /
    OUE / OLH k = 100, eps0 = 1): ``n = 1e7`` 77 / 75 / 82 -> 65 / 63 / 71 ms; ``1e9`` (five evaluations)
    49 / 49 / 52 -> 34 / 38 / 39 ms; ``1e5`` 18 -> 17-20 ms (within noise). Tests:
@@ -863,7 +864,7 @@ def _entry_error(om: np.ndarray, size: int) -> float:
 _K_ROUND = 512.0
 _TW_ROUND = 128.0
 #: item 9 is used when (frequencies summed) x (shifts) is at most this many times the circle
-SPECTRAL_WORK = 3.0
+SPECTRAL_WORK = 8.0
 #: item 9 leaves out the frequencies whose terms are below this part of the sum of all (charged)
 SPECTRAL_DROP = 1e-22
 
