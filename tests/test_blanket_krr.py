@@ -1156,3 +1156,23 @@ def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape:
         with mpmath.workdps(40):
             ref = _mp_half_sf(a - 1, ci, exact=True)
             assert abs(mpmath.mpf(top) - ref) <= tb[i] * top, (shape, i, top, ref, tb[i])
+
+
+def test_window_grid_at_one_million_overlaps_the_kinks_in_place() -> None:
+    """From n ~ 1e6 the window moves its kinks onto a grid (GRID_LOSS): at n = 1e6, k = 3 (G = 32) its
+    bracket overlaps the one with every kink in place, and stays within 2e-6 relative (delta 1e-6 and
+    1e-9 territory), so the search's brackets are not widened by it."""
+    from shuffle_accountant.numeric import blanket_krr as bkm
+
+    c = bkm.KrrConstants(10**6, 3, 1.0)
+    half = bkm._BlanketBackend._core_sd(c)
+    on = bkm._TotalsWindow(10**6, 3, 1.0, half, tails_elsewhere=True)
+    off = bkm._TotalsWindow(10**6, 3, 1.0, half, tails_elsewhere=True)
+    assert on.grid >= bkm.GRID_MIN
+    off.grid = 0.0
+    for eps in (0.00307898, 0.0049767):
+        # (an rtol the moved kinks' bracket meets: below SNAP_RTOL rtol it would be redone without them)
+        a, b = on.bounds(eps, 1e-5), off.bounds(eps, 1e-5)
+        assert a.lower <= b.upper and b.lower <= a.upper, (eps, a, b)
+        assert a.upper - a.lower <= 2e-6 * a.lower, (eps, a)
+        assert b.upper - b.lower < 0.1 * (a.upper - a.lower)  # the grid moved kinks (kinks in place: tighter)

@@ -221,8 +221,9 @@ reduction each; 1e8 k = 10 eps0 = 2 85 -> 156 ms), 2x/4x finer initial blocks fo
 t-part's split counts water-filled (blocks cut into single totals keep no t-part, so the goal goes to
 the others): n = 1e9, k = 100, eps0 = 0.5 198 -> 137 ms (24178 -> 18576 blocks), 3e8 64 -> 51 ms; the
 other queries of n 1e5 .. 1e9 (k 3/10/100, eps0 0.5/1/2, delta 1e-6/1e-9) 139 of 144 the same blocks, the
-rest fewer (n = 1e8, k = 100: 3877 -> 2925, 3333 -> 2947; 1e7, k = 10, delta 1e-9: 2581 -> 2446). Timings on this
-shared machine vary by ~10 % between runs of one build.
+rest fewer (n = 1e8, k = 100: 3877 -> 2925, 3333 -> 2947; 1e7, k = 10, delta 1e-9: 2581 -> 2446). Adopted
+last: the window's boundary grid from n ~ 1e6 (:data:`GRID_LOSS`; n = 1e6 .. 5e6 0.67-0.9x). Timings on
+this shared machine vary by ~10 % between runs of one build.
 Measured and not adopted: (i) the window's boundary masses walked along chains of boundaries of
 consecutive totals (a kink's boundary at total ``t`` has a partner within a few units at ``t - 1``
 or ``t - 2``; ``F_m(y') = F_{m+1}(y') + ρ P_m(y')`` and pmf sums over the shift, anchors every 128
@@ -1971,10 +1972,15 @@ SNAP_RTOL = 0.2
 #: the central total's third-value count), where that is at least :data:`GRID_MIN`. The moved kinks
 #: widen the window's bracket by about ``0.5 .. 2.4 G / s^3`` relative (measured at n = 1e5 .. 1e7,
 #: k 3 .. 100, eps0 0.5 .. 3; 1.3e-9 -> 2.9e-6 at n = 1e5 with G = 8, 7.5e-9 -> 2.2e-8 at n = 1e7
-#: with G = 64), so the grid is used from n ~ 3e6 on.
+#: with G = 64). GRID_LOSS was 2e-7 (at k = 3 the grid started between n = 5e6 and 1e7); at 4e-6 from ~1e6
+#: (k = 3: G = 32 at 1e6, window brackets 3e-9 -> 3.3e-7 relative at delta = 1e-6 and 8e-9 -> 1.2e-6
+#: at 1e-9, within the searches' ~4e-6 .. 8e-6 and below the SNAP_RTOL repeat): measured (CPU, 90
+#: queries n 3e5 .. 5e6, k 3/10/100, eps0 0.5/1/2, delta 1e-6/1e-9, min of 2 alternating runs)
+#: geometric mean 0.94x, n = 1e6 .. 5e6 at k = 3 0.67-0.85x, k = 10 0.72-0.91x; 2e-6 0.96x (at 1e6,
+#: k = 3, G = 16 < GRID_MIN: no grid); GRID_MIN 8 with 4e-6 0.95x. Cost and tightness only.
 GRID_SD = 0.1
 GRID_K = 4.0
-GRID_LOSS = 2e-7
+GRID_LOSS = 4e-6
 GRID_MIN = 32
 #: ... and the masses of the boundaries at one grid point come from runs over the sizes
 #: (:func:`_tails_by_runs`) cut where the requested sizes jump by more than this (a walked size
