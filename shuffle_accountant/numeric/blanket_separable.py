@@ -137,7 +137,12 @@ fresh pages for every large temporary) went to the kernel; :func:`.blanket_matri
 freed memory: 20.3 ->
 13.2 ms (SUE k = 100, eps0 = 1, two evaluations). Tried and not adopted: asking the refinement of
 the blocks of ``m`` for 0.8 or 1.0 of the width instead of 0.5 (fewer ``m``; within timing noise at
-``n = 10 .. 1e3``, same evaluations).
+``n = 10 .. 1e3``, same evaluations). A more accurate start for the search (its first evaluation at ``n =
+1e3`` lands 1.6e-6 relative below eps(delta), where the saddle point's root lies, and a second one
+follows): the log-ratio of the certified value to the saddle point is smooth in eps (SUE k = 100, n =
+1e3: 2.2e-5 .. 3.9e-5 over eps 0.085 .. 0.127), but an estimate cheap enough to take it (``log G``
+interpolated over ``m`` from 12 Chebyshev nodes) is off by 1e-6 .. 3e-5 (5e-3 at n = 100): ``G`` is not
+smooth in ``m`` at that level (lattice effects of ``A`` and ``B``). Not adopted.
 :data:`SEPARABLE_MAX_N` is the suggested cut-over. :data:`MAX_CELLS` caps the work of one call (the
 bracket reached is returned, certified, with ``converged = False``).
 
