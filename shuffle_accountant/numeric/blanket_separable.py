@@ -141,8 +141,10 @@ the blocks of ``m`` for 0.8 or 1.0 of the width instead of 0.5 (fewer ``m``; wit
 1e3`` lands 1.6e-6 relative below eps(delta), where the saddle point's root lies, and a second one
 follows): the log-ratio of the certified value to the saddle point is smooth in eps (SUE k = 100, n =
 1e3: 2.2e-5 .. 3.9e-5 over eps 0.085 .. 0.127), but an estimate cheap enough to take it (``log G``
-interpolated over ``m`` from 12 Chebyshev nodes) is off by 1e-6 .. 3e-5 (5e-3 at n = 100): ``G`` is not
-smooth in ``m`` at that level (lattice effects of ``A`` and ``B``). Not adopted.
+interpolated over ``m`` from 12 Chebyshev nodes) is off by 1e-6 .. 3e-5 in delta (5e-3 at n = 100),
+where one evaluation would need it within ~5e-6 (a root within 0.5 rtol at d log delta / d log eps ~ 11)
+and the saddle point itself is off by 3.2e-5: ``G`` is not smooth in ``m`` at that level (lattice effects
+of ``A`` and ``B``). Not adopted.
 :data:`SEPARABLE_MAX_N` is the suggested cut-over. :data:`MAX_CELLS` caps the work of one call (the
 bracket reached is returned, certified, with ``converged = False``).
 
