@@ -223,7 +223,15 @@ the others): n = 1e9, k = 100, eps0 = 0.5 198 -> 137 ms (24178 -> 18576 blocks),
 other queries of n 1e5 .. 1e9 (k 3/10/100, eps0 0.5/1/2, delta 1e-6/1e-9) 139 of 144 the same blocks, the
 rest fewer (n = 1e8, k = 100: 3877 -> 2925, 3333 -> 2947; 1e7, k = 10, delta 1e-9: 2581 -> 2446). Adopted
 last: the window's boundary grid from n ~ 1e6 (:data:`GRID_LOSS`; n = 1e6 .. 5e6 0.67-0.9x). Timings on
-this shared machine vary by ~10 % between runs of one build.
+this shared machine vary by ~10 % between runs of one build. Also measured and not adopted, late in
+the session: the central window 2500 or 4000 totals wide instead of 1500 with the grid from 1e6 (n 1e6
+.. 3e7: geometric mean 1.00x and 1.17x); the one-round rule on the split route with greedy rounds
+(1.02x: at n = 1e7, k = 3 the v-part is 30 % of the gap after a 29-fold t-round, so a jump is
+followed by a round for it anyway); a better surrogate (its root at n = 1e6 is 3e-6 .. 4e-5 from
+eps(delta), so most searches there take two evaluations): 5- and 7-point Gauss-Hermite changed
+little, the 3-point Gauss rule of the binomials themselves (Krawtchouk) with the clone count
+interpolated between integers brought the median to 1e-6 but only 2 of 24 cases below 4e-7 (the
+kernel's kinks, not the quadrature's order, limit it).
 Measured and not adopted: (i) the window's boundary masses walked along chains of boundaries of
 consecutive totals (a kink's boundary at total ``t`` has a partner within a few units at ``t - 1``
 or ``t - 2``; ``F_m(y') = F_{m+1}(y') + ρ P_m(y')`` and pmf sums over the shift, anchors every 128
