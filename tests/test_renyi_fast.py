@@ -511,3 +511,27 @@ def test_unique_tail_calls_equal_one_call_per_element() -> None:
         want2 = np.concatenate((want, [fn(np.array([kk]), np.array([mm]), 0.5)[0] for kk, mm in zip(k[:5] + 1.0, m[:5])]))
         assert np.array_equal(R._unique_call(fn, k2[::-1], np.concatenate((m, m[:5]))[::-1], 0.5, cache), want2[::-1])
         assert np.array_equal(R._unique_call(fn, k[:3], m[:3], 0.5, cache), want[:3])
+
+
+def test_blocked_log_f_products_equal_one_product(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``log f`` in column blocks (:data:`R._BLAS_COLS`, kept below OpenBLAS's threading threshold) gives the same
+    brackets as one product over the whole window, bit for bit (each element is the same two-term product), and
+    stays a bracket of the brute force with blocks that do not divide the window."""
+    alpha = np.array(R.DEFAULT_ORDERS)
+    c = np.array([2.0e5, 1.9e5, 3.0e4])
+    u, v = np.array([0.73, 0.7, 0.6]), np.array([0.27, 0.3, 0.4])
+    monkeypatch.setattr(R, "_BLAS_COLS", 10**9)
+    whole = R._exact_excess(c, u, v, 0.5, alpha, 1e-13, 1e-6, 20_000)
+    monkeypatch.setattr(R, "_BLAS_COLS", 7 * alpha.size + 3)  # 7 columns per block
+    for buf in R._scratch(1):  # (the scratch arrays hold the first call's values: a block left out must show)
+        buf.fill(np.nan)
+    blocked = R._exact_excess(c, u, v, 0.5, alpha, 1e-13, 1e-6, 20_000)
+    assert whole[2].all() and blocked[2].all()
+    for x, y in zip(whole, blocked):
+        np.testing.assert_array_equal(x, y)
+    m = 900
+    up, lo, done = R._exact_excess(np.array([m - 1.0]), np.array([0.62]), np.array([0.38]), 0.5, ORDERS, 1e-13, 1e-9)
+    assert done.all()
+    for j, a in enumerate(ORDERS):
+        exact = float(_kernel_excess_mp(m, 0.62, 0.38, 0.5, float(a)))
+        assert lo[0, j] <= exact <= up[0, j], (a, lo[0, j], exact, up[0, j])
