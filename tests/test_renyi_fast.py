@@ -535,3 +535,25 @@ def test_blocked_log_f_products_equal_one_product(monkeypatch: pytest.MonkeyPatc
     for j, a in enumerate(ORDERS):
         exact = float(_kernel_excess_mp(m, 0.62, 0.38, 0.5, float(a)))
         assert lo[0, j] <= exact <= up[0, j], (a, lo[0, j], exact, up[0, j])
+
+
+@pytest.mark.parametrize("eps0, n", [(1.0, 30_000), (0.5, 100_000), (3.0, 300_000)])
+def test_fine_initial_blocks_keep_the_bracket(eps0: float, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first blocks cut near the clone count's mean (:meth:`R.RenyiDirection._fine_edges`): the edges keep those
+    of :meth:`_initial_edges` and tile the totals; the bracket overlaps the one refined from the coarse start, meets
+    rtol, and its upper end is within rtol of it."""
+    sp = pair_for("clones", eps0, n)
+    pair = sp.pair
+    d = R.RenyiDirection(pair)
+    d.alpha = np.array(R.DEFAULT_ORDERS)
+    coarse = d._initial_edges()
+    fine = d._fine_edges(coarse, 1e-3)
+    assert np.all(np.isin(coarse, fine)) and np.all(np.diff(fine) >= 1.0) and fine[0] == 0.0 and fine[-1] == n + 1.0
+    assert fine.size > coarse.size
+    new = R.renyi_bounds(pair, rtol=1e-3, scale=sp.scale)
+    monkeypatch.setattr(R, "_FINE_START", 0.0)
+    old = R.renyi_bounds(pair, rtol=1e-3, scale=sp.scale)
+    assert new.converged and old.converged
+    for lo0, up0, lo1, up1 in zip(old.lower, old.upper, new.lower, new.upper):
+        assert lo1 <= up0 and lo0 <= up1
+        assert up1 <= up0 * (1.0 + 1e-3) and up1 <= lo1 * (1.0 + 1e-3) * (1.0 + 1e-12)
