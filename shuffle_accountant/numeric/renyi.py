@@ -496,6 +496,9 @@ _FULL_ORDERS = 8
 #: ``z`` sd away (:meth:`RenyiDirection._fine_edges`; 0: the coarse start only).
 _FINE_START = 0.7
 _FINE_SHAPE = 3.0
+#: The block below the inner edges (from 0 to ~12 sd below the clone count's mean) has its upper half cut in eighths
+#: when the smallest order's slab starts within this many sd of the mean (:meth:`RenyiDirection._initial_edges`).
+_LOW_NEAR = 8.5
 #: Orders x terms per matrix product in :func:`_window_orders` (two coefficients each: m n k = 2 x this): OpenBLAS runs a
 #: product of at most 65536 x 4 multiply-adds (m n k) on one thread (interface/gemm.c's threshold; a matter of CPU
 #: time only)
@@ -2369,7 +2372,16 @@ class RenyiDirection:
             # the block from 0 to the lowest inner edge (~12 sd below the mean) cut in quarters: at large orders
             # its kernels grow fast downwards, and refinement split it so in its first round (n = 3e3 .. 1e5);
             # done here, the first round often converges (measured: a round fewer at n = 3e3, 1e4, 10% CPU)
-            edges = np.unique(np.concatenate((edges, np.round(edges[1] * np.array([0.25, 0.5, 0.75])))))
+            fr = np.array([0.25, 0.5, 0.75])
+            slabs = getattr(self, "slabs", [])
+            if slabs and self.slab_of[0] >= 0 and slabs[int(self.slab_of[0])].c1 < mu - _LOW_NEAR * sd:
+                # one slab reaching to ~12 sd below the mean holds the large orders too (n ~ 4e3 .. 7e3, eps0 = 1):
+                # their kernels below it needed the upper half of the block in 16ths over two more rounds (each
+                # with a kernel call's fixed cost, ~2 ms); cut in eighths here (measured, CPU: 4e3 20.2 -> 17.3
+                # ms, 5e3 17.7 -> 13.2, 7e3 15.2 -> 12.9; where the slab starts further up, n = 2e3, 3e3, 1e4,
+                # 1.5e4, the finer blocks cost ~0.6 ms: more entries, in two calls)
+                fr = np.concatenate(([0.25], 0.5 + np.arange(8) / 16.0))
+            edges = np.unique(np.concatenate((edges, np.round(edges[1] * fr))))
         return edges
 
     def _fine_edges(self, edges: np.ndarray, rtol: float) -> np.ndarray:
