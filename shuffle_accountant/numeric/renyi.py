@@ -1315,6 +1315,10 @@ def _order_clusters(need: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
 
 #: Slabs are used when all their points (clone counts times values of a) number at most this.
 _SLAB_MAX_POINTS = 800_000
+#: ... and planned only when the binomials' own rectangle has at most this share of that many points (beyond it the blocks
+#: of totals, whose first round starts near their final partition, ``_fine_edges``, are cheaper or the plan finds no slab).
+_SLAB_RECT = 0.4
+_SLAB_RECT_RATIO = 1.5
 #: ... and when every slab has at least this many counts, none above ``_SLAB_MAX_COUNT``.
 _SLAB_MIN_ROWS = 16
 _SLAB_MAX_COUNT = 200_000
@@ -2643,11 +2647,16 @@ class RenyiDirection:
             return  # (before planning: too few counts around the mean, or too large ones)
         s = self.s
         mu = self.N * self.p
-        if 4.0 * _SLAB_ZC * _SLAB_ZX * sd_c * math.sqrt(s * (1.0 - s) * (mu + 1.0)) > _SLAB_MAX_POINTS:
+        rect_limit = _SLAB_RECT if self.pair.max_log_ratio <= _SLAB_RECT_RATIO else 1.0
+        if 4.0 * _SLAB_ZC * _SLAB_ZX * sd_c * math.sqrt(s * (1.0 - s) * (mu + 1.0)) > rect_limit * _SLAB_MAX_POINTS:
             # the points of the binomials' own rectangle (+-_SLAB_ZC sd of the count, +-_SLAB_ZX of x at the
             # mean count), about the least any order's slab has (measured: 0.3 .. 0.94 of the cheapest
-            # planned slab over 30 clones / stronger-clones pairs, n 1e4 .. 1e6): the plan (~1.5 ms) would
-            # find no slab within the limit
+            # planned slab over 30 clones / stronger-clones pairs, n 1e4 .. 1e6): beyond the limit the plan (~1.2
+            # ms) would find no slab; beyond _SLAB_RECT of it (eps0 = 1: n >~ 1.7e4; eps0 = 0.5: n >~ 1.3e4) the
+            # blocks without slabs cost less than the slab (measured, CPU: eps0 = 1, n = 2e4 / 2.5e4 / 3e4: 14.4 /
+            # 14.6 / 13.4 -> 13.4 / 13.1 / 12.3 ms; eps0 = 0.5, 1.5e4 / 2e4: 12.2 / 12.6 -> 10.1 / 10.0), for pairs
+            # whose log likelihood ratio is at most _SLAB_RECT_RATIO (at eps0 = 6, n = 2e6 the blocks alone stop at
+            # the work limit, 1.4% above the slab's bracket at alpha = 256)
             return
         ss = s * (1.0 - s)
         self.bp1, self.bq1 = (self.pa1 - s) / ss, (self.pb1 - s) / ss
