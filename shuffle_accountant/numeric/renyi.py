@@ -1327,6 +1327,7 @@ _SLAB_ZC = 6.0
 _SLAB_ZX = 5.5
 #: A slab reaches further in c (see :func:`_slab_plan`) for at most this many times its own points.
 _SLAB_EXTEND = 1.0
+_SLAB_EXTEND_ALL = True
 #: Finest cells: at least this many per standard deviation of x under the binomial at the slab's
 #: largest count; an order starts at about ``_SLAB_START`` cells per standard deviation of x.
 _SLAB_FINE = 128.0
@@ -1493,6 +1494,10 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
             reach = -N * (xlogy(x, x / p) + xlogy(1.0 - x, (1.0 - x) / (1.0 - p))) <= room
         extra = np.abs(edge - (c_lo if side < 0 else c_hi)) * (width_x * (0.5 * (edge + (c_lo if side < 0 else c_hi)) + 1.0) + 1.0)
         take = np.isfinite(room) & reach & (extra <= _SLAB_EXTEND * own)
+        if _SLAB_EXTEND_ALL and np.any(np.isfinite(room) & reach & ~take):
+            # all or none of the orders that could reach: a few extended orders get a slab of their own, whose build
+            # and tails cost about the main slab's (n = 4e3, eps0 = 1: orders 1000, 1024 of 36 .. 1024; 17.7 -> 14.9 ms)
+            take[:] = False
         if side < 0:
             c_lo = np.where(take, np.minimum(c_lo, edge), c_lo)
         else:
