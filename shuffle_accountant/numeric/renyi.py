@@ -493,9 +493,10 @@ _GROUP_COST = 2e5
 _FULL_WINDOW = 1024.0
 _FULL_ORDERS = 8
 #: Initial blocks near the clone count's mean about this times ``rtol mu`` wide, widening as ``exp(z^2 / _FINE_SHAPE)``
-#: ``z`` sd away (:meth:`RenyiDirection._fine_edges`; 0: the coarse start only).
-_FINE_START = 0.7
+#: ``z`` sd above it and ``exp(z^2 / _FINE_SHAPE_LOW)`` below (:meth:`RenyiDirection._fine_edges`; 0: the coarse start only).
+_FINE_START = 0.8
 _FINE_SHAPE = 3.0
+_FINE_SHAPE_LOW = 5.0
 #: The block below the inner edges (from 0 to ~12 sd below the clone count's mean) has its upper half cut in eighths
 #: when the smallest order's slab starts within this many sd of the mean (:meth:`RenyiDirection._initial_edges`).
 _LOW_NEAR = 8.5
@@ -2396,14 +2397,16 @@ class RenyiDirection:
     def _fine_edges(self, edges: np.ndarray, rtol: float) -> np.ndarray:
         """The initial blocks within ``+-8.5`` sd of the clone count's mean split to about the widths that refinement
         ends with (pairs with ``p0 = 0`` and no slab), so that the first round usually converges: each block of
-        :meth:`_initial_edges` in equal parts of at most ``_FINE_START rtol mu exp(z^2 / _FINE_SHAPE)`` counts (``z``:
-        the block's end nearer the mean, in sd; at least one count). Measured at eps0 = 1: the converged partitions
-        of the coarse start have blocks 0.45 .. 0.52 ``rtol mu`` wide at the mean (n = 3e4, 5e4, 1e5), widening
-        about as ``exp(z^2/4)`` (a block's gap is about its mass times the kernel's change across it, ``~ w^2 Pr[C =
-        c] / c``); 0.7 and 3 converge in one round at n = 2e4 .. 1e6 with fewer entries than the coarse start's
-        three rounds (0.5 and 4: more entries; 1.0: two rounds at 2e4 .. 5e4). Not used where the parts would be
-        about a spread wide anyway, or more than ``_MAX_BLOCKS / 4``. Only the work depends on the edges: every
-        block is bounded by its monotone corners."""
+        :meth:`_initial_edges` in equal parts of at most ``_FINE_START rtol mu exp(z^2 / shape)`` counts (``z``: the
+        block's end nearer the mean, in sd; ``shape`` :data:`_FINE_SHAPE` above the mean, :data:`_FINE_SHAPE_LOW`
+        below it, where the large orders' kernels weigh more; at least one count). Measured at eps0 = 1: the
+        converged partitions of the coarse start have blocks 0.45 .. 0.52 ``rtol mu`` wide at the mean (n = 3e4,
+        5e4, 1e5), widening about as ``exp(z^2/4)`` (a block's gap is about its mass times the kernel's change across
+        it, ``~ w^2 Pr[C = c] / c``); 0.8, 3 and 5 converge in one round at n = 1.78e4 .. 1e6 with fewer entries
+        than the coarse start's three rounds (0.7, 3, 3: a second round at alpha = 1024, n = 1.78e4, over 26 blocks
+        3.7 .. 0 sd below the mean; 0.5, 4, 4: more entries; 1.0: two rounds at 2e4 .. 5e4). Not used where the
+        parts would be about a spread wide anyway, or more than ``_MAX_BLOCKS / 4``. Only the work depends on the
+        edges: every block is bounded by its monotone corners."""
         mu = self.N * self.p + 1.0
         sd = math.sqrt(max(self.N * self.p * (1.0 - self.p), 1.0))
         w0 = _FINE_START * rtol * mu
@@ -2413,7 +2416,8 @@ class RenyiDirection:
         za, zb = (a - mu) / sd, (b - mu) / sd
         inside = (za >= -8.5) & (zb <= 8.5)
         znear = np.where((za <= 0.0) & (zb >= 0.0), 0.0, np.minimum(np.abs(za), np.abs(zb)))
-        w = np.maximum(w0 * np.exp(np.minimum(znear, 8.5) ** 2 / _FINE_SHAPE), 1.0)
+        shape = np.where(zb <= 0.0, _FINE_SHAPE_LOW, _FINE_SHAPE)  # (below the mean: the large orders' tilt)
+        w = np.maximum(w0 * np.exp(np.minimum(znear, 8.5) ** 2 / shape), 1.0)
         k = np.where(inside, np.ceil((b - a) / w), 1.0).astype(np.int64)
         if int(np.sum(k)) > _MAX_BLOCKS // 4:
             return edges
