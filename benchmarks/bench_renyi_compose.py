@@ -19,7 +19,7 @@ Run: python benchmarks/bench_renyi_compose.py [--repeats R] [--quick] [--randomi
 [--renyi-only] (the curve and the query only: a quick check of the curve's ratio; also at n = 5e3, 3e4, 3e6,
 where the curve changes regime) [--old-rev REV] (with --renyi-only: also the curve of the package at git revision
 REV, extracted to a temporary directory and timed in a subprocess between this process's repetitions, same clock
-and statistic) [--ns 3e3,5e3] (with --renyi-only: these n only)
+and statistic) [--ns 3e3,5e3 | --ns 3e3 5e3] (with --renyi-only: these n only)
 """
 
 from __future__ import annotations
@@ -40,9 +40,10 @@ from shuffle_accountant import api, pld
 from shuffle_accountant import composition as comp
 
 NS = [10, 100, 10**3, 3 * 10**3, 10**4, 10**5, 10**6, 10**7, 10**9]  # 3e3: the Renyi curve's worst case
-#: --renyi-only: also n where the curve changes regime (measured worst ratios, 2026-11-23 evening): 5e3 (slab plus
-#: two rounds of blocks below it), 3e4 (no slab fits), 3e6 (kernels beyond the term-by-term window: cells)
-RENYI_NS = sorted(NS + [5 * 10**3, 3 * 10**4, 3 * 10**6])
+#: --renyi-only: also n where the curve changes regime (measured worst ratios, 2026-11-23 evening): 2e3, 4e3 (two slabs;
+#: the large orders' slab extended downwards), 5e3 (slab plus blocks below it), 2e4, 3e4 (no slab), 2e6, 3e6 (kernels
+#: beyond 6000 terms went to cells; the term-by-term limit is 12000 since), 5e6 (cells)
+RENYI_NS = sorted(NS + [2 * 10**3, 4 * 10**3, 5 * 10**3, 2 * 10**4, 3 * 10**4, 2 * 10**6, 3 * 10**6, 5 * 10**6])
 
 
 def cold(fn: Callable[[], object]) -> Callable[[], object]:
@@ -86,10 +87,11 @@ def main() -> None:
     ap.add_argument("--stat", choices=sorted(STAT), default="median")
     ap.add_argument("--renyi-only", action="store_true", help="only the Renyi curve next to the query (no compose)")
     ap.add_argument("--old-rev", default=None, help="with --renyi-only: also time the curve at this git revision")
-    ap.add_argument("--ns", default=None, help="with --renyi-only: comma-separated n (e.g. 3e3,5e3,3e4)")
+    ap.add_argument("--ns", default=None, nargs="+",
+                    help="with --renyi-only: these n, comma- or space-separated (e.g. 3e3,5e3 3e4)")
     args = ap.parse_args()
     if args.renyi_only:
-        ns = ([int(float(x)) for x in args.ns.split(",")] if args.ns else
+        ns = ([int(float(x)) for arg in args.ns for x in arg.split(",") if x] if args.ns else
               [10**3, 3 * 10**3, 10**4, 10**6] if args.quick else RENYI_NS)
         renyi_table(ns, args.repeats, args.clock, args.stat, args.old_rev)
         return

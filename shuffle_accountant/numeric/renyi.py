@@ -500,6 +500,8 @@ _FINE_SHAPE_LOW = 5.0
 #: The block below the inner edges (from 0 to ~12 sd below the clone count's mean) has its upper half cut in eighths
 #: when the smallest order's slab starts within this many sd of the mean (:meth:`RenyiDirection._initial_edges`).
 _LOW_NEAR = 8.5
+#: ... in this many parts (twice as many where the slab reaches 1.5 sd below the block's top).
+_LOW_TOP = 8
 #: Orders x terms per matrix product in :func:`_window_orders` (two coefficients each: m n k = 2 x this): OpenBLAS runs a
 #: product of at most 65536 x 4 multiply-adds (m n k) on one thread (interface/gemm.c's threshold; a matter of CPU
 #: time only)
@@ -2389,8 +2391,11 @@ class RenyiDirection:
                 # their kernels below it needed the upper half of the block in 16ths over two more rounds (each
                 # with a kernel call's fixed cost, ~2 ms); cut in eighths here (measured, CPU: 4e3 20.2 -> 17.3
                 # ms, 5e3 17.7 -> 13.2, 7e3 15.2 -> 12.9; where the slab starts further up, n = 2e3, 3e3, 1e4,
-                # 1.5e4, the finer blocks cost ~0.6 ms: more entries, in two calls)
-                fr = np.concatenate(([0.25], 0.5 + np.arange(8) / 16.0))
+                # 1.5e4, the finer blocks cost ~0.6 ms: more entries, in two calls); in sixteenths where the slab
+                # reaches 1.5 sd below the block's top (n ~ 3.8e3 .. 4.2e3: 16.7 / 16.0 -> 14.5 / 13.6 ms at 4e3 /
+                # 4.2e3; at 4.5e3 .. 7e3 sixteenths cost 0.4 .. 0.8 ms more than eighths)
+                parts = 2 * _LOW_TOP if slabs[int(self.slab_of[0])].c1 < edges[1] - 1.5 * sd else _LOW_TOP
+                fr = np.concatenate(([0.25], 0.5 + np.arange(parts) / (2.0 * parts)))
             edges = np.unique(np.concatenate((edges, np.round(edges[1] * fr))))
         return edges
 
