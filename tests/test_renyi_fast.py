@@ -557,3 +557,58 @@ def test_fine_initial_blocks_keep_the_bracket(eps0: float, n: int, monkeypatch: 
     for lo0, up0, lo1, up1 in zip(old.lower, old.upper, new.lower, new.upper):
         assert lo1 <= up0 and lo0 <= up1
         assert up1 <= up0 * (1.0 + 1e-3) and up1 <= lo1 * (1.0 + 1e-3) * (1.0 + 1e-12)
+
+
+@pytest.mark.parametrize(("m", "u", "v", "alpha", "edge"), [
+    (400, 0.73, 0.27, 8.0, 260), (400, 0.73, 0.27, 64.0, 330),
+    (2726, 0.95257413, 0.04742587, 1024.0, 2695), (1000, 0.95257413, 0.04742587, 512.0, 990),
+])
+def test_window_tail_facing_the_bulk_bounds_brute_force(m: int, u: float, v: float, alpha: float, edge: int) -> None:
+    """The lower tail of a window above the binomial's mode (the binomial ratio exceeds 1 at its edge: a large
+    order's window near a = m): its linear part is bounded with the tail's probability at most 1 (was infinite, so
+    only the convexity bound applied, e.g. 2858 nats for a true 1133 at m = 2726, alpha = 1024). Above the 40-digit
+    tail, finite, and within 250 nats of it (fails when the probability factor is dropped, or taken as M(edge))."""
+    s = 0.5
+    bp, bq = np.array([(u - s) / (s * (1 - s))]), np.array([(v - s) / (s * (1 - s))])
+    tail = R._window_tail(np.array([[float(edge)]]), np.array([float(m)]), s, -1, np.array([u]), np.array([v]),
+                          bp, bq, np.array([alpha]), np.zeros(1, dtype=np.int64), 1e-13, math.log(1e-9),
+                          np.zeros((1, 1)), np.array([[True]]))[0, 0]
+    exact = float(_tail_mp(m, u, v, s, alpha, edge, -1))
+    assert exact <= tail < exact + 250.0, (exact, tail)
+
+
+@pytest.mark.parametrize(("a", "m", "p"), [
+    (2500, 2500, 0.5), (2400, 2500, 0.5), (0, 3000, 0.3), (1250, 2500, 0.5), (10, 10**6, 0.4), (7, 10, 0.5),
+    (-1, 10, 0.5),
+])
+def test_log_pmf_anchor_brackets_mpmath(a: int, m: int, p: float) -> None:
+    """The term-by-term sums' anchor ``log M(a)``: Boost's value where it is at least e^-650, else the gammaln
+    bracket's midpoint with its half-width; within the returned error of the 50-digit value (fails with the old
+    clamp at 1e-320, or the bracket's lower end with Boost's error)."""
+    val, err = R._log_pmf_anchor(np.array([float(a)]), np.array([float(m)]), p, 1e-13)
+    if not 0 <= a <= m:
+        assert np.isneginf(val[0])
+        return
+    with mpmath.workdps(50):
+        exact = (mpmath.loggamma(m + 1) - mpmath.loggamma(a + 1) - mpmath.loggamma(m - a + 1)
+                 + a * mpmath.log(mpmath.mpf(p)) + (m - a) * mpmath.log(1 - mpmath.mpf(p)))
+        miss = abs(mpmath.mpf(float(val[0])) - exact)
+    assert miss <= err[0] < 1e-6, (float(miss), err[0])
+
+
+def test_exact_kernels_off_the_bulk_bracket_brute_force() -> None:
+    """Large orders alone at a kernel whose tilted sum lies at a ~ m, far from the binomial's bulk (eps0 = 3's
+    clone pair): the window leaves out the mode, its terms are anchored at the gammaln bracket (Boost's pmf
+    underflows there) and the tail towards the bulk is finite; bracket against the 40-digit kernel (fails with
+    the pmf clamped at 1e-320, or anchored at Boost's underflowed value)."""
+    m, u, v, s = 2000, 0.95257413, 0.04742587, 0.5
+    alpha = np.array([768.0, 1024.0])
+    lo_w, _ = R._tilted_window(np.array([float(m)]), s, np.array([(u - s) / (s * (1 - s))]),
+                               np.array([(v - s) / (s * (1 - s))]), alpha, 6.0)
+    assert np.all(lo_w > m * s + 200)  # windows off the bulk
+    up, lo, done = R._exact_excess(np.array([m - 1.0]), np.array([u]), np.array([v]), s, alpha, 1e-13, 2e-5)
+    assert done.all()
+    for j, a in enumerate(alpha):
+        exact = float(_kernel_excess_mp(m, u, v, s, float(a)))
+        assert lo[0, j] <= exact <= up[0, j], (a, lo[0, j], exact, up[0, j])
+        assert up[0, j] - lo[0, j] <= 1e-4

@@ -235,6 +235,28 @@ def _log_pmf_bracket(a: np.ndarray, m: np.ndarray, p: float) -> tuple[np.ndarray
         return np.where(inside, val - margin, -np.inf), np.where(inside, val + margin, -np.inf)
 
 
+#: Below ``log`` of this, a binomial pmf in the term-by-term sums is taken from :func:`_log_pmf_bracket` (Boost's value
+#: nears the subnormal range, where its relative error is not bounded by the budget; measured only above it).
+_PMF_LOG_MIN = -650.0
+
+
+def _log_pmf_anchor(a: np.ndarray, m: np.ndarray, p: float, rel: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(value, error)`` with ``|log Pr[Bin(m, p) = a] - value| <= error``: Boost's pmf (charged ``1.01 rel``) where
+    its log is at least :data:`_PMF_LOG_MIN`, else the midpoint and half-width of :func:`_log_pmf_bracket` (``-inf``
+    outside ``0 <= a <= m``)."""
+    with np.errstate(divide="ignore"):
+        boost = np.log(bn.pmf(a, m, p))
+    low = ~(boost >= _PMF_LOG_MIN)
+    if not np.any(low):
+        return boost, np.full(boost.shape, 1.01 * rel)
+    b_lo, b_up = _log_pmf_bracket(a, m, p)
+    with np.errstate(invalid="ignore"):
+        mid, half = 0.5 * (b_lo + b_up), 0.5 * (b_up - b_lo)
+    value = np.where(low, mid, boost)
+    err = np.where(low, np.nan_to_num(half, nan=0.0) * (1.0 + 1e-12), 1.01 * rel)
+    return value, err
+
+
 def _unique_call(fn, k: np.ndarray, m: np.ndarray, p: float, cache: dict | None = None) -> np.ndarray:
     """``fn(k, m, p)`` (a Boost binomial tail, elementwise) evaluated once per distinct ``(k, m)``: the cells
     of one kernel share their edges (a cell's upper edge is the next one's lower edge), and Boost's tails
@@ -807,12 +829,14 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     i0 = np.clip(np.floor((m + 1.0) * s) - start, 0, width - 1)
     i0 = np.minimum(i0, m - start).astype(np.int64)
     a0 = start + i0
-    pmf0 = bn.pmf(a0, m, s)  # >= 1/(m+1) at the mode, which every window contains
-    l0 = np.log(np.maximum(pmf0, 1e-320))
+    # the anchor: the window's term nearest the binomial's mode; Boost's pmf there (relative error rel) unless
+    # below _PMF_LOG_MIN (a window of a large order's tilted sum off the bulk, e.g. at a = m), where the gammaln
+    # bracket's midpoint is taken with its half-width as the error (:func:`_log_pmf_bracket`)
+    l0, l0_err = _log_pmf_anchor(a0, m, s, rel)
     rows = np.arange(ne)
     log_m = l0[:, None] + (cum - cum[rows, i0][:, None])
     big_inc = np.max(np.abs(inc), axis=1)
-    err_log_m = (1.01 * rel + 4 * _U * np.abs(l0)
+    err_log_m = (l0_err + 4 * _U * np.abs(l0)
                  + width * _U * (6.0 * big_inc + 2.0 * abs(ls) + 2.0 * np.max(np.abs(cum), axis=1) + 4.0))
     keep = valid & (log_m >= -700.0)
     mass = np.where(keep, np.exp(np.maximum(log_m, -700.0)), 0.0)
@@ -865,7 +889,7 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
             log_m[:, sl], mass[:, sl], np.sum((valid & ~keep)[:, sl], axis=1), err_log_m, y[:, sl],
             lp[:, sl], lq[:, sl], None if finite is None else finite[:, sl], None if p_zero is None else p_zero[:, sl],
             e_max, bp, bq, alpha[cols], work)
-    nonpos = (pmf0 <= 0.0) | bad_f  # pmf0: never expected (see above); bad_f: an infinite likelihood ratio
+    nonpos = ~np.isfinite(l0) | bad_f  # l0: never expected (0 <= a0 <= m); bad_f: an infinite likelihood ratio
     log_up[nonpos], log_lo[nonpos] = np.inf, -np.inf  # certified, and the caller caps the divergence
     return log_up, log_lo, log_est
 
@@ -944,9 +968,11 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     is at most ``alpha bp/p(x_hi) + (1-alpha) bq/q(1)`` on ``[x_hi, 1]`` (``b/(1 + b y)``
     decreases in ``y``). If ``rho < 1`` the tail of ``sum M f`` is at most
     ``M(hi) f(x_hi) rho / (1 - rho)``; and ``g <= f + (-1 - f'(s) y)_+``, the second part
-    at most the tail probability (the same geometric bound with the binomial ratio alone)
-    times its largest value at the ends. The lower tail is the mirror image. Windows whose
-    tails exceed ``tail_tol`` times the window sum are widened.
+    at most the tail probability (the same geometric bound with the binomial ratio alone, and
+    at most 1: a window of a large order off the binomial's bulk has ratio >= 1 at the edge
+    facing it) times its largest value at the ends. The lower tail is the mirror image. Windows
+    whose tails exceed ``tail_tol`` times the window sum are widened. A window need not hold
+    the binomial's mode: its terms are anchored at the term nearest it (:func:`_log_pmf_anchor`).
 
     Returns ``(log upper, log lower, done)``; entries with ``done = False`` need more than
     ``max_window`` terms and are left to the cells of :class:`_Kernel`.
@@ -1067,7 +1093,7 @@ def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarra
         log_rho = log_rho + 1e-12 * (1.0 + np.abs(log_rho))
         log_rho = np.where(np.isnan(log_rho), np.inf, log_rho)
         count = count[:, gidx, :]
-        steps = count * log_rho
+        steps = np.where(count > 0.0, count * log_rho, 0.0)  # (an empty piece: nothing, the next starts here)
         starts = log_t_edge[:, :, None] + np.concatenate((np.zeros((ne, na, 1)), np.cumsum(steps, axis=2)[:, :, :-1]), axis=2)
         terms = starts + _log_geometric(log_rho, count)
     terms = np.where(np.isnan(terms), np.inf, terms)
@@ -1095,7 +1121,8 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
         y_end = np.where(up, 1.0 - s, -s)
         ratio_m = ratio_m[:, gidx]
         log_rm = _log_tail_ratio(ratio_m, np.zeros(1), m2)
-        log_me = (np.log(np.maximum(bn.pmf(edge, np.broadcast_to(m2, edge.shape), s), 1e-320)) + 1.01 * rel + 1e-12)[:, gidx]
+        l_e, err_e = _log_pmf_anchor(edge, np.broadcast_to(m2, edge.shape), s, rel)
+        log_me = (l_e + err_e + 1e-12)[:, gidx]  # >= log M(edge)
         lpe = _log_first_user(bp[:, None], u[:, None], xe_g, ye_g, s)[0][:, gidx]
         lqe = _log_first_user(bq[:, None], v[:, None], xe_g, ye_g, s)[0][:, gidx]
         ell_e = lpe * alpha + lqe * (1.0 - alpha)
@@ -1109,7 +1136,7 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
         bpg, bqg = bp[:, None], bq[:, None]
         d = alpha * bpg + (1.0 - alpha) * bqg
         extra = np.maximum(0.0, np.maximum(-1.0 - d * ye, -1.0 - d * y_end)) * (1.0 + 1e-12)
-        tail_x = log_me + log_rm + np.log(np.maximum(extra, 1e-320))
+        tail_x = np.minimum(0.0, log_me + log_rm) + np.log(np.maximum(extra, 1e-320))  # (a probability: <= 1)
         tail_x = np.where(extra > 0.0, tail_x, -np.inf)
         tail = np.logaddexp(tail_f, tail_x)
         # second bound, of the scale of g itself (the first is of the scale of f, far
