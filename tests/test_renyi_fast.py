@@ -612,3 +612,23 @@ def test_exact_kernels_off_the_bulk_bracket_brute_force() -> None:
         exact = float(_kernel_excess_mp(m, u, v, s, float(a)))
         assert lo[0, j] <= exact <= up[0, j], (a, lo[0, j], exact, up[0, j])
         assert up[0, j] - lo[0, j] <= 1e-4
+
+
+def test_log_space_kernel_with_a_window_to_x_one_brackets_brute_force() -> None:
+    """Orders summed in log space (a window reaching x ~ 1, where f overflows e^600) with every order of the grid in
+    one call (eps0 = 6's clone pair, c = 5333): g - f = -(1 + f'(s) y) is summed signed over the window's terms
+    (it was bounded by 1 + |f'(s)| max|y| ~ 253 against a sum of ~420 at alpha = 128: a bracket 1.4 nats wide).
+    Against the 40-digit kernel; the bracket within 1e-6 (fails with that old bound, or with |f'(s)| |y| summed
+    unsigned, 0.018 wide)."""
+    from shuffle_accountant.composition import DEFAULT_ORDERS
+    e = 6.0
+    u = math.exp(e) / (math.exp(e) + 1.0)
+    m, v = 5334, 1.0 - u
+    alpha = np.array(DEFAULT_ORDERS, dtype=float)
+    up, lo, done = R._exact_excess(np.array([m - 1.0]), np.array([u]), np.array([v]), 0.5, alpha, 1e-12, 2e-5)
+    assert done.all()
+    for a in (64.0, 128.0):
+        j = int(np.flatnonzero(alpha == a)[0])
+        exact = float(_kernel_excess_mp(m, u, v, 0.5, a))
+        assert lo[0, j] <= exact <= up[0, j], (a, lo[0, j], exact, up[0, j])
+        assert up[0, j] - lo[0, j] <= 1e-6, (a, up[0, j] - lo[0, j])

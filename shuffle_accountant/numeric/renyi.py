@@ -784,11 +784,44 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         al = alpha[cols]
         slack = (err_log_m[:, None] + al * e_max[:, None]
                  + 8 * _U * np.maximum(np.abs(ref_c), 1.0) + 4 * _U * width)
-        corr = 1.0 + np.abs(d[:, cols]) * ymax
+        # sum_a M(a) |g - f| = sum M |1 + f'(s) y| <= sum M (1 + |f'(s)| |y|) over the window's terms (was 1 + |f'(s)| max|y|:
+        # a window reaching x ~ 1 made it ~ |f'(s)| / 2, e.g. 253 against a sum of 420 at eps0 = 6, alpha = 128): the kept
+        # terms' sums with their rounding (mass relative err_mass, each sum (width + 4) u, y's error 4u (|y| + 1), f'(s)'s
+        # err_d), the dropped ones (M < e^-700) at e^-700 (1 + |f'(s)| max|y|) each
+        s_m = np.sum(mass, axis=1)[:, None]
+        s_my = np.sum(mass * np.abs(y), axis=1)[:, None]
+        d_abs = np.abs(d[:, cols]) + err_d[:, cols]
+        corr = ((s_m + d_abs * (s_my * (1.0 + 4.01 * _U) + 4.01 * _U * s_m))
+                * (1.0 + 1.01 * err_mass[:, None] + (width + 8) * _U)
+                + dropped[:, None] * math.exp(-700.0) * (1.0 + d_abs * ymax))
+        corr = np.minimum(corr, 1.0 + np.abs(d[:, cols]) * ymax * (1.0 + 4 * _U) + 4 * _U)  # (the old bound, if smaller)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             b_up = np.logaddexp(lse + slack, np.log(corr))  # log(e^(lse + slack) + corr)
             low_lin = -np.expm1(np.log(corr) - (lse_lo - slack))  # 1 - corr e^-(lse - slack)
             b_lo = np.where(low_lin > 0.0, lse_lo - slack + np.log(np.maximum(low_lin, 1e-320)), -np.inf)
+            # signed: sum M g = sum M f - L, L = sum M (1 + f'(s) y) = sum M + f'(s) sum M y over the window's terms,
+            # computed as l_c with |l_c - L| <= err_l (the same error terms as corr's, and the product and sum's
+            # rounding); then e^(lse_lo - slack) - (l_c + err_l) <= sum M g <= e^(lse + slack) - (l_c - err_l), each
+            # formed as A + log(1 - c e^-A) with its rounding (6u of c e^-A, and 2u) charged; the tighter of the two
+            # brackets is kept (both certified)
+            s_y = np.sum(mass * y, axis=1)[:, None]
+            l_c = s_m + d[:, cols] * s_y
+            err_l = ((s_m + d_abs * s_my) * (1.01 * err_mass[:, None] + (width + 8) * _U)
+                     + d_abs * 4.01 * _U * (s_my + s_m) + err_d[:, cols] * s_my
+                     + dropped[:, None] * math.exp(-700.0) * (1.0 + d_abs * ymax))
+            a_up, a_lo = lse + slack, lse_lo - slack
+            for c_, a_, up_side in ((l_c - err_l, a_up, True), (l_c + err_l, a_lo, False)):
+                ratio = c_ * np.exp(-a_)  # c e^-A (finite: A is at least log of the largest term's share)
+                r = 1.0 - ratio
+                slack_r = 6.0 * _U * np.abs(ratio) + 2.0 * _U  # (exp, the product, the difference)
+                if up_side:  # (and 4u of the log and the sum)
+                    b_new = np.where(r + slack_r > 0.0, a_ + np.log(np.maximum(r + slack_r, 1e-320)), np.inf)
+                    b_new = b_new + 4.0 * _U * (np.abs(b_new) + 1.0)
+                    b_up = np.minimum(b_up, np.where(np.isnan(b_new), np.inf, b_new))
+                else:
+                    b_new = np.where(r - slack_r > 0.0, a_ + np.log(np.maximum(r - slack_r, 1e-320)), -np.inf)
+                    b_new = b_new - 4.0 * _U * (np.abs(b_new) + 1.0)
+                    b_lo = np.maximum(b_lo, np.where(np.isnan(b_new), -np.inf, b_new))
         sel = big[:, cols]
         lu, ll_, le = log_up[:, cols], log_lo[:, cols], log_est[:, cols]
         lu[sel], ll_[sel], le[sel] = b_up[sel], b_lo[sel], lse[sel]
@@ -1300,6 +1333,11 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
     return out_up, out_lo, done
 
 
+#: :meth:`RenyiDirection.bounds` stops its last-resort splits after this many such rounds in a row in which no
+#: live order's relative gap shrank by ``_STALL_REL`` of it.
+_STALL_ROUNDS = 5
+_STALL_REL = 1e-3
+
 #: The overhead of one more call of :func:`_exact_excess` (set-up, tails), in entry-orders.
 _CLUSTER_COST = 200.0
 
@@ -1358,6 +1396,8 @@ _SLAB_ZX = 5.5
 #: A slab reaches further in c (see :func:`_slab_plan`) for at most this many times its own points.
 _SLAB_EXTEND = 1.0
 _SLAB_EXTEND_ALL = True
+#: An order whose slab bracket at level 0 is wider than this many of its budgets leaves the slab.
+_SLAB_DROP_STUCK = 1.0
 #: Finest cells: at least this many per standard deviation of x under the binomial at the slab's
 #: largest count; an order starts at about ``_SLAB_START`` cells per standard deviation of x.
 _SLAB_FINE = 128.0
@@ -2546,6 +2586,7 @@ class RenyiDirection:
         self.floor_stop = np.zeros(na, dtype=bool)
         log_floor = self._log_floor()
         prev_gap = np.full(na, np.inf)
+        slow, last_gap = 0, np.full(na, np.inf)
         for _ in range(max_rounds):
             e_up, e_lo = self._entry_totals()
             lo, hi, lw_up, lw_lo, iu, il = self.lo, self.hi, self.lw_up, self.lw_lo, self.iu, self.il
@@ -2634,6 +2675,14 @@ class RenyiDirection:
                     need[np.arange(nb), top] = True
                 refined |= self._refine_outer(score, 0.3, need)
             if not refined and np.any(splittable):  # last resort: split by the upper bounds
+                # ... unless such rounds stopped paying: _STALL_ROUNDS in a row shrank no live order's relative gap
+                # by _STALL_REL of it (eps0 = 6, n = 2.15e6: gaps of term-by-term
+                # entries, which splitting blocks does not reduce, left 61 budgets; 200 rounds of one entry at every
+                # order, 1e-5 of the gap each, 3 s). Work only: the bracket is certified wherever it stops
+                slow = slow + 1 if not np.any(rel_gap[live] < (1.0 - _STALL_REL) * last_gap[live]) else 0
+                last_gap = rel_gap
+                if slow >= _STALL_ROUNDS:
+                    return tot_up, tot_lo, False, nb, self._max_cells()
                 with np.errstate(invalid="ignore", over="ignore"):
                     outer = np.exp(lw_up[:, None] + e_up[iu][:, live] - ref) - np.exp(lw_up[:, None] + e_up[il][:, live] - ref)
                 outer = np.where(cnt_live, np.maximum(np.nan_to_num(outer, nan=1e300, posinf=1e300), 0.0), 0.0)
@@ -2747,6 +2796,22 @@ class RenyiDirection:
             over = np.flatnonzero((gap > _SLAB_SHARE) & (self.slab_level > 0))
             if over.size == 0 or not self._refine_slabs(over, gap[over]):
                 break
+        if _SLAB_DROP_STUCK > 0.0 and self.slabs:
+            # orders whose slab, at its finest cells, is alone wider than _SLAB_DROP_STUCK budgets leave it (g varies
+            # too fast across a cell for Taylor's bound: e.g. eps0 = 2, n = 1.47e4, the slab of alpha 768 .. 1024
+            # around x ~ 1, gaps of e^60 .. e^81 budgets): inside it, no block would be evaluated at them, and their
+            # refinement ran to the work limit before the every-order fallback (0.8 s). Their blocks are bounded
+            # as without slabs (work only)
+            l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                budget = math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo - log_scale
+                gap = np.exp(self.slab_up - budget) - np.exp(self.slab_lo - budget)
+            stuck = (self.slab_of >= 0) & (self.slab_level == 0) & ~(np.nan_to_num(gap, nan=np.inf) <= _SLAB_DROP_STUCK)
+            if np.any(stuck):
+                self.slab_of[stuck] = -1
+                self.slab_up[stuck] = self.slab_lo[stuck] = -np.inf
+                if np.all(self.slab_of < 0):
+                    self.slabs = []
 
     def _slab_window(self, js: np.ndarray) -> None:
         """Evaluate the orders ``js`` (one slab) at their levels."""
