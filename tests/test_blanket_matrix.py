@@ -1133,6 +1133,23 @@ def test_spectral_functionals_against_exact_sums(size, sd, support, shift, monke
         assert widest < 1e-9
 
 
+@pytest.mark.parametrize("mean", [float("nan"), float("inf"), -float("inf")])
+def test_spectral_functionals_refuse_a_mean_that_is_not_finite(mean, monkeypatch):
+    """Item 9 places its truncation from the law's mean: one that is not finite raises
+    ``_NoSpectral`` (the caller takes the window) instead of a ValueError from ``int(nan)`` (review)."""
+    p, t0 = _gauss_law(200, 10.0, -100)
+    w = np.fft.rfft(bm._place(p, t0, 512))
+    om = np.full(len(w), bm._fft_rel(512) * 1.01)
+
+    def lm(lam: np.ndarray) -> np.ndarray:
+        return 0.5 * (10.0 * 0.5 * lam) ** 2 + 1e-9
+
+    monkeypatch.setattr(bm, "SPECTRAL_WORK", 1e9)  # (so the work limit does not refuse first)
+    with pytest.raises(bm._NoSpectral):
+        bm._spectral_functionals(w, bm._entry_error(om, 512), 512, lm, 1.0, 0.1, 0.5, -5, 5, 5.0, mean)
+    bm._spectral_functionals(w, bm._entry_error(om, 512), 512, lm, 1.0, 0.1, 0.5, -5, 5, 5.0, -100.0)  # (applies)
+
+
 def test_spectral_lattice_agrees_with_the_window():
     """Item 9 against the inverse FFT and the window on the same lattices (SUE at n = 2e5, a random
     5-input matrix at n = 3e4): the brackets overlap and are as narrow up to 1e-9 of their value."""
