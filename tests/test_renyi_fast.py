@@ -632,3 +632,27 @@ def test_log_space_kernel_with_a_window_to_x_one_brackets_brute_force() -> None:
         exact = float(_kernel_excess_mp(m, u, v, 0.5, a))
         assert lo[0, j] <= exact <= up[0, j], (a, lo[0, j], exact, up[0, j])
         assert up[0, j] - lo[0, j] <= 1e-6, (a, up[0, j] - lo[0, j])
+
+
+def test_linear_excess_bounds_the_exact_linear_part_at_cancellation():
+    """``_linear_excess`` bounds ``(-1 - f'(s) y)_+`` with the exact ``f'(s) = alpha bp + (1 - alpha) bq``
+    (exact rationals) where ``-1 - d y`` cancels (``y`` near ``-1/d``): the computed value alone, times
+    ``1 + 1e-12`` (the charge before the review), falls below the exact one in some of these cases."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(11)
+    short_old = 0
+    for _ in range(400):
+        bp, bq = float(rng.uniform(-3.0, 3.0)), float(rng.uniform(-3.0, 3.0))
+        alpha = float(rng.choice([2.0, 8.0, 96.0, 1024.0, 1.5]))
+        d = alpha * bp + (1.0 - alpha) * bq
+        if d == 0.0:
+            continue
+        y = float(np.nextafter(-1.0 / d, rng.choice([-np.inf, np.inf])))
+        exact_d = Fraction(alpha) * Fraction(bp) + (1 - Fraction(alpha)) * Fraction(bq)
+        exact = max(-1 - exact_d * Fraction(y), Fraction(0))
+        got = R._linear_excess(np.array([[bp]]), np.array([[bq]]), np.array([alpha]), np.array(y))[0, 0]
+        assert Fraction(float(got)) >= exact, (bp, bq, alpha, y)
+        if Fraction(max(-1.0 - d * y, 0.0) * (1.0 + 1e-12)) < exact:
+            short_old += 1
+    assert short_old > 0

@@ -794,7 +794,7 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         corr = ((s_m + d_abs * (s_my * (1.0 + 4.01 * _U) + 4.01 * _U * s_m))
                 * (1.0 + 1.01 * err_mass[:, None] + (width + 8) * _U)
                 + dropped[:, None] * math.exp(-700.0) * (1.0 + d_abs * ymax))
-        corr = np.minimum(corr, 1.0 + np.abs(d[:, cols]) * ymax * (1.0 + 4 * _U) + 4 * _U)  # (the old bound, if smaller)
+        corr = np.minimum(corr, 1.0 + d_abs * ymax * (1.0 + 4 * _U) + 4 * _U)  # (the old bound, if smaller; f'(s) with its error)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             b_up = np.logaddexp(lse + slack, np.log(corr))  # log(e^(lse + slack) + corr)
             low_lin = -np.expm1(np.log(corr) - (lse_lo - slack))  # 1 - corr e^-(lse - slack)
@@ -814,13 +814,15 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
                 ratio = c_ * np.exp(-a_)  # c e^-A (finite: A is at least log of the largest term's share)
                 r = 1.0 - ratio
                 slack_r = 6.0 * _U * np.abs(ratio) + 2.0 * _U  # (exp, the product, the difference)
-                if up_side:  # (and 4u of the log and the sum)
+                # (and 4u of the log and the sum: the log's rounding is relative to |log(r +- slack_r)| <= |b_new| +
+                # |a_|, which exceeds |b_new| where a_ and the log nearly cancel)
+                if up_side:
                     b_new = np.where(r + slack_r > 0.0, a_ + np.log(np.maximum(r + slack_r, 1e-320)), np.inf)
-                    b_new = b_new + 4.0 * _U * (np.abs(b_new) + 1.0)
+                    b_new = b_new + 4.0 * _U * (np.abs(b_new) + np.abs(a_) + 1.0)
                     b_up = np.minimum(b_up, np.where(np.isnan(b_new), np.inf, b_new))
                 else:
                     b_new = np.where(r - slack_r > 0.0, a_ + np.log(np.maximum(r - slack_r, 1e-320)), -np.inf)
-                    b_new = b_new - 4.0 * _U * (np.abs(b_new) + 1.0)
+                    b_new = b_new - 4.0 * _U * (np.abs(b_new) + np.abs(a_) + 1.0)
                     b_lo = np.maximum(b_lo, np.where(np.isnan(b_new), -np.inf, b_new))
         sel = big[:, cols]
         lu, ll_, le = log_up[:, cols], log_lo[:, cols], log_est[:, cols]
@@ -1167,8 +1169,7 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
             tail_f[fine] = _log_tail_f(edge[fine], mg[fine], s, sgn[fine, 0], u[fine], v[fine],
                                        bp[fine], bq[fine], alpha, gidx, t_edge[fine])
         bpg, bqg = bp[:, None], bq[:, None]
-        d = alpha * bpg + (1.0 - alpha) * bqg
-        extra = np.maximum(0.0, np.maximum(-1.0 - d * ye, -1.0 - d * y_end)) * (1.0 + 1e-12)
+        extra = np.maximum(_linear_excess(bpg, bqg, alpha, ye), _linear_excess(bpg, bqg, alpha, y_end))
         tail_x = np.minimum(0.0, log_me + log_rm) + np.log(np.maximum(extra, 1e-320))  # (a probability: <= 1)
         tail_x = np.where(extra > 0.0, tail_x, -np.inf)
         tail = np.logaddexp(tail_f, tail_x)
@@ -1201,11 +1202,22 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
             lg_far = _log_g_bound(bp, bq, u, v, s, alpha, 0.0)
         else:
             lg_far = np.where(up, _log_g_bound(bp, bq, u, v, s, alpha, 1.0), _log_g_bound(bp, bq, u, v, s, alpha, 0.0))
-        lg_e = np.logaddexp(ell_e, np.log(np.maximum(-1.0 - d * ye, 0.0) * (1.0 + 1e-12)))
+        lg_e = np.logaddexp(ell_e, np.log(_linear_excess(bpg, bqg, alpha, ye)))
         tail_c = np.maximum(lg_e, lg_far) + np.minimum(0.0, log_me + log_rm)
         tail = np.minimum(tail, np.where(np.isnan(tail_c), np.inf, tail_c))
         tail = np.where(open_[:, gidx], np.minimum(tail, tail_g), -np.inf)
     return np.where(np.isnan(tail), np.inf, tail)
+
+
+def _linear_excess(bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Upper bound on ``(-1 - f'(s) y)_+`` (entries x orders; ``bp, bq`` columns, ``y`` broadcast against
+    them), ``f'(s) = alpha bp + (1 - alpha) bq``: the computed ``d`` is within ``err_d = 6 u alpha (|bp| +
+    |bq|)`` of it (as in :func:`_window_orders`) and ``-1 - d y`` within ``2 u |d y| + u`` of its value at
+    ``d``, so ``(-1 - d y)_+ + (err_d + 2 u |d|) |y| + u`` bounds it (times ``1 + 1e-12``; review of the
+    charge, which left out ``err_d`` and the product's rounding)."""
+    d = alpha * bp + (1.0 - alpha) * bq
+    err = 6 * _U * alpha * (np.abs(bp) + np.abs(bq)) + 2 * _U * np.abs(d)
+    return (np.maximum(-1.0 - d * y, 0.0) + err * np.abs(y) + _U) * (1.0 + 1e-12)
 
 
 def _log_g_bound(bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: np.ndarray,
@@ -1220,8 +1232,7 @@ def _log_g_bound(bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v: np.ndarray, s
         ell = alpha * lp[:, None] + (1.0 - alpha) * lq[:, None]
         ell = np.where(np.isneginf(lp)[:, None], -np.inf, ell)  # p = 0: f = 0
         ell = ell + 1e-12 * (1.0 + np.abs(ell))
-        d = alpha * bp[:, None] + (1.0 - alpha) * bq[:, None]
-        lin = np.log(np.maximum(-1.0 - d * (x - s), 0.0) * (1.0 + 1e-12))
+        lin = np.log(_linear_excess(bp[:, None], bq[:, None], alpha, np.asarray(x - s)))
         out = np.logaddexp(ell, lin)
     return np.where(np.isnan(out), np.inf, out)
 
