@@ -847,25 +847,30 @@ def _inverse(w: np.ndarray, om: np.ndarray, size: int) -> tuple[np.ndarray, floa
     and Nyquist, 2 elsewhere; irfft drops their imaginary parts, which only lowers it). Over a
     window of ``length`` entries the 1-norm of the error is then at most
     ``min(length e, length e_round + sqrt(length) l2)`` (:func:`_window_l1`)."""
-    mult = np.full(len(w), 2.0)
-    mult[0] = 1.0
-    if size % 2 == 0:
-        mult[-1] = 1.0
+    mult = _half_spectrum_mult(len(w), size)
     circ = np.fft.irfft(w, n=size)
     rel = 1.0 + fp.sum_error(len(w)) + 8 * _U
     e_round = _fft_rel(size) * float(np.sum(mult * np.abs(w))) / size * rel
-    e = float(np.sum(mult * om)) / size * rel + e_round
+    e = _entry_error(om, size) + e_round
     l2 = math.sqrt(float(np.sum(mult * om * om)) * rel / size) * (1.0 + 4 * _U)
     return circ, e, e_round, l2
 
 
+def _half_spectrum_mult(length: int, size: int) -> np.ndarray:
+    """How often each entry of a half spectrum of ``length`` entries counts in the full spectrum of a real
+    law on ``size`` points: 1 at the zero frequency and (``size`` even) the Nyquist frequency, 2 elsewhere."""
+    mult = np.full(length, 2.0)
+    mult[0] = 1.0
+    if size % 2 == 0:
+        mult[-1] = 1.0
+    return mult
+
+
 def _entry_error(om: np.ndarray, size: int) -> float:
     """The part of :func:`_inverse`'s uniform entry bound propagated from the spectrum's error
-    ``om`` (no inverse FFT is rounded): ``sum_k mult_k om_k / size`` (``mult`` 1 at the zero and the
-    Nyquist frequency, 2 elsewhere) as a sum of non-negative terms, with its rounding."""
-    end = len(om) - 1 if size % 2 == 0 else len(om)  # (the Nyquist entry, when there is one, once)
-    mult_sum = 2.0 * float(np.sum(om[1:end])) + float(om[0]) + (float(om[-1]) if end < len(om) else 0.0)
-    return mult_sum / size * (1.0 + fp.sum_error(len(om)) + 8 * _U)
+    ``om`` (no inverse FFT is rounded): ``sum_k mult_k om_k / size`` as a sum of non-negative terms
+    (the products by 1 and 2 exact), with its rounding."""
+    return float(np.sum(_half_spectrum_mult(len(om), size) * om)) / size * (1.0 + fp.sum_error(len(om)) + 8 * _U)
 
 
 #: item 9's rounding charges, in units of u relative to the sum of the magnitudes of the terms:
@@ -923,7 +928,7 @@ def _spectral_functionals(w: np.ndarray, e_p: float, size: int, lm, mass: float,
         raise _NoSpectral
     U = min(max(int(math.floor(mean + 0.5 * (size + z_min + z_top - 1))), 1), size - 1)
     f = live.astype(np.int64)
-    mult = np.where((f == 0) | (2 * f == size), 1.0, 2.0)
+    mult = _half_spectrum_mult(len(w), size)[live]
     # K_H = sum_{u=1}^{U} q^u = q (1 - q^U) / (1 - q), K_G = H sum u q^u = H q (1 - q^U (1 + U d)) / d^2,
     # q = a e^{i phi}, d = 1 - q = (1 - a) + 2 a sin^2(phi/2) - 2 i a sin(phi/2) cos(phi/2)
     half = np.sin(math.pi * (f / size))
@@ -1431,20 +1436,19 @@ class _Lattice:
         z_tops = [z0 + max(len(pz), len(qz)) - 1, z0r + len(qzr) - 1]
         z_mins = [z0, z0r]
         spec_laws = [(w_t1, o_t1, lm_t1)] + ([(w_tb, o_tb, lm_tb)] if r > 0 and need_lower else [])
+        masses = [float(np.exp(lm(np.zeros(1))[0])) for _, _, lm in spec_laws]  # bounds on the total (tilted) masses
         if SPECTRAL and not bounded:
             # item 9: the functionals from the spectra, without the inverse FFTs
             try:
-                for (ws, os_, lm), z_top, z_mn, mu in zip(spec_laws, z_tops, z_mins, (mu2, B * mean_z)):
-                    mass = float(np.exp(lm(np.zeros(1))[0]))
+                for (ws, os_, lm), mass, z_top, z_mn, mu in zip(spec_laws, masses, z_tops, z_mins, (mu2, B * mean_z)):
                     funcs.append(_spectral_functionals(ws, _entry_error(os_, n2), n2, lm, mass, theta, H, z_mn, z_top,
                                                        sd2_real, mu))
             except _NoSpectral:
                 funcs = []
         if not funcs:
-            for (ws, os_, lm), z_top in zip(spec_laws, z_tops):
+            for (ws, os_, lm), mass, z_top in zip(spec_laws, masses, z_tops):
                 circ, e_p, _, _ = _inverse(ws, os_, n2)
                 tail_hi, tail_lo = (0.0, 0.0) if bounded else _chernoff(lm, t_hi * H, t_lo * H, sd2_real)
-                mass = float(np.exp(lm(np.zeros(1))[0]))  # bound on the total (tilted) mass
                 funcs.append(self._functionals(circ, t_lo, e_p, tail_hi + tail_lo, mass, theta, H, z_top))
         # ---- assemble
         g_up, g_lo, _, _, g_sup, _ = funcs[0](np.arange(z0, z0 + len(pz)))
