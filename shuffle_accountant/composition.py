@@ -109,7 +109,8 @@ def rdp_curve(
         warnings = ("floating point limits the resolution here (the kernels' rounding floor): the bound is certified "
                     "but may be loose (see details.bracket)",)
     elif not rb.converged:
-        warnings = ("refinement stopped at its work limit: the bound is certified but may be loose (see details.bracket)",)
+        warnings = ("refinement stopped short of rtol (at its work limit, or after rounds that no longer narrowed the "
+                    "bracket): the bound is certified but may be loose (see details.bracket)",)
     citation = f"{m.citation}; Renyi divergence of the clone pair (this package, numeric/renyi.py)"
     bounds = tuple(
         Bound(
@@ -543,8 +544,8 @@ def _rdp_route(rounds: Sequence[Round], delta: float, method: str, k: int | None
     if best_order in (float(alpha[0]), float(alpha[-1])) and eps_rdp > 0:
         rdp_warn.append(f"best order {best_order:g} is at the edge of the order grid [{alpha[0]:g}, {alpha[-1]:g}]; extend --orders")
     if not converged:
-        rdp_warn.append("some RDP values stopped short of rtol at the refinement work limit or the floating-point floor "
-                        "(still certified upper bounds)")
+        rdp_warn.append("some RDP values stopped short of rtol (refinement work limit, rounds that no longer narrowed "
+                        "the bracket, or the floating-point floor; still certified upper bounds)")
     details: dict[str, Any] = {"conversion": CONVERSION, "best_order": best_order, "orders": alpha[:top].tolist(),
                                "rdp": total.tolist()}
     if top < size:

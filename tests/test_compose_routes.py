@@ -198,3 +198,29 @@ def test_rdp_route_falls_back_to_every_order_when_the_guess_is_low(monkeypatch):
     curve = comp.rdp_curve(1.0, 10**4, orders=orders, rtol=1e-3)
     full, best = comp.cks_epsilon(orders, 10 * np.asarray(curve.upper) * (1 + 1e-13), 1e-6)
     assert b.value == full and b.details["best_order"] == best and "orders_ruled_out" not in b.details
+
+
+@pytest.mark.parametrize("converged, floor_limited, expect", [
+    (True, False, None),
+    (False, False, "stopped short of rtol"),
+    (False, True, "floating point limits the resolution"),
+])
+def test_rdp_curve_warns_when_not_converged(monkeypatch, converged, floor_limited, expect):
+    """A curve that stopped short of rtol (work limit, stalled rounds, or the rounding floor) says so:
+    the numbers are still upper bounds, but the user is told they may be loose; a converged curve
+    carries no warning."""
+    from shuffle_accountant.numeric.renyi import RenyiBounds
+
+    def fake(pair, alpha, rtol, scale):
+        a = tuple(float(x) for x in alpha)
+        return RenyiBounds(a, tuple(0.2 for _ in a), tuple(0.1 for _ in a), converged, 1, 1, floor_limited)
+
+    monkeypatch.setattr(comp, "renyi_bounds", fake)
+    curve = comp.rdp_curve(1.0, 1000, orders=[2.0, 4.0])
+    for b in curve.bounds:
+        if expect is None:
+            assert b.warnings == ()
+        else:
+            assert len(b.warnings) == 1 and expect in b.warnings[0]
+    assert [b.value for b in curve.bounds] == [0.2, 0.2]
+    assert curve.converged is converged
