@@ -2,9 +2,11 @@
 at the same n, measured in the same run (the machine is shared: ratios, not absolute times,
 are what compare across runs).
 
-For every n: the median wall-clock time of ``api.epsilon(eps0=1, n, delta=1e-6)`` (the
-reference), of ``composition.rdp_curve(1, n)`` (40 default orders, rtol 1e-3), and of
-``composition.compose(eps0=1, n, T)`` with all three routes for T = 100 and 10^4 (the PLD
+For every eps0 (``--eps0``; default 0.5, 1, 2, 3, 4, 6, with ``--quick`` 1 and 4: the curve's regimes
+move with eps0, and eps0 = 2..6 were once 100-2000x slower than eps0 = 1 at some n) and every n: the
+median wall-clock time of ``api.epsilon(eps0, n, delta=1e-6)`` (the reference), of
+``composition.rdp_curve(eps0, n)`` (40 default orders, rtol 1e-3), and of
+``composition.compose(eps0, n, T)`` with all three routes for T = 100 and 10^4 (the PLD
 route's per-round caches are cleared before each run, so every run is cold). Repetitions
 interleave the cases, so that load changes hit them alike. The one-off dp_accounting import
 (~1 s) is paid before timing. Targets: the curve <= 10 reference queries, compose <= 50.
@@ -16,10 +18,11 @@ before each run; the blanket engines' own per-(n, k, eps0) cache is not, so repe
 measure a warm engine).
 
 Run: python benchmarks/bench_renyi_compose.py [--repeats R] [--quick] [--randomizer] [--clock cpu] [--stat min]
-[--renyi-only] (the curve and the query only: a quick check of the curve's ratio; also at n = 5e3, 3e4, 3e6,
-where the curve changes regime) [--old-rev REV] (with --renyi-only: also the curve of the package at git revision
+[--eps0 1,3] [--ns 3e3,5e3 | --ns 3e3 5e3] (these eps0 and n only) [--renyi-only] (the curve and the query only: a
+quick check of the curve's ratio; also at n = 5e3, 3e4, 3e6, where the curve changes regime at eps0 = 1, and 1e5, 3e5,
+5e6, the worst n at eps0 = 3, 4, 6) [--old-rev REV] (with --renyi-only: also the curve of the package at git revision
 REV, extracted to a temporary directory and timed in a subprocess between this process's repetitions, same clock
-and statistic) [--ns 3e3,5e3 | --ns 3e3 5e3] (with --renyi-only: these n only)
+and statistic)
 """
 
 from __future__ import annotations
@@ -43,7 +46,12 @@ NS = [10, 100, 10**3, 3 * 10**3, 10**4, 10**5, 10**6, 10**7, 10**9]  # 3e3: the 
 #: --renyi-only: also n where the curve changes regime (measured worst ratios, 2026-11-23 evening): 2e3, 4e3 (two slabs;
 #: the large orders' slab extended downwards), 5e3 (slab plus blocks below it), 2e4, 3e4 (no slab), 2e6, 3e6 (kernels
 #: beyond 6000 terms went to cells; the term-by-term limit is 12000 since), 5e6 (cells)
-RENYI_NS = sorted(NS + [2 * 10**3, 4 * 10**3, 5 * 10**3, 2 * 10**4, 3 * 10**4, 2 * 10**6, 3 * 10**6, 5 * 10**6])
+RENYI_NS = sorted(NS + [2 * 10**3, 4 * 10**3, 5 * 10**3, 2 * 10**4, 3 * 10**4, 3 * 10**5, 2 * 10**6, 3 * 10**6,
+                        5 * 10**6])
+#: eps0 swept by default (``--quick``: EPS0_QUICK): the worst n of the curve moves up with eps0 (2026-11-23 sweep:
+#: eps0 = 2 at n ~ 2e4, 3 at 1e5, 4 at 3e5, 6 at 5e6)
+EPS0 = [0.5, 1.0, 2.0, 3.0, 4.0, 6.0]
+EPS0_QUICK = [1.0, 4.0]
 
 
 def cold(fn: Callable[[], object]) -> Callable[[], object]:
@@ -88,28 +96,32 @@ def main() -> None:
     ap.add_argument("--renyi-only", action="store_true", help="only the Renyi curve next to the query (no compose)")
     ap.add_argument("--old-rev", default=None, help="with --renyi-only: also time the curve at this git revision")
     ap.add_argument("--ns", default=None, nargs="+",
-                    help="with --renyi-only: these n, comma- or space-separated (e.g. 3e3,5e3 3e4)")
+                    help="these n, comma- or space-separated (e.g. 3e3,5e3 3e4)")
+    ap.add_argument("--eps0", default=None, nargs="+",
+                    help=f"these eps0, comma- or space-separated (default {EPS0}; --quick: {EPS0_QUICK})")
     args = ap.parse_args()
+    eps0s = _numbers(args.eps0, float) if args.eps0 else EPS0_QUICK if args.quick else EPS0
     if args.renyi_only:
-        ns = ([int(float(x)) for arg in args.ns for x in arg.split(",") if x] if args.ns else
+        ns = (_numbers(args.ns, lambda x: int(float(x))) if args.ns else
               [10**3, 3 * 10**3, 10**4, 10**6] if args.quick else RENYI_NS)
-        renyi_table(ns, args.repeats, args.clock, args.stat, args.old_rev)
+        renyi_table(eps0s, ns, args.repeats, args.clock, args.stat, args.old_rev)
         return
-    ns = [10**3, 3 * 10**3, 10**4, 10**6] if args.quick else NS
+    ns = _numbers(args.ns, lambda x: int(float(x))) if args.ns else [10**3, 3 * 10**3, 10**4, 10**6] if args.quick else NS
     try:
         pld.import_dp_accounting()
     except pld.PldUnavailable:
         print(f"(PLD route not installed: compose runs without it; {pld.PLD_INSTALL})\n")
     print(f"{args.stat} {args.clock} ms over {args.repeats} interleaved runs; ratio = time / single query at the same n\n")
-    print("| n | single eps query | renyi curve (40 orders) | ratio | compose T=100 | ratio | compose T=1e4 | ratio |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| eps0 | n | single eps query | renyi curve (40 orders) | ratio | compose T=100 | ratio | compose T=1e4 "
+          "| ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
     worst = {"renyi": 0.0, "compose": 0.0}
-    for n in ns:
+    for eps0, n in ((e, n) for e in eps0s for n in ns):
         cases: dict[str, Callable[[], object]] = {
-            "q": partial(api.epsilon, 1.0, n, 1e-6),
-            "renyi": partial(comp.rdp_curve, 1.0, n),
-            "c100": cold(partial(comp.compose, eps0=1.0, n=n, T=100)),
-            "c1e4": cold(partial(comp.compose, eps0=1.0, n=n, T=10**4)),
+            "q": partial(api.epsilon, eps0, n, 1e-6),
+            "renyi": partial(comp.rdp_curve, eps0, n),
+            "c100": cold(partial(comp.compose, eps0=eps0, n=n, T=100)),
+            "c1e4": cold(partial(comp.compose, eps0=eps0, n=n, T=10**4)),
         }
         for fn in cases.values():  # warm-up (imports, first-call allocations)
             fn()
@@ -118,17 +130,23 @@ def main() -> None:
         r, c1, c2 = m["renyi"] / q, m["c100"] / q, m["c1e4"] / q
         worst["renyi"] = max(worst["renyi"], r)
         worst["compose"] = max(worst["compose"], c1, c2)
-        print(f"| {n:.0e} | {q * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {r:.1f} | {m['c100'] * 1e3:.1f} | {c1:.1f} "
+        print(f"| {eps0:g} | {n:.0e} | {q * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {r:.1f} | {m['c100'] * 1e3:.1f} | {c1:.1f} "
               f"| {m['c1e4'] * 1e3:.1f} | {c2:.1f} |", flush=True)
     print(f"\nworst ratios: renyi curve {worst['renyi']:.1f} (target 10), compose {worst['compose']:.1f} (target 50)")
     if args.randomizer:
         randomizer_table([10**3, 10**4, 10**6] if args.quick else [10**3, 10**4, 10**5, 10**6], args.repeats)
 
 
-def renyi_table(ns: list[int], repeats: int, clock: str, stat: str, old_rev: str | None = None) -> None:
-    """The Renyi curve (40 default orders, rtol 1e-3) next to one clones query at each n; with
+def _numbers(args: list[str], convert: Callable[[str], float]) -> list:
+    """Command-line numbers given comma- or space-separated."""
+    return [convert(x) for arg in args for x in arg.split(",") if x]
+
+
+def renyi_table(eps0s: list[float], ns: list[int], repeats: int, clock: str, stat: str,
+                old_rev: str | None = None) -> None:
+    """The Renyi curve (40 default orders, rtol 1e-3) next to one clones query at each (eps0, n); with
     ``old_rev``, the curve of that revision too (a subprocess per repetition, between this one's runs)."""
-    old: dict[int, list[float]] = {n: [] for n in ns}
+    old: dict[tuple[float, int], list[float]] = {(e, n): [] for e in eps0s for n in ns}
     tmp = None
     if old_rev is not None:
         tmp = tempfile.TemporaryDirectory()
@@ -137,34 +155,35 @@ def renyi_table(ns: list[int], repeats: int, clock: str, stat: str, old_rev: str
                                  capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp.name], input=archive, check=True)
     print(f"{stat} {clock} ms over {repeats} interleaved runs; ratio = curve / single query at the same n\n")
-    head = "| n | single eps query | renyi curve (40 orders) | ratio |"
+    head = "| eps0 | n | single eps query | renyi curve (40 orders) | ratio |"
     print(head + (f" curve at {old_rev} | old ratio |" if old_rev else ""))
-    print("|---|---|---|---|" + ("---|---|" if old_rev else ""))
-    worst = 0.0
-    for n in ns:
-        cases: dict[str, Callable[[], object]] = {"q": partial(api.epsilon, 1.0, n, 1e-6),
-                                                  "renyi": partial(comp.rdp_curve, 1.0, n)}
+    print("|---|---|---|---|---|" + ("---|---|" if old_rev else ""))
+    worst: dict[float, tuple[float, int]] = {}
+    for eps0, n in ((e, n) for e in eps0s for n in ns):
+        cases: dict[str, Callable[[], object]] = {"q": partial(api.epsilon, eps0, n, 1e-6),
+                                                  "renyi": partial(comp.rdp_curve, eps0, n)}
         for fn in cases.values():
             fn()
-        between = None if tmp is None else partial(_old_curve_time, tmp.name, n, clock, old[n])
+        between = None if tmp is None else partial(_old_curve_time, tmp.name, eps0, n, clock, old[eps0, n])
         m = medians(cases, repeats, clock, stat, between)
-        worst = max(worst, m["renyi"] / m["q"])
-        line = f"| {n:.0e} | {m['q'] * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {m['renyi'] / m['q']:.1f} |"
+        worst[eps0] = max(worst.get(eps0, (0.0, n)), (m["renyi"] / m["q"], n))
+        line = f"| {eps0:g} | {n:.0e} | {m['q'] * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {m['renyi'] / m['q']:.1f} |"
         if tmp is not None:
-            o = STAT[stat](old[n])
+            o = STAT[stat](old[eps0, n])
             line += f" {o * 1e3:.1f} | {o / m['q']:.1f} |"
         print(line, flush=True)
-    print(f"\nworst ratio: renyi curve {worst:.1f} (target 10)")
+    print("\nworst ratio of the renyi curve (target 10): "
+          + ", ".join(f"eps0 = {e:g}: {r:.1f} at n = {n:.0e}" for e, (r, n) in worst.items()))
     if tmp is not None:
         tmp.cleanup()
 
 
-def _old_curve_time(path: str, n: int, clock: str, into: list[float]) -> None:
+def _old_curve_time(path: str, eps0: float, n: int, clock: str, into: list[float]) -> None:
     """One timed curve (after one untimed warm-up) of the package extracted at ``path``, in a subprocess,
     appended to ``into``."""
     code = ("import json, time\nfrom shuffle_accountant import composition as comp\n"
             f"now = time.{'process_time' if clock == 'cpu' else 'perf_counter'}\n"
-            f"comp.rdp_curve(1.0, {n})\nt = now()\ncomp.rdp_curve(1.0, {n})\nprint(json.dumps(now() - t))")
+            f"comp.rdp_curve({eps0!r}, {n})\nt = now()\ncomp.rdp_curve({eps0!r}, {n})\nprint(json.dumps(now() - t))")
     env = dict(os.environ, PYTHONPATH=path)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env, cwd=path)
     into.append(float(json.loads(out.stdout)))
