@@ -656,3 +656,29 @@ def test_linear_excess_bounds_the_exact_linear_part_at_cancellation():
         if Fraction(max(-1.0 - d * y, 0.0) * (1.0 + 1e-12)) < exact:
             short_old += 1
     assert short_old > 0
+
+
+@pytest.mark.parametrize(("m", "eps0", "alpha", "edge", "side", "w_est"), [
+    (2585, 6.0, 160.0, 1647, 1, 19.64), (2585, 6.0, 192.0, 1647, 1, 28.42), (2791, 3.0, 896.0, 2720, -1, 756.23),
+])
+def test_window_tail_on_finer_pieces_bounds_brute_force(m: int, eps0: float, alpha: float, edge: int, side: int,
+                                                        w_est: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tails whose 16 equal pieces are far too coarse (the terms' log-ratio changes fastest next to the window and
+    where q nears 0 at the far end; eps0 = 6, n = 1e6: the upper tail beyond a 400-term window bounded by e^476 for a
+    true e^-740, so the window was widened twice to 1350 terms) are bounded again on the pieces of ``_TAIL_FRACS``:
+    above the 40-digit tail, and below the window's tolerance (``log 1e-9 + w_est``, the window sum's log), which the
+    16 equal pieces miss (asserted: fails when ``_TAIL_FRACS`` is the 16 equal pieces)."""
+    s = 0.5
+    u = 1.0 / (1.0 + math.exp(-eps0))
+    v = 1.0 - u
+    bp, bq = np.array([(u - s) / (s * (1 - s))]), np.array([(v - s) / (s * (1 - s))])
+
+    def tail(fracs: np.ndarray) -> float:
+        monkeypatch.setattr(R, "_TAIL_FRACS", fracs)
+        return float(R._window_tail(np.array([[float(edge)]]), np.array([float(m)]), s, side, np.array([u]),
+                                    np.array([v]), bp, bq, np.array([alpha]), np.zeros(1, dtype=np.int64), 1e-13,
+                                    math.log(1e-9), np.full((1, 1), w_est), np.array([[True]]))[0, 0])
+
+    fine, equal = tail(R._TAIL_FRACS), tail(np.linspace(0.0, 1.0, R._TAIL_PIECES + 1))
+    exact = float(_tail_mp(m, u, v, s, alpha, edge, side))
+    assert exact <= fine <= math.log(1e-9) + w_est < equal, (exact, fine, equal)

@@ -849,8 +849,9 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     up to it (``exp`` is slow on subnormal results).
     """
     ne, na = m.size, alpha.size
-    if work is None or work[0].size < ne * width * na:
-        work = _scratch(ne * width * na)
+    size = ne * max(w * alpha[cols].size for cols, _, w in groups)  # each group's (entries, orders, slice)
+    if work is None or work[0].size < size:
+        work = _scratch(size)
     a = start[:, None] + np.arange(width, dtype=float)[None, :]
     valid = a <= m[:, None]
     a = np.minimum(a, m[:, None])
@@ -1085,11 +1086,13 @@ def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
 
 #: Pieces of a tail in the geometric bound of :func:`_log_tail_f`.
 _TAIL_PIECES = 16
+_TAIL_GEO = 2.0 ** np.arange(-12.0, -0.99, 0.25)
+_TAIL_FRACS = np.unique(np.concatenate(([0.0, 1.0], _TAIL_GEO, 1.0 - _TAIL_GEO, np.arange(1, _TAIL_PIECES) / _TAIL_PIECES)))
 
 
 def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarray, u: np.ndarray, v: np.ndarray,
                 bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, gidx: np.ndarray, log_t_edge: np.ndarray,
-                pieces: int = _TAIL_PIECES) -> np.ndarray:
+                pieces: int = _TAIL_PIECES, fracs: np.ndarray | None = None) -> np.ndarray:
     """Upper bound on ``log sum_{a beyond edge} M(a) f(x_a)`` (``side = 1``: ``a > edge``;
     ``-1``: ``a < edge``; or one side per entry), entries x orders, from ``log_t_edge >= log M(edge) f(x_edge)``;
     ``edge`` is given per entry and group of orders (``gidx``: each order's group).
@@ -1106,7 +1109,7 @@ def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarra
     sgn = np.broadcast_to(np.asarray(side, dtype=float), (ne,))[:, None, None]
     up3 = sgn > 0.0
     far = np.where(up3, mm, 0.0)
-    frac = np.arange(pieces + 1, dtype=float) / pieces
+    frac = np.arange(pieces + 1, dtype=float) / pieces if fracs is None else fracs
     e3 = edge[:, :, None]
     b = e3 + (far - e3) * frac
     b = np.where(up3, np.floor(b), np.ceil(b))
@@ -1204,8 +1207,24 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
             lg_far = np.where(up, _log_g_bound(bp, bq, u, v, s, alpha, 1.0), _log_g_bound(bp, bq, u, v, s, alpha, 0.0))
         lg_e = np.logaddexp(ell_e, np.log(_linear_excess(bpg, bqg, alpha, ye)))
         tail_c = np.maximum(lg_e, lg_far) + np.minimum(0.0, log_me + log_rm)
-        tail = np.minimum(tail, np.where(np.isnan(tail_c), np.inf, tail_c))
-        tail = np.where(open_[:, gidx], np.minimum(tail, tail_g), -np.inf)
+        other = np.minimum(np.where(np.isnan(tail_c), np.inf, tail_c), tail_g)
+        tail = np.where(open_[:, gidx], np.minimum(tail, other), -np.inf)
+        # rows whose tail is still too large for the window, where the pieces of the first bound decide: again on the
+        # pieces of _TAIL_FRACS, finer towards both ends of the tail (the log-ratio of the terms changes fastest next
+        # to the window, and where p or q nears 0 at the far end: eps0 = 6, n = 1e6, alpha = 160, a window of 400
+        # terms at c ~ 2300 whose upper tail, at most e^-12 of its sum, the 16 equal pieces bounded by e^476; its
+        # window was widened twice to 1350 terms)
+        if fine.size:
+            redo = (tail[fine] > log_tol + w_est[fine]) & (tail_f[fine] < other[fine])
+            finer, cols = fine[np.any(redo, axis=1)], np.flatnonzero(np.any(redo, axis=0))  # (only those orders)
+            if finer.size:
+                rc = np.ix_(finer, cols)
+                tf = np.minimum(tail_f[rc], _log_tail_f(
+                    edge[finer], mg[finer], s, sgn[finer, 0], u[finer], v[finer], bp[finer], bq[finer], alpha[cols],
+                    gidx[cols], t_edge[rc], fracs=_TAIL_FRACS))
+                new = np.where(open_[finer][:, gidx[cols]], np.minimum(np.logaddexp(tf, tail_x[rc]), other[rc]), -np.inf)
+                # (only where that row and order asked for it: each row's bound stays independent of the others')
+                tail[rc] = np.where(redo[np.ix_(np.any(redo, axis=1), cols)], new, tail[rc])
     return np.where(np.isnan(tail), np.inf, tail)
 
 
@@ -1243,57 +1262,74 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
     """:func:`_exact_excess` from the windows ``[lo, hi]`` (entries x orders): each group of
     orders of ``ogroups`` is summed over the union of its orders' windows (one slice of a
     chunk's terms), and its tails are bounded beyond that slice; windows whose tails are
-    too large are widened and summed again."""
+    too large are widened and summed again, only for the groups whose tails were too large (the
+    others keep their certified brackets: at eps0 = 6, n = 3.16e6 the large orders' windows were
+    widened twice towards a = m, and every pass summed all 40 orders again)."""
     ne, na = m.size, alpha.size
+    ng = len(ogroups)
     out_up = np.full((ne, na), -np.inf)
     out_lo = np.full((ne, na), -np.inf)
-    done = np.zeros(ne, dtype=bool)
     zero = bp == bq  # u = v: identical laws, K = 1 exactly
-    done[zero] = True
     lo, hi = lo.copy(), hi.copy()
-    todo = np.nonzero(~zero)[0]
     work = _scratch(_EXACT_CHUNK)  # reused by every chunk (and every call of this thread)
     log_tol = math.log(tail_tol)
     gidx = np.zeros(na, dtype=np.int64)  # each order's group
     for k, cols in enumerate(ogroups):
         gidx[cols] = k
+    pending = np.zeros((ne, ng), dtype=bool)  # the groups of each entry still to be summed
+    pending[~zero] = True
+    todo = np.flatnonzero(~zero)
     for _ in range(200):
-        lo_u, hi_u = np.min(lo, axis=1), np.max(hi, axis=1)  # each entry's union window
+        # each entry's union window, over the orders of its pending groups
+        mask = pending[:, gidx]
+        with np.errstate(invalid="ignore"):
+            lo_u = np.min(np.where(mask, lo, np.inf), axis=1)
+            hi_u = np.max(np.where(mask, hi, -np.inf), axis=1)
         todo = todo[(hi_u[todo] - lo_u[todo] + 1.0) <= max_window]
         if todo.size == 0:
             break
-        order = todo[np.argsort(lo_u[todo] - hi_u[todo], kind="stable")]  # widest first
-        retry = []
+        # entries with the same pending groups share chunks (widest first within each)
+        key = pending[todo] @ (1 << np.arange(ng))
+        order = todo[np.lexsort((lo_u[todo] - hi_u[todo], key))]
+        key = pending[order] @ (1 << np.arange(ng))
         chunks = []
         i = 0
         while i < order.size:
             width = int(hi_u[order[i]] - lo_u[order[i]] + 1.0)
-            per = max(1, _EXACT_CHUNK // max(width * na, 1))
+            gsel = pending[order[i]]  # the chunk's groups
+            nsel = int(np.sum(gsel[gidx]))  # and their orders
+            per = max(1, _EXACT_CHUNK // max(width * nsel, 1))
             grp = order[i:i + per]
+            grp = grp[key[i:i + grp.size] == key[i]]
             # a chunk shares its widest window: entries much narrower go to a later chunk once
             # their padding costs more than a chunk's overhead (measured: ~3e5 terms)
-            waste = np.cumsum((width - (hi_u[grp] - lo_u[grp] + 1.0)) * na)
+            waste = np.cumsum((width - (hi_u[grp] - lo_u[grp] + 1.0)) * nsel)
             grp = grp[:max(int(np.searchsorted(waste, 3e5, side="right")), 1)]
             i += grp.size
-            work = _scratch(grp.size * width * na)  # the thread's arrays, grown when too small
+            work = _scratch(grp.size * width * nsel)  # the thread's arrays, grown when too small
             mg = m[grp]
             start = np.clip(lo_u[grp], 0.0, np.maximum(mg - width + 1.0, 0.0))
             slices = []
-            for cols in ogroups:  # the slice of the chunk's terms that holds every window of the group
+            for k, cols in enumerate(ogroups):  # the slice of the chunk's terms that holds every window of the group
+                if not gsel[k]:
+                    slices.append((cols, 0, 1))  # not summed (a placeholder: its tails are not used)
+                    continue
                 o = int(np.clip(np.min(np.min(lo[grp, cols], axis=1) - start), 0, width - 1))
                 e = int(np.clip(np.max(np.max(hi[grp, cols], axis=1) - start), o, width - 1))
                 slices.append((cols, o, e - o + 1))
-            w_up, w_lo, w_est = _exact_chunk(mg, start, width, s, u[grp], v[grp], alpha, rel, slices, work)
+            w_up, w_lo, w_est = _exact_chunk(mg, start, width, s, u[grp], v[grp], alpha, rel,
+                                             [sl for sl, g in zip(slices, gsel) if g], work)
             offs = np.array([float(o) for _, o, _ in slices])
             wids = np.array([float(w) for _, _, w in slices])
             # each group's tails beyond its slice
             edge_hi = np.minimum(start[:, None] + offs + wids - 1.0, mg[:, None])
             edge_lo = np.minimum(start[:, None] + offs, mg[:, None])
-            chunks.append((grp, width, slices, w_up, w_lo, w_est, edge_hi, edge_lo,
-                           edge_hi < mg[:, None], edge_lo > 0.0))
+            chunks.append((grp, width, slices, np.where(mask[grp], w_up, -np.inf), np.where(mask[grp], w_lo, -np.inf),
+                           np.where(mask[grp], w_est, np.inf), edge_hi, edge_lo,
+                           (edge_hi < mg[:, None]) & gsel, (edge_lo > 0.0) & gsel, gsel))
         # the tails of every chunk, all groups and both sides, in one call (per entry and side the same
         # values as one call per chunk: the bound is computed row by row; a side with nothing beyond the
-        # window in a chunk gives -inf there, which adds nothing below)
+        # window in a chunk, or a group not summed, gives -inf there, which adds nothing below)
         rows = np.concatenate([c[0] for c in chunks])
         e_hi, e_lo, o_hi, o_lo, w_e = (np.concatenate([c[k] for c in chunks]) for k in (6, 7, 8, 9, 5))
         present = [sd for sd, op in ((1, o_hi), (-1, o_lo)) if np.any(op)]
@@ -1310,7 +1346,8 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
             for k, sd in enumerate(present):
                 tails_all[sd] = t_all[k * nr:(k + 1) * nr]
         r0 = 0
-        for grp, width, slices, w_up, w_lo, w_est, edge_hi, edge_lo, open_hi, open_lo in chunks:
+        retry = []
+        for grp, width, slices, w_up, w_lo, w_est, edge_hi, edge_lo, open_hi, open_lo, gsel in chunks:
             mg = m[grp]
             rs = slice(r0, r0 + grp.size)
             r0 += grp.size
@@ -1326,6 +1363,8 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
                 bad = open_[:, gidx] & ~(tail <= log_tol + w_est)
                 ok &= ~bad
                 for k, (cols, _, w) in enumerate(slices):  # widen past the slice just summed
+                    if not gsel[k]:
+                        continue
                     side_bad = np.any(bad[:, cols], axis=1)[:, None]
                     # doubled (a window far too narrow, e.g. a large order's, needed 13 rounds of +25 %),
                     # as far as the room below max_window allows; never less than +25 % (work only: the
@@ -1335,12 +1374,15 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
                         hi[grp, cols] = np.where(side_bad, np.minimum(mg, edge[:, k] + grow)[:, None], hi[grp, cols])
                     else:
                         lo[grp, cols] = np.where(side_bad, np.maximum(0.0, edge[:, k] - grow)[:, None], lo[grp, cols])
-            good = np.all(ok, axis=1)
-            out_up[grp[good]] = np.logaddexp(w_up[good], t_up[good])
-            out_lo[grp[good]] = w_lo[good]
-            done[grp[good]] = True
-            retry.append(grp[~good])
+            # the groups summed now whose tails were small enough: their brackets are final
+            fin = np.stack([np.all(ok[:, cols], axis=1) for cols in ogroups], axis=1) & gsel
+            sel = fin[:, gidx]
+            out_up[grp] = np.where(sel, np.logaddexp(w_up, t_up), out_up[grp])
+            out_lo[grp] = np.where(sel, w_lo, out_lo[grp])
+            pending[grp] &= ~fin
+            retry.append(grp[np.any(pending[grp], axis=1)])
         todo = np.concatenate(retry) if retry else np.zeros(0, dtype=np.int64)
+    done = ~np.any(pending, axis=1)
     return out_up, out_lo, done
 
 
