@@ -1185,3 +1185,100 @@ def test_entry_error_dominates_the_exact_weighted_sum(size):
             mult[-1] = Fraction(1)
         exact = sum(m * Fraction(float(x)) for m, x in zip(mult, om)) / size
         assert Fraction(bm._entry_error(om, size)) >= exact
+
+
+def _near_return_law(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A sparse law shaped like unary encoding's tilted per-user law: mass near 0 and at about ``+-K``
+    (``K`` apart from the pairs' partners by one point), so that ``|V|`` comes back near 1 at
+    ``xi ~ j / K`` (the Lipschitz grid's live cells) besides the central band."""
+    rng = np.random.default_rng(seed)
+    big = int(rng.integers(150, 400))
+    k = np.array([-big - 30, -big - 29, -7, -6, 0, big, big + 1], dtype=np.int64)
+    w = rng.random(len(k)) + 0.05
+    return k, w / w.sum()
+
+
+@pytest.mark.parametrize("seed,m,size,returns", [(0, 20_000, 2**18, True), (1, 3_000, 2**17, True),
+                                                 (2, 200_000, 2**20, False), (3, 50_000, 3 * 2**17, False),
+                                                 (4, 800, 2**16, True)])
+def test_live_frequencies_leave_only_dead_ones_out(seed, m, size, returns):
+    """Item 10's certificate against every frequency of the circle: outside the returned set, ``|V(f)|``
+    (an FFT of the law, within ``1e-13`` of the exact value) is at most ``e^{(1 - DEAD_LOG) / m}``,
+    so ``_power``'s dead error bound holds there; the central band, the near returns and (for a
+    law with a near-return structure) the Lipschitz grid's live cells are exercised. Fails when the
+    grid's failing cells are left out of the live set (they hold frequencies with ``|V|`` near 1)."""
+    k, w = _near_return_law(seed)
+    try:
+        live = bm._live_frequencies(k, w, m, size)
+    except bm._NoSpectral:
+        pytest.fail("the certificate should apply to this law")
+    spec = np.abs(np.fft.rfft(_on_circle(k, w, size)))
+    dead = np.ones(size // 2 + 1, dtype=bool)
+    dead[live] = False
+    thr = math.exp((1.0 - bm.DEAD_LOG) / m)
+    assert np.max(spec[dead]) <= thr + 1e-13
+    assert np.all(live[:-1] < live[1:]) and live[0] == 0 and live[-1] <= size // 2
+    assert np.any(spec[live] > thr)  # (the band around 0 is live)
+    band = int(np.argmax(spec <= thr))  # (the end of the central band)
+    assert bool(np.any(spec[2 * band:] > thr)) == returns  # (live near returns of |V|, away from the band)
+
+
+def _on_circle(k: np.ndarray, w: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size)
+    np.add.at(out, np.mod(k, size), w)
+    return out
+
+
+def test_direct_spectrum_within_its_bound():
+    """Item 10's direct sums at arbitrary frequencies of a large circle against 40-digit sums."""
+    k, w = _near_return_law(5)
+    size = 987_654_322
+    f = np.array([0, 1, 17, 123_456, 493_827_161], dtype=np.int64)
+    vals, err = bm._direct_spectrum(k, w, f, size)
+    with mpmath.workdps(40):
+        for fi, v in zip(f, vals):
+            ex = mpmath.fsum(mpmath.mpf(float(wj)) * mpmath.expj(-2 * mpmath.pi * int(kj) * int(fi) / size)
+                             for kj, wj in zip(k, w))
+            assert float(abs(ex - mpmath.mpc(v))) <= err
+
+
+@pytest.mark.parametrize("rand,oracle,n,eps,nearby", [
+    pytest.param(KRR(2, 1.0), lambda: ob.krr_matrix(2, 1.0), 400, 0.3, False, marks=pytest.mark.slow),
+    pytest.param(KRR(2, 1.0), lambda: ob.krr_matrix(2, 1.0), 400, 0.3, True, marks=pytest.mark.slow),
+    pytest.param(KRR(2, 0.5), lambda: ob.krr_matrix(2, 0.5), 1500, 0.05, False, marks=pytest.mark.slow)],
+    ids=["krr2-400", "krr2-400-lower-at", "krr2-1500"])
+def test_direct_route_contains_the_mpmath_oracle(rand, oracle, n, eps, nearby):
+    """Item 10 (one level, no FFT) at sizes where it applies and the 40-digit brute force is feasible
+    (n in the hundreds: below, the certificate of :func:`_live_frequencies` refuses and the FFT route
+    answers): the bracket contains the oracle's blanket delta, and (``nearby``) so does its item-7
+    lower bound at a nearby smaller eps."""
+    s = rand.pair_structures()[0]
+    cf = bm.coefficients(s, eps)
+    pb = PairBlanket(s, n, method="lattice")
+    res = bm._Lattice(cf, n).evaluate_direct(pb._plan(cf, 1e-5, 1.0, direct=True))
+    with mpmath.workdps(DPS):
+        want = _f(ob.blanket_delta(oracle(), n, eps))
+    assert res.lower <= want * (1 + 1e-12) and want <= res.upper * (1 + 1e-12), (res, want)
+    assert res.upper - res.lower <= 1e-4 * want
+    if not nearby:
+        return
+    a = eps * (1 - 1e-4)
+    dg = math.exp(a) * math.expm1(eps - a) * (1.0 - 8 * bm._U)
+    with mpmath.workdps(DPS):
+        want_a = _f(ob.blanket_delta(oracle(), n, a))
+    assert res.lower_at(dg) <= want_a * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("rand,n,eps", [(SUE(100, 1.0), 10**5, 0.0088), (OLH(100, 1.0), 10**6, 0.0027),
+                                        (OUE(20, 2.0), 3 * 10**4, 0.05)], ids=lambda x: str(x))
+def test_direct_route_agrees_with_the_two_levels(rand, n, eps):
+    """Item 10 against items 4 and 9 (FFTs) on the same coefficients: the brackets overlap, and the
+    direct one is at least as narrow (no level-1 FFT round-off, one Jensen gap instead of two)."""
+    s = rand.pair_structures()[0]
+    cf = bm.coefficients(s, eps)
+    pb = PairBlanket(s, n, method="lattice")
+    lat = bm._Lattice(cf, n)
+    direct = lat.evaluate_direct(pb._plan(cf, 1e-6, 1.0, direct=True))
+    two = lat.evaluate(pb._plan(cf, 1e-6, 1.0))
+    assert direct.lower <= two.upper and two.lower <= direct.upper, (direct, two)
+    assert direct.upper - direct.lower <= two.upper - two.lower

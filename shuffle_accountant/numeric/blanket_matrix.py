@@ -225,6 +225,34 @@ carries a floating-point error bound; nothing is truncated.
    ``tests/test_blanket_matrix.py`` against 40-digit sums of the non-circular law (one circle shorter
    than the law's support: fails without the truncation charges) and against the window.
 
+10. **One level without any FFT** (*derived*; :meth:`_Lattice.evaluate_direct`, :func:`_live_frequencies`,
+   :func:`_direct_spectrum`). With ``b = 1`` (item 4's single level) the law ``T`` of the other ``n - 1``
+   users on a circle of ``N`` points has the half spectrum ``V(f)^{n-1}``, ``V`` the spectrum of the tilted
+   per-user law ``v`` -- a handful of points (two per class and the silent one). ``N`` is then free (no
+   transform of ``N`` points is taken): the window of item 4 plus the range of the shifts, as item 9 asks.
+   Every frequency ``f`` with ``|V(f)| <= e^{(1 - DEAD_LOG)/(n-1)}`` is dead: ``|V(f)^{n-1}| <= e^{1 -
+   DEAD_LOG}``, exactly the value 0 and the error :func:`_power` gives such a frequency, so item 9 applies
+   unchanged to the spectrum that is 0 there (``e_p`` counts ``N`` dead frequencies at ``e^{1 - DEAD_LOG}``
+   each, at most that much per entry). :func:`_live_frequencies` certifies the dead ones (proof in its
+   docstring: a quartic bound on ``|V|^2`` from ``cos x <= 1 - x^2/2 + x^4/24`` near 0, a bound from the
+   adjacent pairs of points the mean-preserving rounding creates far from 0, a Lipschitz grid in between
+   whose failing cells are live -- unary encoding and local hashing have genuine near returns of ``|V|``
+   at multiples of ``1/(E - 1)`` in real units: ``S`` is nearly ``(E - 1)`` times an integer), and
+   :func:`_direct_spectrum` sums ``V`` at the live ones (``(36 + 2 r) u`` of its 1-norm for ``r`` points,
+   in place of the FFT's ``8 u log2 N``). The functionals are needed only at the shifts where ``v``,
+   ``Q_1`` or ``R_1`` has mass (a few points, one twiddle each); the brackets, items 2 and 7 are assembled
+   as for ``b = 1`` (:func:`_assemble`). The route needs ``n`` in the hundreds or more (below, or where the
+   live set or the grid would exceed :data:`DIRECT_MAX_LIVE` / :data:`DIRECT_MAX_CELLS`, it raises and the
+   two levels answer; a pair gives it up after :data:`DIRECT_TRIES` refusals). No level-1 law: one Jensen
+   gap instead of two, no level-1 round-off amplified by the block power, and the floating-point floor
+   falls (SUE k = 100, eps0 = 1, n = 1e9, delta ~ 1e-6: relative width 1.35e-4 -> 9.9e-5, its floating-point
+   share 1.3e-4 -> 3.2e-5; the planning floor is :data:`DIRECT_FLOAT_FLOOR` per user). Measured (CPU, one
+   certified evaluation, SUE k = 100, eps0 = 1, delta ~ 1e-6): n = 1e5 79 -> 2 ms, 1e7 382 -> 2.4 ms (first
+   touch), 1e9 234 -> 0.9 ms; one eps(delta) query: see :data:`DIRECT_SHARE` and the commit. Tests:
+   ``tests/test_blanket_matrix.py``, the certificate against every frequency of circles up to 2^20 points
+   (fails when the grid's live cells or the pair bound's check are dropped), the direct sums against
+   40-digit sums, the bracket against the mpmath oracle (n = 400, 1500) and against the two levels.
+
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
 ``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) less the floating-point share
 expected when that is 15-60 % of it (the share measured at the pair's last lattice, else
@@ -280,7 +308,7 @@ import math
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Iterator
+from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
 from scipy.special import erfcx, gammaln  # type: ignore[import-untyped]
@@ -907,74 +935,14 @@ def _spectral_functionals(w: np.ndarray, e_p: float, size: int, lm, mass: float,
     that places the truncation), without the inverse FFT. Same return: a
     function of ``z`` giving ``(G_up, G_lo, Hf_up, Hf_lo, sup G, sup Hf)``. Raises :class:`_NoSpectral`
     where it does not apply. Proof in the module docstring, item 9."""
-    a = math.exp(-theta * H)
-    if not 0.5 <= a < 1.0:
-        raise _NoSpectral
-    one_m_a = 1.0 - a  # exact (Sterbenz)
-    # the exact e^{-theta H} is within 2.01 u of the float a: a_max bounds both; om_lo is below 1 - a''
-    # for every a'' between them (-expm1 within 3 u of 1 - e^{-theta H}, then the distance to a)
-    a_max = a * (1.0 + 3 * _U)
-    om_lo = -math.expm1(-theta * H) * (1.0 - 4 * _U) - 3 * _U * a
-    if not om_lo > 0.0:
-        raise _NoSpectral
     live = np.flatnonzero(w)
-    nf = len(live)
     count = z_top - z_min + 1
-    if count < 1 or nf * (count + 64) > 4.0 * SPECTRAL_WORK * size:
+    if count < 1 or len(live) * (count + 64) > 4.0 * SPECTRAL_WORK * size:
         raise _NoSpectral  # (before the pruning below: at most 4x)
-    # the truncation U: the two tail events below equally far from the mean (any U is sound; a mean
-    # that is not finite cannot place it: the window then)
-    if not math.isfinite(mean):
-        raise _NoSpectral
-    U = min(max(int(math.floor(mean + 0.5 * (size + z_min + z_top - 1))), 1), size - 1)
-    f = live.astype(np.int64)
-    mult = _half_spectrum_mult(len(w), size)[live]
-    # K_H = sum_{u=1}^{U} q^u = q (1 - q^U) / (1 - q), K_G = H sum u q^u = H q (1 - q^U (1 + U d)) / d^2,
-    # q = a e^{i phi}, d = 1 - q = (1 - a) + 2 a sin^2(phi/2) - 2 i a sin(phi/2) cos(phi/2)
-    half = np.sin(math.pi * (f / size))
-    chalf = np.cos(math.pi * (f / size))
-    re = one_m_a + 2.0 * a * half * half
-    d = re + 1j * (-2.0 * a * half * chalf)
-    q = a * ((1.0 - 2.0 * half * half) + 2j * half * chalf)
-    log_au = U * math.log(a)
-    a_u = math.exp(log_au)
-    q_u = a_u * np.conj(_unit_phases(f, np.full(nf, U, dtype=np.int64), size))
-    big = a_u * (1.0 + U * (re + 2.0 * a * half))  # >= |q^U (1 + U d)|
-    if float(np.max(big, initial=0.0)) * (1.0 + 1e-6) > 0.5:
-        raise _NoSpectral  # (the numerators could cancel)
-    k_h = q * (1.0 - q_u) / d
-    k_g = H * q * (1.0 - q_u * (1.0 + U * d)) / (d * d)
-    wl = w[live]
-    c_h = wl * k_h * (mult / size)
-    c_g = wl * k_g * (mult / size)
-    abs_h, abs_g = np.abs(c_h), np.abs(c_g)
-    s_abs_h = float(np.sum(abs_h)) * (1.0 + 1e-9)
-    s_abs_g = float(np.sum(abs_g)) * (1.0 + 1e-9)
-    s_w = float(np.sum(mult * np.abs(wl))) / size * (1.0 + 1e-9)
-    # terms below SPECTRAL_DROP of the sums are left out and charged whole (|twiddle| <= 1 + 33 u)
-    keep = (abs_h > SPECTRAL_DROP * s_abs_h) | (abs_g > SPECTRAL_DROP * s_abs_g)
-    drop_h = float(np.sum(np.where(keep, 0.0, abs_h))) * (1.0 + 1e-9)
-    drop_g = float(np.sum(np.where(keep, 0.0, abs_g))) * (1.0 + 1e-9)
-    f, c_h, c_g = f[keep], c_h[keep], c_g[keep]
+    kern = _spectral_kernel(live.astype(np.int64), w[live], _half_spectrum_mult(len(w), size)[live], e_p, size, lm,
+                            theta, H, z_min, z_top, scale, mean, SPECTRAL_WORK * size / (count + 64))
+    f, c_g, c_h, err_g, err_h, wmax_g = kern
     nf = len(f)
-    if nf * (count + 64) > SPECTRAL_WORK * size:
-        raise _NoSpectral
-    rnd = (_K_ROUND + 2.0 * abs(log_au) + _TW_ROUND + 4.0 * nf + 32.0) * _U
-    # the float a against e^{-theta H}: |dK_H/da| <= 1/(1 - a'')^2, |dK_G/da| <= H (1 + a'')/(1 - a'')^3
-    da = 3 * _U * a
-    e_a_h = s_w * da / (om_lo * om_lo)
-    e_a_g = s_w * da * H * (1.0 + a_max) / (om_lo * om_lo * om_lo)
-    # the spectrum's error: |K| <= sum_{u >= 1} of the exact weights (a/(1-a), H a/(1-a)^2)
-    k0_h = a_max / om_lo
-    k0_g = H * a_max / (om_lo * om_lo)
-    # truncation at U and the wrapped law: P[T >= U + 1 - z_top] + P[T <= U - z_min - size]
-    p_up, p_lo = _chernoff(lm, (U - z_top) * H, (U - z_min - size + 1) * H, scale)
-    wmax_g = 1.0 / (math.e * theta)
-    tau_h = (p_up + p_lo) * (1.0 + 1e-12)
-    err_h = (e_p * k0_h + rnd * s_abs_h + e_a_h + drop_h) * (1.0 + 1e-6) + tau_h
-    err_g = (e_p * k0_g + rnd * s_abs_g + e_a_g + drop_g) * (1.0 + 1e-6) + tau_h * wmax_g * (1.0 + 1e-12)
-    if not (math.isfinite(err_h) and math.isfinite(err_g)):
-        raise _NoSpectral
     # the values at every z = z_min + kq Q + kr: the phase e^{-i phi z} from three small tables
     Q = max(1, math.isqrt(count))
     rows = -(-count // Q)
@@ -992,12 +960,245 @@ def _spectral_functionals(w: np.ndarray, e_p: float, size: int, lm, mass: float,
         zz = np.asarray(z, dtype=np.int64)
         if len(zz) and (int(np.max(zz)) > z_top or int(np.min(zz)) < z_min):
             raise ValueError("blanket lattice: functional asked beyond its planned shifts")
-        g = g_all[zz - z_min]
-        hf = h_all[zz - z_min]
-        return (g + err_g, np.maximum(g - err_g, 0.0), hf + err_h, np.maximum(hf - err_h, 0.0),
-                mass * wmax_g, mass)
+        return _functional_bounds(g_all[zz - z_min], h_all[zz - z_min], err_g, err_h, mass, wmax_g)
 
     return at
+
+
+def _functional_bounds(g: np.ndarray, hf: np.ndarray, err_g: float, err_h: float, mass: float, wmax_g: float
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """Item 9's bounds ``(G_up, G_lo, Hf_up, Hf_lo, sup G, sup Hf)`` from the computed values and their errors."""
+    return (g + err_g, np.maximum(g - err_g, 0.0), hf + err_h, np.maximum(hf - err_h, 0.0), mass * wmax_g, mass)
+
+
+def _spectral_kernel(f: np.ndarray, wl: np.ndarray, mult: np.ndarray, e_p: float, size: int, lm, theta: float,
+                     H: float, z_min: int, z_top: int, scale: float, mean: float, max_terms: float):
+    """Item 9's coefficients: for the live frequencies ``f`` of the half spectrum (values ``wl``, counts
+    ``mult`` in the full spectrum; every other frequency exactly 0 with its error inside ``e_p``), the
+    frequencies kept, the coefficients ``c_G, c_H`` (``F_U(z) = sum Re[c e^{-2 pi i f z / size}]``) and the
+    errors ``err_G, err_H`` of any evaluation of those sums with one twiddle (:func:`_unit_phases`) or three
+    per term, and ``1/(e theta)``. Raises :class:`_NoSpectral` where it does not apply or more than
+    ``max_terms`` frequencies remain."""
+    a = math.exp(-theta * H)
+    if not 0.5 <= a < 1.0:
+        raise _NoSpectral
+    one_m_a = 1.0 - a  # exact (Sterbenz)
+    # the exact e^{-theta H} is within 2.01 u of the float a: a_max bounds both; om_lo is below 1 - a''
+    # for every a'' between them (-expm1 within 3 u of 1 - e^{-theta H}, then the distance to a)
+    a_max = a * (1.0 + 3 * _U)
+    om_lo = -math.expm1(-theta * H) * (1.0 - 4 * _U) - 3 * _U * a
+    if not om_lo > 0.0:
+        raise _NoSpectral
+    nf = len(f)
+    # the truncation U: the two tail events below equally far from the mean (any U is sound; a mean
+    # that is not finite cannot place it: the window then)
+    if not math.isfinite(mean):
+        raise _NoSpectral
+    U = min(max(int(math.floor(mean + 0.5 * (size + z_min + z_top - 1))), 1), size - 1)
+    # K_H = sum_{u=1}^{U} q^u = q (1 - q^U) / (1 - q), K_G = H sum u q^u = H q (1 - q^U (1 + U d)) / d^2,
+    # q = a e^{i phi}, d = 1 - q = (1 - a) + 2 a sin^2(phi/2) - 2 i a sin(phi/2) cos(phi/2)
+    half = np.sin(math.pi * (f / size))
+    chalf = np.cos(math.pi * (f / size))
+    re = one_m_a + 2.0 * a * half * half
+    d = re + 1j * (-2.0 * a * half * chalf)
+    q = a * ((1.0 - 2.0 * half * half) + 2j * half * chalf)
+    log_au = U * math.log(a)
+    a_u = math.exp(log_au)
+    q_u = a_u * np.conj(_unit_phases(f, np.full(nf, U, dtype=np.int64), size))
+    big = a_u * (1.0 + U * (re + 2.0 * a * half))  # >= |q^U (1 + U d)|
+    if float(np.max(big, initial=0.0)) * (1.0 + 1e-6) > 0.5:
+        raise _NoSpectral  # (the numerators could cancel)
+    k_h = q * (1.0 - q_u) / d
+    k_g = H * q * (1.0 - q_u * (1.0 + U * d)) / (d * d)
+    c_h = wl * k_h * (mult / size)
+    c_g = wl * k_g * (mult / size)
+    abs_h, abs_g = np.abs(c_h), np.abs(c_g)
+    s_abs_h = float(np.sum(abs_h)) * (1.0 + 1e-9)
+    s_abs_g = float(np.sum(abs_g)) * (1.0 + 1e-9)
+    s_w = float(np.sum(mult * np.abs(wl))) / size * (1.0 + 1e-9)
+    # terms below SPECTRAL_DROP of the sums are left out and charged whole (|twiddle| <= 1 + 33 u)
+    keep = (abs_h > SPECTRAL_DROP * s_abs_h) | (abs_g > SPECTRAL_DROP * s_abs_g)
+    drop_h = float(np.sum(np.where(keep, 0.0, abs_h))) * (1.0 + 1e-9)
+    drop_g = float(np.sum(np.where(keep, 0.0, abs_g))) * (1.0 + 1e-9)
+    f, c_h, c_g = f[keep], c_h[keep], c_g[keep]
+    nf = len(f)
+    if nf > max_terms:
+        raise _NoSpectral
+    rnd = (_K_ROUND + 2.0 * abs(log_au) + _TW_ROUND + 4.0 * nf + 32.0) * _U
+    # the float a against e^{-theta H}: |dK_H/da| <= 1/(1 - a'')^2, |dK_G/da| <= H (1 + a'')/(1 - a'')^3
+    da = 3 * _U * a
+    e_a_h = s_w * da / (om_lo * om_lo)
+    e_a_g = s_w * da * H * (1.0 + a_max) / (om_lo * om_lo * om_lo)
+    # the spectrum's error: |K| <= sum_{u >= 1} of the exact weights (a/(1-a), H a/(1-a)^2)
+    k0_h = a_max / om_lo
+    k0_g = H * a_max / (om_lo * om_lo)
+    # truncation at U and the wrapped law: P[T >= U + 1 - z_top] + P[T <= U - z_min - size]
+    p_up, p_lo = _chernoff(lm, (U - z_top) * H, (U - z_min - size + 1) * H, scale)
+    wmax_g = 1.0 / (math.e * theta)
+    tau_h = (p_up + p_lo) * (1.0 + 1e-12)
+    err_h = (e_p * k0_h + rnd * s_abs_h + e_a_h + drop_h) * (1.0 + 1e-6) + tau_h
+    err_g = (e_p * k0_g + rnd * s_abs_g + e_a_g + drop_g) * (1.0 + 1e-6) + tau_h * wmax_g * (1.0 + 1e-12)
+    if not (math.isfinite(err_h) and math.isfinite(err_g)):
+        raise _NoSpectral
+    return f, c_g, c_h, err_g, err_h, wmax_g
+
+
+#: item 10: the direct sums' rounding, in units of u times the 1-norm of the law (twiddle 33 u, product and
+#: running sum of ``r`` terms ``(3 + 2 r) u``; plus ``2 r`` added by the caller)
+_DIRECT_ROUND = 36.0
+#: item 10: the route is given up for a pair after this many refusals (:meth:`PairBlanket._evaluate`)
+DIRECT_TRIES = 2
+#: item 10: the share of the planned width given to the per-user rounding (its Jensen gap)
+DIRECT_SHARE = 0.5
+#: item 10: the floating-point share of the relative width per user (planning; measured 3.2e-14 at n = 1e9)
+DIRECT_FLOAT_FLOOR = 4e-14
+#: item 10: at most this many live frequencies (else the FFT route)
+DIRECT_MAX_LIVE = 20_000
+#: item 10: at most this many grid cells in the Lipschitz scan (else the FFT route)
+DIRECT_MAX_CELLS = 50_000
+
+
+def _direct_spectrum(k: np.ndarray, w: np.ndarray, f: np.ndarray, size: int) -> tuple[np.ndarray, float]:
+    """``V(f) = sum_j w_j e^{-2 pi i f k_j / size}`` at the integer frequencies ``f`` (item 10) and a bound on
+    the error of every computed value: ``(36 + 2 r) u sum |w_j|`` for ``r`` points (each twiddle of
+    :func:`_unit_phases` within ``33 u``, its product with ``w_j`` ``sqrt(2) u``, the running sum of ``r``
+    terms ``sqrt(2) r u``, all relative to ``sum |w_j|``). ``|f k_j| < 2^63`` is checked."""
+    kk = np.asarray(k, dtype=np.int64)
+    if len(f) and len(kk) and float(np.max(np.abs(f))) * float(np.max(np.abs(kk))) >= 2.0**62:
+        raise _NoSpectral
+    vals = np.zeros(len(f), dtype=complex)
+    for kj, wj in zip(kk, w):  # (r passes of a short vector: a running sum per frequency)
+        vals += wj * _unit_phases(f, np.int64(kj), size)
+    err = (_DIRECT_ROUND + 2.0 * len(kk)) * _U * float(np.sum(np.abs(w))) * (1.0 + 1e-9)
+    return vals, err
+
+
+def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int) -> np.ndarray:
+    """Item 10: the frequencies ``0 <= f <= size/2`` outside of which the power ``m`` of ``V(f) = sum_j w_j
+    e^{-2 pi i f k_j / size}`` (exact arithmetic on the float data ``w_j >= 0`` at distinct integers ``k_j``) is
+    dead: ``|V(f)| <= e^{(1 - DEAD_LOG) / m}``, so ``|V(f)^m| <= e^{1 - DEAD_LOG}``, the error :func:`_power`
+    gives a dead frequency. With ``xi = f / size`` in ``[0, 1/2]`` (``|V|`` is even and 1-periodic):
+
+    - *near 0* (quartic bound): ``|V(xi)|^2 = sum_{j,l} w_j w_l cos(2 pi xi (k_j - k_l))`` and ``cos x <= 1 -
+      x^2/2 + x^4/24`` for every real ``x`` give ``|V|^2 <= M^2 - 2 pi^2 S_2 s + (2/3) pi^4 S_4 s^2``, ``s = xi^2``,
+      ``S_p = sum_{j,l} w_j w_l (k_j - k_l)^p``, ``M = sum w_j``: convex in ``s``, so it is below ``thr^2`` on
+      ``[s_1, s_2]`` once it is at both ends (checked in floating point with every term's rounding charged);
+      the frequencies below ``xi_1 = sqrt(s_1)`` are live;
+    - *far* (pair bound): for points ``k, k + 1`` of weights ``a, b > 0`` (disjoint pairs),
+      ``|a + b e^{-2 pi i xi}| = sqrt((a + b)^2 - 4 a b sin^2(pi xi)) <= (a + b) - 2 a b sin^2(pi xi) / (a + b)``
+      (``sqrt(x^2 - y) <= x - y / (2 x)``), so ``|V(xi)| <= M - sin^2(pi xi) C``, ``C = sum 2 a b / (a + b)``,
+      non-increasing in ``xi`` on ``[0, 1/2]``: dead on ``[xi_3, 1/2]`` once ``M - sin^2(pi xi_3) C <= thr``;
+    - *between* ``xi_2 = sqrt(s_2)`` and ``xi_3`` (grid): ``||V(xi)| - |V(xi')|| <= 2 pi |xi - xi'| sum_j w_j |k_j -
+      c|`` for any ``c`` (``|V(xi) e^{2 pi i xi c}|`` is ``|V|``), so a cell of frequencies ``[f_i - d, f_i + d]`` is
+      dead when the computed ``|V(f_i)|`` plus its error (:func:`_direct_spectrum`) plus that Lipschitz term at
+      ``d / size`` is at most ``thr``; failing cells are split (four parts) down to 8 frequencies, and
+      those left are live.
+
+    ``thr`` is ``exp((1 - DEAD_LOG) / m)`` rounded down by ``256 u``. Raises :class:`_NoSpectral` where a
+    bound does not apply or the work or the live set would exceed :data:`DIRECT_MAX_CELLS` /
+    :data:`DIRECT_MAX_LIVE`."""
+    half = size // 2
+    kk = np.asarray(k, dtype=np.int64)
+    r = len(kk)
+    if r == 0 or m < 1 or size < 4 or size % 2:
+        raise _NoSpectral
+    if float(np.max(kk) - np.min(kk)) >= 2.0**25:
+        raise _NoSpectral  # ((k_j - k_l)^2 exact below 2^50)
+    thr = math.exp((1.0 - DEAD_LOG) / m) * (1.0 - 256 * _U)
+    big_m = float(np.sum(w)) * (1.0 + (r + 2) * _U)
+    # ---- quartic bound near 0
+    dk = (kk[:, None] - kk[None, :]).astype(float)
+    ww = w[:, None] * w[None, :]
+    d2 = dk * dk  # exact
+    s2 = float(np.sum(ww * d2)) * (1.0 - (r * r + 8) * _U)  # lower bound (non-negative terms)
+    s4 = float(np.sum(ww * (d2 * d2))) * (1.0 + (r * r + 8) * _U)  # upper bound
+    pi2 = math.pi * math.pi
+    qa, qb, qc = (2.0 / 3.0) * pi2 * pi2 * s4, 2.0 * pi2 * s2, big_m * big_m - thr * thr
+
+    def quartic_up(s: float) -> float:
+        t0, t1, t2 = big_m * big_m, qb * s, qa * s * s
+        return t0 - t1 + t2 + 16 * _U * (t0 + t1 + t2)
+
+    disc = qb * qb - 4.0 * qa * qc
+    if not (qa > 0.0 and qc > 0.0 and disc > 0.0):
+        raise _NoSpectral
+    root = math.sqrt(disc)
+    s_1 = 2.0 * qc / (qb + root) * (1.0 + 1e-6)
+    s_2 = (qb + root) / (2.0 * qa) * (1.0 - 1e-6)
+    if not (s_1 < s_2 and quartic_up(s_1) <= thr * thr and quartic_up(s_2) <= thr * thr):
+        raise _NoSpectral
+    xi_1 = math.sqrt(s_1) * (1.0 + 4 * _U)
+    xi_2 = math.sqrt(s_2) * (1.0 - 4 * _U)
+    f_1 = int(math.floor(xi_1 * size * (1.0 + 4 * _U))) + 1  # f >= f_1: xi >= xi_1
+    f_2 = int(math.floor(xi_2 * size * (1.0 - 4 * _U)))  # f <= f_2: xi <= xi_2
+    if f_1 > half:
+        raise _NoSpectral
+    live = [np.arange(0, f_1, dtype=np.int64)]
+    # ---- pair bound far from 0
+    order = np.argsort(kk)
+    ks_, ws_ = kk[order], w[order]
+    c_pairs = 0.0
+    j = 0
+    while j + 1 < r:
+        if ks_[j + 1] == ks_[j] + 1 and ws_[j] > 0.0 and ws_[j + 1] > 0.0:
+            a_, b_ = float(ws_[j]), float(ws_[j + 1])
+            c_pairs += 2.0 * a_ * b_ / (a_ + b_)
+            j += 2
+        else:
+            j += 1
+    c_lo = c_pairs * (1.0 - (3 * r + 8) * _U)
+    f_3 = half + 1  # (no far part)
+    if c_lo > 0.0:
+        sig = (big_m - thr + 8 * _U) / c_lo * (1.0 + 1e-9)
+        if sig <= 1.0:
+            xi_3 = math.asin(math.sqrt(sig)) / math.pi * (1.0 + 1e-9)
+            f_3 = int(math.ceil(xi_3 * size)) + 1
+            if f_3 <= half:
+                xi_at = f_3 / size  # every f >= f_3 has xi >= xi_at
+                sig_lo = math.sin(math.pi * xi_at) ** 2 * (1.0 - 16 * _U)
+                if not (big_m - sig_lo * c_lo) * (1.0 + 4 * _U) <= thr:
+                    f_3 = half + 1
+    # ---- Lipschitz grid on f_2 < f < f_3
+    lo_g, hi_g = max(f_2 + 1, f_1), min(f_3 - 1, half)
+    if lo_g <= hi_g:
+        centre = int(np.round(float(np.sum(w * kk)) / max(float(np.sum(w)), 1e-300)))
+        lip = 2.0 * math.pi * float(np.sum(w * np.abs((kk - centre).astype(float)))) * (1.0 + (r + 8) * _U)
+        lip_f = lip / size * (1.0 + 4 * _U)  # per frequency step
+        d = max(int(0.25 / lip_f), 0) if lip_f > 0.0 else hi_g - lo_g
+        cells = [(lo_g, hi_g)]
+        kc = kk - centre
+        work = 0
+        while cells:
+            starts = np.array([a for a, _ in cells], dtype=np.int64)
+            ends = np.array([b for _, b in cells], dtype=np.int64)
+            # cells of at most 2 d + 1 frequencies, centred
+            step = 2 * d + 1
+            counts = (ends - starts) // step + 1
+            work += int(np.sum(counts))
+            if work > DIRECT_MAX_CELLS:
+                raise _NoSpectral
+            idx = np.repeat(np.arange(len(cells)), counts)
+            off = np.arange(int(np.sum(counts))) - np.repeat(np.cumsum(counts) - counts, counts)
+            c_lo_ = starts[idx] + off * step
+            c_hi_ = np.minimum(c_lo_ + step - 1, ends[idx])
+            mid = (c_lo_ + c_hi_) // 2
+            rad = np.maximum(mid - c_lo_, c_hi_ - mid)
+            vals, err = _direct_spectrum(kc, w, mid, size)
+            bound = np.abs(vals) * (1.0 + 4 * _U) + err + lip_f * rad
+            bad = np.flatnonzero(bound > thr)
+            if not len(bad):
+                break
+            small = (c_hi_[bad] - c_lo_[bad]) < 8
+            for i in bad[small]:
+                live.append(np.arange(int(c_lo_[i]), int(c_hi_[i]) + 1, dtype=np.int64))
+            cells = [(int(c_lo_[i]), int(c_hi_[i])) for i in bad[~small]]
+            d = max(d // 4, 0)
+            if sum(len(x) for x in live) > DIRECT_MAX_LIVE:
+                raise _NoSpectral
+    out = np.unique(np.concatenate(live))
+    if len(out) > DIRECT_MAX_LIVE:
+        raise _NoSpectral
+    return out
 
 
 def _window_l1(length: int, e: float, e_round: float, l2: float) -> float:
@@ -1152,6 +1353,189 @@ class _LatticeResult:
                        up=False)
 
 
+class _UserLaw(NamedTuple):
+    """:func:`_user_law`: the tilted per-user law ``v`` (fine points ``kmin .. kmax``), the coupling
+    moments ``q1`` (item 2) and ``r1`` (item 7), their 1-norm error bounds, the tilt ``theta`` and log of
+    the per-user generating function ``logm``, ``eta_v`` (entrywise relative error of ``v``) with
+    ``(1 +- eta_v)^n``, the mean and variance of ``v`` (fine units), and bounds on the log generating
+    functions of ``v``, ``|Q_1|`` and ``R_1``."""
+
+    kmin: int
+    kmax: int
+    span: int
+    slope_on: bool
+    theta: float
+    logm: float
+    v: np.ndarray
+    q1: np.ndarray
+    r1: np.ndarray
+    eps_tiny: float
+    eta_v: float
+    eps_v: float
+    grow_n: float
+    shrink_n: float
+    eps_q1: float
+    eps_r1: float
+    log_m1: Callable[[np.ndarray], np.ndarray]
+    log_mq: Callable[[np.ndarray], np.ndarray]
+    log_mr: Callable[[np.ndarray], np.ndarray]
+    mean_v: float
+    var_v: float
+
+
+def _user_law(cf: _Coefficients, n: int, h: float, need_lower: bool) -> _UserLaw:
+    """The tilted per-user lattice law of :class:`_Lattice` on the fine grid ``h`` (module docstring,
+    items 1-3 and 7): its coupling moments, the tilt, their error bounds and generating functions
+    (shared by both routes of :meth:`_Lattice.evaluate`)."""
+    # ---- per-user lattice law pi and coupling moment Q_1 (items 1-2)
+    t = cf.up / h
+    k = np.floor(t)
+    f = np.minimum(t - k + 4 * _U * (np.abs(t) + 1.0), 1.0)  # (k + f) h >= c_up
+    k = k.astype(np.int64)
+    kmin = int(min(0, k.min()))
+    kmax = int(max(0, (k + 1).max()))
+    span = kmax - kmin + 1
+    ks = np.arange(kmin, kmax + 1, dtype=float)
+    pi = np.zeros(span)
+    q_val = np.zeros(span)
+    q_abs = np.zeros(span)
+    pos0 = k - kmin
+    np.add.at(pi, pos0, cf.p * (1.0 - f))
+    np.add.at(pi, pos0 + 1, cf.p * f)
+    pi[-kmin] += cf.rest
+    d_lo = (k * h - cf.lo) * cf.p * (1.0 - f)
+    d_hi = ((k + 1) * h - cf.lo) * cf.p * f
+    np.add.at(q_val, pos0, d_lo)
+    np.add.at(q_val, pos0 + 1, d_hi)
+    np.add.at(q_abs, pos0, np.abs(d_lo))
+    np.add.at(q_abs, pos0 + 1, np.abs(d_hi))
+    # item 7: R_1(k) = E[b_lo(class) 1{X~ = k h}] (non-negative)
+    slope_on = need_lower and cf.b_lo is not None
+    r_val = np.zeros(span)
+    if slope_on:
+        assert cf.b_lo is not None
+        np.add.at(r_val, pos0, cf.b_lo * cf.p * (1.0 - f))
+        np.add.at(r_val, pos0 + 1, cf.b_lo * cf.p * f)
+    eta = cf.eta + (len(cf.p) + 8) * _U  # relative error of each pi entry
+    q_err = (eta + 8 * _U) * q_abs + 8 * _U * h * (np.abs(ks) + 1.0) * pi
+    support = pi > 0.0
+    # ---- tilt (item 3); theta > 0 always so that x e^{-theta x} is bounded
+    mean0 = float(np.sum(pi * ks)) * h
+    var0 = float(np.sum(pi * (ks * h) ** 2)) - mean0**2
+    sd_n = math.sqrt(max(n * var0, 1e-300))
+    theta = max(_tilt(ks[support] * h, pi[support]), 0.5 / sd_n)
+    expo = theta * ks * h
+    emax = float(np.max(expo[support]))
+    logm = math.log(float(np.sum(pi * np.exp(expo - emax)))) + emax
+    scale_t = np.exp(expo - logm)
+    v = pi * scale_t
+    q1 = q_val * scale_t
+    r1 = r_val * scale_t
+    # entries the tilt pushes below the normal range lose their relative precision: they
+    # are dropped and their (tiny) true mass is charged as a 1-norm error instead
+    tiny = support & (v < fp.SMALLEST_NORMAL)
+    eps_tiny = float(np.count_nonzero(tiny)) * fp.SMALLEST_NORMAL
+    eps_tiny_q = float(np.sum(np.where(tiny, q_abs / np.where(tiny, pi, 1.0), 0.0))) * fp.SMALLEST_NORMAL * 2.0
+    v_mgf = np.where(tiny, fp.SMALLEST_NORMAL, v)  # dominates the exact tilted law
+    support_mgf = support.copy()
+    v = np.where(tiny, 0.0, v)
+    q1 = np.where(tiny, 0.0, q1)
+    eps_tiny_r = float(np.sum(np.where(tiny, r_val / np.where(tiny, pi, 1.0), 0.0))) * fp.SMALLEST_NORMAL * 2.0
+    r1 = np.where(tiny, 0.0, r1)
+    support = support & ~tiny
+    eta_exp = 6 * _U + 4 * _U * float(np.max(np.abs(expo[support])) + abs(logm))
+    eta_v = eta + eta_exp
+    v_norm = float(np.sum(v))
+    # The laws of P are computed for the float vector v as if it were exact; its entrywise
+    # relative error eta_v is applied at the end as (1 +- eta_v)^n (all weights are >= 0).
+    # The signed Q path carries it as a 1-norm error instead.
+    eps_v = eta_v * v_norm * (1.0 + 4 * eta_v)  # 1-norm error of v (Q path)
+    grow_n = math.exp(n * math.log1p(eta_v))
+    shrink_n = math.exp(n * math.log1p(-eta_v))
+    dq1 = q_err * scale_t + eta_exp * np.abs(q1)
+    eps_q1 = float(np.sum(dq1)) * (1.0 + 16 * _U) + eps_tiny_q
+    eps_v += eps_tiny
+    q1_mag = np.abs(q1) + dq1
+    dr1 = (eta + 8 * _U) * r_val * scale_t + eta_exp * r1
+    eps_r1 = float(np.sum(dr1)) * (1.0 + 16 * _U) + eps_tiny_r
+    r1_mag = r1 + dr1
+
+    # (the generating functions sum over the points of positive weight only: the others add exactly 0)
+    at_v = np.flatnonzero(support_mgf)
+    x_v, w_v = ks[at_v] * h, v_mgf[at_v]
+
+    def log_m1(lam: np.ndarray) -> np.ndarray:
+        """log of sum_k v(k) e^{lam k h} (per-user tilted MGF), a bound for the exact v."""
+        z = lam[:, None] * x_v[None, :]
+        zmax = np.max(z, axis=1)
+        tot = np.sum(w_v[None, :] * np.exp(z - zmax[:, None]), axis=1)
+        # (a sum of at most span terms, each with an exp: (span + 8) u relative)
+        return np.log(tot) + zmax + math.log1p(eta_v) + 2 * (span + 8) * _U
+
+    def log_mw(lam: np.ndarray, mag: np.ndarray) -> np.ndarray:
+        """log of sum_k mag(k) e^{lam k h} (the generating function of |Q_1| or R_1, bounds)."""
+        at = np.flatnonzero(mag > 0)
+        z = lam[:, None] * (ks[at] * h)[None, :]
+        zmax = np.max(z, axis=1)
+        return np.log(np.sum(mag[at][None, :] * np.exp(z - zmax[:, None]), axis=1)) + zmax + 2 * (span + 8) * _U
+
+    def log_mq(lam: np.ndarray) -> np.ndarray:
+        return log_mw(lam, q1_mag)
+
+    def log_mr(lam: np.ndarray) -> np.ndarray:
+        return log_mw(lam, r1_mag)
+
+    mean_v = float(np.sum(v * ks)) / v_norm  # fine units
+    var_v = max(float(np.sum(v * (ks - mean_v) ** 2)) / v_norm, 1e-300)
+    return _UserLaw(kmin, kmax, span, slope_on, theta, logm, v, q1, r1, eps_tiny, eta_v, eps_v, grow_n, shrink_n,
+                    eps_q1, eps_r1, log_m1, log_mq, log_mr, mean_v, var_v)
+
+
+def _assemble(funcs: list, z_p: np.ndarray, pz: np.ndarray, eps_z: float, z_q: np.ndarray, qz: np.ndarray, eps_qz: float,
+              rz: np.ndarray, eps_rz: float, rest: tuple | None, B: int, n: int, logm: float, grow_n: float,
+              shrink_n: float, need_lower: bool, slope_on: bool, terms: int, size: int, plan: _Plan) -> _LatticeResult:
+    """The bracket of :class:`_Lattice` (module docstring, items 2, 4, 7) from the level-2 functionals
+    ``funcs`` (``T_{-1}``, and ``T_B`` when there is a remainder block) and the coarse block laws: ``pz`` at
+    the shifts ``z_p`` (1-norm error ``eps_z``), the coupling moments ``qz`` and ``rz`` at ``z_q`` (errors
+    ``eps_qz``, ``eps_rz``; ``rest``: those of the remainder block), ``B`` full blocks, the tilt's ``logm``
+    and ``(1 +- eta_v)^n``. ``terms`` bounds the number of terms of each sum (its rounding charge)."""
+    g_up, g_lo, _, _, g_sup, _ = funcs[0](z_p)
+    u_up = (float(np.sum(np.where(pz >= 0.0, pz * g_up, pz * g_lo))) + eps_z * g_sup) * grow_n
+    u_lo = (float(np.sum(np.where(pz >= 0.0, pz * g_lo, pz * g_up))) - eps_z * g_sup) * shrink_n
+    log_scale = n * logm - math.log(n)
+    fuzz = 8 * _U * (n * abs(logm) + math.log(n) + 1.0)
+    if not need_lower:
+        u_up *= 1 + 4 * _U * terms
+        return _LatticeResult(0.0, _scaled(max(u_up, 0.0), log_scale + fuzz, up=True), size, plan)
+    # Q path: the laws T were computed for the float v; their exact values lie within
+    # (1 +- eta_v)^(users in T) of them
+    _, _, h_up, h_lo, _, h_sup = funcs[0](z_q)
+    g1, s1 = grow_n, shrink_n
+    corr = B * (float(np.sum(np.where(qz >= 0.0, qz * h_up * g1, qz * h_lo * s1))) + eps_qz * h_sup * g1)
+    # item 7: the same sums with R (a lower bound: h_lo on R >= 0, its errors subtracted)
+    slope = B * (float(np.sum(np.where(rz >= 0.0, rz * h_lo * s1, rz * h_up * g1))) - eps_rz * h_sup * g1)
+    if rest is not None:
+        z_qr, qzr, eps_qzr, rzr, eps_rzr = rest
+        _, _, h_up_b, h_lo_b, _, h_sup_b = funcs[1](z_qr)
+        corr += float(np.sum(np.where(qzr >= 0.0, qzr * h_up_b * g1, qzr * h_lo_b * s1))) + eps_qzr * h_sup_b * g1
+        slope += (float(np.sum(np.where(rzr >= 0.0, rzr * h_lo_b * s1, rzr * h_up_b * g1)))
+                  - eps_rzr * h_sup_b * g1)
+    u_up *= 1 + 4 * _U * terms
+    u_lo *= 1 - 4 * _U * terms
+    corr = corr * (1 + 4 * _U * terms) if corr > 0 else corr * (1 - 4 * _U * terms)
+    slope = slope * (1 - 4 * _U * terms) if slope > 0 and slope_on else 0.0
+    upper = _scaled(max(u_up, 0.0), log_scale + fuzz, up=True)
+    lower = _scaled(max(u_lo - corr, 0.0), log_scale - fuzz, up=False)
+    # the float share of the relative width; with no positive lower end (a coarse lattice
+    # whose coupling term dominates) it is measured against the float estimate itself
+    if u_lo - corr > 0.0:
+        float_part = (u_up - u_lo) / (u_lo - corr)
+    else:
+        float_part = (u_up - u_lo) / u_lo if u_lo > 0.0 else math.inf
+    return _LatticeResult(min(lower, upper), upper, size, plan, float_part, u_lo - corr, slope,
+                          log_scale - fuzz)
+
+
 class _Lattice:
     """The lattice bound for given coefficients (module docstring, items 1-4), in two levels.
 
@@ -1181,101 +1565,8 @@ class _Lattice:
         cf, n = self.cf, self.n
         h, b, L = plan.h, plan.b, plan.L
         H = L * h
-        # ---- per-user lattice law pi and coupling moment Q_1 (items 1-2)
-        t = cf.up / h
-        k = np.floor(t)
-        f = np.minimum(t - k + 4 * _U * (np.abs(t) + 1.0), 1.0)  # (k + f) h >= c_up
-        k = k.astype(np.int64)
-        kmin = int(min(0, k.min()))
-        kmax = int(max(0, (k + 1).max()))
-        span = kmax - kmin + 1
-        ks = np.arange(kmin, kmax + 1, dtype=float)
-        pi = np.zeros(span)
-        q_val = np.zeros(span)
-        q_abs = np.zeros(span)
-        pos0 = k - kmin
-        np.add.at(pi, pos0, cf.p * (1.0 - f))
-        np.add.at(pi, pos0 + 1, cf.p * f)
-        pi[-kmin] += cf.rest
-        d_lo = (k * h - cf.lo) * cf.p * (1.0 - f)
-        d_hi = ((k + 1) * h - cf.lo) * cf.p * f
-        np.add.at(q_val, pos0, d_lo)
-        np.add.at(q_val, pos0 + 1, d_hi)
-        np.add.at(q_abs, pos0, np.abs(d_lo))
-        np.add.at(q_abs, pos0 + 1, np.abs(d_hi))
-        # item 7: R_1(k) = E[b_lo(class) 1{X~ = k h}] (non-negative)
-        slope_on = need_lower and cf.b_lo is not None
-        r_val = np.zeros(span)
-        if slope_on:
-            assert cf.b_lo is not None
-            np.add.at(r_val, pos0, cf.b_lo * cf.p * (1.0 - f))
-            np.add.at(r_val, pos0 + 1, cf.b_lo * cf.p * f)
-        eta = cf.eta + (len(cf.p) + 8) * _U  # relative error of each pi entry
-        q_err = (eta + 8 * _U) * q_abs + 8 * _U * h * (np.abs(ks) + 1.0) * pi
-        support = pi > 0.0
-        # ---- tilt (item 3); theta > 0 always so that x e^{-theta x} is bounded
-        mean0 = float(np.sum(pi * ks)) * h
-        var0 = float(np.sum(pi * (ks * h) ** 2)) - mean0**2
-        sd_n = math.sqrt(max(n * var0, 1e-300))
-        theta = max(_tilt(ks[support] * h, pi[support]), 0.5 / sd_n)
-        expo = theta * ks * h
-        emax = float(np.max(expo[support]))
-        logm = math.log(float(np.sum(pi * np.exp(expo - emax)))) + emax
-        scale_t = np.exp(expo - logm)
-        v = pi * scale_t
-        q1 = q_val * scale_t
-        r1 = r_val * scale_t
-        # entries the tilt pushes below the normal range lose their relative precision: they
-        # are dropped and their (tiny) true mass is charged as a 1-norm error instead
-        tiny = support & (v < fp.SMALLEST_NORMAL)
-        eps_tiny = float(np.count_nonzero(tiny)) * fp.SMALLEST_NORMAL
-        eps_tiny_q = float(np.sum(np.where(tiny, q_abs / np.where(tiny, pi, 1.0), 0.0))) * fp.SMALLEST_NORMAL * 2.0
-        v_mgf = np.where(tiny, fp.SMALLEST_NORMAL, v)  # dominates the exact tilted law
-        support_mgf = support.copy()
-        v = np.where(tiny, 0.0, v)
-        q1 = np.where(tiny, 0.0, q1)
-        eps_tiny_r = float(np.sum(np.where(tiny, r_val / np.where(tiny, pi, 1.0), 0.0))) * fp.SMALLEST_NORMAL * 2.0
-        r1 = np.where(tiny, 0.0, r1)
-        support = support & ~tiny
-        eta_exp = 6 * _U + 4 * _U * float(np.max(np.abs(expo[support])) + abs(logm))
-        eta_v = eta + eta_exp
-        v_norm = float(np.sum(v))
-        # The laws of P are computed for the float vector v as if it were exact; its entrywise
-        # relative error eta_v is applied at the end as (1 +- eta_v)^n (all weights are >= 0).
-        # The signed Q path carries it as a 1-norm error instead.
-        eps_v = eta_v * v_norm * (1.0 + 4 * eta_v)  # 1-norm error of v (Q path)
-        grow_n = math.exp(n * math.log1p(eta_v))
-        shrink_n = math.exp(n * math.log1p(-eta_v))
-        dq1 = q_err * scale_t + eta_exp * np.abs(q1)
-        eps_q1 = float(np.sum(dq1)) * (1.0 + 16 * _U) + eps_tiny_q
-        eps_v += eps_tiny
-        q1_mag = np.abs(q1) + dq1
-        dr1 = (eta + 8 * _U) * r_val * scale_t + eta_exp * r1
-        eps_r1 = float(np.sum(dr1)) * (1.0 + 16 * _U) + eps_tiny_r
-        r1_mag = r1 + dr1
-
-        def log_m1(lam: np.ndarray) -> np.ndarray:
-            """log of sum_k v(k) e^{lam k h} (per-user tilted MGF), a bound for the exact v."""
-            z = lam[:, None] * (ks * h)[None, :]
-            zmax = np.max(np.where(support_mgf[None, :], z, -np.inf), axis=1)
-            tot = np.sum(v_mgf[None, :] * np.exp(z - zmax[:, None]), axis=1)
-            # (a sum of span terms, each with an exp: (span + 8) u relative)
-            return np.log(tot) + zmax + math.log1p(eta_v) + 2 * (span + 8) * _U
-
-        def log_mw(lam: np.ndarray, mag: np.ndarray) -> np.ndarray:
-            """log of sum_k mag(k) e^{lam k h} (the generating function of |Q_1| or R_1, bounds)."""
-            z = lam[:, None] * (ks * h)[None, :]
-            zmax = np.max(np.where((mag > 0)[None, :], z, -np.inf), axis=1)
-            return np.log(np.sum(mag[None, :] * np.exp(z - zmax[:, None]), axis=1)) + zmax + 2 * (span + 8) * _U
-
-        def log_mq(lam: np.ndarray) -> np.ndarray:
-            return log_mw(lam, q1_mag)
-
-        def log_mr(lam: np.ndarray) -> np.ndarray:
-            return log_mw(lam, r1_mag)
-
-        mean_v = float(np.sum(v * ks)) / v_norm  # fine units
-        var_v = max(float(np.sum(v * (ks - mean_v) ** 2)) / v_norm, 1e-300)
+        (kmin, kmax, span, slope_on, theta, logm, v, q1, r1, eps_tiny, eta_v, eps_v, grow_n, shrink_n, eps_q1, eps_r1,
+         log_m1, log_mq, log_mr, mean_v, var_v) = _user_law(cf, n, h, need_lower)
         B, r = (n, 0) if b == 1 else divmod(n, b)
         sizes = [1]
         mu_b = 4 * _U * H  # bias of the block rounding (upward nudge)
@@ -1451,41 +1742,64 @@ class _Lattice:
                 tail_hi, tail_lo = (0.0, 0.0) if bounded else _chernoff(lm, t_hi * H, t_lo * H, sd2_real)
                 funcs.append(self._functionals(circ, t_lo, e_p, tail_hi + tail_lo, mass, theta, H, z_top))
         # ---- assemble
-        g_up, g_lo, _, _, g_sup, _ = funcs[0](np.arange(z0, z0 + len(pz)))
-        u_up = (float(np.sum(np.where(pz >= 0.0, pz * g_up, pz * g_lo))) + eps_z * g_sup) * grow_n
-        u_lo = (float(np.sum(np.where(pz >= 0.0, pz * g_lo, pz * g_up))) - eps_z * g_sup) * shrink_n
-        log_scale = n * logm - math.log(n)
-        fuzz = 8 * _U * (n * abs(logm) + math.log(n) + 1.0)
-        if not need_lower:
-            u_up *= 1 + 4 * _U * (len(pz) + 8)
-            return _LatticeResult(0.0, _scaled(max(u_up, 0.0), log_scale + fuzz, up=True), max(sizes), plan)
-        # Q path: the laws T were computed for the float v; their exact values lie within
-        # (1 +- eta_v)^(users in T) of them
-        _, _, h_up, h_lo, _, h_sup = funcs[0](np.arange(z0, z0 + len(qz)))
-        g1, s1 = grow_n, shrink_n
-        corr = B * (float(np.sum(np.where(qz >= 0.0, qz * h_up * g1, qz * h_lo * s1))) + eps_qz * h_sup * g1)
-        # item 7: the same sums with R (a lower bound: h_lo on R >= 0, its errors subtracted)
-        slope = B * (float(np.sum(np.where(rz >= 0.0, rz * h_lo * s1, rz * h_up * g1))) - eps_rz * h_sup * g1)
-        if r > 0:
-            _, _, h_up_b, h_lo_b, _, h_sup_b = funcs[1](np.arange(z0r, z0r + len(qzr)))
-            corr += float(np.sum(np.where(qzr >= 0.0, qzr * h_up_b * g1, qzr * h_lo_b * s1))) + eps_qzr * h_sup_b * g1
-            slope += (float(np.sum(np.where(rzr >= 0.0, rzr * h_lo_b * s1, rzr * h_up_b * g1)))
-                      - eps_rzr * h_sup_b * g1)
-        terms = len(pz) + len(qz) + 8
-        u_up *= 1 + 4 * _U * terms
-        u_lo *= 1 - 4 * _U * terms
-        corr = corr * (1 + 4 * _U * terms) if corr > 0 else corr * (1 - 4 * _U * terms)
-        slope = slope * (1 - 4 * _U * terms) if slope > 0 and slope_on else 0.0
-        upper = _scaled(max(u_up, 0.0), log_scale + fuzz, up=True)
-        lower = _scaled(max(u_lo - corr, 0.0), log_scale - fuzz, up=False)
-        # the float share of the relative width; with no positive lower end (a coarse lattice
-        # whose coupling term dominates) it is measured against the float estimate itself
-        if u_lo - corr > 0.0:
-            float_part = (u_up - u_lo) / (u_lo - corr)
-        else:
-            float_part = (u_up - u_lo) / u_lo if u_lo > 0.0 else math.inf
-        return _LatticeResult(min(lower, upper), upper, max(sizes), plan, float_part, u_lo - corr, slope,
-                              log_scale - fuzz)
+        rest = (np.arange(z0r, z0r + len(qzr)), qzr, eps_qzr, rzr, eps_rzr) if r > 0 else None
+        return _assemble(funcs, np.arange(z0, z0 + len(pz)), pz, eps_z, np.arange(z0, z0 + len(qz)), qz, eps_qz, rz,
+                         eps_rz, rest, B, n, logm, grow_n, shrink_n, need_lower, slope_on, len(pz) + len(qz) + 8,
+                         max(sizes), plan)
+
+    def evaluate_direct(self, plan: _Plan, need_lower: bool = True) -> _LatticeResult:
+        """Item 10: the single-level bracket (``b = 1``) without any FFT: the spectrum of the law of
+        ``n - 1`` users on a circle of any size is the per-user spectrum (a few points) raised to the
+        power ``n - 1``, live only at the few frequencies :func:`_live_frequencies` certifies, summed
+        directly there (:func:`_direct_spectrum`); the functionals come from those frequencies (item 9)
+        at the shifts where the per-user laws have mass. Same result type as :meth:`evaluate`; raises
+        :class:`_NoSpectral` where it does not apply (the caller then takes :meth:`evaluate`)."""
+        cf, n = self.cf, self.n
+        h = plan.h
+        if plan.b != 1 or n < 2:
+            raise _NoSpectral
+        (kmin, kmax, span, slope_on, theta, logm, v, q1, r1, eps_tiny, eta_v, eps_v, grow_n, shrink_n, eps_q1, eps_r1,
+         log_m1, log_mq, log_mr, mean_v, var_v) = _user_law(cf, n, h, need_lower)
+        at_v = np.flatnonzero(v)
+        at_all = np.flatnonzero((v != 0.0) | (q1 != 0.0) | (r1 != 0.0))
+        if not len(at_v):
+            raise _NoSpectral
+        # the circle: the window of the T_{-1} = n - 1 users plus the range of the shifts (item 9)
+        mu2 = (n - 1) * mean_v
+        sd2 = math.sqrt(max((n - 1) * var_v, 1e-300))
+        t_lo = math.floor(mu2 - plan.window * sd2) - span - 2
+        t_hi = math.ceil(mu2 + plan.window * sd2) + 2
+        size = t_hi - t_lo + 1 + span
+        size += size % 2
+        if size > 2**31:
+            raise _NoSpectral  # (item 9's phase indices f U < size^2 / 2 stay below 2^63)
+        k_v = (kmin + at_v).astype(np.int64)
+        live = _live_frequencies(k_v, v[at_v], n - 1, size)
+        vf, e_vf = _direct_spectrum(k_v, v[at_v], live, size)
+        w_t1, o_t1 = _power(vf, e_vf + eps_tiny, n - 1)
+        mult = np.where((live == 0) | (2 * live == size), 1.0, 2.0)
+        # every other frequency is dead: error e^{1 - DEAD_LOG} each, at most size of them in the full spectrum
+        e_p = (float(np.sum(mult * o_t1)) / size + _DEAD_ERR) * (1.0 + fp.sum_error(len(live)) + 8 * _U)
+
+        def lm_t1(lam: np.ndarray) -> np.ndarray:
+            return (n - 1) * log_m1(lam)
+
+        mass = float(np.exp(lm_t1(np.zeros(1))[0]))
+        z_min, z_top = kmin, kmax
+        f, c_g, c_h, err_g, err_h, wmax_g = _spectral_kernel(live, w_t1, mult, e_p, size, lm_t1, theta, h, z_min, z_top,
+                                                             sd2 * h, mu2, math.inf)
+        zs = (kmin + at_all).astype(np.int64)
+        ph = _unit_phases(f[:, None], zs[None, :], size)  # (nf, shifts)
+        g_at = np.sum((c_g[:, None] * ph).real, axis=0)
+        h_at = np.sum((c_h[:, None] * ph).real, axis=0)
+        index = {int(z): i for i, z in enumerate(zs)}
+
+        def at(z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, float]:
+            sel = np.array([index[int(x)] for x in z], dtype=np.int64)
+            return _functional_bounds(g_at[sel], h_at[sel], err_g, err_h, mass, wmax_g)
+
+        return _assemble([at], zs, v[at_all], eps_tiny, zs, q1[at_all], eps_q1, r1[at_all], eps_r1, None, n, n, logm,
+                         grow_n, shrink_n, need_lower, slope_on, 2 * span + 8, len(live), plan)
 
     @staticmethod
     def _functionals(circ: np.ndarray, t_lo: int, e_p: float, tau: float, mass: float, theta: float, H: float,
@@ -1853,6 +2167,8 @@ class PairBlanket:
         self._slopes: dict[float, tuple[_LatticeResult, float]] = {}
         #: per eps answered by exact enumeration: its lower end and slope lower bound (item 8)
         self._exact_slopes: dict[float, tuple[float, float]] = {}
+        #: how often item 10 (one level without FFT) did not apply to this pair (:meth:`_evaluate`)
+        self._direct_failures = 0
 
     @property
     def max_log_ratio(self) -> float:
@@ -1918,7 +2234,7 @@ class PairBlanket:
         shrink = self._h.get(eps, self._start)
         for _ in range(4):
             try:
-                up = _Lattice(cf, self.n).evaluate(self._plan(cf, rtol, shrink), need_lower=False).upper
+                up = self._evaluate(_Lattice(cf, self.n), cf, rtol, shrink, need_lower=False).upper
                 return min(up, _trivial(cf))
             except _TooLarge as big:
                 shrink *= 1.5 * big.size / MAX_FFT
@@ -2199,7 +2515,7 @@ class PairBlanket:
         lower = max((b.lower - r_neg) * (1.0 - 4 * _U), 0.0)
         return DeltaBounds(eps, min(lower, upper), upper, b.blocks, b.converged and upper - lower <= rtol * lower)
 
-    def _plan(self, cf: _Coefficients, rtol: float, shrink: float) -> _Plan:
+    def _plan(self, cf: _Coefficients, rtol: float, shrink: float, direct: bool = False) -> _Plan:
         """Lattice geometry for a target relative width ``rtol`` (the Jensen gaps are about
         ``0.25 n gamma h^2 theta^2`` for the per-user rounding and ``0.25 B H^2 theta^2`` for
         the block rounding, relative); ``shrink`` scales both steps (refinement). The block
@@ -2241,6 +2557,8 @@ class PairBlanket:
 
         wsd = _window_sd(rtol)
         precise = FLOAT_FLOOR * n > 0.05 * rtol
+        if direct:  # item 10: one level, no FFT (its cost hardly depends on h)
+            return _Plan(fine(DIRECT_SHARE), 1, 1, wsd, precise)
         h1 = fine(0.8)
         best_cost = 2.0 * (2 * wsd * sd + 3 * spread) / h1
         best = _Plan(h1, 1, 1, wsd, precise)
@@ -2262,6 +2580,21 @@ class PairBlanket:
                     best_cost, best = cost, _Plan(h, b, L, wsd, precise)
         return best
 
+    def _evaluate(self, lat: _Lattice, cf: _Coefficients, rtol: float, shrink: float,
+                  need_lower: bool = True) -> _LatticeResult:
+        """One lattice bracket planned for ``rtol``: item 10's single level without FFT where it applies
+        (until it has failed :data:`DIRECT_TRIES` times for this pair), else the two levels of items 4 and 9."""
+        if self._direct_failures < DIRECT_TRIES:
+            try:
+                return lat.evaluate_direct(self._plan(cf, rtol, shrink, direct=True), need_lower)
+            except _NoSpectral:
+                self._direct_failures += 1
+        return lat.evaluate(self._plan(cf, rtol, shrink), need_lower=need_lower)
+
+    def _float_floor(self) -> float:
+        """The floating-point floor per user of the route :meth:`_evaluate` takes (planning only)."""
+        return DIRECT_FLOAT_FLOOR if self._direct_failures < DIRECT_TRIES else FLOAT_FLOOR
+
     def _lattice(self, cf: _Coefficients, eps: float, rtol: float) -> DeltaBounds:
         """Refine the lattice until the bracket is within ``rtol``; stop early (``converged =
         False``) when refining no longer narrows it (the floating-point floor, about
@@ -2273,7 +2606,7 @@ class PairBlanket:
         lat = _Lattice(cf, self.n)
         # never plan a lattice finer than the floating-point floor (a finer one only adds
         # round-off through larger FFTs)
-        plan_rtol = max(rtol, FLOAT_FLOOR * self.n)
+        plan_rtol = max(rtol, self._float_floor() * self.n)
         if self._float_seen is not None:
             # nor finer than the floating-point share of the width met before (the lattice
             # part of the width then stays below it; the float part does not shrink with h)
@@ -2287,7 +2620,7 @@ class PairBlanket:
             # (a floor seen at another eps says little about this one otherwise)
             shrink = self._floor_rel[1]
             try:
-                res = lat.evaluate(self._plan(cf, plan_rtol, shrink))
+                res = self._evaluate(lat, cf, plan_rtol, shrink)
             except _TooLarge:
                 res = None
             if res is not None and res.lower > 0.0 and res.upper - res.lower <= 2.0 * self._floor_rel[0] * res.lower:
@@ -2298,7 +2631,7 @@ class PairBlanket:
         if rtol < 0.3 and self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY) + 230.0:
             # deep in the tail: a coarse lattice first, which may already certify the floor
             try:
-                res = lat.evaluate(self._plan(cf, 0.3, 1.0))
+                res = self._evaluate(lat, cf, 0.3, 1.0)
                 if res.upper <= fp.MIN_PROBABILITY:
                     self._keep(eps, res)
                     return DeltaBounds(eps, res.lower, res.upper, res.size, True)
@@ -2313,15 +2646,14 @@ class PairBlanket:
         # as fine as needed)
         last = self._float_last
         near = last is not None and last[1] <= FLOAT_LAST_SPAN * plan_rtol
-        expect = last[0] if last is not None and near else FLOAT_SHARE * FLOAT_FLOOR * self.n
+        expect = last[0] if last is not None and near else FLOAT_SHARE * self._float_floor() * self.n
         geo_rtol = plan_rtol - 1.1 * expect
         if not 0.4 * plan_rtol <= geo_rtol <= 0.85 * plan_rtol:
             geo_rtol = plan_rtol  # (a small share is left to the refinement: plans change in steps)
         tried = []
         for _ in range(8):
-            plan = self._plan(cf, geo_rtol, shrink)
             try:
-                res = lat.evaluate(plan)
+                res = self._evaluate(lat, cf, geo_rtol, shrink)
             except _TooLarge as big:
                 if best is not None:
                     floor = True
