@@ -682,3 +682,27 @@ def test_window_tail_on_finer_pieces_bounds_brute_force(m: int, eps0: float, alp
     fine, equal = tail(R._TAIL_FRACS), tail(np.linspace(0.0, 1.0, R._TAIL_PIECES + 1))
     exact = float(_tail_mp(m, u, v, s, alpha, edge, side))
     assert exact <= fine <= math.log(1e-9) + w_est < equal, (exact, fine, equal)
+
+
+@pytest.mark.parametrize(("m", "alpha", "alone"), [(3900, 768.0, True), (2450, 384.0, True), (2450, 256.0, False)])
+def test_end_window_kernels_bracket_brute_force(m: int, alpha: float, alone: bool) -> None:
+    """A large order whose sum lies at a = m although the bisection's root is interior (eps0 = 6's clone pair: m =
+    3900, alpha = 768, the root's term e^326 at a = 2842, the sum e^1899 from a = m alone): the window is a few terms at
+    a = m (it was the root's, widened twice to 1513 terms), and the bracket still holds the 40-digit kernel; where the
+    root's sum dominates (m = 2450, alpha = 256) the window stays at the root. Fails without the end windows (asserted
+    on the window's place: m = 3900, alpha = 768 and m = 2450, alpha = 384 had the root's)."""
+    e, s = 6.0, 0.5
+    u = math.exp(e) / (math.exp(e) + 1.0)
+    v = 1.0 - u
+    bp, bq = np.array([(u - s) / (s * (1 - s))]), np.array([(v - s) / (s * (1 - s))])
+    lo_w, hi_w = R._tilted_window(np.array([float(m)]), s, bp, bq, np.array([alpha]), 6.0)
+    if alone:
+        assert hi_w[0, 0] == m and m - lo_w[0, 0] <= 64, (lo_w, hi_w)
+    else:
+        assert hi_w[0, 0] < 0.7 * m, (lo_w, hi_w)
+    up, lo, done = R._exact_excess(np.array([m - 1.0]), np.array([u]), np.array([v]), s, np.array([alpha]), 1e-12,
+                                   2e-5)
+    assert done.all()
+    exact = float(_kernel_excess_mp(m, u, v, s, alpha))
+    assert lo[0, 0] <= exact <= up[0, 0], (lo[0, 0], exact, up[0, 0])
+    assert up[0, 0] - lo[0, 0] <= 1e-4

@@ -597,6 +597,13 @@ def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alph
     hi = centre + (width + np.where(toward > 0.0, 2.0, 0.0)) * spread + 2.0
     lo = np.clip(np.floor(np.nan_to_num(lo, nan=0.0, neginf=0.0)), 0.0, mm)
     hi = np.clip(np.ceil(np.nan_to_num(hi, nan=np.inf, posinf=np.inf)), 0.0, mm)
+    # a second mode at an end of the support (a = m, x = 1, where q(1) is small: every clone reports the first user's
+    # value; or a = 0): the bisection finds one root of the terms' log-ratio, and the sum of a large order may lie at the
+    # end instead (eps0 = 6, c = 3900, alpha = 768: the root at a = 2842 with a term of e^326, the sum e^1899 at a = m
+    # alone; its window was widened twice, to 1513 terms). Estimated from the root's term times its spread and the end
+    # term over its geometric decay: an end more than _END_MARGIN above takes the window alone (a few terms), one
+    # within it extends the window to the end (work only: the tails beyond are certified for any window)
+    lo, hi = _end_windows(mm, s, bpp, bqq, al, x, spread, centre, width, lo, hi)
     # where log(M f) is not concave at the root (an edge mode, or two), scan it on a coarse grid
     # instead: the window is where it is within width^2/2 + 20 of its largest value
     odd = ~(curv > 0.0) & (mm > 64.0)
@@ -618,6 +625,57 @@ def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alph
         rows = np.arange(ei.size)
         lo[ei, oj] = np.clip(np.floor(grid[rows, first] - step - 2.0), 0.0, m[ei])
         hi[ei, oj] = np.clip(np.ceil(grid[rows, last] + step + 2.0), 0.0, m[ei])
+    return lo, hi
+
+
+#: An end mode whose estimated sum exceeds the root's by more than this (nats) takes the window alone; one within it
+#: joins the root's window (:func:`_end_windows`).
+_END_MARGIN = 25.0
+
+
+def _end_windows(mm: np.ndarray, s: float, bpp: np.ndarray, bqq: np.ndarray, al: np.ndarray, x: np.ndarray,
+                 spread: np.ndarray, centre: np.ndarray, width: float, lo: np.ndarray, hi: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The windows of :func:`_tilted_window` (entries x orders) moved to, or extended to, an end of the support ``a = m``
+    or ``a = 0`` whose terms outweigh (or rival) the root's: a guess only (the tails beyond any window are certified).
+
+    Estimates (logs): an end's sum is its term ``log M(m) + phi(1)`` over ``1 - e^-d``, ``d`` the decay of the
+    log-terms per step inwards there (``phi'(1)/m - log(m (1-s)/s)`` at ``a = m``; the mirror image at ``a = 0``), its
+    window ``(width^2/2 + 20)/d`` terms; the root's sum ``log M(a*) + phi(x*) + log(2.5 spread)`` (Laplace), computed
+    only where an end comes within :data:`_END_MARGIN` of the binomial's largest term (``phi(s) = 0``) at all."""
+    ls = math.log(s / (1.0 - s))
+    room = 0.5 * width**2 + 20.0
+    ends = []
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        floor = -0.5 * np.log(2.0 * math.pi * np.maximum(mm * s * (1.0 - s), 1.0)) - _END_MARGIN
+        for end in (1.0, 0.0):
+            y = end - s
+            p_e, q_e = 1.0 + bpp * y, 1.0 + bqq * y
+            term = mm * (math.log(s) if end else math.log1p(-s)) + al * np.log(p_e) + (1.0 - al) * np.log(q_e)
+            slope = al * bpp / p_e + (1.0 - al) * bqq / q_e  # phi'(end)
+            d = slope / mm - np.log(mm) + ls if end else -slope / mm - np.log(mm) - ls  # decay per step inwards
+            d = np.maximum(np.where(np.isfinite(d), d, 0.0), 1e-3)
+            est = term - np.log(-np.expm1(-d))
+            k = np.minimum(np.ceil(room / d) + 2.0, mm)
+            cand = ((est > floor) & np.isfinite(est) & (p_e > 0.0) & (q_e > 0.0) & (mm > 64.0)
+                    & (np.abs(centre - end * mm) > k + width * spread))
+            ends.append((end, est, k, cand))
+        if not any(np.any(c) for _, _, _, c in ends):
+            return lo, hi
+        a_r = np.clip(np.round(centre), 0.0, mm)
+        y_r = a_r / mm - s
+        log_root = (gammaln(mm + 1.0) - gammaln(a_r + 1.0) - gammaln(mm - a_r + 1.0) + xlogy(a_r, s) + xlog1py(mm - a_r, -s)
+                    + al * np.log1p(bpp * y_r) + (1.0 - al) * np.log1p(bqq * y_r) + np.log(2.5 * np.maximum(spread, 1.0)))
+        for end, est, k, cand in ends:
+            far = cand & np.isfinite(log_root)
+            alone = far & (est > log_root + _END_MARGIN)
+            join = far & ~alone & (est > log_root - _END_MARGIN)
+            if end:
+                lo = np.where(alone, np.maximum(mm - k, 0.0), lo)
+                hi = np.where(alone | join, mm, hi)
+            else:
+                hi = np.where(alone, np.minimum(k, mm), hi)
+                lo = np.where(alone | join, 0.0, lo)
     return lo, hi
 
 
@@ -1086,6 +1144,8 @@ def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
 
 #: Pieces of a tail in the geometric bound of :func:`_log_tail_f`.
 _TAIL_PIECES = 16
+#: The finer cuts (fractions of the tail from the window's edge) where the 16 equal pieces are too coarse
+#: (:func:`_window_tail`): those 16 plus quarter-octave cuts towards both ends of the tail.
 _TAIL_GEO = 2.0 ** np.arange(-12.0, -0.99, 0.25)
 _TAIL_FRACS = np.unique(np.concatenate(([0.0, 1.0], _TAIL_GEO, 1.0 - _TAIL_GEO, np.arange(1, _TAIL_PIECES) / _TAIL_PIECES)))
 
@@ -1097,9 +1157,10 @@ def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarra
     ``-1``: ``a < edge``; or one side per entry), entries x orders, from ``log_t_edge >= log M(edge) f(x_edge)``;
     ``edge`` is given per entry and group of orders (``gidx``: each order's group).
 
-    The tail is cut into ``pieces`` pieces. On a piece ``[b, b']`` the ratio of
-    consecutive terms is at most the binomial ratio at the piece's inner end (it decreases
-    outwards) times ``exp(max phi' / m)`` over the piece, where ``phi' = alpha bp/p +
+    The tail is cut into ``pieces`` equal pieces, or at the given fractions ``fracs`` of it (increasing, from 0 at
+    the edge to 1 at the far end: any cuts serve, the bound below holds piece by piece; empty pieces add nothing). On
+    a piece ``[b, b']`` the ratio of consecutive terms is at most the binomial ratio at the piece's inner end (it
+    decreases outwards) times ``exp(max phi' / m)`` over the piece, where ``phi' = alpha bp/p +
     (1-alpha) bq/q`` and each of ``bp/p``, ``bq/q`` decreases in ``x`` (so the bound takes
     each at its own end of the piece). Hence the terms of the piece are at most a geometric
     sequence from the bound at its start, and the bound at the next piece's start follows.
