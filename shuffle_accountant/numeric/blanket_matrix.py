@@ -238,8 +238,8 @@ carries a floating-point error bound; nothing is truncated.
    adjacent pairs of points the mean-preserving rounding creates far from 0, a Lipschitz grid in between
    whose failing cells are live -- unary encoding and local hashing have genuine near returns of ``|V|``
    at multiples of ``1/(E - 1)`` in real units: ``S`` is nearly ``(E - 1)`` times an integer), and
-   :func:`_direct_spectrum` sums ``V`` at the live ones (``(36 + 2 r) u`` of its 1-norm for ``r`` points,
-   in place of the FFT's ``8 u log2 N``). The functionals are needed only at the shifts where ``v``,
+   :func:`_direct_spectrum` sums ``V`` at the live ones (about ``(8 + 2 r) u`` of its 1-norm for ``r`` points at the
+   low frequencies, in place of the FFT's ``8 u log2 N``). The functionals are needed only at the shifts where ``v``,
    ``Q_1`` or ``R_1`` has mass (a few points, one twiddle each); the brackets, items 2 and 7 are assembled
    as for ``b = 1`` (:func:`_assemble`). The route needs ``n`` in the hundreds or more (below, or where the
    live set or the grid would exceed :data:`DIRECT_MAX_LIVE` / :data:`DIRECT_MAX_CELLS`, it raises and the
@@ -822,7 +822,11 @@ def _power(x: np.ndarray, e: np.ndarray | float, m: int) -> tuple[np.ndarray, np
     ``log`` and ``arg`` (atan2) each within ``c`` ulp, the exponent ``m log|x|`` is off by at most
     ``m u (c + (c + 1) |log|x||)`` and the phase ``m arg x`` by ``m u (c + 1) pi``, which ``4 u m
     (|log|x|| + pi)`` covers for ``c <= 2`` (numpy's vectorised functions; review: 3 u m covered
-    ``c <= 1`` only with little margin), plus ``exp``, ``cos``, ``sin`` and the products ``8 u``;
+    ``c <= 1`` only with little margin); the phase's error is also at most ``m u (c + 1) |arg x|``
+    (``arg`` within ``c`` ulp of its value, relative, then the product), so ``4 u m (|log|x|| + min(|arg
+    x| + 1, pi))`` covers both (``c <= 2``: ``c + (c + 1)(|log| + |arg|) <= 4 (|log| + |arg| + 1)``; item 10:
+    the live frequencies near 0 have ``|arg x|`` near 0, a third of the former charge), plus ``exp``,
+    ``cos``, ``sin`` and the products ``8 u``;
     bounded by ``y + y^2`` for ``y = 4 u m (|log|x|| + pi) + 8 u <= 1`` (``e^y - 1 <= y + (e - 2)
     y^2``), times ``(1 + 8u)``
     for its own rounding; where ``y > 1`` the error is bounded by ``|result| + a^m``.
@@ -845,7 +849,7 @@ def _power(x: np.ndarray, e: np.ndarray | float, m: int) -> tuple[np.ndarray, np
         mag = np.exp(m * log_ax)
         phase = m * np.angle(xl)
         wl = mag * np.cos(phase) + 1j * (mag * np.sin(phase))
-        y = 4 * _U * m * (np.abs(log_ax) + math.pi) + 8 * _U
+        y = 4 * _U * m * (np.abs(log_ax) + np.minimum(np.abs(np.angle(xl)) + 1.0, math.pi)) + 8 * _U
         rho = (y + y * y) * (1.0 + 8 * _U)
         a_m = np.exp(m * np.log(a))
         oml = m * el * (a_m / a) * (1.0 + 8 * _U) + np.where(y <= 1.0, rho * mag, np.abs(wl) + a_m)
@@ -941,7 +945,7 @@ def _spectral_functionals(w: np.ndarray, e_p: float, size: int, lm, mass: float,
         raise _NoSpectral  # (before the pruning below: at most 4x)
     kern = _spectral_kernel(live.astype(np.int64), w[live], _half_spectrum_mult(len(w), size)[live], e_p, size, lm,
                             theta, H, z_min, z_top, scale, mean, SPECTRAL_WORK * size / (count + 64))
-    f, c_g, c_h, err_g, err_h, wmax_g = kern
+    f, c_g, c_h, err_g, err_h, wmax_g = kern[:6]
     nf = len(f)
     # the values at every z = z_min + kq Q + kr: the phase e^{-i phi z} from three small tables
     Q = max(1, math.isqrt(count))
@@ -971,8 +975,28 @@ def _functional_bounds(g: np.ndarray, hf: np.ndarray, err_g: float, err_h: float
     return (g + err_g, np.maximum(g - err_g, 0.0), hf + err_h, np.maximum(hf - err_h, 0.0), mass * wmax_g, mass)
 
 
+class _Kernel(NamedTuple):
+    """:func:`_spectral_kernel`: the frequencies kept, the coefficients of ``G`` and ``Hf`` and the uniform
+    errors of their sums, ``1/(e theta)``; and the parts of ``err_H`` per frequency (item 10's coupling sum
+    weighs them by ``|Q^(f)|``): ``k0_h`` bounds ``|K_H|``, ``da_h`` times ``(mult/N) |w_f|`` bounds the float
+    ``a``'s effect, ``rnd`` the relative rounding of each term, ``drop_h`` the sum of the dropped ``|c_H|``,
+    ``tau_h`` the truncation at ``U``."""
+
+    f: np.ndarray
+    c_g: np.ndarray
+    c_h: np.ndarray
+    err_g: float
+    err_h: float
+    wmax_g: float
+    k0_h: float
+    da_h: float
+    rnd: float
+    drop_h: float
+    tau_h: float
+
+
 def _spectral_kernel(f: np.ndarray, wl: np.ndarray, mult: np.ndarray, e_p: float, size: int, lm, theta: float,
-                     H: float, z_min: int, z_top: int, scale: float, mean: float, max_terms: float):
+                     H: float, z_min: int, z_top: int, scale: float, mean: float, max_terms: float) -> _Kernel:
     """Item 9's coefficients: for the live frequencies ``f`` of the half spectrum (values ``wl``, counts
     ``mult`` in the full spectrum; every other frequency exactly 0 with its error inside ``e_p``), the
     frequencies kept, the coefficients ``c_G, c_H`` (``F_U(z) = sum Re[c e^{-2 pi i f z / size}]``) and the
@@ -1040,12 +1064,9 @@ def _spectral_kernel(f: np.ndarray, wl: np.ndarray, mult: np.ndarray, e_p: float
     err_g = (e_p * k0_g + rnd * s_abs_g + e_a_g + drop_g) * (1.0 + 1e-6) + tau_h * wmax_g * (1.0 + 1e-12)
     if not (math.isfinite(err_h) and math.isfinite(err_g)):
         raise _NoSpectral
-    return f, c_g, c_h, err_g, err_h, wmax_g
+    return _Kernel(f, c_g, c_h, err_g, err_h, wmax_g, k0_h, da / (om_lo * om_lo), rnd, drop_h, tau_h)
 
 
-#: item 10: the direct sums' rounding, in units of u times the 1-norm of the law (twiddle 33 u, product and
-#: running sum of ``r`` terms ``(3 + 2 r) u``; plus ``2 r`` added by the caller)
-_DIRECT_ROUND = 36.0
 #: item 10: the route is given up for a pair after this many refusals (:meth:`PairBlanket._evaluate`)
 DIRECT_TRIES = 2
 #: item 10: the share of the planned width given to the per-user rounding (its Jensen gap)
@@ -1058,22 +1079,32 @@ DIRECT_MAX_LIVE = 20_000
 DIRECT_MAX_CELLS = 50_000
 
 
-def _direct_spectrum(k: np.ndarray, w: np.ndarray, f: np.ndarray, size: int) -> tuple[np.ndarray, float]:
+def _direct_spectrum(k: np.ndarray, w: np.ndarray, f: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     """``V(f) = sum_j w_j e^{-2 pi i f k_j / size}`` at the integer frequencies ``f`` (item 10) and a bound on
-    the error of every computed value: ``(36 + 2 r) u sum |w_j|`` for ``r`` points (each twiddle of
-    :func:`_unit_phases` within ``33 u``, its product with ``w_j`` ``sqrt(2) u``, the running sum of ``r``
-    terms ``sqrt(2) r u``, all relative to ``sum |w_j|``). ``|f k_j| < 2^63`` is checked."""
+    the error of each computed value. The phase index ``m = f k_j mod size`` is exact (int64; ``|f k_j| <
+    2^62`` is checked) and taken in ``(-size/2, size/2]``, so ``phi = fl(2 pi) fl(m / size)`` has ``|phi| <= pi``
+    and is within ``3 u |phi|`` (three roundings, relative) of ``2 pi m / size``; cosine and sine
+    (1-Lipschitz, within 4 ulp ``<= 4 u`` of their values at ``phi``) are each within ``3 u |phi| + 4 u``, the
+    twiddle within ``sqrt(2)`` times that; its product with ``w_j`` adds ``sqrt(2) u |w_j|``, the running sum
+    of ``r`` terms ``sqrt(2) r u sum |w|``. In all at most ``u (5 sum_j |w_j| |phi_j| + (8 + 2 r) sum |w|)``
+    per frequency (returned per frequency: small at the low frequencies, where the phases are small)."""
     kk = np.asarray(k, dtype=np.int64)
     if len(f) and len(kk) and float(np.max(np.abs(f))) * float(np.max(np.abs(kk))) >= 2.0**62:
         raise _NoSpectral
     vals = np.zeros(len(f), dtype=complex)
+    phase_w = np.zeros(len(f))
+    half = size // 2
     for kj, wj in zip(kk, w):  # (r passes of a short vector: a running sum per frequency)
-        vals += wj * _unit_phases(f, np.int64(kj), size)
-    err = (_DIRECT_ROUND + 2.0 * len(kk)) * _U * float(np.sum(np.abs(w))) * (1.0 + 1e-9)
+        m = np.mod(f * np.int64(kj), size)
+        m = np.where(m > half, m - size, m)
+        phi = (2.0 * math.pi) * (m / size)
+        vals += wj * (np.cos(phi) - 1j * np.sin(phi))
+        phase_w += abs(float(wj)) * np.abs(phi)
+    err = (5.0 * phase_w + (8.0 + 2.0 * len(kk)) * float(np.sum(np.abs(w)))) * _U * (1.0 + 1e-9)
     return vals, err
 
 
-def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int) -> np.ndarray:
+def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: float = 0.0) -> np.ndarray:
     """Item 10: the frequencies ``0 <= f <= size/2`` outside of which the power ``m`` of ``V(f) = sum_j w_j
     e^{-2 pi i f k_j / size}`` (exact arithmetic on the float data ``w_j >= 0`` at distinct integers ``k_j``) is
     dead: ``|V(f)| <= e^{(1 - DEAD_LOG) / m}``, so ``|V(f)^m| <= e^{1 - DEAD_LOG}``, the error :func:`_power`
@@ -1094,7 +1125,8 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int) -> np.nda
       ``d / size`` is at most ``thr``; failing cells are split (four parts) down to 8 frequencies, and
       those left are live.
 
-    ``thr`` is ``exp((1 - DEAD_LOG) / m)`` rounded down by ``256 u``. Raises :class:`_NoSpectral` where a
+    ``thr`` is ``exp((1 - DEAD_LOG) / m)`` rounded down by ``256 u``, less ``slack`` (the dead frequencies are
+    then dead for every law within ``slack`` of ``w`` in 1-norm: its ``|V|`` is within ``slack``). Raises :class:`_NoSpectral` where a
     bound does not apply or the work or the live set would exceed :data:`DIRECT_MAX_CELLS` /
     :data:`DIRECT_MAX_LIVE`."""
     half = size // 2
@@ -1104,7 +1136,7 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int) -> np.nda
         raise _NoSpectral
     if float(np.max(kk) - np.min(kk)) >= 2.0**25:
         raise _NoSpectral  # ((k_j - k_l)^2 exact below 2^50)
-    thr = math.exp((1.0 - DEAD_LOG) / m) * (1.0 - 256 * _U)
+    thr = math.exp((1.0 - DEAD_LOG) / m) * (1.0 - 256 * _U) - slack * (1.0 + 4 * _U)
     big_m = float(np.sum(w)) * (1.0 + (r + 2) * _U)
     # ---- quartic bound near 0
     dk = (kk[:, None] - kk[None, :]).astype(float)
@@ -1493,12 +1525,15 @@ def _user_law(cf: _Coefficients, n: int, h: float, need_lower: bool) -> _UserLaw
 
 def _assemble(funcs: list, z_p: np.ndarray, pz: np.ndarray, eps_z: float, z_q: np.ndarray, qz: np.ndarray, eps_qz: float,
               rz: np.ndarray, eps_rz: float, rest: tuple | None, B: int, n: int, logm: float, grow_n: float,
-              shrink_n: float, need_lower: bool, slope_on: bool, terms: int, size: int, plan: _Plan) -> _LatticeResult:
+              shrink_n: float, need_lower: bool, slope_on: bool, terms: int, size: int, plan: _Plan,
+              corr_up: float | None = None) -> _LatticeResult:
     """The bracket of :class:`_Lattice` (module docstring, items 2, 4, 7) from the level-2 functionals
     ``funcs`` (``T_{-1}``, and ``T_B`` when there is a remainder block) and the coarse block laws: ``pz`` at
     the shifts ``z_p`` (1-norm error ``eps_z``), the coupling moments ``qz`` and ``rz`` at ``z_q`` (errors
     ``eps_qz``, ``eps_rz``; ``rest``: those of the remainder block), ``B`` full blocks, the tilt's ``logm``
-    and ``(1 +- eta_v)^n``. ``terms`` bounds the number of terms of each sum (its rounding charge)."""
+    and ``(1 +- eta_v)^n``. ``terms`` bounds the number of terms of each sum (its rounding charge).
+    ``corr_up``: an upper bound on the coupling term ``B sum_z Q_Z(z) Hf(z)`` computed otherwise (item 10),
+    used instead of the one from ``qz``."""
     g_up, g_lo, _, _, g_sup, _ = funcs[0](z_p)
     u_up = (float(np.sum(np.where(pz >= 0.0, pz * g_up, pz * g_lo))) + eps_z * g_sup) * grow_n
     u_lo = (float(np.sum(np.where(pz >= 0.0, pz * g_lo, pz * g_up))) - eps_z * g_sup) * shrink_n
@@ -1511,7 +1546,10 @@ def _assemble(funcs: list, z_p: np.ndarray, pz: np.ndarray, eps_z: float, z_q: n
     # (1 +- eta_v)^(users in T) of them
     _, _, h_up, h_lo, _, h_sup = funcs[0](z_q)
     g1, s1 = grow_n, shrink_n
-    corr = B * (float(np.sum(np.where(qz >= 0.0, qz * h_up * g1, qz * h_lo * s1))) + eps_qz * h_sup * g1)
+    if corr_up is None:
+        corr = B * (float(np.sum(np.where(qz >= 0.0, qz * h_up * g1, qz * h_lo * s1))) + eps_qz * h_sup * g1)
+    else:
+        corr = corr_up
     # item 7: the same sums with R (a lower bound: h_lo on R >= 0, its errors subtracted)
     slope = B * (float(np.sum(np.where(rz >= 0.0, rz * h_lo * s1, rz * h_up * g1))) - eps_rz * h_sup * g1)
     if rest is not None:
@@ -1774,7 +1812,8 @@ class _Lattice:
         if size > 2**31:
             raise _NoSpectral  # (item 9's phase indices f U < size^2 / 2 stay below 2^63)
         k_v = (kmin + at_v).astype(np.int64)
-        live = _live_frequencies(k_v, v[at_v], n - 1, size)
+        # (dead for the float v and, eps_v being its 1-norm distance to the exact tilted law, for that law too)
+        live = _live_frequencies(k_v, v[at_v], n - 1, size, eps_v)
         vf, e_vf = _direct_spectrum(k_v, v[at_v], live, size)
         w_t1, o_t1 = _power(vf, e_vf + eps_tiny, n - 1)
         mult = np.where((live == 0) | (2 * live == size), 1.0, 2.0)
@@ -1787,7 +1826,12 @@ class _Lattice:
         mass = float(np.exp(lm_t1(np.zeros(1))[0]))
         z_min, z_top = kmin, kmax
         f, c_g, c_h, err_g, err_h, wmax_g = _spectral_kernel(live, w_t1, mult, e_p, size, lm_t1, theta, h, z_min, z_top,
-                                                             sd2 * h, mu2, math.inf)
+                                                             sd2 * h, mu2, math.inf)[:6]
+        corr_up = None
+        if need_lower:
+            corr_up = self._coupling_up(k_v, vf, e_vf + eps_v, live, mult, size, lm_t1, theta, h, z_min, z_top,
+                                        sd2 * h, mu2, (kmin + np.flatnonzero(q1)).astype(np.int64), q1[q1 != 0.0],
+                                        eps_q1, mass)
         zs = (kmin + at_all).astype(np.int64)
         ph = _unit_phases(f[:, None], zs[None, :], size)  # (nf, shifts)
         g_at = np.sum((c_g[:, None] * ph).real, axis=0)
@@ -1799,7 +1843,42 @@ class _Lattice:
             return _functional_bounds(g_at[sel], h_at[sel], err_g, err_h, mass, wmax_g)
 
         return _assemble([at], zs, v[at_all], eps_tiny, zs, q1[at_all], eps_q1, r1[at_all], eps_r1, None, n, n, logm,
-                         grow_n, shrink_n, need_lower, slope_on, 2 * span + 8, len(live), plan)
+                         grow_n, shrink_n, need_lower, slope_on, 2 * span + 8, len(live), plan, corr_up)
+
+    def _coupling_up(self, k_v: np.ndarray, vf: np.ndarray, e_vf: np.ndarray, live: np.ndarray, mult: np.ndarray, size: int,
+                     lm_t1, theta: float, h: float, z_min: int, z_top: int, scale: float, mean: float,
+                     k_q: np.ndarray, q: np.ndarray, eps_q: float, mass: float) -> float:
+        """Item 10: an upper bound on the coupling term ``n sum_z Q_1(z) Hf(z)`` of item 2 (``b = 1``), summed
+        over the frequencies: ``sum_z Q_1(z) F_U(z) = sum_f Re[c_H(f) Q^(f)]``, ``Q^`` the spectrum of the
+        signed ``Q_1`` (:func:`_direct_spectrum`). ``T`` is the law of the *exact* tilted per-user law
+        (``e_vf`` includes its 1-norm distance to the float ``v``: no ``(1 +- eta_v)^n`` factors), and every
+        error of item 9 that is a per-frequency error of ``c_H`` -- the spectrum's ``om_f |K|``, the float
+        ``a``, the closed forms' and the sums' rounding, the dropped terms, and the dead frequencies
+        (``e^{1 - DEAD_LOG} |K|`` each) -- is weighted by ``|Q^(f)|`` (at most ``sum |Q_1|``) instead of 1:
+        ``Q_1`` nearly cancels at the low frequencies that carry ``T`` (the rounding is mean-preserving, its
+        two points per class adjacent), which removes the ``n^2 u`` growth the uniform bound had (``n`` users
+        times an entry error ``~ n u``). The truncation at ``U`` (``tau_H`` at every shift) and ``Q_1``'s own
+        1-norm error (``eps_q`` times ``sup Hf <= mass``) are charged as in :func:`_assemble`."""
+        n = self.n
+        w_q, o_q = _power(vf, e_vf, n - 1)
+        e_pq = (float(np.sum(mult * o_q)) / size + _DEAD_ERR) * (1.0 + fp.sum_error(len(live)) + 8 * _U)
+        kern = _spectral_kernel(live, w_q, mult, e_pq, size, lm_t1, theta, h, z_min, z_top, scale, mean, math.inf)
+        q_abs = float(np.sum(np.abs(q))) * (1.0 + fp.sum_error(len(q)))
+        if not len(q):
+            return n * kern.tau_h * 0.0
+        qf, e_q = _direct_spectrum(k_q, q, live, size)
+        q_up = np.minimum(np.abs(qf) * (1.0 + 4 * _U) + e_q, q_abs)
+        pos = np.searchsorted(live, kern.f)
+        terms = kern.c_h * qf[pos]
+        val = float(np.sum(terms.real))
+        rel = 1.0 + fp.sum_error(len(live)) + 8 * _U
+        e_spec = kern.k0_h * (float(np.sum(mult * o_q * q_up)) / size + _DEAD_ERR * q_abs) * rel
+        e_a = kern.da_h * float(np.sum(mult * np.abs(w_q) * q_up)) / size * rel
+        abs_c = np.abs(kern.c_h)
+        e_rnd = (kern.rnd * float(np.sum(abs_c * q_up[pos])) + float(np.sum(abs_c * e_q[pos]))) * rel
+        e_out = (kern.drop_h + kern.tau_h) * q_abs
+        err = (e_spec + e_a + e_rnd + e_out) * (1.0 + 1e-6) + eps_q * mass * (1.0 + 1e-12)
+        return n * (val + err) * (1.0 + 8 * _U)
 
     @staticmethod
     def _functionals(circ: np.ndarray, t_lo: int, e_p: float, tau: float, mass: float, theta: float, H: float,
