@@ -660,6 +660,7 @@ def test_linear_excess_bounds_the_exact_linear_part_at_cancellation():
 
 @pytest.mark.parametrize(("m", "eps0", "alpha", "edge", "side", "w_est"), [
     (2585, 6.0, 160.0, 1647, 1, 19.64), (2585, 6.0, 192.0, 1647, 1, 28.42), (2791, 3.0, 896.0, 2720, -1, 756.23),
+    (5914, 6.0, 512.0, 3896, 1, 80.0),  # the 16 pieces' bound (e^2784) above even the convexity bound's (e^2759)
 ])
 def test_window_tail_on_finer_pieces_bounds_brute_force(m: int, eps0: float, alpha: float, edge: int, side: int,
                                                         w_est: float, monkeypatch: pytest.MonkeyPatch) -> None:

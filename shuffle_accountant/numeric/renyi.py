@@ -1276,7 +1276,7 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
         # terms at c ~ 2300 whose upper tail, at most e^-12 of its sum, the 16 equal pieces bounded by e^476; its
         # window was widened twice to 1350 terms)
         if fine.size:
-            redo = (tail[fine] > log_tol + w_est[fine]) & (tail_f[fine] < other[fine])
+            redo = tail[fine] > log_tol + w_est[fine]  # (also where the 16 pieces gave inf: their sums overflowed)
             finer, cols = fine[np.any(redo, axis=1)], np.flatnonzero(np.any(redo, axis=0))  # (only those orders)
             if finer.size:
                 rc = np.ix_(finer, cols)
