@@ -1086,7 +1086,7 @@ def _direct_spectrum(k: np.ndarray, w: np.ndarray, f: np.ndarray, size: int) -> 
     and is within ``3 u |phi|`` (three roundings, relative) of ``2 pi m / size``; cosine and sine
     (1-Lipschitz, within 4 ulp ``<= 4 u`` of their values at ``phi``) are each within ``3 u |phi| + 4 u``, the
     twiddle within ``sqrt(2)`` times that; its product with ``w_j`` adds ``sqrt(2) u |w_j|``, the running sum
-    of ``r`` terms ``sqrt(2) r u sum |w|``. In all at most ``u (5 sum_j |w_j| |phi_j| + (8 + 2 r) sum |w|)``
+    of ``r`` terms (in any order) ``sqrt(2) r u sum |w|``. In all at most ``u (5 sum_j |w_j| |phi_j| + (8 + 2 r) sum |w|)``
     per frequency (returned per frequency: small at the low frequencies, where the phases are small)."""
     kk = np.asarray(k, dtype=np.int64)
     if len(f) and len(kk) and float(np.max(np.abs(f))) * float(np.max(np.abs(kk))) >= 2.0**62:
@@ -1094,12 +1094,15 @@ def _direct_spectrum(k: np.ndarray, w: np.ndarray, f: np.ndarray, size: int) -> 
     vals = np.zeros(len(f), dtype=complex)
     phase_w = np.zeros(len(f))
     half = size // 2
-    for kj, wj in zip(kk, w):  # (r passes of a short vector: a running sum per frequency)
-        m = np.mod(f * np.int64(kj), size)
+    chunk = max(1, 400_000 // max(len(f), 1))
+    for j0 in range(0, len(kk), chunk):  # (a running sum over the points, a block of them at a time)
+        kb = kk[j0:j0 + chunk, None]
+        wb = np.asarray(w[j0:j0 + chunk], dtype=float)[:, None]
+        m = np.mod(f[None, :] * kb, size)
         m = np.where(m > half, m - size, m)
         phi = (2.0 * math.pi) * (m / size)
-        vals += wj * (np.cos(phi) - 1j * np.sin(phi))
-        phase_w += abs(float(wj)) * np.abs(phi)
+        vals += np.sum(wb * (np.cos(phi) - 1j * np.sin(phi)), axis=0)  # (any order: the bound holds for each)
+        phase_w += np.sum(np.abs(wb) * np.abs(phi), axis=0)
     err = (5.0 * phase_w + (8.0 + 2.0 * len(kk)) * float(np.sum(np.abs(w)))) * _U * (1.0 + 1e-9)
     return vals, err
 
@@ -1197,19 +1200,18 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: fl
         lip = 2.0 * math.pi * float(np.sum(w * np.abs((kk - centre).astype(float)))) * (1.0 + (r + 8) * _U)
         lip_f = lip / size * (1.0 + 4 * _U)  # per frequency step
         d = max(int(0.25 / lip_f), 0) if lip_f > 0.0 else hi_g - lo_g
-        cells = [(lo_g, hi_g)]
+        starts = np.array([lo_g], dtype=np.int64)
+        ends = np.array([hi_g], dtype=np.int64)
         kc = kk - centre
-        work = 0
-        while cells:
-            starts = np.array([a for a, _ in cells], dtype=np.int64)
-            ends = np.array([b for _, b in cells], dtype=np.int64)
+        work = n_live = 0
+        while len(starts):
             # cells of at most 2 d + 1 frequencies, centred
             step = 2 * d + 1
             counts = (ends - starts) // step + 1
             work += int(np.sum(counts))
             if work > DIRECT_MAX_CELLS:
                 raise _NoSpectral
-            idx = np.repeat(np.arange(len(cells)), counts)
+            idx = np.repeat(np.arange(len(starts)), counts)
             off = np.arange(int(np.sum(counts))) - np.repeat(np.cumsum(counts) - counts, counts)
             c_lo_ = starts[idx] + off * step
             c_hi_ = np.minimum(c_lo_ + step - 1, ends[idx])
@@ -1218,15 +1220,17 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: fl
             vals, err = _direct_spectrum(kc, w, mid, size)
             bound = np.abs(vals) * (1.0 + 4 * _U) + err + lip_f * rad
             bad = np.flatnonzero(bound > thr)
-            if not len(bad):
-                break
             small = (c_hi_[bad] - c_lo_[bad]) < 8
-            for i in bad[small]:
-                live.append(np.arange(int(c_lo_[i]), int(c_hi_[i]) + 1, dtype=np.int64))
-            cells = [(int(c_lo_[i]), int(c_hi_[i])) for i in bad[~small]]
+            lo_s, hi_s = c_lo_[bad[small]], c_hi_[bad[small]]
+            if len(lo_s):  # (every frequency of the small failing cells)
+                width = hi_s - lo_s + 1
+                live.append(np.repeat(lo_s, width) + np.arange(int(np.sum(width)))
+                            - np.repeat(np.cumsum(width) - width, width))
+                n_live += int(np.sum(width))
+                if n_live > DIRECT_MAX_LIVE:
+                    raise _NoSpectral
+            starts, ends = c_lo_[bad[~small]], c_hi_[bad[~small]]
             d = max(d // 4, 0)
-            if sum(len(x) for x in live) > DIRECT_MAX_LIVE:
-                raise _NoSpectral
     out = np.unique(np.concatenate(live))
     if len(out) > DIRECT_MAX_LIVE:
         raise _NoSpectral
