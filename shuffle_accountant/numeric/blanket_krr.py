@@ -1995,7 +1995,15 @@ GRID_MIN = 32
 #: costs ~50 ns, a Boost tail and pmf at these sizes ~1-2 us).
 GRID_RUN_GAP = 16
 #: Kinks are moved onto the grid only where their runs hold at least this many boundaries on average.
-GRID_MIN_RUN = 8
+#: Was 8: at k = 3 the kinks of one cut lineage recur every second total (the cut moves by one per two
+#: clone counts), a few units apart, so their runs held 7.6 boundaries on average at n = 1e7, eps0 = 2
+#: and none were moved: 9.2k kinks took a Boost cdf/sf and pmf each (~1.6 us at m ~ 8e6) where a run
+#: costs one anchor and ~50 ns a walked size. At 2 (measured, CPU min of 2 x 2 interleaved runs, n 1e6
+#: .. 3e7, k 3/10/100, eps0 0.5/1/2/4, delta 1e-6): geometric mean 0.96x, n = 1e7, k = 3, eps0 = 2
+#: 0.86x, 3e6 k = 10 eps0 = 2 0.73x, none slower beyond noise; the moved kinks' bracket widening stays
+#: below SNAP_RTOL of the rtol asked (one repeated evaluation in 144 queries with delta 1e-6/1e-9).
+#: Cost and tightness only.
+GRID_MIN_RUN = 2
 
 
 def _line_sum(A_: np.ndarray, Ae: np.ndarray, B_: np.ndarray, Be: np.ndarray, M_hi: np.ndarray, M_lo: np.ndarray,
