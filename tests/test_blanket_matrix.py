@@ -1283,3 +1283,37 @@ def test_direct_route_agrees_with_the_two_levels(rand, n, eps):
     two = lat.evaluate(pb._plan(cf, 1e-6, 1.0))
     assert direct.lower <= two.upper and two.lower <= direct.upper, (direct, two)
     assert direct.upper - direct.lower <= two.upper - two.lower
+
+
+@pytest.mark.parametrize("rand,n,eps", [(KRR(2, 1.0), 400, 0.3), (SUE(100, 1.0), 1500, 0.085)], ids=["krr2", "sue100"])
+def test_coupling_term_over_the_frequencies_against_a_convolution(rand, n, eps, monkeypatch):
+    """Item 10's coupling term ``n sum_z Q_1(z) Hf(z)`` summed over the frequencies (``_coupling_up``) against
+    the same sum over the law of the other ``n - 1`` users computed by a plain FFT power on a circle longer
+    than its support (no truncation; accurate to ~1e-13): above it, and within 1e-3 of it relative (its
+    charges are per frequency, weighted by ``|Q^(f)|``). Fails with ``conj(Q^)`` (the phase convention)."""
+    s = rand.pair_structures()[0]
+    cf = bm.coefficients(s, eps)
+    plan = PairBlanket(s, n, method="lattice")._plan(cf, 1e-5, 1.0, direct=True)
+    got: dict[str, float] = {}
+    orig = bm._Lattice._coupling_up
+
+    def spy(self, *a):  # type: ignore[no-untyped-def]
+        got["corr"] = orig(self, *a)
+        return got["corr"]
+
+    monkeypatch.setattr(bm._Lattice, "_coupling_up", spy)
+    bm._Lattice(cf, n).evaluate_direct(plan)
+    u = bm._user_law(cf, n, plan.h, True)
+    length = (n - 1) * (len(u.v) - 1) + 1
+    size = 1 << int(math.ceil(math.log2(length + len(u.v))))
+    law = np.fft.irfft(np.fft.rfft(u.v, size) ** (n - 1), size)[:length]
+    ts = (n - 1) * u.kmin + np.arange(length)
+    a = math.exp(-u.theta * plan.h)
+    want = 0.0
+    for i in np.flatnonzero(u.q1):
+        z = u.kmin + int(i)
+        live = ts + z >= 1
+        want += float(u.q1[i]) * float(np.sum(law[live] * a ** (ts[live] + z)))
+    want *= n
+    assert got["corr"] >= want - 1e-9 * abs(want)
+    assert got["corr"] - want <= 1e-3 * abs(want)

@@ -241,17 +241,23 @@ carries a floating-point error bound; nothing is truncated.
    :func:`_direct_spectrum` sums ``V`` at the live ones (about ``(8 + 2 r) u`` of its 1-norm for ``r`` points at the
    low frequencies, in place of the FFT's ``8 u log2 N``). The functionals are needed only at the shifts where ``v``,
    ``Q_1`` or ``R_1`` has mass (a few points, one twiddle each); the brackets, items 2 and 7 are assembled
-   as for ``b = 1`` (:func:`_assemble`). The route needs ``n`` in the hundreds or more (below, or where the
+   as for ``b = 1`` (:func:`_assemble`), except item 2's coupling term ``n sum_z Q_1(z) Hf(z)``, which is summed
+   over the frequencies, ``sum_f Re[c_H(f) Q^(f)]`` (:meth:`_Lattice._coupling_up`, proof there): its
+   per-frequency errors are weighted by ``|Q^(f)|``, small where ``T`` lives (the rounding's two adjacent
+   points nearly cancel), where the uniform bound on ``Hf`` times ``n sum |Q_1|`` grew like ``n^2 u`` and set
+   the lower end at large ``n``. The route needs ``n`` in the hundreds or more (below, or where the
    live set or the grid would exceed :data:`DIRECT_MAX_LIVE` / :data:`DIRECT_MAX_CELLS`, it raises and the
    two levels answer; a pair gives it up after :data:`DIRECT_TRIES` refusals). No level-1 law: one Jensen
    gap instead of two, no level-1 round-off amplified by the block power, and the floating-point floor
-   falls (SUE k = 100, eps0 = 1, n = 1e9, delta ~ 1e-6: relative width 1.35e-4 -> 9.9e-5, its floating-point
-   share 1.3e-4 -> 3.2e-5; the planning floor is :data:`DIRECT_FLOAT_FLOOR` per user). Measured (CPU, one
+   falls (SUE k = 100, eps0 = 1, n = 1e9, delta ~ 1e-6: relative width 1.35e-4 -> 1.6e-5, its floating-point
+   share 1.3e-4 -> 1.5e-5 -- of which ``(1 +- eta_v)^n`` 4.4e-6; the planning floor is
+   :data:`DIRECT_FLOAT_FLOOR` per user). Measured (CPU, one
    certified evaluation, SUE k = 100, eps0 = 1, delta ~ 1e-6): n = 1e5 79 -> 2 ms, 1e7 382 -> 2.4 ms (first
    touch), 1e9 234 -> 0.9 ms; one eps(delta) query: see :data:`DIRECT_SHARE` and the commit. Tests:
    ``tests/test_blanket_matrix.py``, the certificate against every frequency of circles up to 2^20 points
    (fails when the grid's live cells or the pair bound's check are dropped), the direct sums against
-   40-digit sums, the bracket against the mpmath oracle (n = 400, 1500) and against the two levels.
+   40-digit sums, the coupling term against a plain FFT convolution (fails with the conjugate phase),
+   the bracket against the mpmath oracle (n = 400, 1500) and against the two levels.
 
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
 ``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) less the floating-point share
@@ -1190,8 +1196,9 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: fl
             f_3 = int(math.ceil(xi_3 * size)) + 1
             if f_3 <= half:
                 xi_at = f_3 / size  # every f >= f_3 has xi >= xi_at
-                sig_lo = math.sin(math.pi * xi_at) ** 2 * (1.0 - 16 * _U)
-                if not (big_m - sig_lo * c_lo) * (1.0 + 4 * _U) <= thr:
+                # (the argument within 3 u, sin within 4 ulp: sin^2 within 22 u, relative)
+                sig_lo = math.sin(math.pi * xi_at) ** 2 * (1.0 - 64 * _U)
+                if not (big_m - sig_lo * c_lo) * (1.0 + 4 * _U) + 4 * _U * big_m <= thr:
                     f_3 = half + 1
     # ---- Lipschitz grid on f_2 < f < f_3
     lo_g, hi_g = max(f_2 + 1, f_1), min(f_3 - 1, half)
@@ -1218,7 +1225,7 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: fl
             mid = (c_lo_ + c_hi_) // 2
             rad = np.maximum(mid - c_lo_, c_hi_ - mid)
             vals, err = _direct_spectrum(kc, w, mid, size)
-            bound = np.abs(vals) * (1.0 + 4 * _U) + err + lip_f * rad
+            bound = np.abs(vals) * (1.0 + 4 * _U) + err + lip_f * rad * (1.0 + 4 * _U) + 4 * _U
             bad = np.flatnonzero(bound > thr)
             small = (c_hi_[bad] - c_lo_[bad]) < 8
             lo_s, hi_s = c_lo_[bad[small]], c_hi_[bad[small]]
@@ -1864,12 +1871,12 @@ class _Lattice:
         times an entry error ``~ n u``). The truncation at ``U`` (``tau_H`` at every shift) and ``Q_1``'s own
         1-norm error (``eps_q`` times ``sup Hf <= mass``) are charged as in :func:`_assemble`."""
         n = self.n
+        if not len(q):
+            return 0.0
         w_q, o_q = _power(vf, e_vf, n - 1)
         e_pq = (float(np.sum(mult * o_q)) / size + _DEAD_ERR) * (1.0 + fp.sum_error(len(live)) + 8 * _U)
         kern = _spectral_kernel(live, w_q, mult, e_pq, size, lm_t1, theta, h, z_min, z_top, scale, mean, math.inf)
         q_abs = float(np.sum(np.abs(q))) * (1.0 + fp.sum_error(len(q)))
-        if not len(q):
-            return n * kern.tau_h * 0.0
         qf, e_q = _direct_spectrum(k_q, q, live, size)
         q_up = np.minimum(np.abs(qf) * (1.0 + 4 * _U) + e_q, q_abs)
         pos = np.searchsorted(live, kern.f)
@@ -1882,7 +1889,8 @@ class _Lattice:
         e_rnd = (kern.rnd * float(np.sum(abs_c * q_up[pos])) + float(np.sum(abs_c * e_q[pos]))) * rel
         e_out = (kern.drop_h + kern.tau_h) * q_abs
         err = (e_spec + e_a + e_rnd + e_out) * (1.0 + 1e-6) + eps_q * mass * (1.0 + 1e-12)
-        return n * (val + err) * (1.0 + 8 * _U)
+        total = n * (val + err)
+        return total * (1.0 + 8 * _U) if total > 0.0 else total * (1.0 - 8 * _U)
 
     @staticmethod
     def _functionals(circ: np.ndarray, t_lo: int, e_p: float, tau: float, mass: float, theta: float, H: float,
