@@ -1150,9 +1150,14 @@ def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
     lr, n = np.broadcast_arrays(np.asarray(log_rho, dtype=float), np.asarray(count, dtype=float))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         z = n * lr
-        neg = lr + np.log(-np.expm1(z)) - np.log(-np.expm1(lr))  # rho < 1
-        pos = lr + z + np.log(-np.expm1(-z)) - lr - np.log(-np.expm1(-lr))  # rho > 1: log((rho^n - 1)/(1 - 1/rho))
-        out = np.where(lr < 0.0, neg, np.where(lr > 0.0, pos, np.log(n)))
+        out = lr + np.log(-np.expm1(z)) - np.log(-np.expm1(lr))  # rho < 1 (most elements; the others replaced below)
+        pos = lr > 0.0
+        if np.any(pos):  # rho > 1: log((rho^n - 1)/(1 - 1/rho)), computed only there
+            lp_, zp = lr[pos], z[pos]
+            out[pos] = lp_ + zp + np.log(-np.expm1(-zp)) - lp_ - np.log(-np.expm1(-lp_))
+        rest = ~(lr < 0.0) & ~pos  # rho = 1 (or nan)
+        if np.any(rest):
+            out[rest] = np.log(n[rest])
     out = np.where(np.abs(lr) < 1e-300, np.log(np.maximum(n, 1e-300)), out)
     return np.where(n <= 0.0, -np.inf, np.nan_to_num(out, nan=np.inf))
 
