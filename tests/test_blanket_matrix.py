@@ -1317,3 +1317,31 @@ def test_coupling_term_over_the_frequencies_against_a_convolution(rand, n, eps, 
     want *= n
     assert got["corr"] >= want - 1e-9 * abs(want)
     assert got["corr"] - want <= 1e-3 * abs(want)
+
+
+def test_separable_pairs_take_item_10_first_and_fall_back_to_the_separable_engine(monkeypatch):
+    """auto at n = 1e3 (SUE k = 100, eps0 = 1): item 10 answers before the separable engine; with its live
+    set capped below what it needs it refuses once and the separable engine answers every later request.
+    Both brackets agree, and the search's lower_at comes from the engine that answered last."""
+    from shuffle_accountant.numeric.search import epsilon_for_delta
+
+    st_ = SUE(100, 1.0).pair_structures()[0]
+    eps = 0.1
+    first = bm.PairBlanket(st_, 1000)
+    a = first.bounds(eps, 1e-6)
+    assert first._sep_eps == set() and first._direct_failures == 0
+    monkeypatch.setattr(bm, "DIRECT_SEPARABLE_MAX_LIVE", 1)
+    second = bm.PairBlanket(st_, 1000)
+    b = second.bounds(eps, 1e-6)
+    assert second._sep_eps == {eps} and second._direct_failures == bm.DIRECT_TRIES
+    assert a.lower <= b.upper and b.lower <= a.upper
+    for pb, br in ((first, a), (second, b)):
+        low = pb.lower_at(eps * (1 - 1e-4))
+        assert br.lower <= low <= a.upper * 1.01  # (delta grows as eps falls: a little above the bracket at eps)
+    e1 = epsilon_for_delta(bm.PairBlanket(st_, 1000), 1e-6, 1e-6)
+    e2 = epsilon_for_delta(second, 1e-6, 1e-6)
+    assert e1.lower <= e2.upper and e2.lower <= e1.upper
+    # deep in the tail (delta ~ 1e-9) the product law's absolute remainder (~1e-14) would dominate the
+    # width: item 10 takes the stored masses there, as the lattice does (_product_pays)
+    deep = bm.PairBlanket(st_, 1000).bounds(0.148172, 1e-5)
+    assert deep.converged and deep.upper - deep.lower <= 1e-5 * deep.lower

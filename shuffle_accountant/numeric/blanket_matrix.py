@@ -230,10 +230,10 @@ carries a floating-point error bound; nothing is truncated.
    users on a circle of ``N`` points has the half spectrum ``V(f)^{n-1}``, ``V`` the spectrum of the tilted
    per-user law ``v`` -- a handful of points (two per class and the silent one). ``N`` is then free (no
    transform of ``N`` points is taken): the window of item 4 plus the range of the shifts, as item 9 asks.
-   Every frequency ``f`` with ``|V(f)| <= e^{(1 - DEAD_LOG)/(n-1)}`` is dead: ``|V(f)^{n-1}| <= e^{1 -
-   DEAD_LOG}``, exactly the value 0 and the error :func:`_power` gives such a frequency, so item 9 applies
-   unchanged to the spectrum that is 0 there (``e_p`` counts ``N`` dead frequencies at ``e^{1 - DEAD_LOG}``
-   each, at most that much per entry). :func:`_live_frequencies` certifies the dead ones (proof in its
+   Every frequency ``f`` with ``|V(f)| <= e^{(1 - T)/(n-1)}`` (``T =`` :data:`DIRECT_DEAD_LOG`) is dead:
+   ``|V(f)^{n-1}| <= e^{1 - T}``; it is taken as 0 with that error (as :func:`_power` does with its own
+   ``DEAD_LOG``), so item 9 applies unchanged to the spectrum that is 0 there (``e_p`` counts ``N`` dead
+   frequencies at ``e^{1 - T}`` each, at most that much per entry). :func:`_live_frequencies` certifies the dead ones (proof in its
    docstring: a quartic bound on ``|V|^2`` from ``cos x <= 1 - x^2/2 + x^4/24`` near 0, a bound from the
    adjacent pairs of points the mean-preserving rounding creates far from 0, a Lipschitz grid in between
    whose failing cells are live -- unary encoding and local hashing have genuine near returns of ``|V|``
@@ -247,7 +247,11 @@ carries a floating-point error bound; nothing is truncated.
    points nearly cancel), where the uniform bound on ``Hf`` times ``n sum |Q_1|`` grew like ``n^2 u`` and set
    the lower end at large ``n``. The route needs ``n`` in the hundreds or more (below, or where the
    live set or the grid would exceed :data:`DIRECT_MAX_LIVE` / :data:`DIRECT_MAX_CELLS`, it raises and the
-   two levels answer; a pair gives it up after :data:`DIRECT_TRIES` refusals). No level-1 law: one Jensen
+   two levels answer; a pair gives it up after :data:`DIRECT_TRIES` refusals). Separable structures with
+   the separable engine (``n <= SEPARABLE_MAX_N``) take item 10 first from :data:`DIRECT_SEPARABLE_MIN_N`
+   users where their largest log-ratio is at most :data:`DIRECT_SEPARABLE_MAX_EPS0` and the live set at most
+   :data:`DIRECT_SEPARABLE_MAX_LIVE` (one refusal and the separable engine answers), with the stored masses
+   or the product law as :meth:`PairBlanket._product_pays` chooses. No level-1 law: one Jensen
    gap instead of two, no level-1 round-off amplified by the block power, and the floating-point floor
    falls (SUE k = 100, eps0 = 1, n = 1e9, delta ~ 1e-6: relative width 1.35e-4 -> 1.6e-5, its floating-point
    share 1.3e-4 -> 1.5e-5 -- of which ``(1 +- eta_v)^n`` 4.4e-6; the planning floor is
@@ -1073,12 +1077,29 @@ def _spectral_kernel(f: np.ndarray, wl: np.ndarray, mult: np.ndarray, e_p: float
     return _Kernel(f, c_g, c_h, err_g, err_h, wmax_g, k0_h, da / (om_lo * om_lo), rnd, drop_h, tau_h)
 
 
+#: item 10 answers separable structures (unary encoding, local hashing) from this many users, before
+#: the separable engine (:mod:`.blanket_separable`, up to its ``SEPARABLE_MAX_N``), where it applies
+#: (measured, CPU, one eps(delta) search, SUE / OUE / OLH k = 100, eps0 0.5 / 1: n = 1e3 18-24 -> 6.5-8 ms;
+#: n = 300 no gain: 10-16 ms either way)
+DIRECT_SEPARABLE_MIN_N = 600
+#: ... and where it needs at most this many live frequencies (its cost grows with them: ~1.5 ms per
+#: thousand; at eps0 = 2 .. 3 and n <= 1e3 the separable engine is as fast or faster)
+DIRECT_SEPARABLE_MAX_LIVE = 1200
+#: ... for pairs whose largest log-ratio is at most this (measured live frequencies at n = 600 .. 1e3,
+#: SUE / OUE / OLH k = 100: 170-1100 at eps0 0.5 and 1, 1000-2800 at 2, 2500-4600 at 3; a refusal costs
+#: ~2 ms and the separable engine then answers)
+DIRECT_SEPARABLE_MAX_EPS0 = 1.5
 #: item 10: the route is given up for a pair after this many refusals (:meth:`PairBlanket._evaluate`)
 DIRECT_TRIES = 2
 #: item 10: the share of the planned width given to the per-user rounding (its Jensen gap)
 DIRECT_SHARE = 0.5
 #: item 10: the floating-point share of the relative width per user (planning; measured 3.2e-14 at n = 1e9)
 DIRECT_FLOAT_FLOOR = 4e-14
+#: item 10: a frequency outside the certified live set has ``|V^(n-1)| <= e^(1 - DIRECT_DEAD_LOG)`` (charged as
+#: that error in every entry: ``~1.2e-17``, below ``1e-9`` of the entries of any law of ``T`` on a circle of at
+#: most ``2^31`` points; the FFT route's :data:`DEAD_LOG` 120 needs more live frequencies at small ``n``)
+DIRECT_DEAD_LOG = 40.0
+_DIRECT_DEAD_ERR = math.exp(1.0 - DIRECT_DEAD_LOG) * (1.0 + 1e-12)
 #: item 10: at most this many live frequencies (else the FFT route)
 DIRECT_MAX_LIVE = 20_000
 #: item 10: at most this many grid cells in the Lipschitz scan (else the FFT route)
@@ -1113,11 +1134,12 @@ def _direct_spectrum(k: np.ndarray, w: np.ndarray, f: np.ndarray, size: int) -> 
     return vals, err
 
 
-def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: float = 0.0) -> np.ndarray:
+def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: float = 0.0,
+                      dead_log: float = DEAD_LOG, max_live: int = DIRECT_MAX_LIVE) -> np.ndarray:
     """Item 10: the frequencies ``0 <= f <= size/2`` outside of which the power ``m`` of ``V(f) = sum_j w_j
     e^{-2 pi i f k_j / size}`` (exact arithmetic on the float data ``w_j >= 0`` at distinct integers ``k_j``) is
-    dead: ``|V(f)| <= e^{(1 - DEAD_LOG) / m}``, so ``|V(f)^m| <= e^{1 - DEAD_LOG}``, the error :func:`_power`
-    gives a dead frequency. With ``xi = f / size`` in ``[0, 1/2]`` (``|V|`` is even and 1-periodic):
+    dead: ``|V(f)| <= e^{(1 - T) / m}`` (``T = dead_log``), so ``|V(f)^m| <= e^{1 - T}`` (with ``T =``
+    :data:`DEAD_LOG`, the error :func:`_power` gives a dead frequency). With ``xi = f / size`` in ``[0, 1/2]`` (``|V|`` is even and 1-periodic):
 
     - *near 0* (quartic bound): ``|V(xi)|^2 = sum_{j,l} w_j w_l cos(2 pi xi (k_j - k_l))`` and ``cos x <= 1 -
       x^2/2 + x^4/24`` for every real ``x`` give ``|V|^2 <= M^2 - 2 pi^2 S_2 s + (2/3) pi^4 S_4 s^2``, ``s = xi^2``,
@@ -1134,10 +1156,10 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: fl
       ``d / size`` is at most ``thr``; failing cells are split (four parts) down to 8 frequencies, and
       those left are live.
 
-    ``thr`` is ``exp((1 - DEAD_LOG) / m)`` rounded down by ``256 u``, less ``slack`` (the dead frequencies are
+    ``thr`` is ``exp((1 - T) / m)`` rounded down by ``256 u``, less ``slack`` (the dead frequencies are
     then dead for every law within ``slack`` of ``w`` in 1-norm: its ``|V|`` is within ``slack``). Raises :class:`_NoSpectral` where a
     bound does not apply or the work or the live set would exceed :data:`DIRECT_MAX_CELLS` /
-    :data:`DIRECT_MAX_LIVE`."""
+    ``max_live``."""
     half = size // 2
     kk = np.asarray(k, dtype=np.int64)
     r = len(kk)
@@ -1145,7 +1167,7 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: fl
         raise _NoSpectral
     if float(np.max(kk) - np.min(kk)) >= 2.0**25:
         raise _NoSpectral  # ((k_j - k_l)^2 exact below 2^50)
-    thr = math.exp((1.0 - DEAD_LOG) / m) * (1.0 - 256 * _U) - slack * (1.0 + 4 * _U)
+    thr = math.exp((1.0 - dead_log) / m) * (1.0 - 256 * _U) - slack * (1.0 + 4 * _U)
     big_m = float(np.sum(w)) * (1.0 + (r + 2) * _U)
     # ---- quartic bound near 0
     dk = (kk[:, None] - kk[None, :]).astype(float)
@@ -1234,12 +1256,12 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: fl
                 live.append(np.repeat(lo_s, width) + np.arange(int(np.sum(width)))
                             - np.repeat(np.cumsum(width) - width, width))
                 n_live += int(np.sum(width))
-                if n_live > DIRECT_MAX_LIVE:
+                if n_live > max_live:
                     raise _NoSpectral
             starts, ends = c_lo_[bad[~small]], c_hi_[bad[~small]]
             d = max(d // 4, 0)
     out = np.unique(np.concatenate(live))
-    if len(out) > DIRECT_MAX_LIVE:
+    if len(out) > max_live:
         raise _NoSpectral
     return out
 
@@ -1796,13 +1818,14 @@ class _Lattice:
                          eps_rz, rest, B, n, logm, grow_n, shrink_n, need_lower, slope_on, len(pz) + len(qz) + 8,
                          max(sizes), plan)
 
-    def evaluate_direct(self, plan: _Plan, need_lower: bool = True) -> _LatticeResult:
+    def evaluate_direct(self, plan: _Plan, need_lower: bool = True, max_live: int = DIRECT_MAX_LIVE) -> _LatticeResult:
         """Item 10: the single-level bracket (``b = 1``) without any FFT: the spectrum of the law of
         ``n - 1`` users on a circle of any size is the per-user spectrum (a few points) raised to the
         power ``n - 1``, live only at the few frequencies :func:`_live_frequencies` certifies, summed
         directly there (:func:`_direct_spectrum`); the functionals come from those frequencies (item 9)
         at the shifts where the per-user laws have mass. Same result type as :meth:`evaluate`; raises
-        :class:`_NoSpectral` where it does not apply (the caller then takes :meth:`evaluate`)."""
+        :class:`_NoSpectral` where it does not apply, or needs more than ``max_live`` frequencies (the
+        caller then takes :meth:`evaluate`)."""
         cf, n = self.cf, self.n
         h = plan.h
         if plan.b != 1 or n < 2:
@@ -1824,12 +1847,12 @@ class _Lattice:
             raise _NoSpectral  # (item 9's phase indices f U < size^2 / 2 stay below 2^63)
         k_v = (kmin + at_v).astype(np.int64)
         # (dead for the float v and, eps_v being its 1-norm distance to the exact tilted law, for that law too)
-        live = _live_frequencies(k_v, v[at_v], n - 1, size, eps_v)
+        live = _live_frequencies(k_v, v[at_v], n - 1, size, eps_v, DIRECT_DEAD_LOG, max_live)
         vf, e_vf = _direct_spectrum(k_v, v[at_v], live, size)
         w_t1, o_t1 = _power(vf, e_vf + eps_tiny, n - 1)
         mult = np.where((live == 0) | (2 * live == size), 1.0, 2.0)
-        # every other frequency is dead: error e^{1 - DEAD_LOG} each, at most size of them in the full spectrum
-        e_p = (float(np.sum(mult * o_t1)) / size + _DEAD_ERR) * (1.0 + fp.sum_error(len(live)) + 8 * _U)
+        # every other frequency is dead: error e^{1 - DIRECT_DEAD_LOG} each, at most size of them in the full spectrum
+        e_p = (float(np.sum(mult * o_t1)) / size + _DIRECT_DEAD_ERR) * (1.0 + fp.sum_error(len(live)) + 8 * _U)
 
         def lm_t1(lam: np.ndarray) -> np.ndarray:
             return (n - 1) * log_m1(lam)
@@ -1865,7 +1888,7 @@ class _Lattice:
         (``e_vf`` includes its 1-norm distance to the float ``v``: no ``(1 +- eta_v)^n`` factors), and every
         error of item 9 that is a per-frequency error of ``c_H`` -- the spectrum's ``om_f |K|``, the float
         ``a``, the closed forms' and the sums' rounding, the dropped terms, and the dead frequencies
-        (``e^{1 - DEAD_LOG} |K|`` each) -- is weighted by ``|Q^(f)|`` (at most ``sum |Q_1|``) instead of 1:
+        (``e^{1 - DIRECT_DEAD_LOG} |K|`` each) -- is weighted by ``|Q^(f)|`` (at most ``sum |Q_1|``) instead of 1:
         ``Q_1`` nearly cancels at the low frequencies that carry ``T`` (the rounding is mean-preserving, its
         two points per class adjacent), which removes the ``n^2 u`` growth the uniform bound had (``n`` users
         times an entry error ``~ n u``). The truncation at ``U`` (``tau_H`` at every shift) and ``Q_1``'s own
@@ -1874,7 +1897,7 @@ class _Lattice:
         if not len(q):
             return 0.0
         w_q, o_q = _power(vf, e_vf, n - 1)
-        e_pq = (float(np.sum(mult * o_q)) / size + _DEAD_ERR) * (1.0 + fp.sum_error(len(live)) + 8 * _U)
+        e_pq = (float(np.sum(mult * o_q)) / size + _DIRECT_DEAD_ERR) * (1.0 + fp.sum_error(len(live)) + 8 * _U)
         kern = _spectral_kernel(live, w_q, mult, e_pq, size, lm_t1, theta, h, z_min, z_top, scale, mean, math.inf)
         q_abs = float(np.sum(np.abs(q))) * (1.0 + fp.sum_error(len(q)))
         qf, e_q = _direct_spectrum(k_q, q, live, size)
@@ -1883,7 +1906,7 @@ class _Lattice:
         terms = kern.c_h * qf[pos]
         val = float(np.sum(terms.real))
         rel = 1.0 + fp.sum_error(len(live)) + 8 * _U
-        e_spec = kern.k0_h * (float(np.sum(mult * o_q * q_up)) / size + _DEAD_ERR * q_abs) * rel
+        e_spec = kern.k0_h * (float(np.sum(mult * o_q * q_up)) / size + _DIRECT_DEAD_ERR * q_abs) * rel
         e_a = kern.da_h * float(np.sum(mult * np.abs(w_q) * q_up)) / size * rel
         abs_c = np.abs(kern.c_h)
         e_rnd = (kern.rnd * float(np.sum(abs_c * q_up[pos])) + float(np.sum(abs_c * e_q[pos]))) * rel
@@ -2236,8 +2259,15 @@ class PairBlanket:
         #: the separable engine answers every certified request when set (module blanket_separable)
         self._separable = SeparableBlanket(structure, self.n) if separable else None
         #: separable structures on the lattice: the lattice runs on the product law (exact masses)
-        #: and the remainder is added (:meth:`_product_lattice`)
-        self._product = product_law(structure) if (not separable and applies(structure)) else None
+        #: and the remainder is added (:meth:`_product_lattice`); with the separable engine from
+        #: :data:`DIRECT_SEPARABLE_MIN_N` users (``auto``), item 10 answers first where it applies
+        direct_first = (separable and method == "auto" and self.n >= DIRECT_SEPARABLE_MIN_N
+                        and structure.max_log_ratio <= DIRECT_SEPARABLE_MAX_EPS0)
+        self._product = product_law(structure) if ((not separable or direct_first) and applies(structure)) else None
+        #: eps answered by the separable engine (its lower_at state), when both engines are present
+        self._sep_eps: set[float] = set()
+        #: item 10 only (no FFT route): a refusal raises, the separable engine then answers
+        self._direct_only = False
         self.exact = (size <= AUTO_EXACT_BUDGET) if method == "auto" else method == "exact"
         #: ``auto`` beyond :data:`AUTO_EXACT_BUDGET`: exact enumeration still answers where the lattice
         #: is poor (:meth:`_lattice_poor`)
@@ -2500,7 +2530,7 @@ class PairBlanket:
         last = self._last
         if last is None:
             return 0.0
-        if self._separable is not None:
+        if self._separable is not None and (self._product is None or last in self._sep_eps):
             return self._separable.lower_at(eps, last)
         if not (isinstance(eps, (int, float)) and 0.0 < eps < last <= eps * (1.0 + 1e-3)):
             return 0.0
@@ -2534,6 +2564,22 @@ class PairBlanket:
         if float(np.max(cf.up)) <= 1e-9 * float(np.max(np.abs(cf.up))):
             return DeltaBounds(eps, 0.0, max(trivial, fp.MIN_PROBABILITY), 0, trivial <= fp.MIN_PROBABILITY)
         if self._separable is not None:
+            if (self._product is not None and self._direct_failures < DIRECT_TRIES
+                    and self.log_chernoff_upper(eps) >= math.log(fp.MIN_PROBABILITY)):
+                self._direct_only = True
+                try:
+                    b = self._product_lattice(eps, rtol) if self._product_pays(eps) else self._lattice(cf, eps, rtol)
+                    self._sep_eps.discard(eps)
+                    if b.upper > trivial:
+                        return DeltaBounds(eps, min(b.lower, trivial), trivial, b.blocks, trivial - b.lower <= rtol * b.lower)
+                    return b
+                except _NoSpectral:
+                    pass
+                finally:
+                    self._direct_only = False
+            if len(self._sep_eps) > 64:
+                self._sep_eps.clear()
+            self._sep_eps.add(eps)
             return self._separable.bounds(eps, rtol)
         exact = self.exact or self._lattice_poor(cf)
         if not exact and self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY):
@@ -2677,9 +2723,13 @@ class PairBlanket:
         (until it has failed :data:`DIRECT_TRIES` times for this pair), else the two levels of items 4 and 9."""
         if self._direct_failures < DIRECT_TRIES:
             try:
-                return lat.evaluate_direct(self._plan(cf, rtol, shrink, direct=True), need_lower)
+                cap = DIRECT_SEPARABLE_MAX_LIVE if self._direct_only else DIRECT_MAX_LIVE
+                return lat.evaluate_direct(self._plan(cf, rtol, shrink, direct=True), need_lower, cap)
             except _NoSpectral:
                 self._direct_failures += 1
+                if self._direct_only:  # (the separable engine answers from now on)
+                    self._direct_failures = DIRECT_TRIES
+                    raise
         return lat.evaluate(self._plan(cf, rtol, shrink), need_lower=need_lower)
 
     def _float_floor(self) -> float:
