@@ -283,6 +283,9 @@ Several ordered pairs (a matrix randomizer) are combined by a maximum with certi
 (:func:`_log_be_upper`), brackets of earlier calls moved to nearby ``eps`` (:func:`_log_drift`),
 the most promising pair at ``rtol`` first and upper ends only for the others.
 
+Cost notes (since item 10 the lattice of unary encoding, local hashing and most matrices takes no FFT
+from ``n`` in the hundreds: one evaluation 1-3 ms at ``n = 1e3 .. 1e9``; the notes below are about the
+two levels, which answer where item 10 refuses.)
 Cost notes (issue 10, unary encoding and local hashing; CPU, SUE / OUE / OLH k = 100, eps0 = 1,
 delta = 1e-6, rtol 1e-6). One evaluation at ``n = 1e7`` is six FFTs of ``~1e6`` points (about half
 of it) and as much again in ``~1e6``-point numpy passes; a quarter of the CPU time of a query went

@@ -125,7 +125,11 @@ when that exceeds the window). Both grow like ``sqrt(n)``, so the route is for s
 ``eps(delta)`` search (SUE / OUE / OLH, k = 100, eps0 = 1; with §4b's runs and the estimated
 windows): 8-15 ms at ``n = 10 .. 100``, 20-21 ms at ``n = 300`` (lattice 24-45 ms), 47-51 ms at
 ``n = 1e3`` (lattice 52-76 ms), 137-150 ms at ``n = 3e3`` (lattice 58-79 ms); before them 9-17,
-33-37, 76-82 and 176-200 ms. (Exact enumeration of :mod:`.blanket_matrix`: 8-23 ms at ``n <=
+33-37, 76-82 and 176-200 ms. (Since the lattice's item 10, one level without any FFT, the lattice
+takes 3-9 ms at ``n = 3e3`` and answers before this engine from ``n = 600`` where eps0 <= 1.5:
+:data:`.blanket_matrix.DIRECT_SEPARABLE_MIN_N`; this engine keeps the smaller ``n`` and the larger
+eps0, where the lattice's certificate of its live frequencies refuses or needs thousands of them.)
+(Exact enumeration of :mod:`.blanket_matrix`: 8-23 ms at ``n <=
 30``, 450-690 ms at ``n = 100``.) Most of an evaluation is now per ``m`` (pmf runs, anchors), not
 per cell: trimming at ``1e-13`` instead of :data:`TRIM_REL` leaves 22 % fewer cells and 8 % less
 time. The pmf runs of ``A`` and ``B`` do not depend on eps: :class:`RunPmf` keeps them across the
