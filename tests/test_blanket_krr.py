@@ -1176,3 +1176,72 @@ def test_window_grid_at_one_million_overlaps_the_kinks_in_place() -> None:
         assert a.lower <= b.upper and b.lower <= a.upper, (eps, a, b)
         assert a.upper - a.lower <= 2e-6 * a.lower, (eps, a)
         assert b.upper - b.lower < 0.1 * (a.upper - a.lower)  # the grid moved kinks (kinks in place: tighter)
+
+
+def _lines_and_tails(n: int, k: int, eps0: float, half_sd: float) -> tuple[Any, Any]:
+    from shuffle_accountant.numeric import blanket_krr as bkm
+
+    lw = bkm._LineWindow(n, k, eps0, half_sd)
+    return lw, bkm._Engine(bkm.blanket_model(n, k, eps0), hole=lw.t_range)
+
+
+def _lines_bracket(lw: Any, eng: Any, eps: float) -> tuple[float, float]:
+    a = lw.bounds(eps, 1e-9)
+    e = eng.bounds(eps, 1e-7, base=(a.lower, a.upper))
+    return a.lower + e.lower, a.upper + e.upper
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", WINDOW_ORACLE)
+@pytest.mark.parametrize("z", [9.0, 0.5])
+def test_line_window_brackets_trinomial_formula(n: int, k: int, eps0: float, eps: float, z: float,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The line window (one line and one chord per total, summed over every j through the counted
+    mass) plus the block engine on the other totals bracket the oracle's exact sum. With the chord's
+    range at 0.5 sd of J (instead of 9) the J tails beyond it carry much of the mass: the tails'
+    charges keep the upper end above the exact value (without them it falls below it)."""
+    from shuffle_accountant.numeric import blanket_krr as bkm
+
+    monkeypatch.setattr(bkm, "LINES_Z", z)
+    lw, eng = _lines_and_tails(n, k, eps0, 2.0)
+    lower, upper = _lines_bracket(lw, eng, eps)
+    exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
+    with mpmath.workdps(50):
+        assert lower <= exact <= upper, (lower, exact, upper)
+
+
+@pytest.mark.parametrize("n, k, eps0, frac", [(1500, 3, 1.0, 0.05), (1500, 10, 2.0, 0.05),
+                                               pytest.param(3000, 100, 1.0, 0.02, marks=pytest.mark.slow)])
+def test_line_window_brackets_independent_float_sum(n: int, k: int, eps0: float, frac: float) -> None:
+    """At sizes beyond the exact oracle: the line window on the central 1.5 sd of totals plus the
+    tail engine hold an independent double-precision evaluation of the spec's formula (so no total
+    is missed or counted twice), and lower_at near the evaluated eps stays below it."""
+    eps = frac * eps0
+    est = _blanket_float_sum(n, k, eps0, eps)
+    lw, eng = _lines_and_tails(n, k, eps0, 1.5)
+    lower, upper = _lines_bracket(lw, eng, eps)
+    assert lower * (1.0 - 1e-9) <= est <= upper * (1.0 + 1e-9), (lower, est, upper)
+    assert lw.lower_at(eps) <= lw.bounds(eps, 1e-9).lower
+    e2 = eps * (1.0 - 1e-4)  # (where the search asks it: just below an evaluated eps)
+    got = lw.lower_at(e2) + eng.lower_at(e2)
+    assert 0.0 < got <= _blanket_float_sum(n, k, eps0, e2) * (1.0 + 1e-9), (e2, got)
+
+
+def test_lines_route_overlaps_the_engine_alone_at_one_billion() -> None:
+    """The route ``lines`` (n = 1e9, k = 100: the line window on 2.5 sd of totals, the block engine
+    on the rest) and the block engine alone give overlapping brackets, the line window's own within
+    5e-8 relative; the route and its fallback are as documented."""
+    from shuffle_accountant.numeric import blanket_krr as bkm
+
+    be = bkm._BlanketBackend(10**9, 100, 1.0)
+    assert be.route == "lines" and be.fallback == "engine"
+    assert bkm._BlanketBackend(10**8, 100, 4.0).fallback == "split"
+    assert bkm._BlanketBackend(10**9, 10, 1.0).route == "engine"
+    eps = 5.7117e-6
+    a = be.lines.bounds(eps, 1e-9)
+    assert a.upper - a.lower <= 5e-8 * a.lower, a
+    lower, upper = _lines_bracket(be.lines, be.tails_of(be.lines), eps)
+    alone = KrrBlanket(10**9, 100, 1.0, shared=False)._engine
+    assert alone is not None
+    e = alone.bounds(eps, 1e-6)
+    assert lower <= e.upper and e.lower <= upper, (lower, upper, e)
+    assert upper - lower <= 1e-7 * lower * (1.0 + 1e-9)

@@ -138,7 +138,11 @@ partition, every grid and every cached value gives a certified bracket by the ar
 so that their masses come from runs over the sizes, class docstring *Grid*; which route answers is a cost decision,
 :attr:`_BlanketBackend.route`: the window alone when ``mean ± (8 sd + 40)`` holds at most
 :data:`WINDOW_ALONE_MAX` totals, the split route below while its central window spans at least
-:data:`HYBRID_MIN_SD` sd (up to ``n ~ 3e7 .. 1e8``), else the block engine; the block engine alone
+:data:`HYBRID_MIN_SD` sd (up to ``n ~ 3e7 .. 1e8``), else the block engine; from ``n = 1e8`` where the
+mean clone count is small (large ``k``) the route ``lines`` first (:class:`_LineWindow`: one line and
+one chord per total, exact in ``λ`` over *all* ``j``, no cdf of ``J``; the block engine on the other
+totals), falling back to the split route or the block engine where its chords would be too loose
+(n = 1e9, k = 100: 18.6k blocks, 140 ms -> 22k totals of the line window, 47 ms); the block engine alone
 also answers when a window route's bracket is too wide, e.g. for deltas far below 1e-9 where the
 totals outside it matter).
 Every total of ``mean ± (8 sd + 40)`` is summed on its own, and for each the sum over ``j`` is
@@ -2691,6 +2695,217 @@ class _TotalsWindow:
         return DeltaBounds(eps, lower, max(upper, lower), int(npc), True)
 
 
+#: The route ``lines`` (:class:`_LineWindow` on the central totals, the block engine on the others)
+#: is taken from this many users on (where one chord per total over the bulk of ``J`` is tight:
+#: measured on the central total, the chord's relative excess is ~1e-11 at n = 1e9, k = 100, ~2e-8 at
+#: n = 1e9, k 3/10, ~1e-5 at n = 1e7, too wide there for the rtol the searches ask) ...
+LINES_MIN_N = 10**8
+#: ... where the mean clone count ``(n - 1) 2q`` is at most this (small clone counts: the block engine
+#: needs blocks of single totals there, e.g. 17.5k of them at n = 1e9, k = 100, eps0 = 0.5; at larger
+#: clone counts its blocks are wide and it was as fast or faster: n = 1e9, k = 10, eps0 = 4, mean
+#: 3.1e7: 20 -> 34 ms with the line window). Cost decision only.
+LINES_MAX_T = 2.5e7
+#: The line window's totals: ``mean ± LINES_SD sd`` of ``T``, at most ``LINES_HALF_TOTALS`` on each
+#: side (each total costs ~1-2 us, mostly its kernel table row; the block engine bounds the others).
+#: Measured (CPU, n 1e8 .. 1e9): 2.5 sd / 12k totals and 3 sd / 20k totals within noise of each other.
+LINES_SD = 2.5
+LINES_HALF_TOTALS = 12_000.0
+#: Cuts tabulated per clone count for the line window (its three kernels per total are a few cuts apart).
+LINES_TABLE_WIDTH = 16
+#: Each total's chord spans ``J`` within ``LINES_Z`` sd of the means of its chunk of totals ...
+LINES_Z = 9.0
+#: ... chunks of totals over which the mean of ``J`` moves by at most this many sd (one pair of Boost
+#: tails per chunk bounds the mass beyond the chord's range for all its totals).
+LINES_CHUNK_SD = 0.25
+#: The route ``lines`` sends an evaluation to the block engine alone where the line window's chord
+#: excess (:meth:`_LineWindow.chord_excess`) is above this fraction of the rtol asked (cost only).
+LINES_AIM = 0.3
+
+
+class _LineWindow:
+    """Certified sum over the totals ``t_lo .. t_hi`` of ``Σ_j Pr[t, j] h(t-1, λ(t, j))`` for the
+    k-RR blanket (``k >= 3``; module docstring §2 notation) with one line and one chord per total
+    and no binomial cdf of ``J`` at all but a pair of far tails per chunk of totals (*derived*
+    here; tested against the oracle's exact sum and an independent float sum).
+
+    *Counted mass* (as :class:`_TotalsWindow`). ``Pr[t, j] λ(t, j) = Pr[counted, t, j]``, so for
+    any line ``a + b λ`` summed over *all* ``j``: ``Σ_j Pr[t, j] (a + b λ(t, j)) = a M_t + b W1_t``,
+    ``M_t = Pr[T = t] = W1_t + W0_t``, ``W1_t = (1-p0) Pr[C = t-1]`` (counted),
+    ``W0_t = p0 Pr[C = t]`` (silent): two binomial pmf values per total.
+
+    *Lower.* For any cut the line ``A + λ B`` of property P4 lies below ``h(t-1, ·)`` on ``[0, 1]``,
+    so ``A M_t + B W1_t`` is a lower bound (the cut: the optimal one at ``λ̄ = W1_t / M_t``, the mean
+    of ``λ`` over ``j``), and so is 0 (``h >= 0``).
+
+    *Upper.* Let ``J ∈ [y_a, y_b]`` hold the bulk (``y_a``, ``y_b``: ``LINES_Z`` sd below/above the
+    means of ``J`` over the total's chunk), ``λ_lo = λ(t, y_b) <= λ(t, j) <= λ_hi = λ(t, y_a)`` there
+    (``λ`` falls with ``j``; both rounded outwards) and ``ℓ`` the chord of ``H`` (certified upper
+    values of ``h(t-1, ·)`` at ``λ_lo``, ``λ_hi``), slope ``s``. By convexity (P2) ``h <= ℓ`` on
+    ``[λ_lo, λ_hi]``. For ``j > y_b`` (``λ < λ_lo``): ``h(λ) <= h(λ_lo) <= H_lo`` (P3) and
+    ``H_lo - ℓ(λ) = s (λ_lo - λ) <= |s|``. For ``j < y_a``: ``h <= 2d`` (total variation of the
+    first user) and ``2d - ℓ(λ) <= 2d + H_lo + |s|`` (``|ℓ| <= H_lo + |s|`` on ``[0, 1]``). So
+
+        Σ_j Pr[t, j] h <= H_lo M_t + s (W1_t - λ_lo M_t) + (2d + H_lo + |s|) Pr[t, J < y_a]
+                          + |s| Pr[t, J > y_b].
+
+    The tails: ``J`` is ``Bin(m1, ρ)`` (counted, ``m1 = N - t + 1``) or ``1 + Bin(m0, ρ)`` (silent,
+    ``m0 = N - t``), both stochastically between ``Bin(m0, ρ)`` and ``1 + Bin(m1, ρ)``, so
+    ``Pr[t, J < y_a] <= M_t F_{m0}(y_a - 1)`` and ``Pr[t, J > y_b] <= M_t P[Bin(m1, ρ) >= y_b]``;
+    ``F_m(y)`` falls and ``P[Bin(m) >= y]`` rises with ``m``, so the chunk's smallest ``m0`` and
+    largest ``m1`` bound them for all its totals (one Boost cdf and sf per chunk, their budgets
+    charged). Any ``y_a <= y_b`` gives a valid bound; the bulk only makes it tight.
+
+    *Tightness* (measured, cost only): where no kink of ``h(t-1, ·)`` lies in ``[λ_lo, λ_hi]`` the
+    chord is the line and the bracket closes to rounding (n = 1e9, k = 100: ~1e-11 relative); with
+    the 3-7 kinks of the bulk the chord's excess is ~2e-8 at n = 1e9 (k = 3, 10), ~1e-5 at n = 1e7
+    (hence :data:`LINES_MIN_N`; a bracket too wide for the rtol asked goes to the block engine).
+
+    Errors: the masses carry the pmf budgets (:func:`.binomial.pmf_points`), the kernels theirs
+    (:func:`_kernel_table`), the chord's slope and each product and sum their roundings (``4u`` per
+    operation, as :class:`_TotalsWindow`); the totals outside the window are left to the block
+    engine (:class:`_BlanketBackend`, route ``lines``).
+    """
+
+    def __init__(self, n: int, k: int, eps0: float, half_sd: float = LINES_SD,
+                 half_totals: float = LINES_HALF_TOTALS) -> None:
+        """The totals ``mean ± min(half_sd sd, half_totals)`` of ``T`` (within ``1 .. n - 1``)."""
+        c = KrrConstants(n, k, eps0)
+        self.N = N = n - 1
+        q2, rho, self.kappa, self.d, p0 = 2.0 * c.q, c.rho, c.kappa, c.d, c.p0
+        self.rel = bn.pmf_error_budget(max(n, 2))
+        mu, sd = N * q2 + (1.0 - p0), _t_sd(c)
+        half = min(half_sd * sd, half_totals)
+        t_lo = max(1, int(math.floor(mu - half)))
+        t_hi = min(N, int(math.ceil(mu + half)))
+        self.t_range = (t_lo, t_hi)
+        t = np.arange(t_lo, t_hi + 1, dtype=float)
+        self.t = t
+        b, rel_b = bn.pmf_points(np.arange(t_lo - 1, t_hi + 1, dtype=float), N, q2)
+        W1, W0 = (1.0 - p0) * b[:-1], p0 * b[1:]
+        u4 = 4.0 * _U
+        eW1 = W1 * (rel_b[:-1] + u4)
+        M = W1 + W0
+        eM = eW1 + W0 * (rel_b[1:] + u4) + u4 * M
+        self.M_hi, self.M_lo = M + eM, np.maximum(M - eM, 0.0)
+        self.Mc, self.eMc, self.M, self.eM = W1, eW1, M, eM
+        self.Mc_lo = np.maximum(W1 - eW1, 0.0)
+        # chunks of totals (the mean of J moves by rho per total) and their J ranges
+        m0, m1 = N - t, N - t + 1.0
+        sd_j = math.sqrt(max((N - mu) * rho * (1.0 - rho), 1.0))
+        size = max(int(LINES_CHUNK_SD * sd_j / rho), 1)
+        chunk = ((t - t_lo) // size).astype(np.int64)
+        nch = int(chunk[-1]) + 1
+        starts = np.searchsorted(chunk, np.arange(nch))
+        ends = np.concatenate((starts[1:], [t.size])) - 1
+        # J's means: counted m1 rho, silent 1 + m0 rho; the chunk's lowest at its largest t (its end)
+        ya = np.maximum(np.floor(m0[ends] * rho - LINES_Z * sd_j), 0.0)
+        yb = np.minimum(np.ceil(m1[starts] * rho + 1.0 + LINES_Z * sd_j), m1[starts] + 1.0)
+        # P[Bin(m0_min) <= ya - 1] and P[Bin(m1_max) >= yb] with their budgets, rounded up
+        p_low = np.zeros(nch)
+        low = ya >= 1.0
+        if np.any(low):
+            x = bn.cdf(ya[low] - 1.0, m0[ends][low], rho)
+            p_low[low] = x * (1.0 + np.maximum(bn.tail_error_budget(ya[low] - 1.0, m0[ends][low], rho), self.rel)
+                              + u4) + 1e-300
+        x = bn.sf(yb - 1.0, m1[starts], rho)
+        p_high = x * (1.0 + np.maximum(bn.tail_error_budget(yb - 1.0, m1[starts], rho), self.rel) + u4) + 1e-300
+        self.p_low, self.p_high = p_low[chunk], p_high[chunk]
+        y_a, y_b = ya[chunk], yb[chunk]
+        # the chord's ends (rounded outwards by 16u, as the window's) and the line's lambda
+        kap = self.kappa
+        self.lam_hi = np.where(y_a <= 0.0, 1.0, np.minimum(t / (t + kap * y_a) * (1.0 + 16.0 * _U), 1.0))
+        self.lam_lo = t / (t + kap * y_b) * (1.0 - 16.0 * _U)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam_bar = np.where(M > 0.0, W1 / M, 0.5)
+        nt = t.size
+        self._c3 = np.concatenate((t - 1.0, t - 1.0, t - 1.0))  # (one array object: the table's grouping is kept)
+        self._lam3 = np.concatenate((self.lam_lo, self.lam_hi, lam_bar))
+        self.nt = nt
+        self.tables = _TableCache(LINES_TABLE_WIDTH)
+        self._memo: dict[float, DeltaBounds] = {}
+        self._low: tuple[float, tuple[np.ndarray, ...]] | None = None
+        self._slope: tuple[float, float] = (math.nan, math.nan)
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds:
+        """Certified bracket at ``eps`` (``0 <= eps < eps0``); ``converged`` when its relative
+        width is at most ``rtol``."""
+        hit = self._memo.get(eps)
+        if hit is None:
+            hit = self._evaluate(eps)
+            if len(self._memo) >= 256:
+                self._memo.clear()
+            self._memo[eps] = hit
+        conv = hit.upper - hit.lower <= rtol * hit.lower or hit.upper <= 1e-300
+        return DeltaBounds(eps, hit.lower, hit.upper, hit.blocks, conv)
+
+    def log_slope(self, eps: float) -> float:
+        """Estimate of ``d log δ / d ε`` at the last evaluated ``eps`` (steering only)."""
+        e, s = self._slope
+        return s if e == eps and s < 0.0 else math.nan
+
+    def chord_excess(self, eps: float) -> float:
+        """An *estimate* of the bracket's relative width at ``eps`` before computing it (a cost
+        decision only): at the most likely total, the chord's excess over the kernel at the mean
+        ``λ`` relative to the kernel there (``ℓ - h`` is concave on the chord's range, so by Jensen
+        this bounds the mean excess of that total, for exact values)."""
+        i = int(np.argmax(self.M))
+        lam = np.array([self.lam_lo[i], self.lam_hi[i], self._lam3[2 * self.nt + i]])
+        v = _kernel_lines(np.full(3, self.t[i] - 1.0), lam, self.d, eps, self.rel)[0]
+        if not (v[2] > 0.0 and lam[1] > lam[0]):
+            return math.inf
+        chord = v[0] + (v[1] - v[0]) * (lam[2] - lam[0]) / (lam[1] - lam[0])
+        return float((chord - v[2]) / v[2])
+
+    def lower_at(self, eps: float) -> float:
+        """Certified lower bound at ``eps`` from the lines of the last evaluation, rescaled
+        (module docstring §3, *lower_at*; the masses do not depend on ``ε``)."""
+        if self._low is None:
+            return 0.0
+        eps_l, (A_, Ae, B_, Be) = self._low
+        r = _line_ratios(eps_l, eps)
+        if r is None:
+            return 0.0
+        A2, Ae2 = _scaled_line(A_, Ae, r[0])
+        B2, Be2 = _scaled_line(B_, Be, r[1])
+        low = np.maximum(_line_sum(A2, Ae2, B2, Be2, self.M_hi, self.M_lo, self.Mc_lo), 0.0)
+        return max(float(np.sum(low)) * (1.0 - 4.0 * _U * (self.nt + 2)), 0.0)
+
+    def _evaluate(self, eps: float) -> DeltaBounds:
+        u4, d, nt = 4.0 * _U, self.d, self.nt
+        val, verr, A, Aerr, B, Berr = _kernel_table(self._c3, self._lam3, d, eps, self.rel, self.tables)
+        H = val + verr
+        H_lo, H_hi = H[:nt], H[nt:2 * nt]
+        A_, Ae, B_, Be = A[2 * nt:], Aerr[2 * nt:], B[2 * nt:], Berr[2 * nt:]
+        # upper: the chord summed over every j, plus the two tails' charges
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            s = (H_hi - H_lo) / (self.lam_hi - self.lam_lo)
+        s = np.where(np.isfinite(s) & (self.lam_hi > self.lam_lo), s, 0.0)
+        flat = ~(self.lam_hi > self.lam_lo)  # (no chord: h <= H_hi everywhere the bulk lies, 2d beyond)
+        D = self.Mc - self.lam_lo * self.M  # sum over j of Pr[t, j] (lam - lam_lo), any sign
+        eD = self.eMc + self.lam_lo * self.eM + u4 * (self.Mc + self.lam_lo * self.M)
+        abs_s = np.abs(s) * (1.0 + u4)
+        chord = H_lo * self.M_hi + np.where(s >= 0.0, s * (D + eD), s * (D - eD))
+        chord = chord + 2.0 * u4 * (H_lo * self.M_hi + abs_s * (np.abs(D) + eD))
+        tails = ((2.0 * d + H_lo + abs_s) * self.p_low + abs_s * self.p_high) * self.M_hi * (1.0 + u4)
+        up = np.where(flat, 2.0 * d * self.M_hi * (1.0 + u4), chord + tails)
+        upper = float(np.sum(up)) * (1.0 + u4 * (nt + 2))
+        low = np.maximum(_line_sum(A_, Ae, B_, Be, self.M_hi, self.M_lo, self.Mc_lo), 0.0)
+        lower = max(float(np.sum(low)) * (1.0 - u4 * (nt + 2)), 0.0)
+        if upper < lower:
+            raise CertificationError(f"inconsistent blanket line-window bracket [{lower!r}, {upper!r}] at eps = {eps!r}")
+        self._low = (eps, (A_, Ae, B_, Be))
+        # steering: d/d eps of the lines (cut held), as the window's
+        g, gm1 = math.exp(eps), math.expm1(eps)
+        slope = math.nan
+        if gm1 > 0.0 and lower > 0.0:
+            bc = B_ / (d * (1.0 + g))
+            S = -A_ / gm1 - 0.5 * bc
+            dl = np.where(low > 0.0, -g * (0.5 * bc + S) * self.M + d * g * bc * self.Mc, 0.0)
+            slope = float(np.sum(dl)) / float(np.sum(low))
+        self._slope = (eps, slope)
+        return DeltaBounds(eps, lower, max(upper, lower), int(nt), True)
+
+
 #: Profiles of this many recent ``(n, k, eps0)`` are kept (:class:`KrrBlanket` shares them): a
 #: repeated query (``delta`` after ``epsilon``, a table, another delta) starts from the blocks,
 #: binomial functionals and refinement the last one left. Every bracket an engine returns is
@@ -2709,12 +2924,17 @@ class _BlanketBackend:
         self._window: _TotalsWindow | None = None
         self._core: _TotalsWindow | None = None
         self._tails: _Engine | None = None
+        self._lines: _LineWindow | None = None
+        self._lines_tails: _Engine | None = None
         self._route: str | None = None
+        self._fallback: str = "engine"
         #: the central window's bracket was too wide at this eps (e.g. a tiny delta); from there
         #: on the block engine alone answers (its delta is smaller still: a cost decision only)
         self.core_fails_from = math.inf
+        #: ... likewise for the line window of the route ``lines`` (then its :attr:`fallback` answers)
+        self.lines_fail_from = math.inf
         #: the parts whose sum gave the last bracket (:meth:`lower_at` re-sums them)
-        self.answered: tuple[_TotalsWindow | _Engine, ...] = ()
+        self.answered: tuple[_TotalsWindow | _LineWindow | _Engine, ...] = ()
 
     def lower_at(self, eps: float) -> float:
         """Certified lower bound on ``δ(ε)`` (``0 <= eps < eps0``) from the parts that gave the last
@@ -2735,6 +2955,27 @@ class _BlanketBackend:
             self._core = _TotalsWindow(self.n, self.k, self.eps0, self._core_sd(c), tails_elsewhere=True)
         return self._core
 
+    @property
+    def lines(self) -> _LineWindow:
+        """The line window of the route ``lines`` (:class:`_LineWindow`)."""
+        if self._lines is None:
+            self._lines = _LineWindow(self.n, self.k, self.eps0)
+        return self._lines
+
+    def tails_of(self, part: _TotalsWindow | _LineWindow) -> _Engine | None:
+        """The block engine over the totals outside ``part`` (:attr:`core` or :attr:`lines`; None
+        when there are none)."""
+        lo, hi = part.t_range
+        if lo <= 1 and hi >= self.n:
+            return None
+        if part is self._lines:
+            if self._lines_tails is None:
+                self._lines_tails = _Engine(blanket_model(self.n, self.k, self.eps0), hole=(lo, hi))
+            return self._lines_tails
+        if self._tails is None:
+            self._tails = _Engine(blanket_model(self.n, self.k, self.eps0), hole=(lo, hi))
+        return self._tails
+
     @staticmethod
     def _core_sd(c: KrrConstants) -> float:
         """Half-width of the central window in sd of ``T``."""
@@ -2744,19 +2985,23 @@ class _BlanketBackend:
     @property
     def tails(self) -> _Engine | None:
         """The block engine over the totals outside :attr:`core` (None when there are none)."""
-        lo, hi = self.core.t_range
-        if lo <= 1 and hi >= self.n:
-            return None
-        if self._tails is None:
-            self._tails = _Engine(blanket_model(self.n, self.k, self.eps0), hole=(lo, hi))
-        return self._tails
+        return self.tails_of(self.core)
+
+    @property
+    def fallback(self) -> str:
+        """The route that answers where the route ``lines`` does not (``split`` or ``engine``)."""
+        _ = self.route  # (decides both)
+        return self._fallback
 
     @property
     def route(self) -> str:
         """``"window"`` (every total of ``mean ± (8 sd + 40)`` on its own) when that is at most
         :data:`WINDOW_ALONE_MAX` totals; else ``"split"`` (the central window plus the block engine
         on the outside totals) while the central window spans at least ``HYBRID_MIN_SD`` sd;
-        else ``"engine"`` (the block engine alone). Cost decisions only."""
+        else ``"engine"`` (the block engine alone). From :data:`LINES_MIN_N` users on, where the mean
+        clone count is at most :data:`LINES_MAX_T`, ``"lines"`` (:class:`_LineWindow` plus the block
+        engine on the other totals), with the route the rule above names as :attr:`fallback` for the
+        evaluations the line window is not expected to answer. Cost decisions only."""
         if self._route is None:
             c = KrrConstants(self.n, self.k, self.eps0)
             lo, hi = _window_range(c, WINDOW_SD)
@@ -2765,7 +3010,9 @@ class _BlanketBackend:
             else:
                 lo, hi = _window_range(c, self._core_sd(c))
                 split = self.n >= 3 and hi - lo + 1 <= WINDOW_MAX and (hi - lo - 80) >= 2.0 * HYBRID_MIN_SD * _t_sd(c)
-                self._route = "split" if split else "engine"
+                self._fallback = "split" if split else "engine"
+                lines = self.n >= LINES_MIN_N and (self.n - 1) * 2.0 * c.q <= LINES_MAX_T
+                self._route = "lines" if lines else self._fallback
         return self._route
 
     @property
@@ -2854,12 +3101,17 @@ class KrrBlanket:
         """``δ(ε) = 0`` for ``ε >= ε0``: every report's likelihood ratio is within ``e^{±ε0}``."""
         return self.eps0
 
-    def _window(self) -> _TotalsWindow | None:
+    def _window(self) -> _TotalsWindow | _LineWindow | None:
         """The central window of single totals of this ``(n, k, eps0)`` (built on first use,
         shared), or None when it does not apply (too many totals, k = 2)."""
-        if self._backend is None or self._backend.route == "engine":
+        be = self._backend
+        if be is None or be.route == "engine":
             return None
-        return self._backend.window if self._backend.route == "window" else self._backend.core
+        if be.route == "lines":  # the line window if it answered last, else the fallback's window
+            if be._lines is not None and be.answered[:1] == (be._lines,):
+                return be._lines
+            return be.core if be.fallback == "split" else None
+        return be.window if be.route == "window" else be.core
 
     @property
     def look_rtol(self) -> float:
@@ -2942,19 +3194,26 @@ class KrrBlanket:
             if got.converged:  # else (e.g. the totals outside the window matter): the block engine
                 be.answered = (be.window,)
                 return got
-        elif be.route == "split" and eps < be.core_fails_from:
-            got = be.core.bounds(eps, rtol)
+        route = be.route
+        if route == "lines" and (eps >= be.lines_fail_from or be.lines.chord_excess(eps) > LINES_AIM * rtol):
+            route = be.fallback  # (cost decision only)
+        if route in ("split", "lines") and eps < (be.core_fails_from if route == "split" else be.lines_fail_from):
+            core: _TotalsWindow | _LineWindow = be.core if route == "split" else be.lines
+            got = core.bounds(eps, rtol)
             if not got.converged:  # e.g. a tiny delta: the totals far out matter (cost decision only)
-                be.core_fails_from = min(be.core_fails_from, eps)
-            tails = be.tails
-            parts: tuple[_TotalsWindow | _Engine, ...] = (be.core,)
+                if route == "split":
+                    be.core_fails_from = min(be.core_fails_from, eps)
+                else:
+                    be.lines_fail_from = min(be.lines_fail_from, eps)
+            tails = be.tails_of(core)
+            parts: tuple[_TotalsWindow | _LineWindow | _Engine, ...] = (core,)
             if tails is not None and got.converged:  # (else the block engine alone, below)
                 out = tails.bounds(eps, rtol, base=(got.lower, got.upper))
                 lower = max((got.lower + out.lower) * (1.0 - 2.0 * _U), 0.0)
                 upper = (got.upper + out.upper) * (1.0 + 2.0 * _U)
                 got = DeltaBounds(eps, lower, upper, got.blocks + out.blocks,
                                   upper - lower <= rtol * lower or upper <= 1e-300)
-                parts = (be.core, tails)
+                parts = (core, tails)
             if got.converged:  # else (e.g. the window's own bracket is too wide): the block engine
                 be.answered = parts
                 return got
