@@ -1093,7 +1093,7 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
         full = np.broadcast_to(m[:, None], (m.size, alpha.size))
         return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, np.zeros(full.shape),
                             full.copy(), [slice(0, alpha.size)])
-    width = math.sqrt(2.0 * math.log(1.0 / tail_tol)) + 1.0  # in spreads: Gaussian tails below tail_tol (+1: the tails are certified beyond)
+    width = math.sqrt(2.0 * math.log(1.0 / tail_tol)) + 1.5  # in spreads: Gaussian tails below tail_tol
     # every entry's union window holds its first order's window (never narrowed, see _exact_windows): entries where
     # that alone exceeds max_window are left to the cells, as _exact_group would leave them, without the windows of
     # their other orders (measured: 20 of 23 entries of the first round at n = 3e6; later calls at 3e6 .. 1e9 whole)
