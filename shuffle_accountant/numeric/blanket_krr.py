@@ -138,7 +138,7 @@ partition, every grid and every cached value gives a certified bracket by the ar
 so that their masses come from runs over the sizes, class docstring *Grid*; which route answers is a cost decision,
 :attr:`_BlanketBackend.route`: the window alone when ``mean ± (8 sd + 40)`` holds at most
 :data:`WINDOW_ALONE_MAX` totals, the split route below while its central window spans at least
-:data:`HYBRID_MIN_SD` sd (up to ``n ~ 3e7 .. 1e8``), else the block engine; from ``n = 1e8`` where the
+:data:`HYBRID_MIN_SD` sd (up to ``n ~ 3e7 .. 1e8``), else the block engine; from ``n = 3e7`` where the
 mean clone count is small (large ``k``) the route ``lines`` first (:class:`_LineWindow`: one line and
 one chord per total, exact in ``λ`` over *all* ``j``, no cdf of ``J``; the block engine on the other
 totals), falling back to the split route or the block engine where its chords would be too loose
@@ -2698,8 +2698,10 @@ class _TotalsWindow:
 #: The route ``lines`` (:class:`_LineWindow` on the central totals, the block engine on the others)
 #: is taken from this many users on (where one chord per total over the bulk of ``J`` is tight:
 #: measured on the central total, the chord's relative excess is ~1e-11 at n = 1e9, k = 100, ~2e-8 at
-#: n = 1e9, k 3/10, ~1e-5 at n = 1e7, too wide there for the rtol the searches ask) ...
-LINES_MIN_N = 10**8
+#: n = 1e9, k 3/10, ~1e-5 at n = 1e7, too wide there for the rtol the searches ask; from 1e6 the
+#: failed tries cost up to 1.8x at n = 1e6 .. 3e6, k = 100; from 3e7: n = 3e7, k = 100, eps0 = 0.5
+#: 26 -> 14 ms, eps0 = 2 24 -> 19 ms, the other n = 3e7 cases within noise) ...
+LINES_MIN_N = 3 * 10**7
 #: ... where the mean clone count ``(n - 1) 2q`` is at most this (small clone counts: the block engine
 #: needs blocks of single totals there, e.g. 17.5k of them at n = 1e9, k = 100, eps0 = 0.5; at larger
 #: clone counts its blocks are wide and it was as fast or faster: n = 1e9, k = 10, eps0 = 4, mean
