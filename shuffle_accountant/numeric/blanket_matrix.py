@@ -257,7 +257,12 @@ carries a floating-point error bound; nothing is truncated.
    share 1.3e-4 -> 1.5e-5 -- of which ``(1 +- eta_v)^n`` 4.4e-6; the planning floor is
    :data:`DIRECT_FLOAT_FLOOR` per user). Measured (CPU, one
    certified evaluation, SUE k = 100, eps0 = 1, delta ~ 1e-6): n = 1e5 79 -> 2 ms, 1e7 382 -> 2.4 ms (first
-   touch), 1e9 234 -> 0.9 ms; one eps(delta) query: see :data:`DIRECT_SHARE` and the commit. Tests:
+   touch), 1e9 234 -> 0.9 ms. One eps(delta) query (``api.epsilon``, delta = 1e-6, k = 100, CPU, least of 3
+   interleaved old/new runs, SUE / OUE / OLH, eps0 0.5 / 1 / 3; with the second-order Edgeworth start): n =
+   1e4 14-40 -> 2.8-4.9 ms (2.3-3.7x the clones query), 1e5 17-35 -> 2.6-3.5 ms (1.6-2.2x), 1e6 23-36 ->
+   2.6-3.6 ms (1.6-1.8x), 1e7 49-151 -> 2.9-5.1 ms (0.5-1.4x), 1e9 39-52 -> 3.8-6.0 ms (1.2-2.0x, at the
+   floating-point floor); n = 1e3 14-15 -> 3.2-3.9 ms at eps0 <= 1 (3.6-5x), eps0 = 3 unchanged (~10 ms, the
+   separable engine). Tests:
    ``tests/test_blanket_matrix.py``, the certificate against every frequency of circles up to 2^20 points
    (fails when the grid's live cells or the pair bound's check are dropped), the direct sums against
    40-digit sums, the coupling term against a plain FFT convolution (fails with the conjugate phase),
