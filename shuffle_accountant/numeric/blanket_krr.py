@@ -2726,6 +2726,14 @@ LINES_CHUNK_SD = 0.25
 #: eps0 = 2 41 -> 15 ms, 1e8 k = 10 eps0 = 1 50 -> 34 ms; delta 1e-9 and n 3e7 .. 1e9, k 3/10/100: 1.01x,
 #: within this machine's noise); 1.0 let windows too wide for the rtol be tried (up to 1.2x slower).
 LINES_AIM = 0.6
+#: ... and where ``w = rtol t / (1.5 - λ̄)`` is above this (``t``: the mean clone count, ``λ̄``: the mean
+#: ``λ`` of the central total). The block engine's relative t-gap grows by about ``(1/2 + 1 - λ) / t`` per
+#: unit of a block's width (the clone count's part and ``λ``'s), so ``w`` is about the width of the blocks
+#: it needs, and wide blocks are few: n = 1e8, k = 3, eps0 = 2 (w ~ 120): 23 ms alone, 32 ms with the line
+#: window; 3e8, k = 3, eps0 = 4 (w ~ 81): 21 -> 25 ms; the wins measured lie at w ~ 1 .. 73 (e.g. n = 1e9,
+#: k = 100, eps0 = 0.5, delta = 1e-9, w ~ 73: 55 -> 38 ms; 3e8, k = 10, eps0 = 4, w ~ 59: 42 -> 23 ms).
+#: Cost only.
+LINES_RT = 75.0
 
 
 class _LineWindow:
@@ -2993,6 +3001,15 @@ class _BlanketBackend:
         """The block engine over the totals outside :attr:`core` (None when there are none)."""
         return self.tails_of(self.core)
 
+    def block_width(self, rtol: float) -> float:
+        """An *estimate* of the width of the blocks the block engine needs at ``rtol`` near the mean
+        total, ``rtol t / (1.5 - λ)`` at the means of ``T`` and ``J`` (see :data:`LINES_RT`; a cost
+        decision only, no window built)."""
+        c = KrrConstants(self.n, self.k, self.eps0)
+        t = (self.n - 1) * 2.0 * c.q + (1.0 - c.p0)
+        lam = t / (t + c.kappa * ((self.n - 1 - t) * c.rho + c.p0))
+        return rtol * t / (1.5 - lam)
+
     @property
     def fallback(self) -> str:
         """The route that answers where the route ``lines`` does not (``split`` or ``engine``)."""
@@ -3201,7 +3218,8 @@ class KrrBlanket:
                 be.answered = (be.window,)
                 return got
         route = be.route
-        if route == "lines" and (eps >= be.lines_fail_from or be.lines.chord_excess(eps) > LINES_AIM * rtol):
+        if route == "lines" and (eps >= be.lines_fail_from or be.block_width(rtol) > LINES_RT
+                                 or be.lines.chord_excess(eps) > LINES_AIM * rtol):
             route = be.fallback  # (cost decision only)
         if route in ("split", "lines") and eps < (be.core_fails_from if route == "split" else be.lines_fail_from):
             core: _TotalsWindow | _LineWindow = be.core if route == "split" else be.lines
