@@ -720,8 +720,27 @@ class SeparableBlanket:
         return self._est().surrogate(eps)
 
     def log_slope(self, eps: float) -> float:
-        """*Estimate* of ``d log delta / d eps`` (steers the search only)."""
-        return self._est().log_slope(eps)
+        """*Estimate* of ``d log delta / d eps`` (steers the search only): :meth:`measured_log_slope`
+        where a computation lies within ``1e-3 eps``, else the saddle point's."""
+        slope = self.measured_log_slope(eps)
+        return slope if math.isfinite(slope) else self._est().log_slope(eps)
+
+    def measured_log_slope(self, eps: float) -> float:
+        """*Estimate* of ``d log delta / d eps`` from the computation nearest ``eps`` (within ``1e-3
+        eps``; ``nan`` when there is none): ``-g D / delta`` with ``D = -d delta / dg`` of §7 summed
+        over the lower end's terms (the ``D_lo`` and ``G_lo`` the evaluation kept). Steers the
+        search only (its Newton steps; the saddle point's slope is 16 % off for OLH k = 100, eps0 =
+        4, n = 100, where the search then took 13 evaluations)."""
+        near = [e for e in self._slopes if abs(e - eps) <= 1e-3 * eps]
+        if not near:
+            return math.nan
+        st = self._slopes[min(near, key=lambda e: abs(e - eps))]
+        scale = st.factor * st.shrink
+        value = float(np.sum(st.w * st.g_lo)) * scale - st.rem_neg * st.shrink
+        slope = float(np.sum(st.w * st.d_lo)) * scale
+        if not (value > 0.0 and slope > 0.0):
+            return math.nan
+        return -math.exp(st.eps) * slope / value
 
     @property
     def max_log_ratio(self) -> float:
