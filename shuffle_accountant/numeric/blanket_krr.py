@@ -965,7 +965,10 @@ def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: 
     (:func:`_gap_weights`). A row starts a new chain (Boost's sf, its budget
     :func:`.binomial.tail_error_budget`) when its clone count is more than :data:`WALK_GAP` above
     the previous, a needed column is outside a row, a row reaches ``c`` (``hi >= c``) or holds a
-    pmf value below ``1e-280`` (outside the relative error model), or every :data:`WALK_ROWS` rows.
+    pmf value below ``1e-280`` (outside the relative error model; the binomial pmf is unimodal in ``a``,
+    so a row whose two end values are at least ``1e-279`` holds none: every computed value is within
+    its relative budget, far below 0.9, of an exact value at least the smaller exact end), or every
+    :data:`WALK_ROWS` rows.
 
     *Error* (absolute, ``E_i``). Each ``B`` value is within ``e_B = β + 3 W u`` (relative) of the
     exact pmf (``β`` = Boost's pmf budget at the largest ``c``, one factor per ratio step of a row
@@ -989,8 +992,8 @@ def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: 
     ar = np.arange(nm)
     prev = np.maximum(ar - 1, 0)
     lo_i, hi_i = lo.astype(np.int64), hi.astype(np.int64)
-    inside = np.arange(W)[None, :] <= (hi_i - lo_i)[:, None]
-    normal = (np.where(inside, B, np.inf).min(axis=1) >= 1e-280) & (hi < c)
+    ends = np.minimum(B[:, 0], B[ar, np.clip(hi_i - lo_i, 0, W - 1)])  # (the pmf is unimodal: the row's least)
+    normal = (ends >= 1e-279) & (hi < c)
     gap = np.clip(c - c[prev], 0.0, WALK_GAP + 1.0).astype(np.int64)
     a = np.minimum(hi_i, hi_i[prev]) + 1
     col_p = a - lo_i[prev]  # column of a in row i-1 (the terms B(a - r) at col_p - r)
