@@ -2905,7 +2905,8 @@ class _LineWindow:
         chord = chord + 2.0 * u4 * (H_lo * self.M_hi + abs_s * (np.abs(D) + eD))
         tails = ((2.0 * d + H_lo + abs_s) * self.p_low + abs_s * self.p_high) * self.M_hi * (1.0 + u4)
         up = np.where(flat, 2.0 * d * self.M_hi * (1.0 + u4), chord + tails)
-        upper = float(np.sum(up)) * (1.0 + u4 * (nt + 2))
+        # (the summation's rounding relative to the sum of |terms|: a chord's term is not signed a priori)
+        upper = float(np.sum(up)) + u4 * (nt + 2) * float(np.sum(np.abs(up)))
         low = np.maximum(_line_sum(A_, Ae, B_, Be, self.M_hi, self.M_lo, self.Mc_lo), 0.0)
         lower = max(float(np.sum(low)) * (1.0 - u4 * (nt + 2)), 0.0)
         if upper < lower:
