@@ -529,3 +529,79 @@ def test_measured_log_slope_steers_the_search() -> None:
     got = epsilon_for_delta(BlanketProfile(rand, 100), 1e-6, 1e-6)
     assert got.evaluations <= 6, got
     assert got.upper - got.lower <= 1e-6 * got.upper
+
+
+def _check_kit(sb: bsep.SeparableBlanket, eps_1: float, exact_at) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """§8's bracket from the kit of a computation at ``eps_1`` at steps up to 1e-3 either side
+    against ``exact_at(eps) -> (lo, hi)``; returns how often the computation's own bracket at
+    ``eps_1`` misses the exact value at the new eps from above (step up) and from below (step down)
+    -- what the slope charges of §8 correct."""
+    first = sb.bounds(eps_1, 1e-9)
+    kit = sb._kits.get(eps_1)
+    if kit is None:  # (nothing product-form: the remainder bound alone, no cells)
+        return 0, 0
+    missed_up = missed_down = 0
+    for t in (-1e-3, -1e-4, -1e-6, 0.0, 1e-6, 1e-4, 1e-3):
+        eps = eps_1 * (1.0 + t)
+        got = sb._extrapolate(kit, eps)
+        lo, hi = exact_at(eps)
+        assert got.lower <= hi and lo <= got.upper, (eps_1, t, got, lo, hi)
+        missed_up += t > 0.0 and first.lower > hi
+        missed_down += t < 0.0 and first.upper < lo
+    return missed_up, missed_down
+
+
+@pytest.mark.parametrize("rand,oracle,nmax", ORACLE_CASES[:3] + [pytest.param(*c, marks=pytest.mark.slow) for c in ORACLE_CASES[3:5]],
+                         ids=[c[0].describe() for c in ORACLE_CASES[:5]])
+def test_kit_bracket_holds_the_mpmath_oracle(rand, oracle, nmax) -> None:  # type: ignore[no-untyped-def]
+    """§8 against the brute force over the whole output space (tiny domains; 40 digits)."""
+    m = oracle()
+    s = _structure(rand)
+    for n in sorted({2, nmax}):
+        sb = bsep.SeparableBlanket(s, n)
+        for eps_1 in (0.3 * rand.eps0, 0.8 * rand.eps0):
+
+            def exact_at(a: float, n: int = n) -> tuple[float, float]:
+                with mpmath.workdps(40):
+                    v = ob.blanket_delta(m, n, a)
+                return float(v) * (1 - 1e-15), float(v) * (1 + 1e-15)
+
+            _check_kit(sb, eps_1, exact_at)
+
+
+@pytest.mark.parametrize("rand", NEAR_PRODUCT, ids=lambda r: r.describe())
+def test_kit_bracket_holds_exact_enumeration(rand) -> None:  # type: ignore[no-untyped-def]
+    """§8 against exact enumeration of count vectors, n up to 60; without the slope terms the
+    computation's own bracket would miss the exact value on both sides (checked: fails without)."""
+    s = _structure(rand)
+    missed = [0, 0]
+    for n in (3, 23, 60):
+        ex = PairBlanket(s, n, method="exact")
+        sb = bsep.SeparableBlanket(s, n)
+        for eps_1 in (0.05 * rand.eps0, 0.4 * rand.eps0, 0.85 * rand.eps0):
+
+            def exact_at(a: float) -> tuple[float, float]:
+                b = ex.bounds(a, 1e-12)
+                return b.lower, b.upper
+
+            up, down = _check_kit(sb, eps_1, exact_at)
+            missed[0] += up
+            missed[1] += down
+    assert missed[0] > 0 and missed[1] > 0, missed
+
+
+def test_kit_answers_nearby_evaluations_of_a_search() -> None:
+    """Through ``bounds``: a second eps within EXTRAPOLATE_REL is answered from the kit (no new
+    cells), its bracket overlaps a fresh computation's and is as narrow as asked; lower_at from an
+    eps answered so is the computation's §7 bound."""
+    s = _structure(SUE(100, 3.0))
+    sb = bsep.SeparableBlanket(s, 1000)
+    x = 0.66832
+    sb.bounds(x, 1e-6)
+    for t in (3e-6, 1e-4, -1e-4):
+        got = sb.bounds(x * (1 + t), 1e-6)
+        assert got.blocks == 0 and got.converged, got
+        fresh = bsep.SeparableBlanket(s, 1000).bounds(x * (1 + t), 1e-9)
+        assert _overlap(got, fresh) and got.upper - got.lower <= 1e-6 * got.lower, (got, fresh)
+    a = x * (1 - 1e-4) * (1 - 0.98e-6)
+    assert 0.0 < sb.lower_at(a) <= bsep.SeparableBlanket(s, 1000).bounds(a, 1e-9).upper

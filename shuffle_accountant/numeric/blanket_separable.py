@@ -193,6 +193,51 @@ within ``1e-3 eps_a`` of ``eps_b`` only (the search asks ``0.98 rtol`` below) an
 lower end of an evaluation by the loss of the first-order term only. It costs a third sum over the
 cells already computed (measured: see the commit). Tests: ``tests/test_blanket_separable.py``
 against exact rationals and the independent oracle of ``tests/oracle_blanket.py``.
+
+8. A certified bracket at a nearby ``eps`` from one computation's cells (*derived*)
+---------------------------------------------------------------------------------
+§7's convexity argument, applied at both ends. For every realisation ``S(g)`` is affine in ``g`` with
+slope ``-T``, ``T >= 0``; the subgradient inequality of ``x -> x_+`` at ``S(g)`` gives, for any ``g,
+g'``, ``(S(g'))_+ >= (S(g))_+ - (g' - g) T 1{S(g) > 0}``. Per ``m`` (product draws, §3), with ``D_m(g) =
+E[T_m 1{S_m(g) > 0}] / m``:
+
+    G_{g'}(m) >= G_g(m) - (g' - g) D_m(g),          G_{g'}(m) <= G_g(m) - (g' - g) D_m(g')
+
+(the second is the first with ``g, g'`` exchanged). So from a computation at ``g_1`` (``G_up``,
+``G_lo`` per ``m``) and certified bounds on ``D_m`` at ``g_1`` and at the new ``g``, a bracket on
+``G_g(m)`` follows for every ``m`` it evaluated: for ``g > g_1``, ``G_up - (g - g_1)_lo D_lo(m; g)`` and
+``G_lo - (g - g_1)_up D_up(m; g_1)``; for ``g < g_1``, ``G_up + (g_1 - g)_up D_up(m; g)`` and ``G_lo + (g_1 -
+g)_lo D_lo(m; g_1)``. The blocks of ``m`` then bound ``delta'`` at ``g`` as in §3 (``G`` is non-increasing
+in ``m`` at every ``g``: a block uses ``G_g(lo)`` above and ``G_g(hi + 1)`` below, both bracketed), the
+tails of ``m`` with ``G_g(1)``, ``G_g(hi + 1)``, the masses ``W`` and route B's factors do not depend on
+``eps``, and route A's remainder terms ``r_+-`` are recomputed at ``g`` (§2). The bounds on ``D_m`` come from
+the computation's cells: given ``m`` and ``B = b``, ``t (m + (E - 1) b) <= T_m <= t' (m + (E - 1) b)`` (``t =
+(1 - rel_err - 16u)(1 - 8u)``, ``t' = (1 + rel_err + 16u)(1 + 8u)``: each class's true ``b`` is 1 or ``E``
+within its error), ``A`` is independent of ``B``, and ``{A > kappa_b + d} <= {S_m > 0} <= {A > kappa_b - d}``
+(§5, ``kappa_b`` and ``d`` recomputed at ``g``; ``+- 4u (kappa + d + 1)`` for their sum's rounding), so
+
+    D_lo(m; g) = (t / m) sum_{b in window} P[B = b] (m + (E - 1) b) P_lo[A > kappa_b + d]
+    D_up(m; g) = (t' / m) (sum_{b in window} P[B = b] (m + (E - 1) b) P_up[A > kappa_b - d]
+                            + P[B < b_lo] (m + (E - 1) m) + P[B > b_hi] (m + (E - 1) m) P_up[A > kappa_{b_hi} - d])
+
+(``(m + (E - 1) m)`` for the ``b`` outside the window, ``B <= m``; above it ``kappa_b - d`` grows with ``b``, so
+the last cell's probability bounds them). Each cell kept ``j = floor(kappa_b(g_1)) + 1`` and ``S_lo <= S(j)
+= P[A >= j] <= S_up`` (the runs' ``S(j) -+ err`` of §4b; ``[0, 1]`` for cells evaluated one by one; ``j =
+m + 1``, ``S = 0`` exactly where ``kappa >= m``). ``P[A > x] = S(floor(x) + 1)`` is non-increasing in
+``x``, so ``P[A > x] <= S_up`` where ``x >= j - 1`` and ``>= S_lo`` where ``x < j``; one integer further the
+neighbouring cell of the same ``m`` serves (``kappa_{b-1} <= kappa_b - 1`` since ``g >= 1``: the cell ``b - 1``
+has ``j' <= j - 1`` and ``S(j') >= S(j - 1)``; the cell ``b + 1`` has ``j' >= j + 1`` and ``S(j') <= S(j + 1)``;
+checked per cell), else ``1`` / ``0``. Every sum is of non-negative terms with the masses' ``rel_w`` and the
+sums' ``fp.sum_error`` as in §7; the differences ``g - g_1`` by :func:`.fp.exp_gap_down` and its mirror
+``e^a expm1(b - a) (1 + 8u)``; a subtraction ``x - y`` rounded by ``(1 -+ 2u)`` of its result (then
+clamped at 0, ``G >= 0``).
+
+Where no ``kappa_b`` crosses an integer between ``g_1`` and ``g`` the sum is affine in ``g`` and the bracket
+keeps its width (measured: SUE k = 100, eps0 = 3, n = 1e3, steps of 1e-6 .. 1e-4 relative: width 1.2e-9
+-> 1.2e-9 .. 1.7e-9). :meth:`SeparableBlanket.bounds` first tries the kit (:class:`_Kit`) of the nearest
+computation within :data:`EXTRAPOLATE_REL` of ``eps`` and answers from it when the bracket meets the
+``rtol`` asked (a search's second and later evaluations a few rtol apart cost ~0.2 ms instead of a
+computation).
 """
 
 from __future__ import annotations
@@ -495,13 +540,17 @@ GRID_EXTRA = 64
 
 
 def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d: np.ndarray,
-            alpha: float, pmf: RunPmf | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            alpha: float, pmf: RunPmf | None = None, tails: list[np.ndarray] | None = None
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_f_cells` for runs of cells, one run per ``ms[i]`` starting at ``seg[i]`` with
     ``kappa`` non-decreasing along the run, through ``F`` at the integers (§4b): same contract
     (values, absolute error bounds covering ``|kappa' - kappa| <= d``, lower bounds on ``P[A >
     kappa + d]``: ``S(j) - err`` where ``kappa + d < j``, else 0), a few Boost values per run
     instead of two per cell. Runs whose grid would be long (``g = e^eps`` large) go cell by
-    cell. ``pmf`` keeps the pmf runs of ``A`` across calls (a fresh one when not given)."""
+    cell. ``pmf`` keeps the pmf runs of ``A`` across calls (a fresh one when not given). With
+    ``tails`` (a list), appends per cell ``j`` and certified ``[S_lo, S_up]`` for ``S(j) = P[A >=
+    j]`` (§8): ``j = floor(kappa) + 1`` and the grid's ``S(j) -+ err`` on the runs, ``[0, 1]`` for
+    cells evaluated one by one, ``j = m + 1`` and ``[0, 0]`` where ``kappa >= m``."""
     pmf = pmf if pmf is not None else RunPmf(int(np.max(ms, initial=0.0)))
     n_runs = ms.size
     ends = np.append(seg[1:], kappa.size)
@@ -582,6 +631,13 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
     if np.any(beyond):
         near = kappa[beyond] - d[beyond] < mm[beyond]
         ferr[beyond] = np.where(near, d[beyond], 0.0)
+    if tails is not None:
+        s_lo, s_up = np.zeros(kappa.size), np.ones(kappa.size)
+        if rows.size and cells.size:
+            s_lo[cells] = np.maximum(sv - se, 0.0)
+            s_up[cells] = np.minimum(sv + se, 1.0)
+        s_up[beyond] = 0.0
+        tails += [np.where(beyond, mm + 1.0, j), s_lo, s_up]
     return fval, ferr, slo
 
 
@@ -677,6 +733,80 @@ class _SlopeState:
         return max(total - self.rem_neg, 0.0) * (1.0 - 2 * _U) * self.shrink * (1.0 - 2 * _U)
 
 
+#: a bracket at ``eps`` is first sought from the kit (§8) of a computation within this relative
+#: distance of ``eps``
+EXTRAPOLATE_REL = 1e-3
+
+
+@dataclass(frozen=True)
+class _Kit:
+    """What §8 keeps of one computation at ``eps``: its product split ``sp``, per-eps constants
+    ``ec`` and route factors; the blocks of ``m`` (``left``, ``right``, ``single``, masses ``w`` and
+    their error ``w_err``) and the masses of ``m`` outside the window with ``hi``; per evaluated ``m``
+    (sorted ``ms``) ``G_up``, ``G_lo``, the cells' first index ``seg``, the relative bound ``rel`` of
+    their ``P[B = b]`` and sums, ``P[B]`` below and above the window (rounded up); per cell ``mm``,
+    ``b``, ``w = P[B = b]`` and ``j`` with ``S_lo <= P[A >= j] <= S_up``."""
+
+    eps: float
+    sp: _Split
+    ec: _Eps
+    route_b: bool
+    gam: float
+    grow: float
+    shrink: float
+    left: np.ndarray
+    right: np.ndarray
+    single: np.ndarray
+    w: np.ndarray
+    w_err: np.ndarray
+    p_below: float
+    p_above: float
+    hi: int
+    ms: np.ndarray
+    g_up: np.ndarray
+    g_lo: np.ndarray
+    seg: np.ndarray
+    rel: np.ndarray
+    b_below: np.ndarray
+    b_above: np.ndarray
+    mm: np.ndarray
+    b: np.ndarray
+    wb: np.ndarray
+    j: np.ndarray
+    s_lo: np.ndarray
+    s_up: np.ndarray
+
+    def slopes(self, ec: _Eps, rel_err: float, lower: bool) -> np.ndarray:
+        """Per ``m`` of the kit, a certified lower (``lower``) or upper bound on ``D_m(g) = E[T_m 1{S_m(g)
+        > 0}] / m`` at the ``g`` of ``ec`` (§8)."""
+        kappa = ec.g * self.b + self.mm * ec.rho
+        d = self.mm * ec.sig + 8 * _U * (ec.g * self.b + self.mm * ec.rho) * (1.0 + 1e-9)
+        pad = 4 * _U * (kappa + d + 1.0)  # the roundings of kappa -+ d
+        # the neighbouring cells of the same m (b -+ 1): their j are at most j - 1 / at least j + 1
+        # (g >= 1), so their S bound S(j - 1) from above / S(j + 1) from below (S non-increasing)
+        first = np.zeros(self.b.size, dtype=bool)
+        first[self.seg] = True
+        if lower:
+            nxt_j = np.where(np.append(first[1:], True), -np.inf, np.append(self.j[1:], -np.inf))
+            nxt_lo = np.where(nxt_j >= self.j + 1.0, np.append(self.s_lo[1:], 0.0), 0.0)
+            x = kappa + d + pad
+            p = np.where(x < self.j, self.s_lo, np.where(x < self.j + 1.0, nxt_lo, 0.0))  # <= P[A > kappa + d]
+            t_sum = np.add.reduceat(self.wb * ((self.mm + ec.e1_lo * self.b) * p), self.seg)
+            t_lo = (1.0 - rel_err - 16 * _U) * (1.0 - 8 * _U)
+            return np.maximum(t_sum * (1.0 - self.rel - 8 * _U) * t_lo / self.ms * (1.0 - 2 * _U), 0.0)
+        prv_j = np.where(first, np.inf, np.append(np.inf, self.j[:-1]))
+        prv_up = np.where(prv_j <= self.j - 1.0, np.append(1.0, self.s_up[:-1]), 1.0)
+        x = kappa - d - pad
+        p = np.where(x >= self.j - 1.0, self.s_up, np.where(x >= self.j - 2.0, prv_up, 1.0))  # >= P[A > kappa - d]
+        t_sum = np.add.reduceat(self.wb * ((self.mm + ec.e1_up * self.b) * p), self.seg)
+        t_up = (1.0 + rel_err + 16 * _U) * (1.0 + 8 * _U)
+        # b outside the window: T <= t_up (m + (E - 1) m); above it, P[A > kappa_b - d] is at most that of
+        # the window's last cell (kappa_b - d increases with b)
+        last = np.append(self.seg[1:], self.b.size) - 1
+        outside = (self.b_below + self.b_above * p[last]) * (self.ms + ec.e1_up * self.ms) * (1.0 + 4 * _U)
+        return (t_sum * (1.0 + self.rel + 8 * _U) + outside) * t_up / self.ms * (1.0 + 2 * _U)
+
+
 class SeparableBlanket:
     """Certified ``delta(eps)`` of the blanket bound for ONE separable :class:`PairStructure`
     (module docstring): a :class:`~.profile.PrivacyProfile` with ``bounds``, ``max_log_ratio``,
@@ -702,6 +832,11 @@ class SeparableBlanket:
         self._estimator: PairBlanket | None = None
         self._slopes: dict[float, _SlopeState] = {}  # §7 per eps of a finished computation
         self._last: float | None = None  # eps of the last bounds() call
+        #: per-cell data of the computations being made (§8), and the kits kept per eps
+        self._collect: list[tuple[np.ndarray, ...]] | None = None
+        self._kits: dict[float, _Kit] = {}
+        #: eps answered from a kit -> the eps of that kit's computation (lower_at, §7)
+        self._from: dict[float, float] = {}
 
     # -- estimates (steer a search; never reported) ------------------------------------------
 
@@ -762,6 +897,17 @@ class SeparableBlanket:
         hit = self._cache.get(eps)
         if hit is not None and (hit[1] <= rtol or hit[0].upper - hit[0].lower <= rtol * hit[0].lower):
             return hit[0]
+        near = [e for e in self._kits if e > 0.0 and abs(e - eps) <= EXTRAPOLATE_REL * e]
+        if near:
+            kit = self._kits[min(near, key=lambda e: abs(e - eps))]
+            b = self._extrapolate(kit, eps)
+            if b.upper - b.lower <= rtol * b.lower:
+                b = DeltaBounds(eps, b.lower, b.upper, 0, True)
+                self._from[eps] = kit.eps
+                if len(self._from) > 64:
+                    self._from.clear()
+                self._cache[eps] = (b, rtol)
+                return b
         from .blanket_matrix import reused_memory  # (speed only: freed memory kept during the evaluation)
 
         with reused_memory():
@@ -777,6 +923,8 @@ class SeparableBlanket:
         ``eps_b`` by at most ``1e-3 eps``, the lower end at ``eps_b`` plus ``(e^eps_b - e^eps)`` times
         its terms' slopes; 0 otherwise."""
         last = self._last if at is None else at
+        if last is not None and last not in self._slopes:
+            last = self._from.get(last)  # answered from a kit (§8): that computation's state
         st = self._slopes.get(last) if last is not None else None
         if st is None or not (isinstance(eps, (int, float)) and 0.0 < eps < st.eps <= eps * (1.0 + 1e-3)):
             return 0.0
@@ -822,7 +970,8 @@ class SeparableBlanket:
             d = mm * ec.sig + 8 * _U * (g * b + mm * rho) * (1.0 + 1e-9)
             ends = np.cumsum(reps)
             seg = np.concatenate(([0], ends[:-1]))
-            fval, ferr, slo = _f_runs(ms[idx], seg, mm, kappa, d, sp.alpha, self._pmf)
+            s_tails: list[np.ndarray] | None = [] if self._collect is not None else None
+            fval, ferr, slo = _f_runs(ms[idx], seg, mm, kappa, d, sp.alpha, self._pmf, s_tails)
             # P[Bin(m, beta) = b] on the runs of consecutive b (one run per m): ratio recurrences
             # from Boost anchors every RUN cells (kept across calls); one relative bound per m (the
             # largest of its run)
@@ -848,6 +997,10 @@ class SeparableBlanket:
             # §7: sum_b P[B = b] (m + (E - 1) b) P[A > kappa_b + d], non-negative terms (3 roundings each)
             t_sum = np.add.reduceat(w * ((mm + ec.e1_lo * b) * slo), seg)
             d_lo[idx] = t_sum * (1.0 - rel_w - sum_rel - 8 * _U) * t_scale / mi * (1.0 - 2 * _U)
+            if self._collect is not None and s_tails is not None:
+                # §8: what a nearby eps needs of these cells (P[B outside the window] rounded up)
+                out_rel = 1.0 + t_rel + 8 * _U
+                self._collect.append((mi, reps, b, w, rel_w + sum_rel, p_below * out_rel, p_above * out_rel, *s_tails))
             start = stop
         return g_lo, g_up, np.maximum(d_lo, 0.0), cells
 
@@ -914,6 +1067,58 @@ class SeparableBlanket:
         floor_a = math.fsum(self._sp.nu) * self._sp.E * (1.0 + math.exp(eps)) / est
         return self.n * self._factor < floor_a
 
+    @staticmethod
+    def _make_kit(eps: float, parts: list[tuple[np.ndarray, ...]], known: dict[int, tuple[float, float, float]],
+                  sp: _Split, ec: _Eps, route_b: bool, gam: float, grow: float, shrink: float, left: np.ndarray,
+                  right: np.ndarray, single: np.ndarray, w: np.ndarray, w_err: np.ndarray, p_below: float,
+                  p_above: float, hi: int) -> _Kit:
+        """The :class:`_Kit` of a finished computation from its batches of cells (``parts``)."""
+        ms, reps, b, wb, rel, p_below_b, p_above_b, j, s_lo, s_up = (np.concatenate(x) for x in zip(*parts))
+        order = np.argsort(ms, kind="stable")
+        starts = np.cumsum(reps) - reps
+        ranges = _ranges(starts[order], reps[order])  # cells regrouped by increasing m
+        seg = np.cumsum(reps[order]) - reps[order]
+        ms = ms[order]
+        g_up = np.array([known[int(x)][1] for x in ms])
+        g_lo = np.array([known[int(x)][0] for x in ms])
+        mm = np.repeat(ms, reps[order])
+        return _Kit(eps, sp, ec, route_b, gam, grow, shrink, left, right, single, w, w_err, p_below, p_above, hi,
+                    ms, g_up, g_lo, seg, rel[order], p_below_b[order], p_above_b[order], mm, b[ranges], wb[ranges], j[ranges],
+                    s_lo[ranges], s_up[ranges])
+
+    def _extrapolate(self, kit: _Kit, eps: float) -> DeltaBounds:
+        """The certified bracket of §8 at ``eps`` (near ``kit.eps``) from the kit alone."""
+        rel_err = self.structure.rel_err
+        ec = _eps_constants(self.structure, kit.sp.E, eps)
+        if eps > kit.eps:
+            dg_lo = fp.exp_gap_down(kit.eps, eps)
+            dg_up = math.exp(kit.eps) * math.expm1(eps - kit.eps) * (1.0 + 8 * _U)
+            drop_lo = dg_lo * kit.slopes(ec, rel_err, True) * (1.0 - 2 * _U)  # <= (g - g_1) D_m(g)
+            drop_up = dg_up * kit.slopes(kit.ec, rel_err, False) * (1.0 + 2 * _U)  # >= (g - g_1) D_m(g_1)
+            g_up = np.maximum((kit.g_up - drop_lo) * (1.0 + 2 * _U), 0.0)
+            g_lo = np.maximum((kit.g_lo - drop_up) * (1.0 - 2 * _U), 0.0)
+        else:
+            dg_lo = fp.exp_gap_down(eps, kit.eps)
+            dg_up = math.exp(eps) * math.expm1(kit.eps - eps) * (1.0 + 8 * _U)
+            g_up = (kit.g_up + dg_up * kit.slopes(ec, rel_err, False) * (1.0 + 2 * _U)) * (1.0 + 2 * _U)
+            g_lo = (kit.g_lo + dg_lo * kit.slopes(kit.ec, rel_err, True) * (1.0 - 2 * _U)) * (1.0 - 2 * _U)
+
+        def at(points: np.ndarray, values: np.ndarray) -> np.ndarray:
+            return values[np.searchsorted(kit.ms, points)]
+
+        rem_pos, rem_neg = (0.0, 0.0) if kit.route_b else self._remainder(ec, kit.sp)
+        tail_up = kit.p_below * float(at(np.array([1.0]), g_up)[0]) + kit.p_above * float(
+            at(np.array([kit.hi + 1.0]), g_up)[0])
+        up_i = (kit.w + kit.w_err) * at(kit.left, g_up)
+        lo_i = np.maximum(kit.w - kit.w_err, 0.0) * np.where(kit.single, at(kit.left, g_lo), at(kit.right, g_lo))
+        s_rel = fp.sum_error(len(up_i)) + _U
+        total_up = ((float(np.sum(up_i)) * (1.0 + s_rel) + tail_up) * kit.gam * (1.0 + 8 * _U) + rem_pos) * kit.grow
+        total_lo = max(float(np.sum(lo_i)) * (1.0 - s_rel) * kit.gam * (1.0 - 8 * _U) - rem_neg, 0.0) * kit.shrink
+        if 0.0 < total_up < fp.MIN_PROBABILITY:
+            total_up = fp.MIN_PROBABILITY
+        total_lo = min(total_lo, total_up)
+        return DeltaBounds(eps, total_lo, total_up, 0, total_up - total_lo <= 0.0)
+
     def _compute(self, eps: float, rtol: float) -> DeltaBounds:
         route_b = self._route(eps) and self._sp_b.gamma > 0.0  # route B has no remainder term to fall back on
         sp = self._sp_b if route_b else self._sp
@@ -939,6 +1144,7 @@ class SeparableBlanket:
             edges = self._initial_edges(lo, hi, mean, sd)
         known: dict[int, tuple[float, float, float]] = {}
         cells = 0
+        self._collect = []  # (§8: the cells' data for a nearby eps)
 
         def need(points: np.ndarray) -> None:
             nonlocal cells
@@ -1012,6 +1218,12 @@ class SeparableBlanket:
             np.array([known[int(x)][2] for x in m_used]), gam * (1.0 - s_rel) * (1.0 - 8 * _U), rem_neg, shrink)
         if len(self._slopes) > 16:
             del self._slopes[next(iter(self._slopes))]
+        batches, self._collect = self._collect, None
+        if batches:
+            self._kits[eps] = self._make_kit(eps, batches, known, sp, ec, route_b, gam, grow, shrink, left, right,
+                                             single, w, w_err, p_below, p_above, hi)
+            if len(self._kits) > 8:
+                del self._kits[next(iter(self._kits))]
         if 0.0 < total_up < fp.MIN_PROBABILITY:
             total_up = fp.MIN_PROBABILITY
         total_lo = min(total_lo, total_up)
