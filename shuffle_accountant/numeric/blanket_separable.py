@@ -733,6 +733,11 @@ class _SlopeState:
         return max(total - self.rem_neg, 0.0) * (1.0 - 2 * _U) * self.shrink * (1.0 - 2 * _U)
 
 
+#: every computation aims at least this narrow a relative width: a search's coarse first look is
+#: followed by the same ``eps`` at its final width (or a nearby one, §8), and a cold computation
+#: costs more than the narrower plan (measured: SUE k = 100, eps0 = 3, n = 300: 3.3 ms at rtol 1e-2,
+#: then 2.3 ms at 7.5e-6)
+LOOK_RTOL = 1e-5
 #: a bracket at ``eps`` is first sought from the kit (§8) of a computation within this relative
 #: distance of ``eps``
 EXTRAPOLATE_REL = 1e-3
@@ -910,11 +915,12 @@ class SeparableBlanket:
                 return b
         from .blanket_matrix import reused_memory  # (speed only: freed memory kept during the evaluation)
 
+        aim = min(rtol, LOOK_RTOL)
         with reused_memory():
-            b = self._compute(eps, rtol)
+            b = self._compute(eps, aim)
         if len(self._cache) > 64:
             self._cache.clear()
-        self._cache[eps] = (b, rtol)
+        self._cache[eps] = (b, aim)
         return b
 
     def lower_at(self, eps: float, at: float | None = None) -> float:
@@ -1156,7 +1162,7 @@ class SeparableBlanket:
                     known[int(p)] = (float(a), float(b), float(t))
 
         # tails of m outside [lo, hi]: G <= G(1) below, G <= G(hi + 1) above
-        need(np.array([1, hi + 1]))
+        need(np.concatenate(([1], edges)))  # (with the first partition: one batch of cells)
         if N == 0:
             p_below, p_above = 0.0, 0.0
         else:
