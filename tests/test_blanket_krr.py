@@ -1178,10 +1178,12 @@ def test_window_grid_at_one_million_overlaps_the_kinks_in_place() -> None:
         assert b.upper - b.lower < 0.1 * (a.upper - a.lower)  # the grid moved kinks (kinks in place: tighter)
 
 
-def _lines_and_tails(n: int, k: int, eps0: float, half_sd: float) -> tuple[Any, Any]:
+def _lines_and_tails(n: int, k: int, eps0: float, half_sd: float, split: bool = False) -> tuple[Any, Any]:
     from shuffle_accountant.numeric import blanket_krr as bkm
 
     lw = bkm._LineWindow(n, k, eps0, half_sd)
+    lw.split = split
+    assert lw.can_split or not split
     return lw, bkm._Engine(bkm.blanket_model(n, k, eps0), hole=lw.t_range)
 
 
@@ -1193,16 +1195,18 @@ def _lines_bracket(lw: Any, eng: Any, eps: float) -> tuple[float, float]:
 
 @pytest.mark.parametrize("n, k, eps0, eps", WINDOW_ORACLE)
 @pytest.mark.parametrize("z", [9.0, 0.5])
-def test_line_window_brackets_trinomial_formula(n: int, k: int, eps0: float, eps: float, z: float,
+@pytest.mark.parametrize("split", [False, True])
+def test_line_window_brackets_trinomial_formula(n: int, k: int, eps0: float, eps: float, z: float, split: bool,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """The line window (one line and one chord per total, summed over every j through the counted
-    mass) plus the block engine on the other totals bracket the oracle's exact sum. With the chord's
-    range at 0.5 sd of J (instead of 9) the J tails beyond it carry much of the mass: the tails'
-    charges keep the upper end above the exact value (without them it falls below it)."""
+    """The line window (one line and one chord per total, or two chords split at y_m, summed over
+    every j through the counted mass) plus the block engine on the other totals bracket the oracle's
+    exact sum. With the chords' range at 0.5 sd of J (instead of 9) the J tails beyond it carry much of
+    the mass: the tails' charges keep the upper end above the exact value (without them it falls
+    below it)."""
     from shuffle_accountant.numeric import blanket_krr as bkm
 
     monkeypatch.setattr(bkm, "LINES_Z", z)
-    lw, eng = _lines_and_tails(n, k, eps0, 2.0)
+    lw, eng = _lines_and_tails(n, k, eps0, 2.0, split)
     lower, upper = _lines_bracket(lw, eng, eps)
     exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
     with mpmath.workdps(50):
@@ -1214,12 +1218,18 @@ def test_line_window_brackets_trinomial_formula(n: int, k: int, eps0: float, eps
 def test_line_window_brackets_independent_float_sum(n: int, k: int, eps0: float, frac: float) -> None:
     """At sizes beyond the exact oracle: the line window on the central 1.5 sd of totals plus the
     tail engine hold an independent double-precision evaluation of the spec's formula (so no total
-    is missed or counted twice), and lower_at near the evaluated eps stays below it."""
+    is missed or counted twice), with one chord per total and with two (tighter), and lower_at near
+    the evaluated eps stays below it."""
     eps = frac * eps0
     est = _blanket_float_sum(n, k, eps0, eps)
-    lw, eng = _lines_and_tails(n, k, eps0, 1.5)
-    lower, upper = _lines_bracket(lw, eng, eps)
-    assert lower * (1.0 - 1e-9) <= est <= upper * (1.0 + 1e-9), (lower, est, upper)
+    widths = []
+    for split in (False, True):
+        lw, eng = _lines_and_tails(n, k, eps0, 1.5, split)
+        lower, upper = _lines_bracket(lw, eng, eps)
+        assert lower * (1.0 - 1e-9) <= est <= upper * (1.0 + 1e-9), (split, lower, est, upper)
+        a = lw.bounds(eps, 1e-9)
+        widths.append(a.upper - a.lower)
+    assert widths[1] < widths[0]
     assert lw.lower_at(eps) <= lw.bounds(eps, 1e-9).lower
     e2 = eps * (1.0 - 1e-4)  # (where the search asks it: just below an evaluated eps)
     got = lw.lower_at(e2) + eng.lower_at(e2)
@@ -1245,3 +1255,15 @@ def test_lines_route_overlaps_the_engine_alone_at_one_billion() -> None:
     e = alone.bounds(eps, 1e-6)
     assert lower <= e.upper and e.lower <= upper, (lower, upper, e)
     assert upper - lower <= 1e-7 * lower * (1.0 + 1e-9)
+
+
+def test_line_window_split_masses_within_their_error_bounds() -> None:
+    """The masses of J <= y_m of the line window's two chords (one run of tails per chunk of totals
+    and the one-trial identities) within their error bounds of 40-digit sums."""
+    from shuffle_accountant.numeric import blanket_krr as bkm
+
+    lw = bkm._LineWindow(3000, 4, 1.0, 1.0)
+    assert lw.can_split and len(lw.piece) == 2
+    sel = np.arange(0, lw.nt, 17)
+    with mpmath.workdps(40):
+        _check_boundary_masses(lw, lw.t[sel], lw.y_m[sel], {f: v[sel] for f, v in lw._bm.items()})

@@ -2035,6 +2035,25 @@ def _closed_cut(c: np.ndarray, lam: np.ndarray, d: float, gm1: float) -> np.ndar
     return np.clip(np.floor(astar) + 1.0, 0.0, c + 1.0)
 
 
+def _branch_cdfs(x: np.ndarray, ex: np.ndarray, p: np.ndarray, ep: np.ndarray, below: np.ndarray,
+                 rho: float) -> dict[str, np.ndarray]:
+    """From the small tail ``x`` of ``Bin(m, ρ)`` at ``y`` (``P[Bin(m) <= y]`` where ``below``, else
+    ``P[Bin(m) > y]``) and ``p = P[Bin(m) = y]``, with absolute error bounds ``ex``, ``ep``: the counted
+    branch's ``Fc = F_{m+1}(y)`` and the silent one's ``Fs = F_m(y-1)``, their complements ``G`` and
+    an absolute error bound for each, by the one-trial identities ``F_{m+1}(y) = F_m(y) - ρ P_m(y)``,
+    ``F_m(y-1) = F_m(y) - P_m(y)`` (above the mean their mirrors ``G_{m+1}(y) = G_m(y) + ρ P_m(y)``,
+    ``G_m(y-1) = G_m(y) + P_m(y)``); the complement ``1 - x`` is charged one rounding more."""
+    sgn = np.where(below, -1.0, 1.0)
+    small_c = np.clip(x + sgn * rho * p, 0.0, 1.0)
+    small_s = np.clip(x + sgn * p, 0.0, 1.0)
+    ec = ex + rho * ep + 4.0 * _U * (x + rho * p)
+    es = ex + ep + 4.0 * _U * (x + p)
+    return {"Fc": np.where(below, small_c, 1.0 - small_c), "Gc": np.where(below, 1.0 - small_c, small_c),
+            "Fs": np.where(below, small_s, 1.0 - small_s), "Gs": np.where(below, 1.0 - small_s, small_s),
+            "eFc": np.where(below, ec, ec + _U), "eGc": np.where(below, ec + _U, ec),
+            "eFs": np.where(below, es, es + _U), "eGs": np.where(below, es + _U, es)}
+
+
 def _window_range(c: KrrConstants, half_sd: float) -> tuple[int, int]:
     """The totals ``mean ± (half_sd sd + 40)`` of ``T`` (within ``1 .. n``)."""
     N, q2 = c.n - 1, 2.0 * c.q
@@ -2212,16 +2231,8 @@ class _TotalsWindow:
                 ex[off] = np.maximum(bn.tail_error_budget(yo, mo, rho), self.rel) * xo + 1e-300
                 po = bn.pmf(yo, mo, rho)
                 p[off], ep[off] = po, self.rel * po + 1e-300
-            # below: F_{m+1}(y) = x - rho p, F_m(y-1) = x - p; above: G_{m+1}(y) = x + rho p, G_m(y-1) = x + p
-            sgn = np.where(below, -1.0, 1.0)
-            small_c = np.clip(x + sgn * rho * p, 0.0, 1.0)
-            small_s = np.clip(x + sgn * p, 0.0, 1.0)
-            ec = ex + rho * ep + 4.0 * _U * (x + rho * p)
-            es = ex + ep + 4.0 * _U * (x + p)
-            new = {"Fc": np.where(below, small_c, 1.0 - small_c), "Gc": np.where(below, 1.0 - small_c, small_c),
-                   "Fs": np.where(below, small_s, 1.0 - small_s), "Gs": np.where(below, 1.0 - small_s, small_s),
-                   "eFc": np.where(below, ec, ec + _U), "eGc": np.where(below, ec + _U, ec),
-                   "eFs": np.where(below, es, es + _U), "eGs": np.where(below, es + _U, es), "p": p, "ep": ep}
+            new = _branch_cdfs(x, ex, p, ep, below, rho)
+            new["p"], new["ep"] = p, ep
             full = tt > self.N  # Bin(0): F_0(y) = 1 for y >= 0; the silent branch has weight 0
             for f, v in (("Fc", 1.0), ("Gc", 0.0), ("Fs", 0.0), ("Gs", 1.0), ("p", 0.0)):
                 new[f] = np.where(full, v, new[f])
@@ -2772,6 +2783,16 @@ class _LineWindow:
     largest ``m1`` bound them for all its totals (one Boost cdf and sf per chunk, their budgets
     charged). Any ``y_a <= y_b`` gives a valid bound; the bulk only makes it tight.
 
+    *Two chords* (:attr:`split`, where one is too loose: the kinks of ``h`` in the bulk). Split the
+    ``j`` axis at ``y_m`` (between ``y_a`` and ``y_b``, one per chunk) and take ``λ_s`` between
+    ``λ(t, y_m + 1)`` and ``λ(t, y_m)`` (rounded inwards, checked separable): chord ``ℓ_A`` of ``H`` over
+    ``[λ_s, λ_hi]`` holds ``h`` for ``y_a <= j <= y_m``, chord ``ℓ_B`` over ``[λ_lo, λ_s]`` for
+    ``y_m < j <= y_b``; each is summed exactly in ``λ`` over its side of ``y_m`` (the side's mass and
+    counted mass, ``Pr[t, J <= y] = W1 F_{m+1}(y) + W0 F_m(y-1)`` and ``W1 F_{m+1}(y)``, ``m = N - t``,
+    from one run of tails per chunk, :func:`_tails_by_runs`, :func:`_branch_cdfs`, their error bounds),
+    and the tails are charged as above with ``ℓ_A``'s ``H_s + |s_A|`` below ``y_a`` and ``ℓ_B``'s
+    ``|s_B|`` above ``y_b``. Which of the two answers is a cost decision (:meth:`chord_excess`).
+
     *Tightness* (measured, cost only): where no kink of ``h(t-1, ·)`` lies in ``[λ_lo, λ_hi]`` the
     chord is the line and the bracket closes to rounding (n = 1e9, k = 100: ~1e-11 relative); with
     the 3-7 kinks of the bulk the chord's excess is ~2e-8 at n = 1e9 (k = 3, 10), ~1e-5 at n = 1e7
@@ -2789,6 +2810,7 @@ class _LineWindow:
         c = KrrConstants(n, k, eps0)
         self.N = N = n - 1
         q2, rho, self.kappa, self.d, p0 = 2.0 * c.q, c.rho, c.kappa, c.d, c.p0
+        self.rho = rho
         self.rel = bn.pmf_error_budget(max(n, 2))
         mu, sd = N * q2 + (1.0 - p0), _t_sd(c)
         half = min(half_sd * sd, half_totals)
@@ -2828,30 +2850,65 @@ class _LineWindow:
         p_high = x * (1.0 + np.maximum(bn.tail_error_budget(yb - 1.0, m1[starts], rho), self.rel) + u4) + 1e-300
         self.p_low, self.p_high = p_low[chunk], p_high[chunk]
         y_a, y_b = ya[chunk], yb[chunk]
-        # the chord's ends (rounded outwards by 16u, as the window's) and the line's lambda
+        # the chords' ends (rounded outwards by 16u, as the window's) and the line's lambda
         kap = self.kappa
         self.lam_hi = np.where(y_a <= 0.0, 1.0, np.minimum(t / (t + kap * y_a) * (1.0 + 16.0 * _U), 1.0))
         self.lam_lo = t / (t + kap * y_b) * (1.0 - 16.0 * _U)
+        # the split point y_m (one per chunk: the masses of J <= y_m over its totals' sizes come from one
+        # run of :func:`_tails_by_runs`) and lam_s between lam(y_m + 1) and lam(y_m) (rounded inwards)
+        self.y_m = np.floor(0.5 * (ya + yb))[chunk]
+        self.lam_s = t / (t + kap * self.y_m) * (1.0 - 16.0 * _U)
+        sep = t / (t + kap * (self.y_m + 1.0)) * (1.0 + 16.0 * _U) < self.lam_s
+        #: two chords (split at y_m) possible, and whether the next evaluation uses them (set by the caller)
+        self.can_split = bool(np.all(sep & (self.lam_s > self.lam_lo) & (self.lam_s < self.lam_hi)))
+        self.split = False
+        self._W = (W1, W0, rel_b[:-1] + u4, rel_b[1:] + u4, m0)
+        self._piece: list[tuple[np.ndarray, ...]] | None = None
         with np.errstate(divide="ignore", invalid="ignore"):
             lam_bar = np.where(M > 0.0, W1 / M, 0.5)
         nt = t.size
-        self._c3 = np.concatenate((t - 1.0, t - 1.0, t - 1.0))  # (one array object: the table's grouping is kept)
-        self._lam3 = np.concatenate((self.lam_lo, self.lam_hi, lam_bar))
+        # the kernel requests with one chord and with two (one array object each: the table's grouping is kept)
+        self._req = {False: (np.concatenate((t - 1.0,) * 3), np.concatenate((self.lam_lo, self.lam_hi, lam_bar))),
+                     True: (np.concatenate((t - 1.0,) * 4),
+                            np.concatenate((self.lam_lo, self.lam_hi, lam_bar, self.lam_s)))}
+        self._lam_bar = lam_bar
         self.nt = nt
         self.tables = _TableCache(LINES_TABLE_WIDTH)
-        self._memo: dict[float, DeltaBounds] = {}
+        self._memo: dict[tuple[float, bool], DeltaBounds] = {}
         self._low: tuple[float, tuple[np.ndarray, ...]] | None = None
         self._slope: tuple[float, float] = (math.nan, math.nan)
 
+    @property
+    def piece(self) -> list[tuple[np.ndarray, ...]]:
+        """``(M_hi, Mc, eMc, M, eM)`` of ``J <= y_m`` and of ``J > y_m`` for every total (built on first
+        use): ``Pr[t, J <= y] = W1 F_{m+1}(y) + W0 F_m(y-1)``, its counted part ``W1 F_{m+1}(y)``
+        (``m = N - t``; class docstring), the cdfs from one run of :func:`_tails_by_runs` per chunk
+        (:func:`_branch_cdfs`, their error bounds), the complements likewise."""
+        if self._piece is None:
+            W1, W0, rW1, rW0, m0 = self._W
+            pm: list[np.ndarray] = []
+            x, ex, below = _tails_by_runs(m0, self.y_m, self.rho, pm, GRID_RUN_GAP)
+            self._bm = bm = _branch_cdfs(x, ex, pm[0], pm[1] * pm[0] + 1e-300, below, self.rho)
+            u4 = 4.0 * _U
+            self._piece = []
+            for f in ("F", "G"):
+                Mc_p = W1 * bm[f + "c"]
+                eMc_p = W1 * (bm["e" + f + "c"] + rW1 * bm[f + "c"]) + u4 * Mc_p
+                M_p = Mc_p + W0 * bm[f + "s"]
+                eM_p = eMc_p + W0 * (bm["e" + f + "s"] + rW0 * bm[f + "s"]) + u4 * M_p
+                self._piece.append((M_p + eM_p, Mc_p, eMc_p, M_p, eM_p))
+        return self._piece
+
     def bounds(self, eps: float, rtol: float) -> DeltaBounds:
-        """Certified bracket at ``eps`` (``0 <= eps < eps0``); ``converged`` when its relative
-        width is at most ``rtol``."""
-        hit = self._memo.get(eps)
+        """Certified bracket at ``eps`` (``0 <= eps < eps0``) with one chord per total, or two where
+        :attr:`split` is set; ``converged`` when its relative width is at most ``rtol``."""
+        two = self.split and self.can_split
+        hit = self._memo.get((eps, two))
         if hit is None:
-            hit = self._evaluate(eps)
+            hit = self._evaluate(eps, two)
             if len(self._memo) >= 256:
                 self._memo.clear()
-            self._memo[eps] = hit
+            self._memo[(eps, two)] = hit
         conv = hit.upper - hit.lower <= rtol * hit.lower or hit.upper <= 1e-300
         return DeltaBounds(eps, hit.lower, hit.upper, hit.blocks, conv)
 
@@ -2860,18 +2917,26 @@ class _LineWindow:
         e, s = self._slope
         return s if e == eps and s < 0.0 else math.nan
 
-    def chord_excess(self, eps: float) -> float:
+    def chord_excess(self, eps: float, two: bool = False) -> float:
         """An *estimate* of the bracket's relative width at ``eps`` before computing it (a cost
-        decision only): at the most likely total, the chord's excess over the kernel at the mean
-        ``λ`` relative to the kernel there (``ℓ - h`` is concave on the chord's range, so by Jensen
-        this bounds the mean excess of that total, for exact values)."""
+        decision only): at the most likely total, the excess of each chord over the kernel, relative to
+        the kernel there: one chord at the mean ``λ`` (``ℓ - h`` is concave on the chord's range, so by
+        Jensen this bounds that total's mean excess, for exact values), two chords (split at ``y_m``) at
+        the middle of each one's range."""
         i = int(np.argmax(self.M))
-        lam = np.array([self.lam_lo[i], self.lam_hi[i], self._lam3[2 * self.nt + i]])
-        v = _kernel_lines(np.full(3, self.t[i] - 1.0), lam, self.d, eps, self.rel)[0]
-        if not (v[2] > 0.0 and lam[1] > lam[0]):
+        if two and not self.can_split:
             return math.inf
-        chord = v[0] + (v[1] - v[0]) * (lam[2] - lam[0]) / (lam[1] - lam[0])
-        return float((chord - v[2]) / v[2])
+        lo, s_, hi, bar = self.lam_lo[i], self.lam_s[i], self.lam_hi[i], self._lam_bar[i]
+        # (one chord: at the mean lambda, as the mean excess; two: at each chord's middle)
+        ends = [(lo, s_, 0.5 * (lo + s_)), (s_, hi, 0.5 * (s_ + hi))] if two else [(lo, hi, bar)]
+        worst = 0.0
+        for a, b, at in ends:
+            lam = np.array([a, b, at])
+            v = _kernel_lines(np.full(3, self.t[i] - 1.0), lam, self.d, eps, self.rel)[0]
+            if not (v[2] > 0.0 and b > a):
+                return math.inf
+            worst = max(worst, float((v[0] + (v[1] - v[0]) * (at - a) / (b - a) - v[2]) / v[2]))
+        return worst
 
     def lower_at(self, eps: float) -> float:
         """Certified lower bound at ``eps`` from the lines of the last evaluation, rescaled
@@ -2887,23 +2952,48 @@ class _LineWindow:
         low = np.maximum(_line_sum(A2, Ae2, B2, Be2, self.M_hi, self.M_lo, self.Mc_lo), 0.0)
         return max(float(np.sum(low)) * (1.0 - 4.0 * _U * (self.nt + 2)), 0.0)
 
-    def _evaluate(self, eps: float) -> DeltaBounds:
-        u4, d, nt = 4.0 * _U, self.d, self.nt
-        val, verr, A, Aerr, B, Berr = _kernel_table(self._c3, self._lam3, d, eps, self.rel, self.tables)
-        H = val + verr
-        H_lo, H_hi = H[:nt], H[nt:2 * nt]
-        A_, Ae, B_, Be = A[2 * nt:], Aerr[2 * nt:], B[2 * nt:], Berr[2 * nt:]
-        # upper: the chord summed over every j, plus the two tails' charges
+    @staticmethod
+    def _slope_of(h_a: np.ndarray, h_b: np.ndarray, lam_a: np.ndarray, lam_b: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """The chord's slope through ``(lam_a, h_a)``, ``(lam_b, h_b)`` (0 where ``lam_b <= lam_a``) and
+        an upper bound on the exact quotient's magnitude."""
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            s = (H_hi - H_lo) / (self.lam_hi - self.lam_lo)
-        s = np.where(np.isfinite(s) & (self.lam_hi > self.lam_lo), s, 0.0)
-        flat = ~(self.lam_hi > self.lam_lo)  # (no chord: h <= H_hi everywhere the bulk lies, 2d beyond)
-        D = self.Mc - self.lam_lo * self.M  # sum over j of Pr[t, j] (lam - lam_lo), any sign
-        eD = self.eMc + self.lam_lo * self.eM + u4 * (self.Mc + self.lam_lo * self.M)
-        abs_s = np.abs(s) * (1.0 + u4)
-        chord = H_lo * self.M_hi + np.where(s >= 0.0, s * (D + eD), s * (D - eD))
-        chord = chord + 2.0 * u4 * (H_lo * self.M_hi + abs_s * (np.abs(D) + eD))
-        tails = ((2.0 * d + H_lo + abs_s) * self.p_low + abs_s * self.p_high) * self.M_hi * (1.0 + u4)
+            s = (h_b - h_a) / (lam_b - lam_a)
+        s = np.where(np.isfinite(s) & (lam_b > lam_a), s, 0.0)
+        return s, np.abs(s) * (1.0 + 4.0 * _U)
+
+    @staticmethod
+    def _chord_sum(h_0: np.ndarray, s: np.ndarray, abs_s: np.ndarray, lam_0: np.ndarray, M_hi: np.ndarray,
+                   Mc: np.ndarray, eMc: np.ndarray, M: np.ndarray, eM: np.ndarray) -> np.ndarray:
+        """Upper bound on ``Σ_j Pr[t, j] (h_0 + s* (λ(t, j) - lam_0)) = h_0 M* + s* (Mc* - lam_0 M*)`` over a
+        set of ``j`` with mass ``M*`` (``|M* - M| <= eM``, ``M* <= M_hi``) and counted mass ``Mc*``
+        (``|Mc* - Mc| <= eMc``), ``h_0 >= 0``, ``s*`` the exact slope (``|s*| <= abs_s``, ``s`` its
+        rounding, of the same sign); ``D = Mc - lam_0 M`` of any sign; the products' and sums' roundings
+        charged ``8u`` of the terms' magnitudes."""
+        u4 = 4.0 * _U
+        D = Mc - lam_0 * M
+        eD = eMc + lam_0 * eM + u4 * (Mc + lam_0 * M)
+        out = h_0 * M_hi + np.where(s >= 0.0, s * (D + eD), s * (D - eD))
+        return out + 2.0 * u4 * (h_0 * M_hi + abs_s * (np.abs(D) + eD))
+
+    def _evaluate(self, eps: float, two: bool) -> DeltaBounds:
+        u4, d, nt = 4.0 * _U, self.d, self.nt
+        val, verr, A, Aerr, B, Berr = _kernel_table(*self._req[two], d, eps, self.rel, self.tables)
+        H = val + verr
+        H_lo, H_hi, H_s = H[:nt], H[nt:2 * nt], H[3 * nt:]
+        A_, Ae, B_, Be = A[2 * nt:3 * nt], Aerr[2 * nt:3 * nt], B[2 * nt:3 * nt], Berr[2 * nt:3 * nt]
+        if two:  # chord A over [lam_s, lam_hi] on J <= y_m, chord B over [lam_lo, lam_s] on J > y_m
+            sA, absA = self._slope_of(H_s, H_hi, self.lam_s, self.lam_hi)
+            sB, absB = self._slope_of(H_lo, H_s, self.lam_lo, self.lam_s)
+            (MaH, Mca, eMca, Ma, eMa), (MbH, Mcb, eMcb, Mb, eMb) = self.piece
+            chord = (self._chord_sum(H_s, sA, absA, self.lam_s, MaH, Mca, eMca, Ma, eMa)
+                     + self._chord_sum(H_lo, sB, absB, self.lam_lo, MbH, Mcb, eMcb, Mb, eMb))
+            tails = ((2.0 * d + H_s + absA) * self.p_low + absB * self.p_high) * self.M_hi * (1.0 + u4)
+        else:  # one chord over [lam_lo, lam_hi] on every j
+            s1, abs1 = self._slope_of(H_lo, H_hi, self.lam_lo, self.lam_hi)
+            chord = self._chord_sum(H_lo, s1, abs1, self.lam_lo, self.M_hi, self.Mc, self.eMc, self.M, self.eM)
+            tails = ((2.0 * d + H_lo + abs1) * self.p_low + abs1 * self.p_high) * self.M_hi * (1.0 + u4)
+        flat = ~(self.lam_hi > self.lam_lo)  # (no chord: h <= 2d)
         up = np.where(flat, 2.0 * d * self.M_hi * (1.0 + u4), chord + tails)
         # (the summation's rounding relative to the sum of |terms|: a chord's term is not signed a priori)
         upper = float(np.sum(up)) + u4 * (nt + 2) * float(np.sum(np.abs(up)))
@@ -3222,9 +3312,16 @@ class KrrBlanket:
                 be.answered = (be.window,)
                 return got
         route = be.route
-        if route == "lines" and (eps >= be.lines_fail_from or be.block_width(rtol) > LINES_RT
-                                 or be.lines.chord_excess(eps) > LINES_AIM * rtol):
-            route = be.fallback  # (cost decision only)
+        if route == "lines":  # (cost decisions only) one chord per total, else two, else the fallback
+            lines = be.lines
+            if eps >= be.lines_fail_from or be.block_width(rtol) > LINES_RT:
+                route = be.fallback
+            elif lines.chord_excess(eps) <= LINES_AIM * rtol:
+                lines.split = False
+            elif lines.chord_excess(eps, two=True) <= LINES_AIM * rtol:
+                lines.split = True
+            else:
+                route = be.fallback
         if route in ("split", "lines") and eps < (be.core_fails_from if route == "split" else be.lines_fail_from):
             core: _TotalsWindow | _LineWindow = be.core if route == "split" else be.lines
             got = core.bounds(eps, rtol)
