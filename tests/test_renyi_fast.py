@@ -707,3 +707,28 @@ def test_end_window_kernels_bracket_brute_force(m: int, alpha: float, alone: boo
     exact = float(_kernel_excess_mp(m, u, v, s, alpha))
     assert lo[0, 0] <= exact <= up[0, 0], (lo[0, 0], exact, up[0, 0])
     assert up[0, 0] - lo[0, 0] <= 1e-4
+
+
+@pytest.mark.parametrize(("eps0", "n", "groups"), [(1.0, 3000, 1), (0.5, 1000, 1), (1.0, 3500, 2)])
+def test_slab_plan_merges_within_the_point_limit(eps0: float, n: int, groups: int,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pairs with small likelihood ratios: neighbouring orders share one slab when it costs up to
+    ``_SLAB_MERGE`` points more (eps0 = 1, n = 3e3 and eps0 = 0.5, n = 1e3 had two slabs), but no
+    group of several runs exceeds ``_SLAB_MAX_POINTS`` (eps0 = 1, n = 3.5e3: the merged 0.9M-point
+    group would be dropped whole). Only the work changes: the bracket meets the one of the previous
+    plan (``_SLAB_MERGE`` = 2e4, uncapped), its upper end within rtol."""
+    rtol = 1e-3
+    orders = np.array(R.DEFAULT_ORDERS)
+    pair = pair_for("clones", eps0, n).pair
+    d = R.RenyiDirection(pair)
+    up, lo, ok, _, _ = d.bounds(orders, rtol)
+    assert ok
+    assert len(d.slabs) == groups and np.all(d.slab_of >= 0)
+    assert all(sl.points <= R._SLAB_MAX_POINTS for sl in d.slabs)
+    monkeypatch.setattr(R, "_SLAB_MERGE", 20_000.0)
+    prev = R.RenyiDirection(pair)
+    p_up, p_lo, p_ok, _, _ = prev.bounds(orders, rtol)
+    assert p_ok and len(prev.slabs) >= 1
+    assert np.all(lo <= p_up + 1e-12) and np.all(p_lo <= up + 1e-12)
+    d_new, d_prev = R._to_divergence(up, orders, True), R._to_divergence(p_up, orders, True)
+    assert np.all(d_new <= d_prev * (1 + rtol) + 1e-15)

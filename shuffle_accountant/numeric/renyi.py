@@ -1547,8 +1547,16 @@ _SLAB_FEW = 8
 #: average above it) are together at most this share of an order's budget are not evaluated at first
 #: at that order (see ``RenyiDirection.bounds``).
 _SLAB_SKIP = 0.05
-#: Neighbouring orders share a slab when that costs at most this many points more than two slabs.
-_SLAB_MERGE = 20_000.0
+#: Neighbouring orders share a slab when that costs at most this many points more than two slabs (pairs whose
+#: log likelihood ratio is at most _SLAB_RECT_RATIO): a slab's fixed costs (its window, tails and set-up: ~1.5 ..
+#: 2 ms at n ~ 10^3 .. 3e3, eps0 0.5 / 1) are those of about 2e5 points of the build at ~8 .. 10 ns each (was 2e4:
+#: eps0 = 1, n = 1.47e3 .. 3.16e3 and eps0 = 0.5, n = 1e3 .. 1.5e3 built two slabs, 10 .. 25% slower, CPU). There
+#: a merged group must stay within _SLAB_MAX_POINTS, else it would be dropped whole (eps0 = 1, n = 3.5e3: 0.9M
+#: points, 14 -> 45 ms).
+_SLAB_MERGE = 200_000.0
+#: The same for larger ratios, where a group over the limit stays allowed (and is dropped whole): at eps0 = 2, n =
+#: 3.16e4 .. 4.6e4 the blocks alone cost less than the largest slab within the limit (72 -> 96 ms with it, CPU).
+_SLAB_MERGE_WIDE = 20_000.0
 #: Each cell's chord interval reaches this far beyond the cell (its points' rounding lies well inside).
 _SLAB_DELTA = 1e-12
 #: Pieces of a slab's tails in its first bound (fractions of the way from the window's edge to the end).
@@ -1607,11 +1615,13 @@ def _saddles(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarr
 
 
 def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarray, tail_tol: float,
-               log_k0: np.ndarray) -> list[tuple[np.ndarray, int, int, float, float]]:
+               log_k0: np.ndarray, merge: float = _SLAB_MERGE_WIDE, capped: bool = False
+               ) -> list[tuple[np.ndarray, int, int, float, float]]:
     """Slabs ``(orders, c1, c2, xL, xR)``: per order a rectangle of clone counts ``c`` and values of
     ``x`` around its saddle point (:func:`_saddles`; the binomial's bulk around ``s`` included unless
     the saddle lies more than ``_SLAB_ZX`` spreads beyond it), consecutive orders sharing one where
-    that costs few extra points. Only the work depends on this plan."""
+    that costs few extra points (``merge``: the cost of a slab in points; ``capped``: no group of several
+    runs over ``_SLAB_MAX_POINTS``). Only the work depends on this plan."""
     cs, xs, sdc, sdx = _saddles(N, p, s, bp, bq, alpha)
     # the sum's size at each saddle point (Gaussian volume): where a window leaves out the bulk, its
     # edge facing the bulk is moved to where g is below tail_tol of it (the tail bound there is
@@ -1709,7 +1719,7 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
     rects = [(int(c_lo[j]), int(c_hi[j]), max(float(lo_x[j]), 0.0), min(float(hi_x[j]), 1.0)) for j in range(alpha.size)]
 
     def cost(r: tuple[int, int, float, float]) -> float:
-        return (r[1] - r[0] + 1.0) * ((r[3] - r[2]) * (r[1] + 1.0) + 1.0) + _SLAB_MERGE
+        return (r[1] - r[0] + 1.0) * ((r[3] - r[2]) * (r[1] + 1.0) + 1.0) + merge
 
     def union(q: tuple[int, int, float, float], r: tuple[int, int, float, float]) -> tuple[int, int, float, float]:
         return (min(q[0], r[0]), max(q[1], r[1]), min(q[2], r[2]), max(q[3], r[3]))
@@ -1732,6 +1742,8 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
         b = runs[j - 1][1]
         for i in range(j - 1, -1, -1):
             b = union(b, runs[i][1])
+            if capped and i < j - 1 and cost(b) - merge > _SLAB_MAX_POINTS:
+                break  # (a merged group over the point limit would be dropped whole: its boxes only grow with i)
             boxes[i, j] = b
             v = best[i] + cost(b)
             if v < best[j]:
@@ -2885,7 +2897,9 @@ class RenyiDirection:
         ss = s * (1.0 - s)
         self.bp1, self.bq1 = (self.pa1 - s) / ss, (self.pb1 - s) / ss
         self.log_k0 = _bernoulli_excess(np.array([self.pa1]), np.array([self.pb1]), self.alpha)[0][0]  # K(0) - 1, upper
-        plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0)
+        narrow = self.pair.max_log_ratio <= _SLAB_RECT_RATIO
+        plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0,
+                          _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE, narrow)
         if not plan:
             return
         # the slabs that fit in _SLAB_MAX_POINTS, cheapest first (few counts: nothing to pool; large
