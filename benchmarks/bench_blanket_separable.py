@@ -3,6 +3,12 @@ against the clones query and the lattice engine (``numeric/blanket_matrix.py``).
 
 Run:  python benchmarks/bench_blanket_separable.py [--ns N [N ...]] [--eps0 E [E ...]] [--repeats R]
       [--search-max-n N] [--rtol R]
+      python benchmarks/bench_blanket_separable.py --api [--ns ...] [--eps0 ...] [--ks K [K ...]]
+
+``--api``: the query users make, ``api.epsilon(eps0, n, 1e-6, method="blanket", rtol, randomizer)`` for
+SUE / OUE / OLH with each ``k``, against one clones query at the same n (CPU, least of ``--repeats``
+runs, the two alternated), with the search's evaluations, the separable engine's computations among
+them (the rest answered from its kit, module docstring §8) and the engine that answered.
 
 For each randomizer (SUE and OUE with k = 100, OLH with k = 100 and its default g), eps0 and n:
 
@@ -40,6 +46,52 @@ def cpu(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
     return best, out
 
 
+def api_table(ns: list[float], eps0s: list[float], ks: list[int], repeats: int, rtol: float) -> None:
+    """The ``--api`` table (module docstring)."""
+    from shuffle_accountant.numeric import blanket_matrix as bm
+    from shuffle_accountant.numeric import blanket_separable as bs
+
+    computed = [0]
+    compute = bs.SeparableBlanket._compute
+
+    def counted(self, eps, tol):  # type: ignore[no-untyped-def]
+        computed[0] += 1
+        return compute(self, eps, tol)
+
+    bs.SeparableBlanket._compute = counted  # type: ignore[method-assign]
+    made: list[bm.PairBlanket] = []
+    init = bm.PairBlanket.__init__
+
+    def noted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    bm.PairBlanket.__init__ = noted  # type: ignore[method-assign]
+    api.epsilon(1.0, 1000, DELTA)  # (imports and caches warm)
+    print(f"delta = {DELTA:g}, eps rtol = {rtol:g}; CPU ms, least of {repeats} alternated runs\n")
+    print("| randomizer | n | clones (ms) | blanket (ms) | ratio | evaluations | computations | engine |")
+    print("|---|---|---|---|---|---|---|---|")
+    for nf in ns:
+        n = int(nf)
+        for eps0 in eps0s:
+            for make in (randomizers.SUE, randomizers.OUE, randomizers.OLH):
+                for k in ks:
+                    rand = make(k, eps0)
+                    tc = tb = float("inf")
+                    for _ in range(repeats):
+                        t = time.process_time()
+                        api.epsilon(eps0, n, DELTA)
+                        tc = min(tc, time.process_time() - t)
+                        computed[0], made[:] = 0, []
+                        t = time.process_time()
+                        out = api.epsilon(eps0, n, DELTA, method="blanket", rtol=rtol, randomizer=rand)
+                        tb = min(tb, time.process_time() - t)
+                    engine = "/".join(sorted({"separable" if p.separable else ("exact" if p.exact else "lattice")
+                                              for p in made}))
+                    print(f"| {rand.describe()} | {n:g} | {tc * 1e3:.2f} | {tb * 1e3:.2f} | {tb / tc:.1f}x | "
+                          f"{out.details['evaluations']} | {computed[0]} | {engine} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ns", type=float, nargs="+", default=[1e3, 1e5, 1e7, 1e9])
@@ -47,7 +99,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--search-max-n", type=float, default=1e5)
     ap.add_argument("--rtol", type=float, default=1e-6)
+    ap.add_argument("--api", action="store_true", help="the api.epsilon table against the clones query")
+    ap.add_argument("--ks", type=int, nargs="+", default=[2, 10, 100])
     args = ap.parse_args()
+    if args.api:
+        api_table(args.ns, args.eps0, args.ks, args.repeats, args.rtol)
+        return
     print(f"delta = {DELTA:g}, eps rtol = {args.rtol:g}; CPU seconds, least of {args.repeats} runs\n")
     print("| randomizer | n | clones (ms) | lattice (ms) | separable (ms) | sep / clones | sep / lattice "
           "| eps lattice (upper) | eps separable (upper) |")

@@ -1357,3 +1357,22 @@ def test_second_order_edgeworth_estimate_tracks_the_certified_value(rand, n, eps
     b = pb.bounds(eps, 1e-8)
     assert abs(pb.log_estimate(eps) - math.log(0.5 * (b.lower + b.upper))) <= 2e-6
     assert abs(float(pb.log_estimates(np.array([eps]))[0]) - pb.log_estimate(eps)) <= 1e-9
+
+
+@pytest.mark.parametrize("eps0, n, engine", [(3.0, 1500, "separable"), (3.0, 1501, "lattice"), (4.0, 3000, "separable"),
+                                             (4.0, 3001, "lattice"), (2.0, 1500, "lattice")])
+def test_auto_routes_large_eps0_to_the_separable_engine_further(eps0: float, n: int, engine: str) -> None:
+    """auto at large eps0: the separable engine up to SEPARABLE_WIDE's n (the lattice's item 10 needs
+    thousands of live frequencies there; measured SUE k = 100, eps0 = 4, n = 2000: 13.3 -> 8.6 ms), and
+    its bracket overlaps the lattice's."""
+    from shuffle_accountant.numeric.blanket_separable import SEPARABLE_WIDE
+
+    assert SEPARABLE_WIDE == ((3.0, 1500), (4.0, 3000))
+    st_ = SUE(100, eps0).pair_structures()[0]
+    pb = bm.PairBlanket(st_, n)
+    assert ("separable" if pb._separable is not None else "lattice") == engine
+    if engine == "separable" and n == 1500:
+        eps = 0.9
+        b = pb.bounds(eps, 1e-6)
+        lat = bm.PairBlanket(st_, n, method="lattice").bounds(eps, 1e-6)
+        assert b.lower <= lat.upper and lat.lower <= b.upper, (b, lat)

@@ -2266,7 +2266,8 @@ class PairBlanket:
     """Certified ``delta(eps)`` of the blanket bound for ONE :class:`PairStructure`.
 
     ``method``: ``"auto"`` (exact enumeration when at most :data:`SEPARABLE_EXACT_BUDGET` count
-    vectors; else, for separable structures with ``n <= SEPARABLE_MAX_N`` (the named unary
+    vectors; else, for separable structures with ``n <= SEPARABLE_MAX_N`` or, at large eps0, up to
+    ``SEPARABLE_WIDE`` (:func:`.blanket_separable.suggested`; the named unary
     encodings and local hashing), :class:`.blanket_separable.SeparableBlanket`; else exact
     enumeration when at most :data:`AUTO_EXACT_BUDGET` count vectors, or at most :data:`EXACT_BUDGET`
     at an ``eps`` where the lattice is poor (:meth:`_lattice_poor`); else the lattice), ``"exact"``,
@@ -2274,7 +2275,7 @@ class PairBlanket:
     """
 
     def __init__(self, structure: PairStructure, n: int, method: str = "auto") -> None:
-        from .blanket_separable import SEPARABLE_MAX_N, SeparableBlanket, applies, product_law
+        from .blanket_separable import SeparableBlanket, applies, product_law, suggested
 
         self.structure = structure
         self.n = _check_n(n)
@@ -2288,7 +2289,7 @@ class PairBlanket:
                 f"{size} (n = {self.n}, {structure.classes} classes)"
             )
         separable = applies(structure) and (
-            method == "separable" or (method == "auto" and self.n <= SEPARABLE_MAX_N and size > SEPARABLE_EXACT_BUDGET))
+            method == "separable" or (method == "auto" and suggested(structure, self.n) and size > SEPARABLE_EXACT_BUDGET))
         if method == "separable" and not separable:
             raise InvalidParameter("method: separable needs class likelihood ratios (a, b) in {1, E}^2 in product form")
         #: the separable engine answers every certified request when set (module blanket_separable)

@@ -149,8 +149,21 @@ interpolated over ``m`` from 12 Chebyshev nodes) is off by 1e-6 .. 3e-5 in delta
 where one evaluation would need it within ~5e-6 (a root within 0.5 rtol at d log delta / d log eps ~ 11)
 and the saddle point itself is off by 3.2e-5: ``G`` is not smooth in ``m`` at that level (lattice effects
 of ``A`` and ``B``). Not adopted.
-:data:`SEPARABLE_MAX_N` is the suggested cut-over. :data:`MAX_CELLS` caps the work of one call (the
-bracket reached is returned, certified, with ``converged = False``).
+:data:`SEPARABLE_MAX_N` is the suggested cut-over (:func:`suggested`: up to 1500 users from eps0 = 3 and
+3000 from eps0 = 4, :data:`SEPARABLE_WIDE`, where the lattice's item 10 needs thousands of live
+frequencies: SUE / OUE / OLH k = 100, n = 1500, eps0 = 3: 9.6-12.2 -> 7.8-8.9 ms; eps0 = 4, n = 1500 /
+2000 / 3000: 12-14 / 11-13 / 11-11.5 -> 6.8-7.2 / 7.8-8.8 / 8.1-10.4 ms). :data:`MAX_CELLS` caps the work
+of one call (the bracket reached is returned, certified, with ``converged = False``).
+
+Since §8 (api.epsilon, delta = 1e-6, rtol 1e-6, CPU, least of interleaved runs, k = 100, ratio to one
+clones query at the same n): a search makes one computation where it made two to four -- the search's
+slope from the computation (:meth:`SeparableBlanket.measured_log_slope`), its later evaluations a few
+rtol apart from the kit (§8), and its coarse first look at :data:`LOOK_RTOL` so that the same eps at the
+final width is a cache hit. n = 30: 2.8-5x at eps0 0.5 .. 2 (was 5-17x; the clones query takes 0.1 ms at
+eps0 >= 3: 25-31x); n = 100: 4.1-6.1x at eps0 0.5 .. 3 (was 7.6-12.6x); n = 300: 5-6.6x (was 6.4-13.7x);
+n = 1e3, eps0 2 .. 4: 7.2-9x (was 9.2-11.6x). What is left is one cold computation (n = 1e3, eps0 = 3:
+~6 ms, of which the pmf runs of ``A`` and ``B`` ~2 ms and 135 single ``m``: ``G`` changes by 4.5 % per
+draw there, so blocks of ``m`` do not pay at rtol 1e-6).
 
 7. A certified lower bound at a nearby smaller ``eps`` without an evaluation (*derived*)
 ---------------------------------------------------------------------------------------
@@ -262,6 +275,9 @@ if TYPE_CHECKING:  # estimates only (imported lazily: blanket_matrix is large)
 _U = fp.UNIT_ROUNDOFF
 #: largest n for which this engine is suggested over the lattice of :mod:`.blanket_matrix` (§6)
 SEPARABLE_MAX_N = 1000
+#: ``(eps0, n)``: from this largest log-ratio, the engine is suggested up to this many users (§6:
+#: at eps0 3 .. 4 the lattice's item 10 needs thousands of live frequencies up to n ~ 5e3)
+SEPARABLE_WIDE = ((3.0, 1500), (4.0, 3000))
 #: :func:`applies` accepts a structure whose remainder mass (§2) is at most this fraction of gamma
 MAX_REMAINDER = 1e-12
 #: half-width, in standard deviations, of the window of blanket-draw counts m
@@ -373,6 +389,12 @@ def remainder_fraction(structure: PairStructure) -> float:
     """``sum_y nu_y / gamma`` of §2 (``inf`` when the structure is not separable)."""
     sp = _split(structure)
     return math.inf if sp is None else math.fsum(sp.nu) / structure.gamma
+
+
+def suggested(structure: PairStructure, n: int) -> bool:
+    """Whether this engine is suggested over the lattice of :mod:`.blanket_matrix` for ``n`` users
+    (:data:`SEPARABLE_MAX_N`, or :data:`SEPARABLE_WIDE` at large ``eps0``; a cost decision only)."""
+    return n <= SEPARABLE_MAX_N or any(n <= most and structure.max_log_ratio >= eps0 for eps0, most in SEPARABLE_WIDE)
 
 
 def applies(structure: PairStructure) -> bool:
@@ -1236,5 +1258,5 @@ class SeparableBlanket:
         return DeltaBounds(eps, total_lo, total_up, cells, converged)
 
 
-__all__ = ["MAX_REMAINDER", "SEPARABLE_MAX_N", "ProductLaw", "SeparableBlanket", "applies", "product_law",
-           "product_remainder", "remainder_fraction"]
+__all__ = ["MAX_REMAINDER", "SEPARABLE_MAX_N", "SEPARABLE_WIDE", "ProductLaw", "SeparableBlanket", "applies", "product_law",
+           "product_remainder", "remainder_fraction", "suggested"]
