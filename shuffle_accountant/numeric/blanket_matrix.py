@@ -1088,8 +1088,9 @@ def _spectral_kernel(f: np.ndarray, wl: np.ndarray, mult: np.ndarray, e_p: float
 #: item 10 answers separable structures (unary encoding, local hashing) from this many users, before
 #: the separable engine (:mod:`.blanket_separable`, up to its ``SEPARABLE_MAX_N``), where it applies
 #: (measured, CPU, one eps(delta) search, SUE / OUE / OLH k = 100, eps0 0.5 / 1: n = 1e3 18-24 -> 6.5-8 ms;
-#: n = 300 no gain: 10-16 ms either way)
-DIRECT_SEPARABLE_MIN_N = 600
+#: n = 300 no gain: 10-16 ms either way; since the separable engine's kit, n = 500 eps0 0.5 / 1: 5.5-5.9 ->
+#: 3.4-4.2 ms, n = 400 OLH still slower with item 10, n = 200 / 300 1.5x slower)
+DIRECT_SEPARABLE_MIN_N = 500
 #: ... and where it needs at most this many live frequencies (its cost grows with them: ~1.5 ms per
 #: thousand; at eps0 = 2 .. 3 and n <= 1e3 the separable engine is as fast or faster)
 DIRECT_SEPARABLE_MAX_LIVE = 1200
