@@ -732,3 +732,70 @@ def test_slab_plan_merges_within_the_point_limit(eps0: float, n: int, groups: in
     assert np.all(lo <= p_up + 1e-12) and np.all(p_lo <= up + 1e-12)
     d_new, d_prev = R._to_divergence(up, orders, True), R._to_divergence(p_up, orders, True)
     assert np.all(d_new <= d_prev * (1 + rtol) + 1e-15)
+
+
+def _two_term_cases() -> list[tuple[float, float, float]]:
+    """``(u, v, s)`` of the kernels at c = 0: the clone pairs' first users (both directions) at eps0 from
+    1e-4 to 1.4 and beyond, and random kernels (some with ``p`` or ``q`` near 0 at an end)."""
+    cases = []
+    for method in ("clones", "stronger-clones"):
+        for eps0 in (1e-4, 0.01, 0.3, 0.5, 1.0, 1.4, 2.0, 4.0):
+            d = R.RenyiDirection(pair_for(method, eps0, 1000).pair)
+            cases += [(d.pa1, d.pb1, d.s), (d.pb1, d.pa1, d.s)]
+    rng = np.random.default_rng(13)
+    for _ in range(24):
+        s = float(rng.uniform(0.05, 0.95))
+        u, v = (float(np.clip(s + rng.normal(0.0, 0.15), 1e-6, 1 - 1e-6)) for _ in range(2))
+        cases.append((u, v, s))
+    return cases
+
+
+def test_two_term_excess_brackets_brute_force() -> None:
+    """The kernel at c = 0 (m = 1, two terms) from ``g`` at ``x = 0, 1`` (:func:`R._two_term_excess`):
+    where it answers, its bracket holds the 40-digit brute force of ``K - 1`` from the kernel's definition
+    and is at most ``_TWO_TERM_WIDTH`` wide; it answers for the clone pairs at eps0 0.5 and 1 (the curves
+    whose entry at c = 0 it takes)."""
+    orders = np.array([1.01, 1.25, 2.0, 3.7, 10.0, 64.0, 256.0, 1024.0, 4096.0])
+    answered = 0
+    for u, v, s in _two_term_cases():
+        up, lo, ok = R._two_term_excess(np.array([u]), np.array([v]), s, orders)
+        if not ok[0]:
+            continue
+        answered += 1
+        assert np.all(up[0] - lo[0] <= R._TWO_TERM_WIDTH)
+        for a, hi_, lo_ in zip(orders, up[0], lo[0]):
+            exact = float(_kernel_excess_mp(1, u, v, s, float(a)))
+            assert lo_ <= exact <= hi_, (u, v, s, a, lo_, exact, hi_)
+    assert answered >= 20
+    for eps0 in (0.5, 1.0):
+        d = R.RenyiDirection(pair_for("clones", eps0, 1000).pair)
+        assert R._two_term_excess(np.array([d.pa1]), np.array([d.pb1]), d.s, orders)[2][0]
+
+
+def test_curve_takes_the_entry_at_c0_by_two_terms(monkeypatch: pytest.MonkeyPatch) -> None:
+    """eps0 = 1, n = 3e3 (one slab) and n = 1e6 (no slab): the entry at c = 0, in a call of its own or beside
+    large windows, no longer goes through the term-by-term sums; small supports (n = 10) keep it in their
+    one call. The brackets meet those of every entry summed term by term, upper ends within rtol."""
+    calls: list[np.ndarray] = []
+    exact = R._exact_excess
+
+    def spy(c: np.ndarray, *args: object, **kw: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        calls.append(np.asarray(c).copy())
+        return exact(c, *args, **kw)
+
+    orders = np.array(R.DEFAULT_ORDERS)
+    for n, takes in ((3000, True), (10**6, True), (10, False)):
+        pair = pair_for("clones", 1.0, n).pair
+        calls.clear()
+        monkeypatch.setattr(R, "_exact_excess", spy)
+        d = R.RenyiDirection(pair)
+        up, lo, ok, _, _ = d.bounds(orders, 1e-3)
+        assert ok
+        zero = np.flatnonzero(d.ent_c == 0.0)
+        assert zero.size == 1 and np.all(d.ent_done[zero]) and np.all(np.isfinite(d.ent_up[zero]))
+        assert any(np.any(c == 0.0) for c in calls) != takes
+        monkeypatch.setattr(R, "_TWO_TERM_WIDTH", -1.0)  # (never answers: every entry term by term)
+        p_up, p_lo, p_ok, _, _ = R.RenyiDirection(pair).bounds(orders, 1e-3)
+        monkeypatch.undo()
+        assert p_ok and np.all(lo <= p_up + 1e-12) and np.all(p_lo <= up + 1e-12)
+        assert np.all(R._to_divergence(up, orders, True) <= R._to_divergence(p_up, orders, True) * (1 + 1e-3) + 1e-15)

@@ -495,6 +495,52 @@ def _bernoulli_excess(u: np.ndarray, v: np.ndarray, alpha: np.ndarray) -> tuple[
     return excess + margin, excess - margin
 
 
+#: :func:`_two_term_excess` answers only where its bracket is at most this wide (in log: its upper end at most 1e-7
+#: relative above ``K - 1``, 1e-4 of the curve's default rtol; its generic log-space charge ``1e-12 (1 + |log f|)``
+#: makes it ~4e-9 wide at alpha = 1024, eps0 = 1, where the term-by-term sums give ~4e-11); wider ones (near the
+#: floating-point floor, tiny eps0) go to the term-by-term sums.
+_TWO_TERM_WIDTH = 1e-7
+
+
+def _two_term_excess(u: np.ndarray, v: np.ndarray, s: float, alpha: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Certified ``log(K - 1)`` brackets (entries x orders) of the kernels at clone count ``c = 0``
+    (``m = 1``: ``a`` in {0, 1}), without the term-by-term machinery (its fixed cost, ~0.7 ms a call,
+    was paid by a call for this entry alone, at every order, in curves with slabs and at n >~ 70).
+
+    *Derived*: ``M = Bin(1, s)`` has masses ``1 - s`` at ``x = 0`` and ``s`` at ``x = 1``, and
+    ``sum_a M(a) (x_a - s) = 0`` exactly, so ``K - 1 = sum_a M(a) (f(x_a) - 1) = (1 - s) g(-s) + s g(1 - s)``
+    with ``g(y) = f - 1 - f'(s) y`` (module docstring), the same identity as the windows' sums. ``g`` at
+    both points is bracketed by :func:`_g` (its certified error, as the slabs' cells use it), with ``y = -s``
+    (exact) and ``y = 1 - s`` (one rounding) charged ``4u (|y| + s)`` as :meth:`_Slab._first_tails` does
+    (``bp, bq`` from the same ``(u - s)/(s (1 - s))``, their rounding inside it, as in :func:`_exact_chunk`);
+    the weights' logs ``log(s)``, ``log1p(-s)`` and the two-term ``logaddexp`` round by a few ``u`` of
+    ``1 + |result|``, charged ``1e-12 (1 + |result|)``. Only where both terms are "plain" (``b y > -1/2``
+    for ``b = bp, bq``: ``log1p`` accurate; elsewhere :func:`_exact_chunk` takes :func:`_log_first_user`),
+    ``u != v`` (``u = v``: ``K = 1``, left to the caller's general path) and the bracket is finite and at most
+    :data:`_TWO_TERM_WIDTH` wide is the result used (third value ``True``); the caller evaluates the
+    others term by term."""
+    ss = s * (1.0 - s)
+    bp, bq = (u - s) / ss, (v - s) / ss
+    y = np.array([-s, 1.0 - s])
+    ne = u.size
+    plain = np.all(np.minimum(bp[:, None] * y, bq[:, None] * y) > -0.5, axis=1) & (bp != bq)
+    if not np.any(plain):  # (e.g. clones at eps0 >~ 2.5: p(0) = (1 - u)/(1 - s) < 1/2)
+        return np.full((ne, alpha.size), np.inf), np.full((ne, alpha.size), -np.inf), plain
+    err_y = 4 * _U * (np.abs(y) + s)
+    lg_up, lg_lo = _g(np.broadcast_to(y, (ne, 2)), np.broadcast_to(bp[:, None], (ne, 2)),
+                      np.broadcast_to(bq[:, None], (ne, 2)), alpha, np.broadcast_to(err_y, (ne, 2))
+                      ).logs((slice(None), slice(None)))
+    lw = np.array([math.log1p(-s), math.log(s)])[None, :, None]
+    with np.errstate(invalid="ignore"):
+        up = np.logaddexp(lw[:, 0] + lg_up[:, 0], lw[:, 1] + lg_up[:, 1])
+        lo = np.logaddexp(lw[:, 0] + lg_lo[:, 0], lw[:, 1] + lg_lo[:, 1])
+        up = up + 1e-12 * (1.0 + np.abs(up))
+        lo = lo - 1e-12 * (1.0 + np.abs(lo))
+        ok = plain & np.all(np.isfinite(up) & np.isfinite(lo) & (up - lo <= _TWO_TERM_WIDTH), axis=1)
+    return up, lo, ok
+
+
 # ---------------------------------------------------------------------------------------
 # Kernels summed term by term over a window of a (moderate clone counts), all orders.
 # ---------------------------------------------------------------------------------------
@@ -2321,6 +2367,18 @@ class RenyiDirection:
         failed = np.zeros(ids.size, dtype=bool)
         if self.exact_window > 0:
             for rows, cols in _order_clusters(need):
+                # the kernel at c = 0 (two terms) by :func:`_two_term_excess`, unless it shares a call of small supports
+                # (every term of every entry in one chunk: there it costs nothing more)
+                zero = rows[c[rows] == 0.0]
+                if zero.size and (rows.size == 1 or float(np.max(c[rows])) + 1.0 > _FULL_WINDOW):
+                    up, lo, two = _two_term_excess(u[zero], v[zero], self.s, self.alpha[cols])
+                    e = ids[zero[two]]
+                    self.ent_up[np.ix_(e, cols)], self.ent_lo[np.ix_(e, cols)] = up[two], lo[two]
+                    self.ent_done[np.ix_(e, cols)] = True
+                    self.ent_exact[e] = True
+                    rows = rows[~np.isin(rows, zero[two])]
+                    if rows.size == 0:
+                        continue
                 up, lo, done = _exact_excess(c[rows], u[rows], v[rows], self.s, self.alpha[cols], self.rel,
                                              self._tail_tol, self.exact_window)
                 ok = rows[done]
