@@ -291,6 +291,11 @@ TRIM_MIN = 120
 #: points of that look, and the part of the largest summand below which cells are left out
 TRIM_POINTS = 48
 TRIM_REL = 1e-22
+#: the first partition of m takes every integer within this many standard deviations of the mean when
+#: they are at most SINGLES_MAX (where G changes by a few percent per draw the refinement makes them
+#: single blocks anyway, and one batch of cells costs less than a second round)
+SINGLES_SD = 6.0
+SINGLES_MAX = 200
 #: Boost anchors of the pmf runs of B every this many cells (:func:`.binomial.pmf_points`)
 RUN = 32
 #: cells (m, b) one bounds() call may evaluate before it returns the bracket reached
@@ -1075,6 +1080,9 @@ class SeparableBlanket:
         """A first partition of ``[lo, hi + 1)``: edges dense near the mean."""
         z = np.concatenate((-np.geomspace(M_WINDOW_SD, 0.25, 14), [0.0], np.geomspace(0.25, M_WINDOW_SD, 14)))
         e = np.round(mean + z * sd)
+        singles = np.arange(math.floor(mean - SINGLES_SD * sd), math.ceil(mean + SINGLES_SD * sd) + 1.0)
+        if singles.size <= SINGLES_MAX:
+            e = np.concatenate((e, singles))
         e = np.unique(np.clip(np.concatenate(([lo, hi + 1], e)), lo, hi + 1)).astype(np.int64)
         return e
 
