@@ -420,37 +420,53 @@ def _check_lower_at(sb: bsep.SeparableBlanket, eps_b: float, exact_at) -> None: 
         assert any(tight)  # the check above had something to check
 
 
-@pytest.mark.parametrize("rand,oracle,nmax", ORACLE_CASES[:5], ids=[c[0].describe() for c in ORACLE_CASES[:5]])
-def test_lower_at_below_the_mpmath_oracle(rand, oracle, nmax) -> None:  # type: ignore[no-untyped-def]
-    """Against the brute force over the whole output space (tiny domains; 40 digits)."""
+def _over_the_mpmath_oracle(rand, oracle, nmax, check) -> list:  # type: ignore[no-untyped-def]
+    """``check(engine, eps, exact_at)`` at n = 2 and ``nmax`` and two eps, ``exact_at(eps) -> (lo, hi)``
+    the brute force over the whole output space (tiny domains; 40 digits); the checks' results."""
     m = oracle()
     s = _structure(rand)
+    out = []
     for n in sorted({2, nmax}):
         sb = bsep.SeparableBlanket(s, n)
-        for eps_b in (0.3 * rand.eps0, 0.8 * rand.eps0):
+        for eps in (0.3 * rand.eps0, 0.8 * rand.eps0):
 
             def exact_at(a: float, n: int = n) -> tuple[float, float]:
                 with mpmath.workdps(40):
                     v = ob.blanket_delta(m, n, a)
                 return float(v) * (1 - 1e-15), float(v) * (1 + 1e-15)
 
-            _check_lower_at(sb, eps_b, exact_at)
+            out.append(check(sb, eps, exact_at))
+    return out
+
+
+def _over_exact_enumeration(rand, check) -> list:  # type: ignore[no-untyped-def]
+    """``check(engine, eps, exact_at)`` at n = 3, 23, 60 and three eps against exact enumeration of
+    count vectors (both mass-rounding routes occur); the checks' results."""
+    s = _structure(rand)
+    out = []
+    for n in (3, 23, 60):
+        ex = PairBlanket(s, n, method="exact")
+        sb = bsep.SeparableBlanket(s, n)
+        for eps in (0.05 * rand.eps0, 0.4 * rand.eps0, 0.85 * rand.eps0):
+
+            def exact_at(a: float, ex: PairBlanket = ex) -> tuple[float, float]:
+                b = ex.bounds(a, 1e-12)
+                return b.lower, b.upper
+
+            out.append(check(sb, eps, exact_at))
+    return out
+
+
+@pytest.mark.parametrize("rand,oracle,nmax", ORACLE_CASES[:5], ids=[c[0].describe() for c in ORACLE_CASES[:5]])
+def test_lower_at_below_the_mpmath_oracle(rand, oracle, nmax) -> None:  # type: ignore[no-untyped-def]
+    """Against the brute force over the whole output space (tiny domains; 40 digits)."""
+    _over_the_mpmath_oracle(rand, oracle, nmax, _check_lower_at)
 
 
 @pytest.mark.parametrize("rand", NEAR_PRODUCT, ids=lambda r: r.describe())
 def test_lower_at_below_exact_enumeration(rand) -> None:  # type: ignore[no-untyped-def]
     """Against exact enumeration of count vectors (both mass-rounding routes occur), n up to 60."""
-    s = _structure(rand)
-    for n in (3, 23, 60):
-        ex = PairBlanket(s, n, method="exact")
-        sb = bsep.SeparableBlanket(s, n)
-        for eps_b in (0.05 * rand.eps0, 0.4 * rand.eps0, 0.85 * rand.eps0):
-
-            def exact_at(a: float) -> tuple[float, float]:
-                b = ex.bounds(a, 1e-12)
-                return b.lower, b.upper
-
-            _check_lower_at(sb, eps_b, exact_at)
+    _over_exact_enumeration(rand, _check_lower_at)
 
 
 def test_lower_at_saves_an_evaluation_and_the_pair_forwards_it() -> None:
@@ -555,39 +571,15 @@ def _check_kit(sb: bsep.SeparableBlanket, eps_1: float, exact_at) -> tuple[int, 
                          ids=[c[0].describe() for c in ORACLE_CASES[:5]])
 def test_kit_bracket_holds_the_mpmath_oracle(rand, oracle, nmax) -> None:  # type: ignore[no-untyped-def]
     """§8 against the brute force over the whole output space (tiny domains; 40 digits)."""
-    m = oracle()
-    s = _structure(rand)
-    for n in sorted({2, nmax}):
-        sb = bsep.SeparableBlanket(s, n)
-        for eps_1 in (0.3 * rand.eps0, 0.8 * rand.eps0):
-
-            def exact_at(a: float, n: int = n) -> tuple[float, float]:
-                with mpmath.workdps(40):
-                    v = ob.blanket_delta(m, n, a)
-                return float(v) * (1 - 1e-15), float(v) * (1 + 1e-15)
-
-            _check_kit(sb, eps_1, exact_at)
+    _over_the_mpmath_oracle(rand, oracle, nmax, _check_kit)
 
 
 @pytest.mark.parametrize("rand", NEAR_PRODUCT, ids=lambda r: r.describe())
 def test_kit_bracket_holds_exact_enumeration(rand) -> None:  # type: ignore[no-untyped-def]
     """§8 against exact enumeration of count vectors, n up to 60; without the slope terms the
     computation's own bracket would miss the exact value on both sides (checked: fails without)."""
-    s = _structure(rand)
-    missed = [0, 0]
-    for n in (3, 23, 60):
-        ex = PairBlanket(s, n, method="exact")
-        sb = bsep.SeparableBlanket(s, n)
-        for eps_1 in (0.05 * rand.eps0, 0.4 * rand.eps0, 0.85 * rand.eps0):
-
-            def exact_at(a: float) -> tuple[float, float]:
-                b = ex.bounds(a, 1e-12)
-                return b.lower, b.upper
-
-            up, down = _check_kit(sb, eps_1, exact_at)
-            missed[0] += up
-            missed[1] += down
-    assert missed[0] > 0 and missed[1] > 0, missed
+    missed = _over_exact_enumeration(rand, _check_kit)
+    assert sum(up for up, _ in missed) > 0 and sum(down for _, down in missed) > 0, missed
 
 
 def test_kit_answers_nearby_evaluations_of_a_search() -> None:

@@ -256,7 +256,7 @@ computation).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -807,10 +807,19 @@ class _Kit:
     j: np.ndarray
     s_lo: np.ndarray
     s_up: np.ndarray
+    #: :meth:`slopes` at the kit's own ``g`` (the same for every nearby eps), once computed
+    own: dict[bool, np.ndarray] = field(default_factory=dict)
 
     def slopes(self, ec: _Eps, rel_err: float, lower: bool) -> np.ndarray:
         """Per ``m`` of the kit, a certified lower (``lower``) or upper bound on ``D_m(g) = E[T_m 1{S_m(g)
         > 0}] / m`` at the ``g`` of ``ec`` (§8)."""
+        if ec is self.ec:
+            if lower not in self.own:
+                self.own[lower] = self._slopes(ec, rel_err, lower)
+            return self.own[lower]
+        return self._slopes(ec, rel_err, lower)
+
+    def _slopes(self, ec: _Eps, rel_err: float, lower: bool) -> np.ndarray:
         kappa = ec.g * self.b + self.mm * ec.rho
         d = self.mm * ec.sig + 8 * _U * (ec.g * self.b + self.mm * ec.rho) * (1.0 + 1e-9)
         pad = 4 * _U * (kappa + d + 1.0)  # the roundings of kappa -+ d
