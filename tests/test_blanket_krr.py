@@ -1267,3 +1267,57 @@ def test_line_window_split_masses_within_their_error_bounds() -> None:
     sel = np.arange(0, lw.nt, 17)
     with mpmath.workdps(40):
         _check_boundary_masses(lw, lw.t[sel], lw.y_m[sel], {f: v[sel] for f, v in lw._bm.items()})
+
+
+# ---------------------------------------------------------------------------------------
+# upper_near: a certified upper bound near the last eps from the window's boundaries and kernels
+# ---------------------------------------------------------------------------------------
+
+NEAR_SHIFTS = (-1e-4, -1e-6, 1e-6, 1e-4)
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", LOWER_AT_CASES + [WINDOW_ORACLE[4]])
+def test_window_upper_near_above_exact_delta(n: int, k: int, eps0: float, eps: float) -> None:
+    """After a window evaluation at ``eps``, ``upper_near(eps')`` (0 < |eps'/eps - 1| <= 1e-4) is at
+    least the oracle's exact ``delta(eps')`` (each boundary's kernel moved by ``(g' - g)`` times the
+    mass of the set of a cut certified by its likelihood ratio; without that certification, e.g. the
+    closed-form cut of ``eps'`` alone, it falls below the exact value: checked), above ``eps`` never
+    looser than the evaluated upper end; inf at ``eps`` itself, beyond the reach and before any
+    evaluation."""
+    w = _TotalsWindow(n, k, eps0)
+    assert w.upper_near(eps) == math.inf  # no state yet
+    b = w.bounds(eps, 1e-9)
+    assert w.upper_near(eps) == w.upper_near(eps * 1.00011) == w.upper_near(eps * 0.99989) == math.inf
+    with mpmath.workdps(50):
+        d0 = ob.blanket_delta_krr_formula(n, k, eps0, eps)
+        assert b.lower <= d0 <= b.upper
+        for s in NEAR_SHIFTS:
+            e = eps * (1.0 + s)
+            got = w.upper_near(e)
+            exact = ob.blanket_delta_krr_formula(n, k, eps0, e)
+            assert got >= exact, (s, got, exact)
+            if s > 0.0:  # never looser than the evaluated upper end (delta is non-increasing in eps)
+                assert got <= b.upper, (s, got, b.upper)
+
+
+def test_upper_near_answers_the_next_search_step() -> None:
+    """KrrBlanket.bounds answers an eps just above the last (split route, n = 1e5) and near it (window
+    route, n = 1e3) from the last evaluation's state when that meets the rtol (no blocks computed), a
+    bracket that overlaps a fresh evaluation's; beyond the window's slope estimate's reach it
+    evaluates; below the last eps the split route evaluates (the tail engine's part is only
+    bounded above there)."""
+    for n, eps, sides in ((10**5, 0.0109, (1,)), (1000, 0.13, (1, -1))):
+        prof = KrrBlanket(n, 3, 1.0, shared=False)
+        prof.bounds(eps, 1e-4)
+        for side in sides:
+            e = eps * (1.0 + side * 5e-7)
+            near = prof.bounds(e, 5e-6)
+            fresh = KrrBlanket(n, 3, 1.0, shared=False).bounds(e, 1e-9)
+            assert near.blocks == 0 and near.converged, (n, side, near)
+            assert near.lower <= fresh.upper and fresh.lower <= near.upper
+            assert prof.bounds(eps, 1e-4).blocks > 0  # (back to the memo / a computed state)
+        far = prof.bounds(eps * (1.0 + 5e-5), 5e-6)
+        assert far.blocks > 0
+    prof = KrrBlanket(10**5, 3, 1.0, shared=False)
+    prof.bounds(0.0109, 1e-4)
+    assert prof.bounds(0.0109 * (1.0 - 5e-7), 5e-6).blocks > 0

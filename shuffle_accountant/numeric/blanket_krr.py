@@ -194,6 +194,18 @@ assembly (5-8 ms at n = 1e9). Answered within :data:`LOWER_AT_REACH` (relative) 
 (the lines were chosen for ``ε_l``; the loss against a fresh lower end grows as the shift squared,
 measured ~1e-10 relative at a shift of 1e-6, 1e-7 at 1e-4, 4e-6 .. 9e-5 at 9e-4); 0 elsewhere.
 
+*upper_near* (*derived*; :meth:`_TotalsWindow.upper_near`, proof there). For every set ``S`` of counts
+the kernel satisfies ``h_{g'} <= h_g - (g' - g) Q(S_{g'})`` (``g = e^ε``; ``S_{g'}`` the optimal set at
+``g'``), and a cut whose likelihood ratio is certified above (below) ``g'`` bounds ``Q(S_{g'})`` from below
+(above) through the evaluation's kernel table rows. So the window's upper end at an ``ε'`` within
+:data:`UPPER_NEAR_REACH` of its last evaluation follows from that evaluation's boundaries, masses and
+kernel bounds (the chords re-summed), and the split route adds the tail engine's upper end at the
+last ``ε`` for ``ε' > ε`` (non-increasing in ``ε``). :meth:`KrrBlanket.bounds` answers such an ``ε'``
+with ``[lower_at, upper_near]`` when that meets the rtol (its width grows by ~8 % of the change of
+``δ``: a kink that moved inside a piece leaves its chord above the kernel), from ``n = 1e3`` on:
+the search's step next to an evaluation decided infeasible costs ~1.5 ms instead of ~4.5 ms at
+``n = 1e5`` (cost only; both ends certified either way).
+
 *Costs* (measured, CPU, cold ``ε(δ)`` queries at ``δ = 1e-6``, rtol 1e-6; cost only, none of it
 bears on validity). Where the time goes (k = 3, eps0 = 1): at n = 1e3 two window evaluations of
 ~1.8 ms (a third is a memo hit), the surrogate ~0.5 ms and the window's set-up ~0.4 ms; at 1e5
@@ -2069,6 +2081,63 @@ def _t_sd(c: KrrConstants) -> float:
     return math.sqrt(max((c.n - 1) * 2.0 * c.q * (1.0 - 2.0 * c.q), 0.0))
 
 
+@dataclass(frozen=True)
+class _Chords:
+    """The ``ε``-independent part of :class:`_TotalsWindow`'s upper end (its pieces: the boundary at
+    each piece's left / right end, whether it has one, the first pieces at ``λ = 1`` with their
+    kernel bound, the pieces' ``λ`` ranges, the mass ``M_hi`` and ``D = Σ P (λ - λ_bot)`` bounds)."""
+
+    li: np.ndarray
+    ri: np.ndarray
+    has_l: np.ndarray
+    has_r: np.ndarray
+    top0: np.ndarray
+    H_top0: np.ndarray
+    lam_top: np.ndarray
+    lam_bot: np.ndarray
+    M_hi: np.ndarray
+    D_hi: np.ndarray
+    D_lo: np.ndarray
+    npc: int
+
+
+#: :meth:`_TotalsWindow.upper_near` answers within this relative distance of the last evaluated
+#: ``ε`` (the set masses are taken at the cut of the new ``ε``, certified by its likelihood ratio;
+#: farther, the bound loosens and a fresh evaluation answers): cost only.
+UPPER_NEAR_REACH = 1e-4
+#: ... and where the relative change of ``δ`` from there (estimated by the window's slope) is at most
+#: this many times the rtol asked: the bracket's width grows by ~8 % of that change (a kink that moved
+#: inside a piece leaves its chord above the kernel; measured n = 30 .. 1e5), cost only.
+NEAR_GAIN = 4.0
+#: ... from this many users on (at n = 10 its looser brackets changed a few searches' paths and their
+#: eps brackets by up to 5e-7 relative; a window evaluation costs little there anyway): cost only.
+NEAR_MIN_N = 1000
+#: relative margin of the likelihood-ratio tests of :meth:`_TotalsWindow._set_mass_near` (their
+#: computed sides are within ~20 ulps of the exact ones)
+LR_MARGIN = 1e-12
+
+
+def _row_values(store: _Rows, row: np.ndarray, cut: np.ndarray) -> tuple[np.ndarray, ...]:
+    """From kernel table rows (:class:`_TableCache`): ``B(cut - 1)`` and ``S(cut)`` of
+    ``Bin(c, 1/2)``, their relative error bounds (pmf values: the anchor's budget plus the ratio
+    steps; tails: the larger of that and the row's tail budget, as :func:`_lines_from_row`
+    charges), and ``ok`` where the row holds both (``row >= 0``, ``1 <= cut - lo <= width - 1``;
+    beyond a row's window its stored pmf is 0 and its tail the top tail). ``rel`` is added by the
+    caller (returned budgets exclude the pmf budget)."""
+    data = store.data
+    if store.size == 0:  # no rows at all (every kernel went direct or is 0)
+        row = np.full(row.shape, -1, dtype=np.int64)
+        data = {f: np.zeros((1,) + a.shape[1:]) for f, a in data.items()}
+    rr = np.maximum(row, 0)
+    width = data["B"].shape[1]
+    col = cut - data["lo"][rr]
+    ok = (row >= 0) & (cut >= 1.0) & (col >= 1.0) & (col <= width - 1.0)
+    flat = rr * width + np.where(ok, col, 1.0).astype(np.int64)  # row-major positions
+    bb = np.where(ok, data["B"].reshape(-1).take(flat - 1), 0.0)  # B(cut - 1)
+    ss = np.where(ok, data["S"].reshape(-1).take(flat), 0.0)  # S(cut)
+    return bb, ss, data["tail_budget"][rr], data["hi"][rr], ok
+
+
 class _TotalsWindow:
     """Certified blanket divergence of k-RR (``k >= 3``) with every total ``t`` of a window
     summed on its own and the sum over the third-value count ``j`` done exactly in the mixing
@@ -2137,6 +2206,8 @@ class _TotalsWindow:
         self.tails_elsewhere = tails_elsewhere
         #: the last evaluation's eps, piece masses and lines (:meth:`lower_at`)
         self._low: tuple[float, np.ndarray, np.ndarray, np.ndarray, list, int] | None = None
+        #: ... and its boundaries, kernel upper bounds and chords (:meth:`upper_near`)
+        self._up: tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, _Chords, int] | None = None
         self.applies = n >= 3 and t_hi >= t_lo and t_hi - t_lo + 1 <= WINDOW_MAX
         if not self.applies:
             return
@@ -2366,6 +2437,114 @@ class _TotalsWindow:
             low = np.maximum(low, np.where(has, _line_sum(A2, Ae2, B2, Be2, M_hi, M_lo, Mc_lo), 0.0))
         return max(float(np.sum(low)) * (1.0 - 4.0 * _U * (npc + 2)), 0.0)
 
+    def upper_near(self, eps: float) -> float:
+        """Certified upper bound on the window's sum at ``eps`` near the ``ε_l`` of its last evaluation
+        (``0 < |eps - ε_l| <= UPPER_NEAR_REACH ε_l``; else ``inf``), from that evaluation's
+        boundaries, masses and kernel bounds, without a kernel or mass computation.
+
+        *Derivation.* Write ``g = e^ε``. For one total the kernel is ``h_g(λ) = max_S P_λ(S) -
+        g Q_λ(S)`` (``S`` a set of counts ``a`` of ``x1``), attained at ``S_g = {a : P_λ(a) > g Q_λ(a)}``.
+        For any ``g'``, ``h_g >= P(S_{g'}) - g Q(S_{g'}) = h_{g'} + (g' - g) Q(S_{g'})``, so
+
+            h_{g'}(λ) <= h_g(λ) - (g' - g) Q_λ(S_{g'}).
+
+        With ``c`` fair clones ``P_λ(a) = u B(a-1) + v B(a)``, ``Q_λ(a) = v B(a-1) + u B(a)`` (``u = 1/2 +
+        λ d``, ``v = 1/2 - λ d``, ``B`` the ``Bin(c, 1/2)`` pmf), so for ``1 <= a <= c`` the likelihood
+        ratio is ``LR(a) = (u r + v)/(v r + u)`` with ``r = B(a-1)/B(a) = a/(c - a + 1)``, increasing in
+        ``a`` (``u >= v``): ``S_{g'} = {a >= cut(g')}``, and ``Q_λ({a >= κ}) = v B(κ-1) + S(κ)`` (``u + v = 1``;
+        ``S`` the tail ``P[Bin >= κ]``). *Above* (``g' > g``): any ``κ`` with ``LR(κ) > g'`` lies in
+        ``S_{g'}``, so ``Q_λ(S_{g'}) >= Q_λ({a >= κ})``, and ``H' = H - Δg_lo Q_lo >= h_{g'}(λ_s)`` for
+        ``Δg_lo <= g' - g``, ``Q_lo <= v B(κ-1) + S(κ)`` (``Q_lo = 0`` where no ``κ`` is certified: ``h`` is
+        non-increasing in ``ε``). *Below* (``g' < g``): any ``κ >= 2`` with ``LR(κ - 1) <= g'`` has
+        ``κ - 1 ∉ S_{g'}``, so ``S_{g'} ⊆ {a >= κ}`` and ``H' = H + Δg_hi Q_hi >= h_{g'}(λ_s)`` for
+        ``Δg_hi >= g - g'``, ``Q_hi >= v B(κ-1) + S(κ)`` (``Q_hi = 1``, a probability, where no ``κ`` is
+        certified). Here ``H >= h_g(λ_s)`` is the evaluation's bound at each boundary's ``λ_s``. The
+        chords of the convex ``h_{g'}`` through points above it lie above it on their pieces, and the
+        first and last pieces' bounds (``2d``; the value at the top ``λ``, P3; the kernel at ``λ = 1``,
+        moved likewise with ``Q = 1``) hold at ``g'`` too, so :meth:`_upper_of` with ``H'`` is an upper
+        bound at ``eps``: the masses and ``λ`` ranges do not depend on ``ε``.
+
+        *Floating point.* ``|g' - g| = e^{ε_l} |expm1(eps - ε_l)|`` (the difference is exact, Sterbenz;
+        ``exp``, ``expm1`` within one ulp, one product), taken times ``1 -+ 8u``. ``κ`` is tried at the
+        closed-form cut of ``eps`` and its neighbour (one above, resp. below); the likelihood-ratio
+        tests ``u r + v > g' (v r + u)(1 + m)``, resp. ``u r + v <= g' (v r + u)(1 - m)``, with
+        ``m =`` :data:`LR_MARGIN` (each side within ~20 ulps). ``B(κ-1)``, ``S(κ)`` come from the
+        evaluation's table rows (only where the row holds both) with the budgets
+        :func:`_lines_from_row` charges, taken at their low (resp. high) ends, times ``1 -+ 8u``.
+        ``H' = fl(H -+ fl(Δg Q)(1 -+ 4u))(1 + 2u)``, floored at 0 (exactly ``h_{g'} >= 0``). Rows
+        replaced since the evaluation (a full table store) give ``inf``.
+        """
+        st = self._up
+        if st is None:
+            return math.inf
+        eps_l, own, lam_s, row_of, H, chords, store_id = st
+        if not (0.0 < abs(eps - eps_l) <= UPPER_NEAR_REACH * eps_l) or store_id != id(self.tables.store):
+            return math.inf
+        above = eps > eps_l
+        dg = math.exp(eps_l) * abs(math.expm1(eps - eps_l)) * (1.0 - 8.0 * _U if above else 1.0 + 8.0 * _U)
+        q = self._set_mass_near(own, lam_s, row_of[own], eps, above)
+        if above:
+            H2 = np.maximum((H - dg * q * (1.0 - 4.0 * _U)) * (1.0 + 2.0 * _U), 0.0)
+            top0 = chords.H_top0
+        else:
+            H2 = (H + dg * q * (1.0 + 4.0 * _U)) * (1.0 + 2.0 * _U)
+            top0 = (chords.H_top0 + dg * (1.0 + 4.0 * _U)) * (1.0 + 2.0 * _U)
+        return self._upper_of(H2, chords, top0)
+
+    def _set_mass_near(self, own: np.ndarray, lam: np.ndarray, row: np.ndarray, eps: float, above: bool) -> np.ndarray:
+        """:meth:`upper_near`'s bound on ``Q_λ(S_{g'})`` at each boundary: *above*, a lower bound (the
+        largest ``Q_λ({a >= κ})`` over ``κ`` in {closed-form cut of ``eps``, one above} with ``LR(κ) > g'``
+        certified, else 0); *below*, an upper bound (the least over ``κ`` in {that cut, one below}
+        with ``LR(κ - 1) <= g'`` certified, else 1)."""
+        c = self.t[own] - 1.0
+        g = math.exp(eps)
+        u, v = 0.5 + lam * self.d, 0.5 - lam * self.d
+        k0 = _closed_cut(c, lam, self.d, math.expm1(eps))
+        erel = self.rel + 3.0 * _ROW_WIDTH * _U
+        best = np.zeros(own.size) if above else np.ones(own.size)
+        sign = -1.0 if above else 1.0  # the budgets' direction
+        for cut in (k0 - 1.0, k0, k0 + 1.0):
+            a = cut if above else cut - 1.0  # the count whose likelihood ratio decides
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                r = a / (c - a + 1.0)
+                if above:
+                    certified = (a >= 1.0) & (a <= c) & (u * r + v > g * (v * r + u) * (1.0 + LR_MARGIN))
+                else:
+                    certified = (a >= 1.0) & (a <= c) & (u * r + v <= g * (v * r + u) * (1.0 - LR_MARGIN))
+            bb, ss, t_budget, hi, ok = _row_values(self.tables.store, row, cut)
+            srel = np.maximum(np.maximum(t_budget, self.rel), erel)
+            ok &= certified & (cut <= hi + 1.0)
+            q = (v * bb * (1.0 + sign * erel) + ss * (1.0 + sign * srel)) * (1.0 + sign * 8.0 * _U)
+            if above:
+                best = np.maximum(best, np.where(ok, np.maximum(q, 0.0), 0.0))
+            else:
+                best = np.minimum(best, np.where(ok, q, 1.0))
+        return best
+
+    def _upper_of(self, H: np.ndarray, ch: _Chords, H_top0: np.ndarray | None = None) -> float:
+        """The upper end from upper bounds ``H`` on the kernel at the boundaries' ``lam_s`` (class
+        docstring): per piece the chord through its ends' ``(lam_s, H)`` summed exactly in ``λ``
+        (``H_bot M + s D``, ``D = Σ P (λ - λ_bot)``), capped by the larger end value times the mass;
+        the first pieces ``2d`` (or, at ``{j = 0}``, the chord up to ``λ = 1``), the last ones ``H`` at
+        their top end (P3); the totals outside at ``2d``; every rounding charged. ``H_top0``: the
+        kernel bound at ``λ = 1`` of the pieces ``{j = 0}`` (default: the evaluation's)."""
+        u4, d = 4.0 * _U, self.d
+        H_top = np.where(ch.has_l, H[ch.li], 0.0)
+        H_top[ch.top0] = ch.H_top0 if H_top0 is None else H_top0
+        H_bot = np.where(ch.has_r, H[ch.ri], 0.0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            s = (H_top - H_bot) / (ch.lam_top - ch.lam_bot)
+        finite = np.isfinite(s) & ch.has_r & (ch.lam_top > ch.lam_bot)
+        s = np.where(finite, s, 0.0)
+        M_hi = ch.M_hi
+        chord = H_bot * M_hi + np.where(s >= 0.0, s * ch.D_hi, s * ch.D_lo)
+        chord = chord + 2.0 * u4 * (H_bot * M_hi + np.abs(s) * ch.D_hi)
+        up = np.minimum(np.where(finite & np.isfinite(chord), chord, np.inf), np.maximum(H_top, H_bot) * M_hi * (1.0 + u4))
+        up = np.where(~ch.has_r, H_top * M_hi * (1.0 + u4), up)
+        up = np.where(~ch.has_l & ~ch.top0, 2.0 * d * M_hi * (1.0 + u4), up)
+        tail_up = (self.mass_below + self.mass_above) * 2.0 * d * (1.0 + u4)
+        return (float(np.sum(up)) * (1.0 + u4 * (ch.npc + 2)) + tail_up) * (1.0 + u4)
+
     def bounds(self, eps: float, rtol: float) -> DeltaBounds:
         """Certified bracket at ``eps`` (``0 <= eps < eps0``); ``converged`` when its relative
         width is at most ``rtol``."""
@@ -2562,19 +2741,10 @@ class _TotalsWindow:
         """The line ``A + λ B`` of the set ``{a >= cut}`` (property P4: below ``h`` for every
         ``λ``) from table rows, with the error bounds of :func:`_lines_from_row`; ``ok`` marks the
         requests whose row holds the cut (the others: ``A = B = 0``, the trivial line)."""
-        data = self.tables.store.data
-        if self.tables.store.size == 0:  # no rows at all (every kernel went direct or is 0)
-            row = np.full(row.shape, -1, dtype=np.int64)
-            data = {f: np.zeros((1,) + a.shape[1:]) for f, a in data.items()}
-        rr = np.maximum(row, 0)
-        col = cut - data["lo"][rr]
-        ok = (row >= 0) & (cut >= 1.0) & (col >= 1.0) & (col <= self.tables.row_width - 1.0)
-        flat = rr * data["B"].shape[1] + np.where(ok, col, 1.0).astype(np.int64)  # row-major positions
-        bb = np.where(ok, data["B"].reshape(-1).take(flat - 1), 0.0)  # B(cut - 1)
-        ss = np.where(ok, data["S"].reshape(-1).take(flat), 0.0)  # S(cut)
+        bb, ss, t_budget, _, ok = _row_values(self.tables.store, row, cut)
         g, gm1 = math.exp(eps), math.expm1(eps)
         erel = self.rel + 3.0 * _ROW_WIDTH * _U
-        srel = np.maximum(np.maximum(data["tail_budget"][rr], self.rel), erel)
+        srel = np.maximum(np.maximum(t_budget, self.rel), erel)
         e_a = (erel + 16.0 * _U) * gm1 * 0.5 * bb + (srel + 16.0 * _U) * gm1 * ss + 2.0 * erel * gm1 * bb
         B_l = self.d * (1.0 + g) * bb
         return -gm1 * (0.5 * bb + ss), e_a, B_l, (erel + 16.0 * _U) * B_l, ok
@@ -2656,19 +2826,11 @@ class _TotalsWindow:
             k1 = list(_kernel_lines(tp[top0] - 1.0, np.ones(int(top0.sum())), d, eps, self.rel))
             H_top[top0] = k1[0] + k1[1]
         lam_bot = np.where(has_r, lam_s[ri], 0.0)
-        H_bot = np.where(has_r, H[ri], 0.0)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            s = (H_top - H_bot) / (lam_top - lam_bot)
-        finite = np.isfinite(s) & has_r & (lam_top > lam_bot)
-        s = np.where(finite, s, 0.0)
         D = Mc - lam_bot * M  # sum over the piece of P (lam - lam_bot) >= 0
         eD = eMc + lam_bot * eM + u4 * (Mc + lam_bot * M)
         D_hi, D_lo = np.maximum(D, 0.0) + eD, np.maximum(D - eD, 0.0)
-        chord = H_bot * M_hi + np.where(s >= 0.0, s * D_hi, s * D_lo)
-        chord = chord + 2.0 * u4 * (H_bot * M_hi + np.abs(s) * D_hi)
-        up = np.minimum(np.where(finite & np.isfinite(chord), chord, np.inf), np.maximum(H_top, H_bot) * M_hi * (1.0 + u4))
-        up = np.where(~has_r, H_top * M_hi * (1.0 + u4), up)
-        up = np.where(~has_l & ~top0, 2.0 * d * M_hi * (1.0 + u4), up)
+        chords = _Chords(li, ri, has_l, has_r, top0, H_top[top0], lam_top, lam_bot, M_hi, D_hi, D_lo, npc)
+        self._up = (eps, own, lam_s, row_of, H, chords, id(self.tables.store))
 
         # lower: the lines of the cuts the piece's ends name (left kink: its right cut; right kink:
         # its left cut), else the best line at the end's lam_s; the better of the two, and 0
@@ -2690,9 +2852,7 @@ class _TotalsWindow:
         use_left = lows[0] >= lows[1]
         low = np.maximum(np.maximum(lows[0], lows[1]), 0.0)
         self._low = (eps, M_hi, M_lo, Mc_lo, list(zip(lines, owns)), npc)
-        # tails of T
-        tail_up = (self.mass_below + self.mass_above) * 2.0 * d * (1.0 + u4)
-        upper = (float(np.sum(up)) * (1.0 + u4 * (npc + 2)) + tail_up) * (1.0 + u4)
+        upper = self._upper_of(H, chords)
         lower = max(float(np.sum(low)) * (1.0 - u4 * (npc + 2)), 0.0)
         if upper < lower:
             raise CertificationError(f"inconsistent blanket window bracket [{lower!r}, {upper!r}] at eps = {eps!r}")
@@ -3043,6 +3203,8 @@ class _BlanketBackend:
         self.lines_fail_from = math.inf
         #: the parts whose sum gave the last bracket (:meth:`lower_at` re-sums them)
         self.answered: tuple[_TotalsWindow | _LineWindow | _Engine, ...] = ()
+        #: the eps of the last bracket and its parts' upper ends (:meth:`upper_near`)
+        self.answered_upper: tuple[float, tuple[float, ...]] = (math.nan, ())
 
     def lower_at(self, eps: float) -> float:
         """Certified lower bound on ``δ(ε)`` (``0 <= eps < eps0``) from the parts that gave the last
@@ -3054,6 +3216,21 @@ class _BlanketBackend:
         if len(parts) > 1:
             return max(sum(parts) * (1.0 - 2.0 * _U), 0.0)
         return parts[0] if parts else 0.0
+
+    def upper_near(self, eps: float) -> float:
+        """Certified upper bound on ``δ(ε)`` near the ``ε_l`` of the last bracket when a window of
+        single totals gave it (``inf`` otherwise): the window's :meth:`_TotalsWindow.upper_near`,
+        plus on the split route (``eps > ε_l`` only) the tail engine's upper end at ``ε_l`` (its part
+        of the sum is non-increasing in ``ε``: every kernel is), the addition charged ``2u``."""
+        eps_l, ups = self.answered_upper
+        parts = self.answered
+        if not (parts and isinstance(parts[0], _TotalsWindow) and len(ups) == len(parts)):
+            return math.inf
+        if len(parts) == 1:
+            return parts[0].upper_near(eps)
+        if not eps > eps_l:
+            return math.inf
+        return (parts[0].upper_near(eps) + ups[1]) * (1.0 + 2.0 * _U)
 
     @property
     def core(self) -> _TotalsWindow:
@@ -3306,10 +3483,13 @@ class KrrBlanket:
             return self._pair.bounds(eps, rtol)
         be = self._backend
         assert be is not None
+        near = self._after_last(eps, rtol)
+        if near is not None:
+            return near
         if be.route == "window":
             got = be.window.bounds(eps, rtol)
             if got.converged:  # else (e.g. the totals outside the window matter): the block engine
-                be.answered = (be.window,)
+                be.answered, be.answered_upper = (be.window,), (eps, (got.upper,))
                 return got
         route = be.route
         if route == "lines":  # (cost decisions only) one chord per total, else two, else the fallback
@@ -3332,8 +3512,10 @@ class KrrBlanket:
                     be.lines_fail_from = min(be.lines_fail_from, eps)
             tails = be.tails_of(core)
             parts: tuple[_TotalsWindow | _LineWindow | _Engine, ...] = (core,)
+            ups: tuple[float, ...] = (got.upper,)
             if tails is not None and got.converged:  # (else the block engine alone, below)
                 out = tails.bounds(eps, rtol, base=(got.lower, got.upper))
+                ups = (got.upper, out.upper)
                 lower = max((got.lower + out.lower) * (1.0 - 2.0 * _U), 0.0)
                 upper = (got.upper + out.upper) * (1.0 + 2.0 * _U)
                 got = DeltaBounds(eps, lower, upper, got.blocks + out.blocks,
@@ -3341,9 +3523,34 @@ class KrrBlanket:
                 parts = (core, tails)
             if got.converged:  # else (e.g. the window's own bracket is too wide): the block engine
                 be.answered = parts
+                be.answered_upper = (eps, ups)
                 return got
         be.answered = (be.engine,)
         return be.engine.bounds(eps, rtol)
+
+    def _after_last(self, eps: float, rtol: float) -> DeltaBounds | None:
+        """The bracket ``[lower_at(eps), upper_near(eps)]`` from the state of the last bracket
+        (module docstring §3, *lower_at*; :meth:`_TotalsWindow.upper_near`) when a window of single
+        totals gave it, ``eps`` lies near its ``ε`` (split route: just above it) and the bracket meets
+        ``rtol``; else None (a cost decision: both ends are certified either way). A search's next
+        step near its last evaluation is answered without computing."""
+        be = self._backend
+        assert be is not None
+        parts = be.answered
+        if self.n < NEAR_MIN_N or not (parts and isinstance(parts[0], _TotalsWindow)):
+            return None
+        e_l, slope = parts[0]._slope
+        if not (math.isfinite(slope) and abs(eps - e_l) * abs(slope) <= NEAR_GAIN * rtol):
+            return None  # (the chords' loss, ~8 % of the change of delta, would exceed rtol: cost only)
+        upper = be.upper_near(eps)
+        if not math.isfinite(upper):
+            return None
+        lower = be.lower_at(eps)
+        if lower > upper:
+            raise CertificationError(f"inconsistent blanket bracket [{lower!r}, {upper!r}] at eps = {eps!r} (please report)")
+        if upper - lower <= rtol * lower:
+            return DeltaBounds(eps, lower, upper, 0, True)
+        return None
 
     @property
     def lower_at(self) -> Callable[[float], float] | None:
