@@ -238,9 +238,10 @@ the last cell's probability bounds them). Each cell kept ``j = floor(kappa_b(g_1
 = P[A >= j] <= S_up`` (the runs' ``S(j) -+ err`` of §4b; ``[0, 1]`` for cells evaluated one by one; ``j =
 m + 1``, ``S = 0`` exactly where ``kappa >= m``). ``P[A > x] = S(floor(x) + 1)`` is non-increasing in
 ``x``, so ``P[A > x] <= S_up`` where ``x >= j - 1`` and ``>= S_lo`` where ``x < j``; one integer further the
-neighbouring cell of the same ``m`` serves (``kappa_{b-1} <= kappa_b - 1`` since ``g >= 1``: the cell ``b - 1``
-has ``j' <= j - 1`` and ``S(j') >= S(j - 1)``; the cell ``b + 1`` has ``j' >= j + 1`` and ``S(j') <= S(j + 1)``;
-checked per cell), else ``1`` / ``0``. Every sum is of non-negative terms with the masses' ``rel_w`` and the
+cell's own run gives ``S(j - 1)``, ``S(j + 1)`` (the grid's neighbouring columns with their errors, where the
+run has them) and so does the neighbouring cell of the same ``m`` (``kappa_{b-1} <= kappa_b - 1`` since ``g >=
+1``: the cell ``b - 1`` has ``j' <= j - 1`` and ``S(j') >= S(j - 1)``; the cell ``b + 1`` has ``j' >= j + 1`` and
+``S(j') <= S(j + 1)``; checked per cell), the better of the two, else ``1`` / ``0``. Every sum is of non-negative terms with the masses' ``rel_w`` and the
 sums' ``fp.sum_error`` as in §7; the differences ``g - g_1`` by :func:`.fp.exp_gap_down` and its mirror
 ``e^a expm1(b - a) (1 + 8u)``; a subtraction ``x - y`` rounded by ``(1 -+ 2u)`` of its result (then
 clamped at 0, ``G >= 0``).
@@ -661,12 +662,22 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
         near = kappa[beyond] - d[beyond] < mm[beyond]
         ferr[beyond] = np.where(near, d[beyond], 0.0)
     if tails is not None:
+        # (and S(j + 1) from below, S(j - 1) from above: the grid's columns t - 1 and t + 1 where the
+        # row has them, else 0 / 1)
         s_lo, s_up = np.zeros(kappa.size), np.ones(kappa.size)
+        s_next, s_prev = np.zeros(kappa.size), np.ones(kappa.size)
         if rows.size and cells.size:
             s_lo[cells] = np.maximum(sv - se, 0.0)
             s_up[cells] = np.minimum(sv + se, 1.0)
+            has_next = t >= 1
+            tn = np.maximum(t - 1, 0)
+            s_next[cells] = np.where(has_next, np.maximum(s_grid[rr, tn] - s_err[rr, tn], 0.0), 0.0)
+            has_prev = t + 1 <= r_len[rr] - 1
+            tp = np.minimum(t + 1, width - 1)
+            s_prev[cells] = np.where(has_prev, np.minimum(s_grid[rr, tp] + s_err[rr, tp], 1.0), 1.0)
         s_up[beyond] = 0.0
-        tails += [np.where(beyond, mm + 1.0, j), s_lo, s_up]
+        s_next[beyond] = 0.0
+        tails += [np.where(beyond, mm + 1.0, j), s_lo, s_up, s_next, s_prev]
     return fval, ferr, slo
 
 
@@ -779,7 +790,8 @@ class _Kit:
     their error ``w_err``) and the masses of ``m`` outside the window with ``hi``; per evaluated ``m``
     (sorted ``ms``) ``G_up``, ``G_lo``, the cells' first index ``seg``, the relative bound ``rel`` of
     their ``P[B = b]`` and sums, ``P[B]`` below and above the window (rounded up); per cell ``mm``,
-    ``b``, ``w = P[B = b]`` and ``j`` with ``S_lo <= P[A >= j] <= S_up``."""
+    ``b``, ``w = P[B = b]`` and ``j`` with ``S_lo <= P[A >= j] <= S_up``, ``s_next <= S(j + 1)`` and
+    ``S(j - 1) <= s_prev``."""
 
     eps: float
     sp: _Split
@@ -809,6 +821,8 @@ class _Kit:
     j: np.ndarray
     s_lo: np.ndarray
     s_up: np.ndarray
+    s_next: np.ndarray
+    s_prev: np.ndarray
     #: :meth:`slopes` at the kit's own ``g`` (the same for every nearby eps), once computed
     own: dict[bool, np.ndarray] = field(default_factory=dict)
 
@@ -825,20 +839,21 @@ class _Kit:
         kappa = ec.g * self.b + self.mm * ec.rho
         d = self.mm * ec.sig + 8 * _U * (ec.g * self.b + self.mm * ec.rho) * (1.0 + 1e-9)
         pad = 4 * _U * (kappa + d + 1.0)  # the roundings of kappa -+ d
-        # the neighbouring cells of the same m (b -+ 1): their j are at most j - 1 / at least j + 1
-        # (g >= 1), so their S bound S(j - 1) from above / S(j + 1) from below (S non-increasing)
+        # S(j + 1) from below / S(j - 1) from above: the cell's own grid neighbours (s_next, s_prev) and
+        # the neighbouring cells of the same m (b -+ 1), whose j are at least j + 1 / at most j - 1 (g >= 1;
+        # S is non-increasing), the better of the two
         first = np.zeros(self.b.size, dtype=bool)
         first[self.seg] = True
         if lower:
             nxt_j = np.where(np.append(first[1:], True), -np.inf, np.append(self.j[1:], -np.inf))
-            nxt_lo = np.where(nxt_j >= self.j + 1.0, np.append(self.s_lo[1:], 0.0), 0.0)
+            nxt_lo = np.maximum(np.where(nxt_j >= self.j + 1.0, np.append(self.s_lo[1:], 0.0), 0.0), self.s_next)
             x = kappa + d + pad
             p = np.where(x < self.j, self.s_lo, np.where(x < self.j + 1.0, nxt_lo, 0.0))  # <= P[A > kappa + d]
             t_sum = np.add.reduceat(self.wb * ((self.mm + ec.e1_lo * self.b) * p), self.seg)
             t_lo = (1.0 - rel_err - 16 * _U) * (1.0 - 8 * _U)
             return np.maximum(t_sum * (1.0 - self.rel - 8 * _U) * t_lo / self.ms * (1.0 - 2 * _U), 0.0)
         prv_j = np.where(first, np.inf, np.append(np.inf, self.j[:-1]))
-        prv_up = np.where(prv_j <= self.j - 1.0, np.append(1.0, self.s_up[:-1]), 1.0)
+        prv_up = np.minimum(np.where(prv_j <= self.j - 1.0, np.append(1.0, self.s_up[:-1]), 1.0), self.s_prev)
         x = kappa - d - pad
         p = np.where(x >= self.j - 1.0, self.s_up, np.where(x >= self.j - 2.0, prv_up, 1.0))  # >= P[A > kappa - d]
         t_sum = np.add.reduceat(self.wb * ((self.mm + ec.e1_up * self.b) * p), self.seg)
@@ -1120,7 +1135,8 @@ class SeparableBlanket:
                   right: np.ndarray, single: np.ndarray, w: np.ndarray, w_err: np.ndarray, p_below: float,
                   p_above: float, hi: int) -> _Kit:
         """The :class:`_Kit` of a finished computation from its batches of cells (``parts``)."""
-        ms, reps, b, wb, rel, p_below_b, p_above_b, j, s_lo, s_up = (np.concatenate(x) for x in zip(*parts))
+        ms, reps, b, wb, rel, p_below_b, p_above_b, j, s_lo, s_up, s_next, s_prev = (
+            np.concatenate(x) for x in zip(*parts))
         order = np.argsort(ms, kind="stable")
         starts = np.cumsum(reps) - reps
         ranges = _ranges(starts[order], reps[order])  # cells regrouped by increasing m
@@ -1131,7 +1147,7 @@ class SeparableBlanket:
         mm = np.repeat(ms, reps[order])
         return _Kit(eps, sp, ec, route_b, gam, grow, shrink, left, right, single, w, w_err, p_below, p_above, hi,
                     ms, g_up, g_lo, seg, rel[order], p_below_b[order], p_above_b[order], mm, b[ranges], wb[ranges], j[ranges],
-                    s_lo[ranges], s_up[ranges])
+                    s_lo[ranges], s_up[ranges], s_next[ranges], s_prev[ranges])
 
     def _extrapolate(self, kit: _Kit, eps: float) -> DeltaBounds:
         """The certified bracket of §8 at ``eps`` (near ``kit.eps``) from the kit alone."""
