@@ -155,15 +155,18 @@ frequencies: SUE / OUE / OLH k = 100, n = 1500, eps0 = 3: 9.6-12.2 -> 7.8-8.9 ms
 2000 / 3000: 12-14 / 11-13 / 11-11.5 -> 6.8-7.2 / 7.8-8.8 / 8.1-10.4 ms). :data:`MAX_CELLS` caps the work
 of one call (the bracket reached is returned, certified, with ``converged = False``).
 
-Since §8 (api.epsilon, delta = 1e-6, rtol 1e-6, CPU, least of interleaved runs, k = 100, ratio to one
-clones query at the same n): a search makes one computation where it made two to four -- the search's
-slope from the computation (:meth:`SeparableBlanket.measured_log_slope`), its later evaluations a few
-rtol apart from the kit (§8), and its coarse first look at :data:`LOOK_RTOL` so that the same eps at the
-final width is a cache hit. n = 30: 2.8-5x at eps0 0.5 .. 2 (was 5-17x; the clones query takes 0.1 ms at
-eps0 >= 3: 25-31x); n = 100: 4.1-6.1x at eps0 0.5 .. 3 (was 7.6-12.6x); n = 300: 5-6.6x (was 6.4-13.7x);
-n = 1e3, eps0 2 .. 4: 7.2-9x (was 9.2-11.6x). What is left is one cold computation (n = 1e3, eps0 = 3:
-~6 ms, of which the pmf runs of ``A`` and ``B`` ~2 ms and 135 single ``m``: ``G`` changes by 4.5 % per
-draw there, so blocks of ``m`` do not pay at rtol 1e-6).
+Since §8 (api.epsilon, delta = 1e-6, rtol 1e-6, CPU, least of 2x2 interleaved runs against 8166f35, k =
+100, ratio to one clones query at the same n; ``benchmarks/bench_blanket_separable.py --api``): a search
+makes one or two computations where it made two to four -- the search's slope from the computation
+(:meth:`SeparableBlanket.measured_log_slope`), its later evaluations a few rtol apart from the kit (§8), its
+coarse first look at :data:`LOOK_RTOL` so that the same eps at the final width is a cache hit -- and a
+cold computation is one batch of cells (:data:`SINGLES_SD`) over trimmed windows (:data:`TRIM_MIN`).
+n = 30: 2.3-4.9x at eps0 0.5 .. 2 (was 6.4-17x; at eps0 >= 3 the clones query takes 0.1 ms: 23-36x, was
+37-70x); n = 100: 3.6-5.7x at eps0 0.5 .. 3 (was 8.5-12.4x), eps0 = 4 25-36x (was 75-174x); n = 300:
+3.7-6.2x (was 6.4-13.7x); n = 1e3, eps0 2 .. 4: 5.9-8.5x (was 9.3-12.5x; SUE eps0 = 3 10.4 -> 6.5 ms). What
+is left is one cold computation (n = 1e3, eps0 = 3: ~4 ms, of which the pmf runs of ``A`` and ``B`` ~1.5
+ms, and 135 single ``m``: ``G`` changes by 4.5 % per draw there, so blocks of ``m`` do not pay at rtol 1e-6)
+and, at n <= 100, the fixed cost of one computation and of the search's start estimate (~1 ms each).
 
 7. A certified lower bound at a nearby smaller ``eps`` without an evaluation (*derived*)
 ---------------------------------------------------------------------------------------
