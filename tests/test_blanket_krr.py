@@ -884,6 +884,20 @@ def test_routes_by_size() -> None:
     assert _BlanketBackend(10**9, 3, 1.0).route == "engine"
 
 
+def test_wide_central_window_keeps_the_route_decision() -> None:
+    """Where the sd of ``T`` is at least HYBRID_WIDE_SD the split route's central window holds up to
+    HYBRID_WIDE_TOTALS totals on each side (1500 below), while the split/engine decision keeps the
+    1500-total rule (n = 5e7 and 1e8 at k = 3 stay with the block engine)."""
+    be = _BlanketBackend(10**7, 10, 2.0)
+    lo, hi = be.core.t_range
+    assert be.route == "split" and abs((hi - lo + 1) - 2 * (2500 + 40)) <= 2
+    lo, hi = _BlanketBackend(10**6, 3, 1.0).core.t_range
+    assert abs((hi - lo + 1) - 2 * (1500 + 40)) <= 2
+    assert _BlanketBackend(5 * 10**7, 3, 0.5).route == "engine"
+    assert _BlanketBackend(10**8, 3, 1.0).route == "engine"
+    assert _BlanketBackend(10**8, 10, 1.0).fallback == "engine"
+
+
 def test_split_route_at_a_tiny_delta_goes_to_the_engine_without_refining_the_tails() -> None:
     """Where the central window cannot close (delta = 1e-25: the far totals matter) the block engine
     alone answers, and the tail engine is not refined towards a goal it cannot reach (it was:

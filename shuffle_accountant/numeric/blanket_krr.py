@@ -158,7 +158,8 @@ without it when the bracket gets too wide for the rtol asked).
 *Split route* (*derived*; tested against an independent sum with the split where a single total
 carries ~1 % of the mass). The sum over ``t >= 1`` is a sum of non-negative terms over disjoint
 sets of totals: a central window ``t_lo .. t_hi`` (``mean ± (4 sd + 40)``, at most
-:data:`HYBRID_HALF_TOTALS` on each side) summed as above with nothing charged for the totals
+:data:`HYBRID_HALF_TOTALS` on each side, :data:`HYBRID_WIDE_TOTALS` where the sd of ``T`` is at least
+:data:`HYBRID_WIDE_SD`) summed as above with nothing charged for the totals
 outside it, and the block engine whose blocks partition the other totals ``1 .. t_lo - 1`` and
 ``t_hi + 1 .. n`` (its initial edges include ``t_lo`` and ``t_hi + 1`` and the blocks inside are
 dropped; refinement only splits blocks, so no block ever reaches into the window). Each part's
@@ -1964,6 +1965,13 @@ WINDOW_MAX = 9000
 #: (:class:`_BlanketBackend`): ``HYBRID_SD`` sd of ``T``, at most ``HYBRID_HALF_TOTALS`` totals.
 HYBRID_SD = 4.0
 HYBRID_HALF_TOTALS = 1500.0
+#: ... or, where that sd is at least HYBRID_WIDE_SD totals (n >~ 4e6 at k = 3), at most
+#: HYBRID_WIDE_TOTALS: the tail engine's blocks next to a narrower window are 2-4 totals wide and
+#: cost more per total than the window's single totals (CPU min of 3 interleaved runs, delta 1e-6:
+#: n = 1e7 k = 10 eps0 0.5/2 0.73/0.71x, k = 3 eps0 0.5/1 0.87-0.92x; 3e7 k = 10 eps0 = 2 0.85x).
+#: The route's split/engine decision keeps the 1500-total rule (its measured boundary). Cost only.
+HYBRID_WIDE_SD = 1000.0
+HYBRID_WIDE_TOTALS = 2500.0
 #: (measured, CPU: 0.5 sd; at 0.75 the engine alone answered n = 2e7 .. 5e7 in 1.7-2.9x the time,
 #: at 0.2 the split answered n = 1e8, k = 3 in 2x the engine's)
 HYBRID_MIN_SD = 0.5
@@ -3262,10 +3270,12 @@ class _BlanketBackend:
         return self._tails
 
     @staticmethod
-    def _core_sd(c: KrrConstants) -> float:
-        """Half-width of the central window in sd of ``T``."""
+    def _core_sd(c: KrrConstants, wide: bool = True) -> float:
+        """Half-width of the central window in sd of ``T`` (``wide=False``: the rule the route decision
+        uses, at most :data:`HYBRID_HALF_TOTALS` totals whatever the sd)."""
         sd = _t_sd(c)
-        return HYBRID_SD if sd <= 0.0 else min(HYBRID_SD, HYBRID_HALF_TOTALS / sd)
+        half = HYBRID_WIDE_TOTALS if wide and sd >= HYBRID_WIDE_SD else HYBRID_HALF_TOTALS
+        return HYBRID_SD if sd <= 0.0 else min(HYBRID_SD, half / sd)
 
     @property
     def tails(self) -> _Engine | None:
@@ -3302,7 +3312,7 @@ class _BlanketBackend:
             if self.n >= 3 and hi - lo + 1 <= min(WINDOW_ALONE_MAX, WINDOW_MAX):
                 self._route = "window"
             else:
-                lo, hi = _window_range(c, self._core_sd(c))
+                lo, hi = _window_range(c, self._core_sd(c, wide=False))
                 split = self.n >= 3 and hi - lo + 1 <= WINDOW_MAX and (hi - lo - 80) >= 2.0 * HYBRID_MIN_SD * _t_sd(c)
                 self._fallback = "split" if split else "engine"
                 lines = self.n >= LINES_MIN_N and (self.n - 1) * 2.0 * c.q <= LINES_MAX_T
