@@ -1392,3 +1392,19 @@ def test_item_10_first_from_direct_separable_min_n(n: int, first: bool) -> None:
         assert pb._sep_eps == set()
         sep = bm.PairBlanket(st_, n, method="separable").bounds(0.15, 1e-5)
         assert b.lower <= sep.upper and sep.lower <= b.upper, (b, sep)
+
+
+def test_user_law_refuses_a_grid_beyond_max_fft_before_allocating(monkeypatch):
+    """A lattice step so fine that the per-user law alone would span more than MAX_FFT points is refused
+    with _TooLarge (the callers coarsen the grid) before its ~15 arrays of that length are allocated (a
+    review found a direct call planned below the floating-point floor at n = 1.6e11 allocating 24 GB).
+    MAX_FFT is lowered here so that the refused grid is small."""
+    from shuffle_accountant import randomizers
+
+    monkeypatch.setattr(bm, "MAX_FFT", 2**12)
+    cf = bm.coefficients(randomizers.SUE(10, 1.0).pair_structure(), 0.5)
+    h = float(np.max(np.abs(cf.up))) / (4.0 * bm.MAX_FFT)
+    with pytest.raises(bm._TooLarge) as big:
+        bm._user_law(cf, 10**6, h, True)
+    assert big.value.size > bm.MAX_FFT
+    assert bm._user_law(cf, 10**6, h * 16.0, True)[2] <= bm.MAX_FFT  # an ordinary grid is accepted

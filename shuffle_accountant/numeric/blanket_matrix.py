@@ -233,7 +233,10 @@ carries a floating-point error bound; nothing is truncated.
    Every frequency ``f`` with ``|V(f)| <= e^{(1 - T)/(n-1)}`` (``T =`` :data:`DIRECT_DEAD_LOG`) is dead:
    ``|V(f)^{n-1}| <= e^{1 - T}``; it is taken as 0 with that error (as :func:`_power` does with its own
    ``DEAD_LOG``), so item 9 applies unchanged to the spectrum that is 0 there (``e_p`` counts ``N`` dead
-   frequencies at ``e^{1 - T}`` each, at most that much per entry). :func:`_live_frequencies` certifies the dead ones (proof in its
+   frequencies at ``e^{1 - T}`` each, at most that much per entry). The dead set is certified for every law within
+   ``eps_v`` of the float ``v`` in 1-norm (``_live_frequencies``' ``slack``), and ``eps_v`` includes the dropped tiny
+   entries (``eps_tiny``), so it holds for the exact tilted law that ``e_p`` must bound, not only for the float law
+   without them. :func:`_live_frequencies` certifies the dead ones (proof in its
    docstring: a quartic bound on ``|V|^2`` from ``cos x <= 1 - x^2/2 + x^4/24`` near 0, a bound from the
    adjacent pairs of points the mean-preserving rounding creates far from 0, a Lipschitz grid in between
    whose failing cells are live -- unary encoding and local hashing have genuine near returns of ``|V|``
@@ -1469,6 +1472,10 @@ def _user_law(cf: _Coefficients, n: int, h: float, need_lower: bool) -> _UserLaw
     kmin = int(min(0, k.min()))
     kmax = int(max(0, (k + 1).max()))
     span = kmax - kmin + 1
+    if span > MAX_FFT:
+        # (about 15 arrays of this length follow: a grid this fine is refused before they are allocated, and
+        # the callers coarsen it as for a transform beyond MAX_FFT; no query of the package plans one)
+        raise _TooLarge(span)
     ks = np.arange(kmin, kmax + 1, dtype=float)
     pi = np.zeros(span)
     q_val = np.zeros(span)
