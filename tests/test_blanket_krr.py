@@ -674,7 +674,7 @@ def test_window_walked_boundary_masses_within_their_error_bounds() -> None:
         y = y0 + dy
         order = np.lexsort((y, t))
         tk, yk = t[order], y[order]
-        keys = (tk.astype(np.int64) << 31) | yk.astype(np.int64)
+        keys = w._key(tk, yk)
         near = w._walk(keys)
         walked += 0 if near is None else int(near[0].sum())
         got = w._boundary_masses(tk, yk)
@@ -810,7 +810,7 @@ def test_window_grid_boundary_masses_within_their_error_bounds(monkeypatch: pyte
     y = np.concatenate((np.full(40, 10 * g), np.full(14, 4 * g), np.full(40, 2 * g), [0.0, g]))
     got = w._boundary_masses(t, y)
     _check_boundary_masses(w, t, y, got)
-    row, found = w.masses.find(np.unique((t.astype(np.int64) << 31) | y.astype(np.int64)))
+    row, found = w.masses.find(np.unique(w._key(t, y)))
     assert found.all()
 
 
@@ -842,7 +842,7 @@ def test_snap_kinks_keeps_every_total_strictly_increasing() -> None:
     w = _TotalsWindow(2000, 3, 1.0)
     assert w.applies and w.t.size >= 3
     ta, tb, tc = (int(x) for x in w.t[:3])
-    cached = np.array([(ta << 31) | 102, (tb << 31) | 203, (tc << 31) | 95], dtype=np.int64)
+    cached = w._key(np.array([ta, tb, tc]), np.array([102, 203, 95]))
     fields = w._MASS_FIELDS + w._ANCHOR_FIELDS
     w.masses.add(np.sort(cached), {f: np.full(cached.size, 0.5) for f in fields})
     w.snap[:] = 50.0
@@ -1335,3 +1335,29 @@ def test_upper_near_answers_the_next_search_step() -> None:
     prof = KrrBlanket(10**5, 3, 1.0, shared=False)
     prof.bounds(0.0109, 1e-4)
     assert prof.bounds(0.0109 * (1.0 - 5e-7), 5e-6).blocks > 0
+
+
+def test_window_masses_at_third_value_counts_beyond_two_to_the_31() -> None:
+    """The window's boundary-mass cache keyed a boundary as ``(t << 31) | y``: for ``y >= 2^31`` (third-value
+    counts from n ~ 2e9) ``y``'s top bit spilled into the total and the masses of ``y - 2^31`` came back (found
+    by review: api.epsilon raised CertificationError at n = 4.19e9, k = 933). The masses at such a ``y`` match
+    Boost's cdf directly, and the query answers."""
+    from shuffle_accountant.numeric import binomial as bn
+    from shuffle_accountant.randomizers import KRR
+
+    n, k, eps0 = 4194811052, 933, 0.245
+    w = _TotalsWindow(n, k, eps0, 0.5, tails_elsewhere=True)
+    t = float(w.t[len(w.t) // 2])
+    m = w.N - t
+    y = float(math.floor(m * w.rho))
+    assert y > 2.0**31
+    got = w._boundary_masses(np.array([t]), np.array([y]))
+    want = float(bn.cdf(np.array([y]), np.array([m + 1.0]), w.rho)[0])  # F_{m+1}(y), about 1/2
+    assert 0.3 < want < 0.7
+    assert abs(float(got["Fc"][0]) - want) <= float(got["eFc"][0]) + 1e-12 * want
+    # the second look hits the cache (decoded keys) and returns the same numbers
+    again = w._boundary_masses(np.array([t]), np.array([y]))
+    assert float(again["Fc"][0]) == float(got["Fc"][0])
+    b = api.epsilon(eps0, n, 5.2e-6, method="blanket", rtol=1e-6, randomizer=KRR(k, eps0))
+    lo, hi = b.details["bracket"]
+    assert 0.0 <= lo <= hi and b.kind == "upper"

@@ -2146,6 +2146,11 @@ def _row_values(store: _Rows, row: np.ndarray, cut: np.ndarray) -> tuple[np.ndar
     return bb, ss, data["tail_budget"][rr], data["hi"][rr], ok
 
 
+#: bits of ``y`` in a boundary's cache key (:meth:`_TotalsWindow._key`)
+_KEY_BITS = 40
+assert 10**12 < 1 << _KEY_BITS and WINDOW_MAX + 2 < 1 << (63 - _KEY_BITS)
+
+
 class _TotalsWindow:
     """Certified blanket divergence of k-RR (``k >= 3``) with every total ``t`` of a window
     summed on its own and the sum over the third-value count ``j`` done exactly in the mixing
@@ -2265,6 +2270,18 @@ class _TotalsWindow:
     #: stored with them: ``P_m(y)`` and its absolute error bound (the anchor of :meth:`_walk`)
     _ANCHOR_FIELDS = ("p", "ep")
 
+    def _key(self, t: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The cache key of boundaries ``(t, y)``: ``((t - t_lo) << _KEY_BITS) | y``, ordered by total, then by
+        ``y``. ``y <= n <= 1e12 < 2^40`` and ``t - t_lo < WINDOW_MAX + 2 < 2^23``, so the key fits an int64 (it
+        was ``(t << 31) | y``, which for ``y >= 2^31`` -- third-value counts from ``n ~ 2e9`` -- spilled into
+        the total and decoded the masses of ``y - 2^31``: a CertificationError at n = 4.19e9, k = 933)."""
+        t_lo = self.t_range[0]
+        return ((np.asarray(t).astype(np.int64) - t_lo) << _KEY_BITS) | np.asarray(y).astype(np.int64)
+
+    def _unkey(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(t, y)`` of cache keys (:meth:`_key`), as int64."""
+        return (keys >> _KEY_BITS) + self.t_range[0], keys & ((1 << _KEY_BITS) - 1)
+
     def _boundary_masses(self, t: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
         """At boundaries ``(t, y)``: ``Fc = F_{m+1}(y)`` (counted branch, ``J <= y``), ``Fs =
         F_m(y-1)`` (silent branch, ``J = 1 + J' <= y``), ``m = N - t``, their complements ``G``
@@ -2272,7 +2289,7 @@ class _TotalsWindow:
         roundings; its complement ``1 - x`` one rounding more). Cached by ``(t, y)``: the same
         numbers a fresh computation gives. A boundary within :data:`WALK_MAX` of a cached one of
         the same total (a kink that moved with ``ε``) is walked from it (:meth:`_walk`)."""
-        key = (t.astype(np.int64) << 31) | y.astype(np.int64)
+        key = self._key(t, y)
         if key.size < 2 or bool(np.all(key[1:] > key[:-1])):  # boundaries come sorted and distinct
             uk, inv = key, np.arange(key.size)
         else:
@@ -2286,8 +2303,7 @@ class _TotalsWindow:
                 row[miss[near]] = self.masses.add(uk[miss[near]], new_w)
                 miss = miss[~near]
         if not found.all() and miss.size:
-            tt = (uk[miss] >> 31).astype(float)
-            yy = (uk[miss] & ((1 << 31) - 1)).astype(float)
+            tt, yy = (x.astype(float) for x in self._unkey(uk[miss]))
             m = np.maximum(self.N - tt, 0.0)  # t = N + 1 (m = -1): J = 0, no silent branch (fixed below)
             rho = self.rho
             below = yy < m * rho
@@ -2340,15 +2356,15 @@ class _TotalsWindow:
         if store.keys.size == 0 or keys.size == 0:
             return None
         pos = np.searchsorted(store.keys, keys)
-        yk, tk = keys & ((1 << 31) - 1), keys >> 31
+        tk, yk = self._unkey(keys)
         best_d = np.full(keys.size, WALK_MAX + 1, dtype=np.int64)
         best_r = np.zeros(keys.size, dtype=np.int64)
         best_y = np.zeros(keys.size, dtype=np.int64)
         for cand in (pos - 1, pos):  # the cached neighbours below and above in key order
             ok = (cand >= 0) & (cand < store.keys.size)
             ck = store.keys[np.clip(cand, 0, store.keys.size - 1)]
-            ok &= (ck >> 31) == tk
-            cy = ck & ((1 << 31) - 1)
+            ct, cy = self._unkey(ck)
+            ok &= ct == tk
             dist = np.abs(cy - yk)
             r = store.ptr[np.clip(cand, 0, store.keys.size - 1)]
             ok &= (dist < best_d) & (store.data["p"][r] > 1e-280) & (tk <= self.N)
@@ -2676,14 +2692,15 @@ class _TotalsWindow:
         if not self.snapping or store.keys.size == 0 or at.size == 0 or not self._near_last:
             return yy
         tk = self.t[own[at]].astype(np.int64)
-        key = (tk << 31) | yy[at].astype(np.int64)
+        key = self._key(tk, yy[at])
         pos = np.searchsorted(store.keys, key)
         reach = self.snap[own[at]]
         best, best_d = yy[at].copy(), reach + 1.0
         for cand in (pos - 1, pos):
             ck = store.keys[np.clip(cand, 0, store.keys.size - 1)]
-            ok = (cand >= 0) & (cand < store.keys.size) & ((ck >> 31) == tk)
-            cy = (ck & ((1 << 31) - 1)).astype(float)
+            ct, cy_int = self._unkey(ck)
+            ok = (cand >= 0) & (cand < store.keys.size) & (ct == tk)
+            cy = cy_int.astype(float)
             dist = np.abs(cy - yy[at])
             better = ok & (dist < best_d)
             best = np.where(better, cy, best)
