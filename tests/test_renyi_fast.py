@@ -799,3 +799,17 @@ def test_curve_takes_the_entry_at_c0_by_two_terms(monkeypatch: pytest.MonkeyPatc
         monkeypatch.undo()
         assert p_ok and np.all(lo <= p_up + 1e-12) and np.all(p_lo <= up + 1e-12)
         assert np.all(R._to_divergence(up, orders, True) <= R._to_divergence(p_up, orders, True) * (1 + 1e-3) + 1e-15)
+
+
+def test_dropped_terms_charged_with_the_error_of_their_log_mass() -> None:
+    """A term whose computed log M is below -700 is dropped and charged; its true M is only known to be below
+    e^(-700 + err_log_m), so the charge must allow that (it was e^-700 each, short by e^err_log_m). Two dropped
+    terms with err_log_m = 0.5 and g <= 2 each: the upper end is at least 2 * 2 * e^-699.5."""
+    from shuffle_accountant.numeric import renyi as rn
+
+    z = np.zeros((1, 2))
+    log_up, log_lo, _ = rn._window_orders(
+        np.full((1, 2), -800.0), z.copy(), np.array([2]), np.array([0.5]), z.copy(), z.copy(), z.copy(), None, None,
+        np.array([0.0]), np.array([0.0]), np.array([0.0]), np.array([2.0]), (np.empty(64), np.empty(64)))
+    assert float(log_up[0, 0]) >= math.log(4.0) - 699.5
+    assert float(log_lo[0, 0]) == -math.inf

@@ -787,6 +787,9 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
     ne, width = mass.shape
     na = alpha.size
     size = ne * width * na
+    # a dropped term's M: its computed log M is below -700 and within err_log_m of the true one, so M < e^(-700 +
+    # err_log_m) (was charged at e^-700, short by the factor e^err_log_m ~ 1 + 1e-6 of e^-700)
+    drop_m = (np.exp(err_log_m - 700.0) * (1.0 + 4 * _U))[:, None]
     buf1 = work[0][:size].reshape(ne, na, width)  # (entries, orders, window): orders' rows contiguous
     buf2 = work[1][:size].reshape(ne, na, width)
     # log f = alpha log p + (1 - alpha) log q = alpha (log p - log q) + log q, two passes over the orders;
@@ -864,8 +867,8 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         err = (_U * sum_abs + 1.01 * al_n * e_mx * (sum_m + sum_abs)  # em, and log f
                + (err_d_n + _U * np.abs(d_n)) * sum_my + np.abs(d_n) * (4.0 * _U) * (1.01 * sum_my + sum_m)  # f'(s) y, err_y <= 4u (|y| + 1)
                + (width + 4) * _U * (sum_abs + np.abs(d_n) * sum_my))  # the sums and the subtraction
-        # dropped terms: M < e^-700 each, |g| <= e^max_ell + 1 + |f'(s)| max|y|
-        err = err + dropped[:, None] * math.exp(-700.0) * (
+        # dropped terms: M < drop_m each, |g| <= e^max_ell + 1 + |f'(s)| max|y|
+        err = err + dropped[:, None] * drop_m * (
             np.exp(np.minimum(max_ell[:, :j1], _BIG_ELL)) + 1.0 + np.abs(d_n) * ymax)
         up = (total + err) * (1.0 + err_mass[:, None])
         low = (total - err) * (1.0 - err_mass[:, None])
@@ -903,13 +906,13 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         # sum_a M(a) |g - f| = sum M |1 + f'(s) y| <= sum M (1 + |f'(s)| |y|) over the window's terms (was 1 + |f'(s)| max|y|:
         # a window reaching x ~ 1 made it ~ |f'(s)| / 2, e.g. 253 against a sum of 420 at eps0 = 6, alpha = 128): the kept
         # terms' sums with their rounding (mass relative err_mass, each sum (width + 4) u, y's error 4u (|y| + 1), f'(s)'s
-        # err_d), the dropped ones (M < e^-700) at e^-700 (1 + |f'(s)| max|y|) each
+        # err_d), the dropped ones at drop_m (1 + |f'(s)| max|y|) each
         s_m = np.sum(mass, axis=1)[:, None]
         s_my = np.sum(mass * np.abs(y), axis=1)[:, None]
         d_abs = np.abs(d[:, cols]) + err_d[:, cols]
         corr = ((s_m + d_abs * (s_my * (1.0 + 4.01 * _U) + 4.01 * _U * s_m))
                 * (1.0 + 1.01 * err_mass[:, None] + (width + 8) * _U)
-                + dropped[:, None] * math.exp(-700.0) * (1.0 + d_abs * ymax))
+                + dropped[:, None] * drop_m * (1.0 + d_abs * ymax))
         corr = np.minimum(corr, 1.0 + d_abs * ymax * (1.0 + 4 * _U) + 4 * _U)  # (the old bound, if smaller; f'(s) with its error)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             b_up = np.logaddexp(lse + slack, np.log(corr))  # log(e^(lse + slack) + corr)
@@ -924,7 +927,7 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
             l_c = s_m + d[:, cols] * s_y
             err_l = ((s_m + d_abs * s_my) * (1.01 * err_mass[:, None] + (width + 8) * _U)
                      + d_abs * 4.01 * _U * (s_my + s_m) + err_d[:, cols] * s_my
-                     + dropped[:, None] * math.exp(-700.0) * (1.0 + d_abs * ymax))
+                     + dropped[:, None] * drop_m * (1.0 + d_abs * ymax))
             a_up, a_lo = lse + slack, lse_lo - slack
             for c_, a_, up_side in ((l_c - err_l, a_up, True), (l_c + err_l, a_lo, False)):
                 ratio = c_ * np.exp(-a_)  # c e^-A (finite: A is at least log of the largest term's share)
