@@ -813,3 +813,19 @@ def test_dropped_terms_charged_with_the_error_of_their_log_mass() -> None:
         np.array([0.0]), np.array([0.0]), np.array([0.0]), np.array([2.0]), (np.empty(64), np.empty(64)))
     assert float(log_up[0, 0]) >= math.log(4.0) - 699.5
     assert float(log_lo[0, 0]) == -math.inf
+
+
+@pytest.mark.slow
+def test_log_space_kernel_with_a_window_to_x_one_every_order() -> None:
+    """The kernel of the test above (eps0 = 6, c = 5333) at every one of the 40 default orders, each against the
+    40-digit kernel (the test above checks alpha = 64 and 128 only; ~55 s)."""
+    from shuffle_accountant.composition import DEFAULT_ORDERS
+    e = 6.0
+    u = math.exp(e) / (math.exp(e) + 1.0)
+    m, v = 5334, 1.0 - u
+    alpha = np.array(DEFAULT_ORDERS, dtype=float)
+    up, lo, done = R._exact_excess(np.array([m - 1.0]), np.array([u]), np.array([v]), 0.5, alpha, 1e-12, 2e-5)
+    assert done.all()
+    for j, a in enumerate(alpha):
+        exact = float(_kernel_excess_mp(m, u, v, 0.5, float(a)))
+        assert lo[0, j] <= exact <= up[0, j], (a, lo[0, j], exact, up[0, j])
