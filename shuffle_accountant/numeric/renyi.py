@@ -1578,7 +1578,6 @@ _SLAB_ZC = 6.0
 _SLAB_ZX = 5.5
 #: A slab reaches further in c (see :func:`_slab_plan`) for at most this many times its own points.
 _SLAB_EXTEND = 1.0
-_SLAB_EXTEND_ALL = True
 #: An order whose slab bracket at level 0 is wider than this many of its budgets leaves the slab.
 _SLAB_DROP_STUCK = 1.0
 #: Finest cells: at least this many per standard deviation of x under the binomial at the slab's
@@ -1757,7 +1756,7 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
             reach = -N * (xlogy(x, x / p) + xlogy(1.0 - x, (1.0 - x) / (1.0 - p))) <= room
         extra = np.abs(edge - (c_lo if side < 0 else c_hi)) * (width_x * (0.5 * (edge + (c_lo if side < 0 else c_hi)) + 1.0) + 1.0)
         take = np.isfinite(room) & reach & (extra <= _SLAB_EXTEND * own)
-        if _SLAB_EXTEND_ALL and np.any(np.isfinite(room) & reach & ~take):
+        if np.any(np.isfinite(room) & reach & ~take):
             # all or none of the orders that could reach: a few extended orders get a slab of their own, whose build
             # and tails cost about the main slab's (n = 4e3, eps0 = 1: orders 1000, 1024 of 36 .. 1024; 17.7 -> 14.9 ms)
             take[:] = False
@@ -2307,6 +2306,8 @@ class RenyiDirection:
         # monotone envelope in c): pairs whose entries all have lam = 1
         self.envelope = pair.p0 == 0.0
         self._tails: dict = {}  # Boost's tails at the cells' edges, for this split s (_unique_call)
+        #: the slabs of clone counts (:meth:`_build_slabs`, per call of :meth:`bounds`); none before
+        self.slabs: list[_Slab] = []
 
     # -- entries and cells ------------------------------------------------------------
     def _entry_ids(self, c: np.ndarray, lam: np.ndarray, need: np.ndarray | None = None) -> np.ndarray:
@@ -2659,7 +2660,7 @@ class RenyiDirection:
             # its kernels grow fast downwards, and refinement split it so in its first round (n = 3e3 .. 1e5);
             # done here, the first round often converges (measured: a round fewer at n = 3e3, 1e4, 10% CPU)
             fr = np.array([0.25, 0.5, 0.75])
-            slabs = getattr(self, "slabs", [])
+            slabs = self.slabs
             if slabs and self.slab_of[0] >= 0 and slabs[int(self.slab_of[0])].c1 < mu - _LOW_NEAR * sd:
                 # one slab reaching to ~12 sd below the mean holds the large orders too (n ~ 4e3 .. 7e3, eps0 = 1):
                 # their kernels below it needed the upper half of the block in 16ths over two more rounds (each
@@ -2927,7 +2928,7 @@ class RenyiDirection:
         enough; each order's slab is evaluated at cells fine enough for :data:`_SLAB_SHARE` of its
         budget (estimated from the slab's own lower bound, which is at most the total's)."""
         na = self.alpha.size
-        self.slabs: list[_Slab] = []
+        self.slabs = []
         self.slab_of = np.full(na, -1, dtype=np.int64)
         self.slab_level = np.zeros(na, dtype=np.int64)
         self.slab_win_up = np.full(na, -np.inf)
