@@ -1361,3 +1361,18 @@ def test_window_masses_at_third_value_counts_beyond_two_to_the_31() -> None:
     b = api.epsilon(eps0, n, 5.2e-6, method="blanket", rtol=1e-6, randomizer=KRR(k, eps0))
     lo, hi = b.details["bracket"]
     assert 0.0 <= lo <= hi and b.kind == "upper"
+
+
+def test_upper_near_refuses_after_the_table_store_was_replaced() -> None:
+    """upper_near reads row numbers of the table store saved with its state; once the store is replaced (it is
+    cleared when full) those rows are stale, and upper_near must evaluate afresh (inf). The store's generation
+    is compared, not its id (an id may be reused once the old store is freed)."""
+    n, k, eps0, eps = 1000, 3, 1.0, 0.12
+    w = _TotalsWindow(n, k, eps0)
+    w.bounds(eps, 1e-9)
+    assert w.upper_near(eps * (1.0 + 1e-6)) < math.inf
+    gen = w.tables.generation
+    w.tables.store = type(w.tables.store)(w.tables.store.widths)  # what rows() does when the store is full ...
+    w.tables.generation += 1  # ... with its generation
+    assert w.upper_near(eps * (1.0 + 1e-6)) == math.inf
+    assert w.tables.generation == gen + 1

@@ -597,3 +597,14 @@ def test_kit_answers_nearby_evaluations_of_a_search() -> None:
         assert _overlap(got, fresh) and got.upper - got.lower <= 1e-6 * got.lower, (got, fresh)
     a = x * (1 - 1e-4) * (1 - 0.98e-6)
     assert 0.0 < sb.lower_at(a) <= bsep.SeparableBlanket(s, 1000).bounds(a, 1e-9).upper
+
+
+def test_extrapolate_refuses_an_eps_beyond_a_factor_two() -> None:
+    """§8's bracket subtracts eps - kit.eps, exact (Sterbenz) only within a factor 2: _extrapolate refuses beyond
+    (its callers stay within EXTRAPOLATE_REL = 1e-3)."""
+    sb = bsep.SeparableBlanket(_structure(SUE(100, 1.0)), 200)
+    sb.bounds(0.3, 1e-6)
+    kit = sb._kits[next(iter(sb._kits))]
+    sb._extrapolate(kit, kit.eps * 1.0005)  # within reach: answers
+    with pytest.raises(ValueError):
+        sb._extrapolate(kit, kit.eps * 2.5)

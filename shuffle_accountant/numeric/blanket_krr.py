@@ -1058,6 +1058,9 @@ class _TableCache:
         self.table_width = min(table_width, _TABLE_WIDTH)
         self.row_width = self.table_width + 2 * _TABLE_MARGIN
         self.store = _Rows({"lo": 1, "hi": 1, "tail_budget": 1, "B": self.row_width, "S": self.row_width})
+        #: how many times the store was replaced (row numbers of an older store are stale; an object's ``id`` may be
+        #: reused once it is freed, so callers holding row numbers compare this instead)
+        self.generation = 0
         #: the grouping by clone count of the last few request arrays (each kept alive with it):
         #: id -> (requests, live, uc, inv, srt, first)
         self.groups: dict[int, tuple[np.ndarray, ...]] = {}
@@ -1077,6 +1080,7 @@ class _TableCache:
         if miss.size:
             if self.store.size + miss.size > _TABLE_ROWS:
                 self.store = _Rows(self.store.widths)
+                self.generation += 1
                 miss = np.arange(c.size)
             cm = c[miss]
             lm = np.maximum(lo[miss] - _TABLE_MARGIN, 0.0)
@@ -2501,8 +2505,8 @@ class _TotalsWindow:
         st = self._up
         if st is None:
             return math.inf
-        eps_l, own, lam_s, row_of, H, chords, store_id = st
-        if not (0.0 < abs(eps - eps_l) <= UPPER_NEAR_REACH * eps_l) or store_id != id(self.tables.store):
+        eps_l, own, lam_s, row_of, H, chords, generation = st
+        if not (0.0 < abs(eps - eps_l) <= UPPER_NEAR_REACH * eps_l) or generation != self.tables.generation:
             return math.inf
         above = eps > eps_l
         dg = math.exp(eps_l) * abs(math.expm1(eps - eps_l)) * (1.0 - 8.0 * _U if above else 1.0 + 8.0 * _U)
@@ -2855,7 +2859,7 @@ class _TotalsWindow:
         eD = eMc + lam_bot * eM + u4 * (Mc + lam_bot * M)
         D_hi, D_lo = np.maximum(D, 0.0) + eD, np.maximum(D - eD, 0.0)
         chords = _Chords(li, ri, has_l, has_r, top0, H_top[top0], lam_top, lam_bot, M_hi, D_hi, D_lo, npc)
-        self._up = (eps, own, lam_s, row_of, H, chords, id(self.tables.store))
+        self._up = (eps, own, lam_s, row_of, H, chords, self.tables.generation)
 
         # lower: the lines of the cuts the piece's ends name (left kink: its right cut; right kink:
         # its left cut), else the best line at the end's lam_s; the better of the two, and 0

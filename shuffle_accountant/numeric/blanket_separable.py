@@ -1154,6 +1154,9 @@ class SeparableBlanket:
 
     def _extrapolate(self, kit: _Kit, eps: float) -> DeltaBounds:
         """The certified bracket of §8 at ``eps`` (near ``kit.eps``) from the kit alone."""
+        if not 0.5 * kit.eps <= eps <= 2.0 * kit.eps:
+            # (eps - kit.eps below is exact by Sterbenz only within a factor 2; the callers stay within 1e-3)
+            raise ValueError(f"eps = {eps!r} is too far from the kit's eps = {kit.eps!r} for §8")
         rel_err = self.structure.rel_err
         ec = _eps_constants(self.structure, kit.sp.E, eps)
         if eps > kit.eps:
