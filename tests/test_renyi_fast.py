@@ -829,3 +829,14 @@ def test_log_space_kernel_with_a_window_to_x_one_every_order() -> None:
     for j, a in enumerate(alpha):
         exact = float(_kernel_excess_mp(m, u, v, 0.5, float(a)))
         assert lo[0, j] <= exact <= up[0, j], (a, lo[0, j], exact, up[0, j])
+
+
+@pytest.mark.parametrize("log_rho, count", [(0.5, 3.0), (-0.5, 3.0), (0.0, 7.0), (2.0, 0.0)])
+def test_log_geometric_takes_scalars(log_rho: float, count: float) -> None:
+    """_log_geometric on scalars (its masked assignments raised TypeError for a 0-d rho > 1 after d0d90a0;
+    found by review) against the direct sum."""
+    from shuffle_accountant.numeric import renyi as rn
+
+    got = float(rn._log_geometric(log_rho, count))
+    want = math.log(sum(math.exp(log_rho * i) for i in range(1, int(count) + 1))) if count > 0 else -math.inf
+    assert got == want or abs(got - want) <= 1e-14 * abs(want)

@@ -1196,7 +1196,8 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
 
 def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
     """``log(rho + rho^2 + ... + rho^count)`` for any ``rho > 0`` (stable), ``-inf`` for ``count = 0``."""
-    lr, n = np.broadcast_arrays(np.asarray(log_rho, dtype=float), np.asarray(count, dtype=float))
+    lr, n = np.broadcast_arrays(np.atleast_1d(np.asarray(log_rho, dtype=float)), np.atleast_1d(np.asarray(count, dtype=float)))
+    shape = np.broadcast_shapes(np.shape(log_rho), np.shape(count))  # (scalars too: the masked assignments need arrays)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         z = n * lr
         out = lr + np.log(-np.expm1(z)) - np.log(-np.expm1(lr))  # rho < 1 (most elements; the others replaced below)
@@ -1208,7 +1209,7 @@ def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
         if np.any(rest):
             out[rest] = np.log(n[rest])
     out = np.where(np.abs(lr) < 1e-300, np.log(np.maximum(n, 1e-300)), out)
-    return np.where(n <= 0.0, -np.inf, np.nan_to_num(out, nan=np.inf))
+    return np.where(n <= 0.0, -np.inf, np.nan_to_num(out, nan=np.inf)).reshape(shape)
 
 
 #: Pieces of a tail in the geometric bound of :func:`_log_tail_f`.
