@@ -840,3 +840,48 @@ def test_log_geometric_takes_scalars(log_rho: float, count: float) -> None:
     got = float(rn._log_geometric(log_rho, count))
     want = math.log(sum(math.exp(log_rho * i) for i in range(1, int(count) + 1))) if count > 0 else -math.inf
     assert got == want or abs(got - want) <= 1e-14 * abs(want)
+
+
+@pytest.mark.parametrize("m, p, k, width", [(3_000_000_000, 0.5, 1_500_003_000, 1), (3_000_000_000, 0.37, 1_110_000_000, 4),
+                                            (1_200_000_000, 0.041, 49_200_100, 1), (2**33, 0.5, 2**32 - 7000, 3)])
+def test_edge_masses_near_the_mean_charge_each_tail_its_own_budget(m: int, p: float, k: int, width: int) -> None:
+    """A narrow cell next to the mean is a difference of two tails near 1/2. Each tail is charged its own
+    budget (bn.tail_error_budget: the pmf's away from Boost's series path), not 2 n u: that made a unit cell's
+    mass uncertain by ~1e-2 relative at n = 3e9, a floor that splitting only raised (rdp_curve(3.15, 3e9)
+    refined for 200 rounds). The bracket still covers the 40-digit mass, and is narrow."""
+    edges = np.array([[0.0, float(k), float(k + width), float(m + 1)]])
+    mass, err = R._edge_masses(edges, np.array([float(m)]), p)
+    exact = float(_binom_interval_mp(k, k + width - 1, m, p))
+    assert abs(mass[0, 1] - exact) <= err[0, 1]
+    assert err[0, 1] <= 1e-3 * exact  # (2 n u per tail: 1e-2 of a unit cell at n = 3e9; now ~1e-4)
+
+
+def test_curve_past_two_billion_converges() -> None:
+    """Regression (review of stop 22): rdp_curve(1.4, 3e9) stopped unconverged after 6.5 s and rdp_curve(3.15,
+    3e9) ran for minutes, both on the cells' Boost budget floor (test above); now both converge."""
+    from shuffle_accountant.composition import rdp_curve
+
+    for eps0 in (1.4, 3.15):
+        curve = rdp_curve(eps0, 3 * 10**9)
+        assert curve.converged
+        assert all(lo <= up <= lo * (1.0 + 1.1e-3) for lo, up in zip(curve.lower, curve.upper))
+
+
+def test_refinement_stops_after_idle_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round whose splits narrow nothing still counts as refined; _IDLE_ROUNDS of them in a row end the search
+    (before the guard such rounds ran to max_rounds). Splits that do nothing stand in for floor-limited ones."""
+    calls = {"n": 0}
+
+    def no_op(self: R.RenyiDirection, *args: object, **kwargs: object) -> bool:
+        calls["n"] += 1
+        return True
+
+    monkeypatch.setattr(R.RenyiDirection, "_refine_inner", no_op)
+    monkeypatch.setattr(R.RenyiDirection, "_refine_outer", no_op)
+    monkeypatch.setattr(R.RenyiDirection, "_refine_slabs", no_op)
+    pair = pair_for("clones", 1.0, 10**5).pair
+    orders = np.array([2.0, 8.0, 64.0])
+    up, lo, converged, _, _ = R.RenyiDirection(pair).bounds(orders, 1e-9)
+    assert not converged
+    assert 1 <= calls["n"] <= 3 * (R._IDLE_ROUNDS + 1)
+    assert np.all(lo <= up)
