@@ -608,3 +608,64 @@ def test_extrapolate_refuses_an_eps_beyond_a_factor_two() -> None:
     sb._extrapolate(kit, kit.eps * 1.0005)  # within reach: answers
     with pytest.raises(ValueError):
         sb._extrapolate(kit, kit.eps * 2.5)
+
+
+def test_shared_run_pmf_is_keyed_by_p_and_grows_with_m(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runs every :class:`SeparableBlanket` shares (``RunPmf(shared=True)``): asked by instances of
+    different sizes (the arrays grow), for two ``p``, two roles and two segments, with the
+    least used laws dropped on the way (a small :data:`SHARED_KEEP`), every value is within its bound of
+    the 40-digit pmf of *its own* ``p`` (fails when the key leaves out ``p``: the first law's values
+    come back for the second; or when the arrays do not grow), and a kept run is a slice (no Boost call)."""
+    monkeypatch.setattr(bsep, "_SHARED", {})
+    monkeypatch.setattr(bsep, "SHARED_KEEP", 400)
+    p1 = 0.37754
+    p2 = 0.4
+    calls: list[int] = []
+    real = bsep.bn.pmf_points
+
+    def counting(k, *a, **kw):  # type: ignore[no-untyped-def]
+        calls.append(int(np.asarray(k).size))
+        return real(k, *a, **kw)
+
+    monkeypatch.setattr(bsep.bn, "pmf_points", counting)
+    asks = [(30, 0, p1, 64, [3.0, 20.0], [0.0, 2.0], [3.0, 15.0]),
+            (400, 0, p2, 64, [3.0, 20.0, 300.0], [0.0, 2.0, 100.0], [3.0, 15.0, 130.0]),
+            (400, 1, p1, 32, [20.0, 300.0], [2.0, 100.0], [15.0, 130.0]),
+            (50, 0, p1, 64, [20.0], [4.0], [12.0]),  # inside the first instance's run: a slice
+            (400, 0, p1, 64, [300.0, 399.0], [90.0, 140.0], [140.0, 199.0])]
+    for n, tag, p, segment, ms, lo, hi in asks:
+        before = len(calls)
+        w, rel = bsep.RunPmf(n, shared=True).points(tag, np.array(ms), np.array(lo), np.array(hi), p, segment=segment)
+        if n == 50:
+            assert len(calls) == before
+        at = 0
+        with mpmath.workdps(40):
+            for m, a, b in zip(ms, lo, hi):
+                for k in range(int(a), int(b) + 1):
+                    want = mpmath.binomial(int(m), k) * mpmath.mpf(p) ** k * (1 - mpmath.mpf(p)) ** (int(m) - k)
+                    assert abs(mpmath.mpf(float(w[at])) - want) <= want * mpmath.mpf(float(rel[at])), (n, tag, p, m, k)
+                    at += 1
+        assert at == w.size
+    assert sum(law[3][0].size for law in bsep._SHARED.values()) <= 400 + 200  # (the law in use is kept)
+
+
+@pytest.mark.parametrize("rand", [SUE(100, 1.0), OUE(100, 3.0), OLH(1000, 2.0)], ids=lambda r: r.describe())
+def test_windows_looked_at_every_few_m_cover_their_own_look(rand, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """The windows of ``b`` (computation only) with the look at every TRIM_STEP-th ``m``: each contains the
+    window its own look would give up to one grid step of the look, and at most that step plus the
+    neighbours' drift wider (fails with the neighbours off by one run or intersected instead of joined)."""
+    s = _structure(rand)
+    sb = bsep.SeparableBlanket(s, 3000)
+    sp = sb._sp_b
+    for eps in (0.1, 0.4):
+        ec = bsep._eps_constants(s, sp.E, eps)
+        ms = np.unique(np.concatenate(([1.0, 7.0, 2999.0], np.arange(600.0, 1400.0), [1500.0, 1530.0])))
+        monkeypatch.setattr(bsep, "TRIM_STEP", 1)
+        lo1, hi1 = sb._windows(ms, ec, sp)
+        monkeypatch.setattr(bsep, "TRIM_STEP", 4)
+        lo4, hi4 = sb._windows(ms, ec, sp)
+        sd = np.sqrt(ms * sp.beta * (1.0 - sp.beta))
+        step = np.ceil((2.0 * bsep.B_WINDOW_SD * sd + 2.0) / (bsep.TRIM_POINTS - 1)) + 1.0
+        assert np.all(lo4 <= lo1 + step) and np.all(hi4 >= hi1 - step)
+        assert np.all(lo4 >= lo1 - step - 4.0) and np.all(hi4 <= hi1 + step + 4.0)
+        assert np.mean((lo4 <= lo1) & (hi4 >= hi1)) > 0.9

@@ -131,11 +131,18 @@ takes 3-9 ms at ``n = 3e3`` and answers before this engine from ``n = 600`` wher
 eps0, where the lattice's certificate of its live frequencies refuses or needs thousands of them.)
 (Exact enumeration of :mod:`.blanket_matrix`: 8-23 ms at ``n <=
 30``, 450-690 ms at ``n = 100``.) Most of an evaluation is now per ``m`` (pmf runs, anchors), not
-per cell: trimming at ``1e-13`` instead of :data:`TRIM_REL` leaves 22 % fewer cells and 8 % less
-time. The pmf runs of ``A`` and ``B`` do not depend on eps: :class:`RunPmf` keeps them across the
+per cell: trimming at ``1e-13`` instead of ``1e-22`` of the peak left 22 % fewer cells and 8 % less
+time (now :data:`TRIM_REL` = ``1e-15``, the look at every :data:`TRIM_STEP`-th ``m``: cold computation at the
+final eps, SUE / OLH k = 100, n = 100 .. 2000, eps0 1 .. 4, CPU least of 4: 44.0 -> 39.0 ms over 12 cases, 23.1k
+-> 19.4k cells at n = 1e3, eps0 = 2; upper ends within 2.3e-14 relative). The pmf runs of ``A`` and ``B`` do
+not depend on eps: :class:`RunPmf` keeps them across the
 search's evaluations (at ``n = 1e3``, k = 100, eps0 = 1 the second evaluation asks for the same
 ``m`` and takes every run from the first, ~1.2e5 -> ~6e4 pmf points per search; CPU, min of 8
-cold searches: 25-28 -> 22.5-24 ms). A third of a search's CPU time at ``n = 1e3`` (3300 page faults:
+cold searches: 25-28 -> 22.5-24 ms); they are shared by every instance (``RunPmf(shared=True)``), so
+that a repeated query, another delta or another n for the same randomizer finds most of them kept (api.epsilon,
+SUE / OUE / OLH k = 100, delta = 1e-6, CPU least of 6, cold -> the same query again: n = 100, eps0 = 1: 3.0 ->
+2.5 ms; n = 300: 4.6 -> 3.5 ms; n = 1e3, eps0 = 2 / 3: 7.8 -> 6.0 / 5.6 -> 4.3 ms; bit-identical brackets).
+A third of a search's CPU time at ``n = 1e3`` (3300 page faults:
 fresh pages for every large temporary) went to the kernel; :func:`.blanket_matrix.reused_memory`
 (around every :meth:`SeparableBlanket.bounds` and :meth:`.blanket_matrix.PairBlanket.bounds` call) keeps the
 freed memory: 20.3 ->
@@ -260,6 +267,7 @@ computation).
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -296,7 +304,12 @@ _N_RANGE = IntRange("n")
 TRIM_MIN = 40
 #: points of that look, and the part of the largest summand below which cells are left out
 TRIM_POINTS = 48
-TRIM_REL = 1e-22
+TRIM_REL = 1e-15
+#: the look is taken at every this many consecutive m; an m between two looked-at ones takes the union of
+#: their windows (:meth:`SeparableBlanket._windows`; measured over 133k windows, SUE / OUE / OLH k = 100 /
+#: 1000, n = 100 .. 3000: 1.4 % miss up to one grid step of their own look, where the summands are ~TRIM_REL
+#: of the peak; any window is certified, §4, and the tails it leaves out are charged)
+TRIM_STEP = 4
 #: the first partition of m takes every integer within this many standard deviations of the mean when
 #: they are at most SINGLES_MAX (where G changes by a few percent per draw the refinement makes them
 #: single blocks anyway, and one batch of cells costs less than a second round)
@@ -515,34 +528,65 @@ def _ranges(start: np.ndarray, count: np.ndarray) -> np.ndarray:
 PMF_PAD = 8
 #: the kept values of one :class:`RunPmf` law are dropped when they exceed this many points
 PMF_KEEP = 2_000_000
+#: the laws every :class:`SeparableBlanket` shares (:class:`RunPmf` with ``shared``): at most this many
+#: points kept over all of them (the least recently used laws are dropped first; 16 bytes a point)
+SHARED_KEEP = 2_000_000
+
+_Law = tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]
+#: per (role, p, segment): the shared laws, least recently used first (guarded by :data:`_SHARED_LOCK`)
+_SHARED: dict[tuple[int, float, int], _Law] = {}
+_SHARED_LOCK = threading.Lock()
 
 
 class RunPmf:
     """``P[Bin(m, p) = i]`` on runs ``i = lo .. hi`` of consecutive integers, one run per size ``m
     <= m_max``, with each value's relative error bound, kept across calls: the laws of ``A`` and
     ``B`` (§4) do not depend on eps, only the windows do, and the search's evaluations at nearby
-    eps ask for nearly the same windows. A run inside a kept one (same role, ``p`` and ``m``) is a
-    slice of it: every value comes with its own bound from :func:`.binomial.pmf_points` (Boost
+    eps ask for nearly the same windows. A run inside a kept one (same role, ``p``, segment and ``m``)
+    is a slice of it: every value comes with its own bound from :func:`.binomial.pmf_points` (Boost
     budget plus ``8u`` per step from its anchor), so a slice is as certified as a fresh call; only
     the last bits may differ from a fresh call's (other anchors). Other runs are computed together
     in one call, :data:`PMF_PAD` points wider per side (within ``[0, m]``), and kept (a newer run
-    of an ``m`` replaces the older)."""
+    of an ``m`` replaces the older).
 
-    def __init__(self, m_max: int) -> None:
+    With ``shared``, the kept runs are those of the module (:data:`_SHARED`), common to every
+    :class:`SeparableBlanket`: the laws depend on the structure only (``alpha``, ``beta`` of §2), not on
+    ``n`` or eps, so a new query for the same randomizer (another delta, another ``n``, a repeated
+    call) finds most of its runs kept. The key is everything a value depends on (role, ``p``, the
+    anchors' ``segment``, ``m``; ``p`` compared exactly); the arrays grow with the largest ``m`` asked;
+    at most :data:`SHARED_KEEP` points are kept over all laws. Results then depend on what was
+    asked before in the process in their last bits only (as between the evaluations of one search);
+    every value stays certified."""
+
+    def __init__(self, m_max: int, shared: bool = False) -> None:
         self._m_max = m_max
-        # per (role, p): run start per m (NaN: none), run length, offset into the kept values
-        self._laws: dict[tuple[int, float], tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]] = {}
+        # per (role, p, segment): run start per m (NaN: none), run length, offset into the kept values
+        self._laws: dict[tuple[int, float, int], _Law] = _SHARED if shared else {}
+        self._shared = shared
 
     def points(self, tag: int, ms: np.ndarray, lo: np.ndarray, hi: np.ndarray, p: float,
                segment: int = bn.RUN_SEGMENT) -> tuple[np.ndarray, np.ndarray]:
         """Values and relative bounds at ``lo[i] .. hi[i]`` for every ``i`` (empty where ``hi[i] <
         lo[i]``), concatenated in order. ``tag`` names the caller's role (runs of ``A`` and of ``B``
         at one ``m`` lie elsewhere, even where ``alpha = beta``, and must not replace each other)."""
-        law = self._laws.get((tag, p))
+        if not self._shared:
+            return self._points(tag, ms, lo, hi, p, segment)
+        with _SHARED_LOCK:
+            return self._points(tag, ms, lo, hi, p, segment)
+
+    def _points(self, tag: int, ms: np.ndarray, lo: np.ndarray, hi: np.ndarray, p: float,
+                segment: int) -> tuple[np.ndarray, np.ndarray]:
+        key = (tag, p, segment)
+        m_max = max(self._m_max, int(np.max(ms, initial=0.0)))
+        law = self._laws.pop(key, None)  # (re-inserted below: the dict's order is that of use)
         if law is None or law[3][0].size > PMF_KEEP:
-            law = (np.full(self._m_max + 2, np.nan), np.zeros(self._m_max + 2), np.zeros(self._m_max + 2, dtype=np.int64),
+            law = (np.full(m_max + 2, np.nan), np.zeros(m_max + 2), np.zeros(m_max + 2, dtype=np.int64),
                    [np.zeros(0), np.zeros(0)])
-            self._laws[(tag, p)] = law
+        elif law[0].size < m_max + 2:  # (shared: a larger n than before) no run kept for the new sizes
+            grow = m_max + 2 - law[0].size
+            law = (np.concatenate((law[0], np.full(grow, np.nan))), np.concatenate((law[1], np.zeros(grow))),
+                   np.concatenate((law[2], np.zeros(grow, dtype=np.int64))), law[3])
+        self._laws[key] = law
         start, length, offset, kept = law
         mi = ms.astype(np.int64)
         n_pts = np.maximum(hi - lo + 1.0, 0.0).astype(np.int64)
@@ -561,9 +605,21 @@ class RunPmf:
             start[mi[miss]] = a_pad
             length[mi[miss]] = c_pts
             offset[mi[miss]] = base + np.cumsum(c_pts) - c_pts
+            if self._shared:
+                self._drop_least_used(key)
         skip = np.where(n_pts > 0, lo - start[mi], 0.0).astype(np.int64)  # (no run kept for empty ones)
         at = _ranges(offset[mi] + skip, n_pts)
         return kept[0][at], kept[1][at]
+
+    def _drop_least_used(self, key: tuple[int, float, int]) -> None:
+        """Drops the least recently used shared laws (never ``key``'s) while more than
+        :data:`SHARED_KEEP` points are kept."""
+        total = sum(law[3][0].size for law in self._laws.values())
+        for other in list(self._laws):
+            if total <= SHARED_KEEP:
+                break
+            if other != key:
+                total -= self._laws.pop(other)[3][0].size
 
 
 #: a run of cells whose integer grid (:func:`_f_runs`) is longer than this many times its cells
@@ -626,8 +682,9 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
         col = (np.repeat(r_hi, n_pts) - pts).astype(np.int64)
         pm = np.zeros((rows.size, width))
         pm_err = np.zeros((rows.size, width))
-        pm[pts_row, col] = w
-        pm_err[pts_row, col] = w * w_rel
+        flat_pts = pts_row * width + col  # (flat indices: numpy's 2-D fancy indexing costs ~3x more)
+        pm.ravel()[flat_pts] = w
+        pm_err.ravel()[flat_pts] = w * w_rel
         pm[:, 0] = s_top
         pm_err[:, 0] = s_top * s_rel
         # S(jhi - t) = S(jhi) + sum of P[A = i] above it; F(jhi - t) = F(jhi) + sum_{t' < t} S(jhi - t')
@@ -650,17 +707,19 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
         if cells.size:
             rr = row_of_run[cell_run[cells]]
             t = (jhi[cell_run[cells]] - j[cells]).astype(np.int64)
-            sv, se, fv, fe = s_grid[rr, t], s_err[rr, t], f_grid[rr, t], f_err[rr, t]
-            frac = j[cells] - kappa[cells]  # in (0, 1]; exact for j >= 2 (Sterbenz), else u off
+            at = rr * width + t
+            sv, se, fv, fe = (np.take(x, at) for x in (s_grid, s_err, f_grid, f_err))
+            kc, jc, dd = kappa[cells], j[cells], d[cells]
+            frac = jc - kc  # in (0, 1]; exact for j >= 2 (Sterbenz), else u off
             val = fv + frac * sv
             err = fe + frac * se + 4 * _U * val
-            dd = d[cells]
             # F is linear with slope S(j) on [j - 1, j]; where [kappa - d, kappa + d] leaves it, 1
-            inside = (np.floor(kappa[cells] - dd) == k0[cells]) & (kappa[cells] + dd < j[cells])
+            below_j = kc + dd < jc
+            inside = (np.floor(kc - dd) == k0[cells]) & below_j
             err = err + dd * np.where(inside, (sv + se) * (1.0 + 4 * _U), 1.0)
             fval[cells], ferr[cells] = val, err
             # P[A > kappa'] = S(j) for every kappa' in [kappa, kappa + d] when kappa + d < j
-            slo[cells] = np.where(kappa[cells] + dd < j[cells], np.maximum(sv - se, 0.0) * (1.0 - 2 * _U), 0.0)
+            slo[cells] = np.where(below_j, np.maximum(sv - se, 0.0) * (1.0 - 2 * _U), 0.0)
     if np.any(beyond):
         near = kappa[beyond] - d[beyond] < mm[beyond]
         ferr[beyond] = np.where(near, d[beyond], 0.0)
@@ -674,10 +733,12 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
             s_up[cells] = np.minimum(sv + se, 1.0)
             has_next = t >= 1
             tn = np.maximum(t - 1, 0)
-            s_next[cells] = np.where(has_next, np.maximum(s_grid[rr, tn] - s_err[rr, tn], 0.0), 0.0)
+            at = rr * width + tn
+            s_next[cells] = np.where(has_next, np.maximum(np.take(s_grid, at) - np.take(s_err, at), 0.0), 0.0)
             has_prev = t + 1 <= r_len[rr] - 1
             tp = np.minimum(t + 1, width - 1)
-            s_prev[cells] = np.where(has_prev, np.minimum(s_grid[rr, tp] + s_err[rr, tp], 1.0), 1.0)
+            at = rr * width + tp
+            s_prev[cells] = np.where(has_prev, np.minimum(np.take(s_grid, at) + np.take(s_err, at), 1.0), 1.0)
         s_up[beyond] = 0.0
         s_next[beyond] = 0.0
         tails += [np.where(beyond, mm + 1.0, j), s_lo, s_up, s_next, s_prev]
@@ -888,7 +949,7 @@ class SeparableBlanket:
         self._sp_b: _Split = sp_b
         self._factor = _mass_factor(structure, sp_b)
         self._edges: np.ndarray | None = None  # the m partition of the last call (warm start)
-        self._pmf = RunPmf(n)  # the laws' pmf runs, kept across calls
+        self._pmf = RunPmf(n, shared=True)  # the laws' pmf runs, kept across calls and instances
         self._cache: dict[float, tuple[DeltaBounds, float]] = {}
         self._estimator: PairBlanket | None = None
         self._slopes: dict[float, _SlopeState] = {}  # §7 per eps of a finished computation
@@ -1007,15 +1068,7 @@ class SeparableBlanket:
         # the true b of a class is at least (1 - rel_err - 16 u) times the separable form's 1 or E (§7)
         t_scale = (1.0 - self.structure.rel_err - 16 * _U) * (1.0 - 8 * _U)
         beta, g, rho = sp.beta, ec.g, ec.rho
-        sd = np.sqrt(ms * beta * (1.0 - beta))
-        # b beyond which F = 0 exactly: kappa_b - d >= m
-        dmax = ms * ec.sig + 16 * _U * (g * ms + ms * rho + 1.0)
-        b_zero = np.ceil((ms - ms * rho + dmax) / g) + 1.0
-        b_hi = np.clip(np.minimum(np.ceil(ms * beta + B_WINDOW_SD * sd) + 1.0, b_zero), 0.0, ms)
-        b_lo = np.minimum(np.clip(np.floor(ms * beta - B_WINDOW_SD * sd) - 1.0, 0.0, ms), b_hi)
-        wide = np.nonzero(b_hi - b_lo > TRIM_MIN)[0]
-        if wide.size:
-            b_lo[wide], b_hi[wide] = self._trim(ms[wide], b_lo[wide], b_hi[wide], ec, sp)
+        b_lo, b_hi = self._windows(ms, ec, sp)
         count = (b_hi - b_lo + 1.0).astype(np.int64)
         cells = int(np.sum(count))
         order = np.arange(ms.size)
@@ -1066,6 +1119,38 @@ class SeparableBlanket:
             start = stop
         return g_lo, g_up, np.maximum(d_lo, 0.0), cells
 
+    def _windows(self, ms: np.ndarray, ec: _Eps, sp: _Split) -> tuple[np.ndarray, np.ndarray]:
+        """The windows ``[b_lo, b_hi]`` of ``b`` for the sorted integers ``ms`` (§4: +-:data:`B_WINDOW_SD`
+        sd of ``B``, capped where ``F = 0`` exactly, then trimmed by :meth:`_trim`; computation only)."""
+        beta, g, rho = sp.beta, ec.g, ec.rho
+        sd = np.sqrt(ms * beta * (1.0 - beta))
+        # b beyond which F = 0 exactly: kappa_b - d >= m
+        dmax = ms * ec.sig + 16 * _U * (g * ms + ms * rho + 1.0)
+        b_zero = np.ceil((ms - ms * rho + dmax) / g) + 1.0
+        b_hi = np.clip(np.minimum(np.ceil(ms * beta + B_WINDOW_SD * sd) + 1.0, b_zero), 0.0, ms)
+        b_lo = np.minimum(np.clip(np.floor(ms * beta - B_WINDOW_SD * sd) - 1.0, 0.0, ms), b_hi)
+        wide = np.nonzero(b_hi - b_lo > TRIM_MIN)[0]
+        if wide.size:
+            # the look at every TRIM_STEP-th m of a run of consecutive m (and at both ends); an m between
+            # two looked-at ones takes the union of their windows, within its own (any window is certified)
+            pos = np.arange(wide.size)
+            key = (pos % TRIM_STEP == 0) | (pos == wide.size - 1)
+            kp = np.nonzero(key)[0]
+            prev = kp[np.maximum(np.searchsorted(kp, pos, side="right") - 1, 0)]
+            nxt = kp[np.minimum(np.searchsorted(kp, pos, side="left"), kp.size - 1)]
+            key |= ms[wide[nxt]] - ms[wide[prev]] != nxt - prev  # (not one run: looked at on its own)
+            kp = np.nonzero(key)[0]
+            at = wide[kp]
+            t_lo, t_hi = self._trim(ms[at], b_lo[at], b_hi[at], ec, sp)
+            rest = np.nonzero(~key)[0]
+            if rest.size:
+                i0 = np.searchsorted(kp, rest) - 1  # the looked-at neighbours kp[i0] < rest < kp[i0 + 1]
+                idx = wide[rest]
+                b_lo[idx] = np.maximum(np.minimum(t_lo[i0], t_lo[i0 + 1]), b_lo[idx])
+                b_hi[idx] = np.maximum(np.minimum(np.maximum(t_hi[i0], t_hi[i0 + 1]), b_hi[idx]), b_lo[idx])
+            b_lo[at], b_hi[at] = t_lo, t_hi
+        return b_lo, b_hi
+
     @staticmethod
     def _trim(ms: np.ndarray, b_lo: np.ndarray, b_hi: np.ndarray, ec: _Eps, sp: _Split
               ) -> tuple[np.ndarray, np.ndarray]:
@@ -1078,8 +1163,9 @@ class SeparableBlanket:
         the mean, ``F(kappa) <= min(sd(A), e^{-m KL(kappa/m || alpha)} / (e t*))`` (``x_+ <= e^{t
         x} / (e t)`` at the Chernoff tilt ``t*``), ``P[B < b] <= e^{-m KL((b-1)/m || beta)}`` below
         the mean. They overstate the peak by at most ``~sqrt(m)``, so a cell is left out only where
-        its summand is below ``~1e-22 sqrt(m)`` of the largest: the tails charged for it stay far
-        below any width asked."""
+        its summand is below ``~1e-15 sqrt(m)`` of the largest: the tails charged for it (``<~ 1e-13``
+        of ``G(m)`` for ``m <= 1e4``) stay far below any width asked and below the engine's floating-point
+        floor (``~1e-9`` relative)."""
         t = np.linspace(0.0, 1.0, TRIM_POINTS)
         grid = np.round(b_lo[:, None] + t[None, :] * (b_hi - b_lo)[:, None])
         mm = np.broadcast_to(ms[:, None], grid.shape)
