@@ -668,7 +668,10 @@ def test_window_tail_on_finer_pieces_bounds_brute_force(m: int, eps0: float, alp
     where q nears 0 at the far end; eps0 = 6, n = 1e6: the upper tail beyond a 400-term window bounded by e^476 for a
     true e^-740, so the window was widened twice to 1350 terms) are bounded again on the pieces of ``_TAIL_FRACS``:
     above the 40-digit tail, and below the window's tolerance (``log 1e-9 + w_est``, the window sum's log), which the
-    16 equal pieces miss (asserted: fails when ``_TAIL_FRACS`` is the 16 equal pieces)."""
+    16 equal pieces miss (asserted: fails when ``_TAIL_FRACS`` is the 16 equal pieces). The bound from both ends
+    (``_log_tail_split``, tried last) is switched off here: it alone would also bring the 16 pieces' tails below the
+    tolerance (see ``test_tail_split_bounds_brute_force``)."""
+    monkeypatch.setattr(R, "_log_tail_split", lambda *args, **kw: np.inf)
     s = 0.5
     u = 1.0 / (1.0 + math.exp(-eps0))
     v = 1.0 - u
@@ -885,3 +888,83 @@ def test_refinement_stops_after_idle_rounds(monkeypatch: pytest.MonkeyPatch) -> 
     assert not converged
     assert 1 <= calls["n"] <= 3 * (R._IDLE_ROUNDS + 1)
     assert np.all(lo <= up)
+
+
+def _f_tail_mp(m: int, u: float, v: float, s: float, alpha: float, edge: int, side: int) -> mpmath.mpf:
+    """``log sum_{a beyond edge} M(a) p^alpha q^(1-alpha)`` by 40-digit brute force (``M = Bin(m, s)``,
+    ``p = u x/s + (1-u)(1-x)/(1-s)``, ``q`` with ``v``: the kernel's first-user weights written directly)."""
+    with mpmath.workdps(40):
+        s_, u_, v_, a_ = mpmath.mpf(s), mpmath.mpf(u), mpmath.mpf(v), mpmath.mpf(alpha)
+        rng = range(edge + 1, m + 1) if side == 1 else range(0, edge)
+        total = mpmath.mpf(0)
+        for a in rng:
+            x = mpmath.mpf(a) / m
+            p = u_ * x / s_ + (1 - u_) * (1 - x) / (1 - s_)
+            q = v_ * x / s_ + (1 - v_) * (1 - x) / (1 - s_)
+            total += mpmath.binomial(m, a) * s_**a * (1 - s_) ** (m - a) * p**a_ * q ** (1 - a_)
+        return mpmath.log(total)
+
+
+def _term_mp(m: int, u: float, v: float, s: float, alpha: float, a: int) -> float:
+    with mpmath.workdps(40):
+        s_, u_, v_ = mpmath.mpf(s), mpmath.mpf(u), mpmath.mpf(v)
+        x = mpmath.mpf(a) / m
+        p = u_ * x / s_ + (1 - u_) * (1 - x) / (1 - s_)
+        q = v_ * x / s_ + (1 - v_) * (1 - x) / (1 - s_)
+        return float(mpmath.log(mpmath.binomial(m, a) * s_**a * (1 - s_) ** (m - a) * p**alpha * q ** (1 - alpha)))
+
+
+@pytest.mark.parametrize(("m", "eps0", "alpha", "edge", "side"), [
+    (1500, 4.0, 256.0, 1327, 1), (1500, 4.0, 256.0, 1447, 1), (800, 4.0, 128.0, 740, 1), (800, 6.0, 64.0, 726, 1),
+    (1500, 4.0, 256.0, 173, -1), (800, 6.0, 64.0, 74, -1), (400, 2.0, 8.0, 300, 1), (700, 3.0, 1024.0, 20, -1),
+    (1500, 4.0, 256.0, 1498, 1), (1500, 4.0, 256.0, 2, -1),
+])
+def test_tail_split_bounds_brute_force(m: int, eps0: float, alpha: float, edge: int, side: int) -> None:
+    """The tail bound from both ends (``_log_tail_split``: pieces from the window's edge up to a cut, pieces from the
+    end of the support ``E`` inwards to it, and the term at ``E``) is above the 40-digit tail of ``M f``, and where the
+    terms fall and then rise again towards ``E`` (eps0 = 4, m = 1500, alpha = 256: down from the edge 1327, up to
+    e^-19.0 at a = m) within 0.1 of it, where the bound from the edge alone (``_log_tail_f`` on ``_TAIL_FRACS``) is
+    e^21 above. Side -1: the mirrored pair (``u, v -> 1 - u, 1 - v``, the end ``a = 0``). Fails without the term at
+    ``E`` (the bound falls below the tail), or with the inward pieces run in the edge's direction."""
+    s = 0.5
+    u = 1.0 / (1.0 + math.exp(-eps0))
+    v = 1.0 - u
+    if side == -1:
+        u, v = 1.0 - u, 1.0 - v
+    bp, bq = np.array([(u - s) / (s * (1 - s))]), np.array([(v - s) / (s * (1 - s))])
+    end = m if side == 1 else 0
+    t_edge = _term_mp(m, u, v, s, alpha, edge)
+    t_end = _term_mp(m, u, v, s, alpha, end)
+    args = (np.array([[float(edge)]]), np.array([float(m)]), s, side, np.array([u]), np.array([v]), bp, bq,
+            np.array([alpha]), np.zeros(1, dtype=np.int64))
+    lead = (np.array([[t_edge + 1e-12 * (1.0 + abs(t_edge))]]),)
+    split = float(R._log_tail_split(*args, *lead, np.array([[t_end + 1e-12 * (1.0 + abs(t_end))]]))[0, 0])
+    one = float(R._log_tail_f(*args, *lead, fracs=R._TAIL_FRACS)[0, 0])
+    exact = float(_f_tail_mp(m, u, v, s, alpha, edge, side))
+    assert exact <= split, (exact, split)
+    if (m, alpha, edge) in ((1500, 256.0, 1327), (1500, 256.0, 173)):
+        assert split <= exact + 0.1 and one > exact + 20.0, (exact, split, one)
+
+
+def test_window_tail_rising_to_the_end_within_tolerance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_window_tail`` takes the bound from both ends where the others leave the tail above the window's tolerance
+    (eps0 = 4, n = 3e5, alpha = 1024, m = 5391: a tail of e^367.5 bounded by e^528, so the window was widened twice to
+    a = m; here m = 1500, alpha = 256, edge 1327): the tail of ``M g`` stays above its 40-digit value and below the
+    tolerance, which it exceeds with ``_log_tail_split`` switched off."""
+    m, eps0, alpha, edge = 1500, 4.0, 256.0, 1327
+    s = 0.5
+    u = 1.0 / (1.0 + math.exp(-eps0))
+    v = 1.0 - u
+    bp, bq = np.array([(u - s) / (s * (1 - s))]), np.array([(v - s) / (s * (1 - s))])
+    log_tol, w_est = math.log(1e-9), 10.0  # the tolerance: e^(log_tol + w_est) = e^-10.7
+
+    def tail() -> float:
+        return float(R._window_tail(np.array([[float(edge)]]), np.array([float(m)]), s, 1, np.array([u]),
+                                    np.array([v]), bp, bq, np.array([alpha]), np.zeros(1, dtype=np.int64), 1e-13,
+                                    log_tol, np.full((1, 1), w_est), np.array([[True]]))[0, 0])
+
+    both = tail()
+    exact = float(_tail_mp(m, u, v, s, alpha, edge, 1))
+    assert exact <= both <= log_tol + w_est, (exact, both)
+    monkeypatch.setattr(R, "_log_tail_split", lambda *args, **kw: np.inf)
+    assert tail() > log_tol + w_est

@@ -1243,16 +1243,38 @@ def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarra
     each at its own end of the piece). Hence the terms of the piece are at most a geometric
     sequence from the bound at its start, and the bound at the next piece's start follows.
     """
+    b = _tail_cuts(edge, m, side, pieces, fracs)
+    return _logsumexp(_tail_pieces(b, m, s, side, u, v, bp, bq, alpha, gidx, log_t_edge), axis=2)
+
+
+def _tail_cuts(edge: np.ndarray, m: np.ndarray, side: int | np.ndarray, pieces: int = _TAIL_PIECES,
+               fracs: np.ndarray | None = None, far: np.ndarray | None = None) -> np.ndarray:
+    """The cuts ``b`` (entries x groups x (pieces + 1)) of :func:`_log_tail_f`: from ``edge`` towards ``far`` (per
+    entry and group; default the end of the support, ``m`` for ``side = 1``, 0 for ``-1``), at the fractions of the
+    way (rounded outwards; the last is ``far`` itself)."""
+    mm = m[:, None, None]
+    sgn = np.broadcast_to(np.asarray(side, dtype=float), (m.size,))[:, None, None]
+    up3 = sgn > 0.0
+    far3 = np.where(up3, mm, 0.0) if far is None else far[:, :, None]
+    frac = np.arange(pieces + 1, dtype=float) / pieces if fracs is None else fracs
+    e3 = edge[:, :, None]
+    b = e3 + (far3 - e3) * frac
+    b = np.where(up3, np.floor(b), np.ceil(b))
+    b[:, :, -1] = far3[:, :, 0]
+    return b
+
+
+def _tail_pieces(b: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarray, u: np.ndarray, v: np.ndarray,
+                 bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, gidx: np.ndarray, log_t_edge: np.ndarray
+                 ) -> np.ndarray:
+    """Per piece ``[b_j, b_(j+1)]`` of the cuts ``b`` (entries x groups x (pieces + 1), monotone in the direction
+    ``side``, ``b_0`` the edge), an upper bound on ``log sum M(a) f(x_a)`` over the ``|b_(j+1) - b_j|`` terms beyond
+    ``b_j`` up to ``b_(j+1)`` (entries x orders x pieces; ``-inf`` for empty pieces), from ``log_t_edge >= log M(b_0)
+    f(x_(b_0))`` (the argument of :func:`_log_tail_f`)."""
     ne, na = log_t_edge.shape
     mm = m[:, None, None]
     sgn = np.broadcast_to(np.asarray(side, dtype=float), (ne,))[:, None, None]
     up3 = sgn > 0.0
-    far = np.where(up3, mm, 0.0)
-    frac = np.arange(pieces + 1, dtype=float) / pieces if fracs is None else fracs
-    e3 = edge[:, :, None]
-    b = e3 + (far - e3) * frac
-    b = np.where(up3, np.floor(b), np.ceil(b))
-    b[:, :, -1] = far[:, :, 0]
     inner, outer = b[:, :, :-1], b[:, :, 1:]  # entries x groups x pieces
     count = np.abs(outer - inner)
     ls = math.log(s) - math.log1p(-s)
@@ -1274,7 +1296,51 @@ def _log_tail_f(edge: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarra
         starts = log_t_edge[:, :, None] + np.concatenate((np.zeros((ne, na, 1)), np.cumsum(steps, axis=2)[:, :, :-1]), axis=2)
         terms = starts + _log_geometric(log_rho, count)
     terms = np.where(np.isnan(terms), np.inf, terms)
-    return _logsumexp(np.where(count > 0.0, terms, -np.inf), axis=2)
+    return np.where(count > 0.0, terms, -np.inf)
+
+
+#: The cuts of :func:`_log_tail_split`: those of :data:`_TAIL_FRACS` and 256 equal pieces (the 16 equal pieces of
+#: _TAIL_FRACS were ~300 terms each at m ~ 5000, where the terms fall, then rise to a second bump inside the tail).
+_SPLIT_FRACS = np.unique(np.concatenate((_TAIL_FRACS, np.arange(0, 257) / 256)))
+
+
+def _log_tail_split(edge: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarray, u: np.ndarray,
+                    v: np.ndarray, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, gidx: np.ndarray,
+                    log_t_edge: np.ndarray, log_t_end: np.ndarray, fracs: np.ndarray = _SPLIT_FRACS) -> np.ndarray:
+    """Upper bound on ``log sum_{a beyond edge} M(a) f(x_a)``, as :func:`_log_tail_f`, for tails whose terms fall and
+    then rise again towards the end of the support ``E`` (``m`` for ``side = 1``, 0 for ``-1``; a large order whose
+    ``q`` is small at that end: eps0 = 4, n = 3e5, alpha = 1024, m = 5391: the terms fall from the window's edge
+    4047 to a valley near 5115, then rise to e^356 at a = m, and the bound from the edge alone, its term ratios taken
+    at each piece's far end, was e^528 against a true tail of e^367.5: the window was widened twice to a = m).
+
+    *Derived*: cut the tail at ``edge = b_0, b_1, .., b_P = E - side`` (the cuts of :func:`_tail_cuts`); for every
+    ``j`` the tail is the terms up to ``b_j`` plus those beyond it, so ``tail <= F_j + B_j`` with ``F_j`` the sum of the
+    first ``j`` pieces' bounds of :func:`_tail_pieces` from the edge (its geometric bound, piece by piece) and ``B_j``
+    the same bound run from the end inwards: its start ``log_t_end >= log M(E) f(x_E)`` (the term at ``E`` itself),
+    then the pieces between the cuts ``b_P + side = E, .., b_0 + side`` in the direction ``-side`` (the piece from
+    ``b_(i+1) + side`` inwards holds the terms ``b_(i+1) .. b_i + side``: the same terms as the edge's piece ``i``; the
+    proof of :func:`_log_tail_f` holds in either direction: the binomial ratio towards the bulk is largest at the
+    piece's inner end, and ``bp/p``, ``bq/q`` are monotone in ``x``), summed over the pieces beyond ``b_j``. The least
+    of the ``P + 1`` sums is returned. Every term is ``>= 0``. Rounding: the running sums (``logaddexp``, at most
+    ``2 P + 2`` of them, each within a few ulps of its result's magnitude) are charged ``1e-10 (1 + |bound|)``."""
+    ne = m.size
+    sgn = np.broadcast_to(np.asarray(side, dtype=float), (ne,))
+    end = np.where(sgn > 0.0, m, 0.0)
+    far = np.broadcast_to((end - sgn)[:, None], edge.shape)
+    # (an edge at or beyond E - side: no pieces, only the term at E; such a tail is bounded there alone)
+    b = _tail_cuts(edge, m, sgn, fracs=fracs, far=np.where(sgn[:, None] > 0.0, np.maximum(far, edge),
+                                                           np.minimum(far, edge)))
+    out = _tail_pieces(b, m, s, sgn, u, v, bp, bq, alpha, gidx, log_t_edge)  # entries x orders x pieces
+    inw = _tail_pieces(b[:, :, ::-1] + sgn[:, None, None], m, s, -sgn, u, v, bp, bq, alpha, gidx, log_t_end)
+    with np.errstate(invalid="ignore"):
+        pre = np.concatenate((np.full(out.shape[:2] + (1,), -np.inf), np.logaddexp.accumulate(out, axis=2)), axis=2)
+        suf = np.logaddexp(log_t_end[:, :, None], np.concatenate(
+            (np.full(out.shape[:2] + (1,), -np.inf), np.logaddexp.accumulate(inw, axis=2)), axis=2))
+        # split after piece j (j = 0 .. P): the first j pieces from the edge, the last P - j from the end and E
+        tot = np.logaddexp(pre, suf[:, :, ::-1])
+        tot = np.where(np.isnan(tot), np.inf, tot)
+        best = np.min(tot, axis=2)
+    return best + 1e-10 * (1.0 + np.abs(best))
 
 
 def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndarray, u: np.ndarray, v: np.ndarray,
@@ -1364,6 +1430,27 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
                 new = np.where(open_[finer][:, gidx[cols]], np.minimum(np.logaddexp(tf, tail_x[rc]), other[rc]), -np.inf)
                 # (only where that row and order asked for it: each row's bound stays independent of the others')
                 tail[rc] = np.where(redo[np.ix_(np.any(redo, axis=1), cols)], new, tail[rc])
+                # still too large: bounded from both ends too (:func:`_log_tail_split`: terms rising again towards the
+                # end of the support), where that row and order asked for it; the term at the end E bounded as the
+                # edge's (Boost's pmf or the gammaln bracket, with its error; log f with the same 1e-12 margin)
+                in_finer = np.zeros(tail.shape[0], dtype=bool)
+                in_finer[finer] = True
+                again = open_[:, gidx] & (tail > log_tol + w_est) & in_finer[:, None]
+                r2, c2 = np.flatnonzero(np.any(again, axis=1)), np.flatnonzero(np.any(again, axis=0))
+                if r2.size:
+                    rc2 = np.ix_(r2, c2)
+                    end_f = np.where(sgn[r2, 0] > 0.0, mg[r2], 0.0)
+                    l_n, err_n = _log_pmf_anchor(end_f, mg[r2], s, rel)
+                    x_n = end_f / mg[r2]
+                    lpn = _log_first_user(bp[r2], u[r2], x_n, x_n - s, s)[0][:, None]
+                    lqn = _log_first_user(bq[r2], v[r2], x_n, x_n - s, s)[0][:, None]
+                    ell_n = lpn * alpha[c2] + lqn * (1.0 - alpha[c2])
+                    ell_n = ell_n + 1e-12 * (1.0 + np.abs(ell_n))
+                    t_end = np.where(np.isnan(ell_n), np.inf, (l_n + err_n + 1e-12)[:, None] + ell_n)
+                    sp = _log_tail_split(edge[r2], mg[r2], s, sgn[r2, 0], u[r2], v[r2], bp[r2], bq[r2], alpha[c2],
+                                         gidx[c2], t_edge[rc2], t_end)
+                    new2 = np.minimum(tail[rc2], np.logaddexp(sp, tail_x[rc2]))
+                    tail[rc2] = np.where(again[rc2], new2, tail[rc2])
     return np.where(np.isnan(tail), np.inf, tail)
 
 
