@@ -154,23 +154,23 @@ def test_f_runs_against_rationals(seed: int, warm: bool) -> None:
 
 def test_run_pmf_slices_within_their_bounds_of_mpmath(monkeypatch: pytest.MonkeyPatch) -> None:
     """:class:`RunPmf`: runs asked again inside, across and outside the kept ones (two roles, one
-    ``p``) are within each value's bound of the 40-digit pmf; the second and third asks call Boost
-    only for the runs not kept (fails with a slice one point off, or with the roles sharing runs)."""
+    ``p``) are within each value's bound of the 40-digit pmf; the second and third asks compute
+    only the runs not kept (fails with a slice one point off, or with the roles sharing runs)."""
     p = 0.37754
     pmf = bsep.RunPmf(400)
     ms = np.array([3.0, 40.0, 150.0, 399.0])
     calls: list[int] = []
-    real = bsep.bn.pmf_points
+    real = bsep._pmf_on_runs
 
-    def counting(k, *a, **kw):  # type: ignore[no-untyped-def]
-        calls.append(int(np.asarray(k).size))
-        return real(k, *a, **kw)
+    def counting(start, count, *a, **kw):  # type: ignore[no-untyped-def]
+        calls.append(int(np.sum(count)))
+        return real(start, count, *a, **kw)
 
     asks = [(0, [0.0, 5.0, 30.0, 100.0], [3.0, 30.0, 90.0, 180.0]),
             (0, [1.0, 9.0, 40.0, 130.0], [2.0, 25.0, 95.0, 170.0]),  # inside the padded runs
             (1, [0.0, 5.0, 30.0, 100.0], [3.0, 30.0, 90.0, 180.0]),  # the other role: its own runs
             (0, [0.0, 0.0, 70.0, 200.0], [-1.0, 40.0, 110.0, 399.0])]  # an empty run, outside ones
-    monkeypatch.setattr(bsep.bn, "pmf_points", counting)
+    monkeypatch.setattr(bsep, "_pmf_on_runs", counting)
     for tag, lo, hi in asks:
         before = len(calls)
         w, rel = pmf.points(tag, ms, np.array(lo), np.array(hi), p, segment=16)
@@ -621,13 +621,13 @@ def test_shared_run_pmf_is_keyed_by_p_and_grows_with_m(monkeypatch: pytest.Monke
     p1 = 0.37754
     p2 = 0.4
     calls: list[int] = []
-    real = bsep.bn.pmf_points
+    real = bsep._pmf_on_runs
 
-    def counting(k, *a, **kw):  # type: ignore[no-untyped-def]
-        calls.append(int(np.asarray(k).size))
-        return real(k, *a, **kw)
+    def counting(start, count, *a, **kw):  # type: ignore[no-untyped-def]
+        calls.append(int(np.sum(count)))
+        return real(start, count, *a, **kw)
 
-    monkeypatch.setattr(bsep.bn, "pmf_points", counting)
+    monkeypatch.setattr(bsep, "_pmf_on_runs", counting)
     asks = [(30, 0, p1, 64, [3.0, 20.0], [0.0, 2.0], [3.0, 15.0]),
             (400, 0, p2, 64, [3.0, 20.0, 300.0], [0.0, 2.0, 100.0], [3.0, 15.0, 130.0]),
             (400, 1, p1, 32, [20.0, 300.0], [2.0, 100.0], [15.0, 130.0]),
@@ -669,3 +669,25 @@ def test_windows_looked_at_every_few_m_cover_their_own_look(rand, monkeypatch: p
         assert np.all(lo4 <= lo1 + step) and np.all(hi4 >= hi1 - step)
         assert np.all(lo4 >= lo1 - step - 4.0) and np.all(hi4 <= hi1 + step + 4.0)
         assert np.mean((lo4 <= lo1) & (hi4 >= hi1)) > 0.9
+
+
+def test_pmf_on_runs_is_pmf_points_bit_for_bit() -> None:
+    """:func:`_pmf_on_runs` (the runs of :class:`RunPmf` without finding them again) returns the very values
+    and bounds of :func:`.binomial.pmf_points` on the same points: runs shorter and longer than a segment,
+    at both ends of the support, below the recurrence's floor (p = 1e-5, m = 2e5: the fall-back to Boost),
+    and the guarded cases (repeated sizes, a run past m) that go to pmf_points itself. Fails with a segment
+    cut one point off, another anchor, a bound one step off, or the floor's fall-back left out."""
+    rng = np.random.default_rng(7)
+    for trial in range(600):
+        m = np.unique(rng.integers(1, [30, 400, 5000, 200_000][trial % 4], size=int(rng.integers(1, 8)))).astype(float)
+        rng.shuffle(m)
+        a = np.floor(rng.random(m.size) * (m + 1))
+        c = np.minimum(rng.integers(1, 300, size=m.size), m - a + 1).astype(np.int64)
+        if trial % 50 == 0:  # the guarded cases
+            m, a, c = np.append(m, m[0]), np.append(a, a[0]), np.append(c, c[0])
+            c[-1] = int(m[-1] - a[-1]) + 2
+        p = [0.3775, 0.01, 0.9, 1e-5, 0.5][trial % 5]
+        seg = [64, 32, 16][trial % 3]
+        w1, r1 = bsep._pmf_on_runs(a, c, m, p, seg)
+        w2, r2 = bsep.bn.pmf_points(bsep._ranges(a, c), np.repeat(m, c), p, segment=seg)
+        assert np.array_equal(w1, w2) and np.array_equal(r1, r2), (trial, m, a, c, p, seg)
