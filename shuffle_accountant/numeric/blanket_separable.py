@@ -531,7 +531,8 @@ PMF_PAD = 8
 #: the kept values of one :class:`RunPmf` law are dropped when they exceed this many points
 PMF_KEEP = 2_000_000
 #: the laws every :class:`SeparableBlanket` shares (:class:`RunPmf` with ``shared``): at most this many
-#: points kept over all of them (the least recently used laws are dropped first; 16 bytes a point)
+#: points and sizes kept over all of them (the least recently used laws are dropped first; 16 bytes a point,
+#: 24 a size), besides the law in use
 SHARED_KEEP = 2_000_000
 
 _Law = tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]
@@ -630,6 +631,7 @@ class RunPmf:
         key = (tag, p, segment)
         m_max = max(self._m_max, int(np.max(ms, initial=0.0)))
         law = self._laws.pop(key, None)  # (re-inserted below: the dict's order is that of use)
+        new_sizes = law is None or law[0].size < m_max + 2
         if law is None or law[3][0].size > PMF_KEEP:
             law = (np.full(m_max + 2, np.nan), np.zeros(m_max + 2), np.zeros(m_max + 2, dtype=np.int64),
                    [np.zeros(0), np.zeros(0)])
@@ -656,21 +658,24 @@ class RunPmf:
             start[mi[miss]] = a_pad
             length[mi[miss]] = c_pts
             offset[mi[miss]] = base + np.cumsum(c_pts) - c_pts
-            if self._shared:
-                self._drop_least_used(key)
+        if self._shared and (miss.size or new_sizes):
+            self._drop_least_used(key)
         skip = np.where(n_pts > 0, lo - start[mi], 0.0).astype(np.int64)  # (no run kept for empty ones)
         at = _ranges(offset[mi] + skip, n_pts)
         return kept[0][at], kept[1][at]
 
     def _drop_least_used(self, key: tuple[int, float, int]) -> None:
-        """Drops the least recently used shared laws (never ``key``'s) while more than
-        :data:`SHARED_KEEP` points are kept."""
-        total = sum(law[3][0].size for law in self._laws.values())
+        """Drops the least recently used shared laws (never ``key``'s) while they hold more than
+        :data:`SHARED_KEEP` points and entries per size (a law's index arrays have one per ``m``)."""
+        def size(law: _Law) -> int:
+            return int(law[3][0].size + law[0].size)
+
+        total = sum(size(law) for law in self._laws.values())
         for other in list(self._laws):
             if total <= SHARED_KEEP:
                 break
             if other != key:
-                total -= self._laws.pop(other)[3][0].size
+                total -= size(self._laws.pop(other))
 
 
 #: a run of cells whose integer grid (:func:`_f_runs`) is longer than this many times its cells
