@@ -1121,7 +1121,7 @@ def _mp_half_sf(k: int, n: int, exact: bool = False) -> Any:
         return +total if exact else float(total)
 
 
-@pytest.mark.parametrize("shape", ["flat", "rising", "mixed", "gaps"])
+@pytest.mark.parametrize("shape", ["flat", "rising", "mixed", "gaps", "long"])
 def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape: str,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Kernel-table rows at nearby clone counts take their top tails from one Boost sf per chain
@@ -1130,10 +1130,11 @@ def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape:
     Boost's pmf and sf pushed to the edge of their budgets (all errors in one direction), every
     walked tail stays within its budget of the 40-digit tail I_{1/2}(a, c - a + 1) (fails
     without the charge for the pmf values' errors, with a wrong identity term, or with a wrong
-    column), and most rows are walked (anchors: every WALK_ROWS rows and where c jumps)."""
+    column), and most rows are walked (anchors: every WALK_ROWS_MIN .. WALK_ROWS rows and where c jumps;
+    "long": one chain of 700 rows, walked in chains longer than WALK_ROWS_MIN where the budget allows)."""
     from shuffle_accountant.numeric import binomial as bn
     from shuffle_accountant.numeric import blanket_krr as bk
-    from shuffle_accountant.numeric.blanket_krr import WALK_ROWS, _TableCache
+    from shuffle_accountant.numeric.blanket_krr import WALK_ROWS_MIN, _TableCache
 
     monkeypatch.setattr(bk, "WALK_MIN_ROWS", 0)  # walk these small rows too (a cost threshold only)
     monkeypatch.setattr(bk, "WALK_MIN_C", 0.0)
@@ -1154,7 +1155,12 @@ def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape:
     rng = np.random.default_rng(7)
     if shape == "gaps":
         c = np.concatenate((3000.0 + np.cumsum(rng.integers(1, bk.WALK_GAP + 1, 150)), 5000.0 + np.arange(40.0)))
-    base = {"flat": np.full(c.size, 1520.0), "rising": np.floor(c / 2.0 + 20.0),
+    if shape == "long":
+        c = 3000.0 + np.arange(700.0)
+        sfs: list[int] = []
+        boost_sf = bn.sf
+        monkeypatch.setattr(bn, "sf", lambda k, n, p: (sfs.append(np.size(k)), boost_sf(k, n, p))[1])
+    base = {"flat": np.full(c.size, 1520.0), "rising": np.floor(c / 2.0 + 20.0), "long": np.floor(c / 2.0 + 20.0),
             "mixed": np.floor(c / 2.0 + 20.0) + rng.integers(-3, 4, c.size), "gaps": np.floor(c / 2.0 + 20.0)}[shape]
     lo, hi = base, base + 5.0
     cache = _TableCache()
@@ -1163,13 +1169,34 @@ def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape:
     tb, lm, hm = d["tail_budget"][rows], d["lo"][rows], d["hi"][rows]
     walked = np.nonzero(tb != bn.tail_error_budget(hm, c, 0.5))[0]
     # (random jumps of the window walk fewer rows: larger sums per step, their bound reaches the limit sooner)
-    assert walked.size >= {"mixed": c.size // 2, "gaps": c.size // 3}.get(shape, c.size - 8 - c.size // WALK_ROWS)
+    assert walked.size >= {"mixed": c.size // 2, "gaps": c.size // 3}.get(shape, c.size - 8 - c.size // WALK_ROWS_MIN)
+    if shape == "long":
+        assert sum(sfs) < c.size // WALK_ROWS_MIN  # (chains longer than the shortest: fewer anchors)
     for i in list(walked[::4]) + [int(walked[-1])]:
         col = int(hm[i] - lm[i]) + 1  # S(hi + 1), the walked value itself
         top, ci, a = d["S"][rows[i], col], int(c[i]), int(hm[i]) + 1
         with mpmath.workdps(40):
             ref = _mp_half_sf(a - 1, ci, exact=True)
             assert abs(mpmath.mpf(top) - ref) <= tb[i] * top, (shape, i, top, ref, tb[i])
+
+
+def test_chain_sums_are_the_running_sums_of_a_loop() -> None:
+    """_chain_sums (the walked tails' recurrence T_i = T_{i-1} + (P_i - N_i) and its error bound, run
+    along all chains at once) equals a sequential loop bit for bit: chains of lengths 1 .. 700 in one
+    call, padded by octaves of length (fails with a chain's sum carried into the next, with a wrong
+    padding or with a reordered summation)."""
+    from shuffle_accountant.numeric.blanket_krr import _chain_sums
+
+    rng = np.random.default_rng(11)
+    lens = np.concatenate(([1, 2, 3, 64, 65, 700], rng.integers(1, 200, 40)))
+    rng.shuffle(lens)
+    x = rng.standard_normal(int(lens.sum())) * np.exp(rng.uniform(-30.0, 30.0, int(lens.sum())))
+    head = np.zeros(x.size, dtype=bool)
+    head[np.concatenate(([0], np.cumsum(lens)[:-1]))] = True
+    ref = np.empty(x.size)
+    for i in range(x.size):
+        ref[i] = x[i] if head[i] else ref[i - 1] + x[i]
+    assert np.array_equal(_chain_sums(x, head), ref)
 
 
 def test_window_grid_at_one_million_overlaps_the_kinks_in_place() -> None:

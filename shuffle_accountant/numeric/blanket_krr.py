@@ -822,18 +822,26 @@ class _Rows:
         found[inside] = self.keys[pos[inside]] == uk[inside]
         return np.where(found, self.ptr[np.where(inside, pos, 0)] if self.keys.size else 0, -1), found
 
-    def add(self, uk: np.ndarray, rows: dict[str, np.ndarray]) -> np.ndarray:
-        """Store rows for sorted distinct keys ``uk``; returns their row numbers."""
-        k = uk.size
+    def reserve(self, k: int) -> dict[str, np.ndarray]:
+        """Views of the next ``k`` rows (room made for them), to be filled in place and then
+        indexed by :meth:`add` without ``rows`` (no intermediate arrays: fewer fresh pages)."""
         if self.size + k > next(iter(self.data.values())).shape[0]:
             cap = max(2 * (self.size + k), 1024)
             for f, arr in self.data.items():
                 grown = np.zeros((cap,) + arr.shape[1:])
                 grown[: self.size] = arr[: self.size]
                 self.data[f] = grown
+        return {f: arr[self.size: self.size + k] for f, arr in self.data.items()}
+
+    def add(self, uk: np.ndarray, rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        """Store rows for sorted distinct keys ``uk`` (None: the rows :meth:`reserve` gave, filled
+        in place); returns their row numbers."""
+        k = uk.size
+        views = self.reserve(k)
+        if rows is not None:
+            for f, v in views.items():
+                v[...] = rows[f]
         new_rows = np.arange(self.size, self.size + k)
-        for f, arr in self.data.items():
-            arr[self.size: self.size + k] = rows[f]
         self.size += k
         pos = np.searchsorted(self.keys, uk)
         again = self.find(uk)[1]
@@ -930,11 +938,13 @@ _ROW_WIDTH = _TABLE_WIDTH + 2 * _TABLE_MARGIN
 _TABLE_ROWS = 40_000
 
 
-#: At most this many rows in a chain of :func:`_walk_tops` (one Boost anchor per chain at least).
-WALK_ROWS = 64
+#: At most this many rows in a chain of :func:`_walk_tops` (one Boost anchor per chain at least), at
+#: least WALK_ROWS_MIN (the length is chosen per call from the bound's estimated growth: cost only).
+WALK_ROWS = 1024
+WALK_ROWS_MIN = 64
 #: :func:`_walk_tops` walks only calls of at least this many rows with a clone count of at least
-#: ``WALK_MIN_C`` (Boost's sf costs ~1 µs a value at c = 2e4, 3-8 µs from 2e6; the walk's loop over
-#: chain positions ~1 ms a call, measured: below these it cost more than it saved). Cost only.
+#: ``WALK_MIN_C`` (Boost's sf costs ~1 µs a value at c = 2e4, 3-8 µs from 2e6; the walk (then a loop over
+#: chain positions) ~1 ms a call, measured: below these it cost more than it saved). Cost only.
 WALK_MIN_ROWS = 256
 WALK_MIN_C = 1e5
 #: Largest step of clone counts between consecutive rows of a chain of :func:`_walk_tops`.
@@ -954,11 +964,39 @@ def _gap_weights(gmax: int) -> np.ndarray:
 _GAP_W = _gap_weights(WALK_GAP)
 
 
+def _column(R: np.ndarray, i: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """``R[i, col]`` with columns clipped to ``[0, W]`` and column ``W = R.shape[1]`` (one past the last)
+    read as 0 (:func:`_walk_tops`: ``R`` is 0 past each row's top)."""
+    W = R.shape[1]
+    return np.where(col >= W, 0.0, R[i, np.clip(col, 0, W - 1)])
+
+
+def _chain_sums(x: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """Running sums of ``x`` within each chain of consecutive entries (a chain starts where ``head``,
+    which must hold at its first entry): ``out[i] = out[i-1] + x[i]`` in floating point, in order (one
+    rounding per entry, as a loop would do; chains of similar lengths padded together)."""
+    out = np.empty(x.size)
+    starts = np.nonzero(head)[0]
+    if starts.size == 0:
+        return out
+    lens = np.diff(np.append(starts, x.size))
+    octave = np.ceil(np.log2(lens)).astype(np.int64)
+    for o in np.unique(octave):
+        g = np.nonzero(octave == o)[0]
+        width = int(lens[g].max())
+        idx = starts[g][:, None] + np.arange(width)[None, :]
+        inside = np.arange(width)[None, :] < lens[g][:, None]
+        sums = np.cumsum(np.where(inside, x[np.minimum(idx, x.size - 1)], 0.0), axis=1)
+        out[idx[inside]] = sums[inside]
+    return out
+
+
 def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: np.ndarray,
                walk_rel: float) -> tuple[np.ndarray, np.ndarray]:
     """Top tails ``T_i = S_{c_i}(hi_i + 1) = P[Bin(c_i, 1/2) > hi_i]`` of new kernel-table rows
     (sorted distinct ``c``, windows ``[lo_i, hi_i]``, pmf values ``B_i(a)`` at column ``a - lo_i``,
-    ``R_i(a) = Σ_{a <= b <= hi_i} B_i(b)``, 0 for ``a = hi_i + 1``) and a relative error bound for
+    ``R_i(a) = Σ_{a <= b <= hi_i} B_i(b)`` at the same columns, 0 for ``a = hi_i + 1``, also where that is
+    the column one past ``R``'s last) and a relative error bound for
     each (``|T_i - T*_i| <= budget_i T_i``, ``T_i`` the computed value), with one Boost sf per chain
     of nearby clone counts instead of one per row (*derived*).
 
@@ -981,18 +1019,21 @@ def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: 
     pmf value below ``1e-280`` (outside the relative error model; the binomial pmf is unimodal in ``a``,
     so a row whose two end values are at least ``1e-279`` holds none: every computed value is within
     its relative budget, far below 0.9, of an exact value at least the smaller exact end), or every
-    :data:`WALK_ROWS` rows.
+    ``L`` rows (``L`` between :data:`WALK_ROWS_MIN` and :data:`WALK_ROWS`, from the bound's growth per row
+    estimated at a normal approximation of ``T``: a cost decision only, every row's bound is checked below).
 
     *Error* (absolute, ``E_i``). Each ``B`` value is within ``e_B = β + 3 W u`` (relative) of the
     exact pmf (``β`` = Boost's pmf budget at the largest ``c``, one factor per ratio step of a row
     of ``W`` columns, as :func:`_kernel_table` charges); ``P_i`` and ``N_i`` are sums of at most
     ``W + g`` non-negative terms (``g`` products with exact weights) in at most ``W + 2g + 3``
     roundings: ``|P - P*| <= e_P P`` with ``e_P = 1.01 (e_B + (W + 2 WALK_GAP + 3) u)``, likewise
-    ``N``. The two roundings of ``(T + P) - N`` add at most ``u (T + P) + u |T_i| <= 2.01 u (T + P +
-    N)``, plus ``1e-300`` for a subnormal result. So ``E_i = E_{i-1} + e_P (P_i + N_i) + 2.01 u
-    (T_{i-1} + P_i + N_i) + 1e-300``, ``E`` of an anchor its budget times its value; the bound's own
-    roundings (at most ``8 u`` per step, at most :data:`WALK_ROWS` steps) are covered by a factor
-    ``1 + 1e-9``. ``budget_i = E_i / T_i`` (rounded up). A walked row is kept where ``T_i > 0`` and
+    ``N``. ``T_i`` is computed as ``T_{i-1} + (P_i - N_i)`` (the running sums of each chain, in order,
+    :func:`_chain_sums`): ``|fl(P - N) - (P - N)| <= u |P - N| <= u (P + N)`` and the addition's rounding is
+    at most ``u |T_{i-1} + fl(P - N)| <= u (1 + u) (|T_{i-1}| + P + N)``, together at most ``2.01 u (|T_{i-1}|
+    + P + N)``, plus ``1e-300`` for a subnormal result. So ``E_i = E_{i-1} + e_P (P_i + N_i) + 2.01 u
+    (|T_{i-1}| + P_i + N_i) + 1e-300`` (also a running sum), ``E`` of an anchor its budget times its value;
+    the bound's own roundings (at most ``8 u`` per step, at most :data:`WALK_ROWS` steps) are covered by a
+    factor ``1 + 1e-9``. ``budget_i = E_i / T_i`` (rounded up). A walked row is kept where ``T_i > 0`` and
     ``budget_i <= max(walk_rel, 2 x`` Boost's budget there); the others take Boost's sf (a later
     row walked from a dropped one keeps its bound: ``E`` covers the dropped row's computed value
     whatever its size). Calls of fewer than :data:`WALK_MIN_ROWS` rows or below :data:`WALK_MIN_C`
@@ -1015,26 +1056,36 @@ def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: 
     link &= (col_p - gap >= 0) & (col_n >= 0) & (col_n <= W)
     gl = np.where(link, gap, 0)
     cp = np.where(link, col_p, 0)
-    r = np.arange(1, WALK_GAP + 1)[None, :]
-    terms = _GAP_W[gl][:, 1:] * B[prev[:, None], np.clip(cp[:, None] - r, 0, W - 1)]  # w_r B_{i-1}(a - r)
-    P = R[prev, np.clip(cp, 0, W)] + terms.sum(axis=1)
-    N = R[ar, np.clip(col_n, 0, W)]
+    gm = max(int(gl.max()), 1)  # (w_r = 0 for r > g: only the columns up to the largest gap)
+    r = np.arange(1, gm + 1)[None, :]
+    terms = _GAP_W[gl, 1:gm + 1] * B[prev[:, None], np.clip(cp[:, None] - r, 0, W - 1)]  # w_r B_{i-1}(a - r)
+    P = _column(R, prev, cp) + terms.sum(axis=1)
+    N = _column(R, ar, col_n)
+    e_p = 1.01 * (bn.pmf_error_budget(float(np.max(c))) + 3.0 * W * _U + (W + 2.0 * WALK_GAP + 3.0) * _U)
+    # chains of at most L rows: L from the budget's growth per row at a normal estimate of T (cost only:
+    # a row whose bound grew beyond its allowance takes Boost's sf below)
+    L = WALK_ROWS_MIN
+    if np.any(link):
+        t_est = special.ndtr((0.5 * c - hi - 0.5) / (0.5 * np.sqrt(c)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = ((P + N) / t_est)[link]
+        step = float(np.median(e_p * ratio + 2.01 * _U * (1.0 + ratio)))
+        slack = max(walk_rel, 2.0 * float(np.min(tb))) - float(np.max(tb))
+        if step > 0.0 and slack > 0.0:
+            L = int(min(max(0.5 * slack / step, WALK_ROWS_MIN), WALK_ROWS))
     start = np.maximum.accumulate(np.where(link, 0, ar))
-    pos = (ar - start) % WALK_ROWS  # chains of at most WALK_ROWS rows
+    pos = (ar - start) % L
     T = np.zeros(nm)
     E = np.zeros(nm)
     anchor = pos == 0
+    anchor[0] = True
     T[anchor] = bn.sf(hi[anchor], c[anchor], 0.5)
     E[anchor] = tb[anchor] * T[anchor]
-    e_p = 1.01 * (bn.pmf_error_budget(float(np.max(c))) + 3.0 * W * _U + (W + 2.0 * WALK_GAP + 3.0) * _U)
-    order = np.argsort(pos, kind="stable")
-    bounds = np.searchsorted(pos[order], np.arange(1, int(pos.max()) + 2))
-    for s in range(1, int(pos.max()) + 1):  # rows at chain position s, from those at s - 1
-        i = order[bounds[s - 1]:bounds[s]]
-        Tp = T[i - 1]
-        T[i] = (Tp + P[i]) - N[i]
-        E[i] = E[i - 1] + e_p * (P[i] + N[i]) + 2.01 * _U * (Tp + P[i] + N[i]) + 1e-300
     walked = ~anchor
+    # along each chain: T_i = T_{i-1} + (P_i - N_i), E_i = E_{i-1} + x_i (prefix sums in order)
+    T = _chain_sums(np.where(anchor, T, P - N), anchor)
+    Tp = np.abs(T[np.maximum(ar - 1, 0)])
+    E = _chain_sums(np.where(anchor, E, e_p * (P + N) + 2.01 * _U * (Tp + P + N) + 1e-300), anchor)
     with np.errstate(divide="ignore", invalid="ignore"):
         w_budget = E * (1.0 + 1e-9) / T * (1.0 + 4.0 * _U)
     keep = walked & (T > 0.0) & (w_budget <= np.maximum(walk_rel, 2.0 * tb))
@@ -1086,23 +1137,29 @@ class _TableCache:
             lm = np.maximum(lo[miss] - _TABLE_MARGIN, 0.0)
             W = self.row_width
             hm = np.minimum(hi[miss] + _TABLE_MARGIN, lm + (W - 1.0))
-            # the recurrences over the widest window asked (beyond a row's window B = 0, S = its top tail)
+            # the recurrences over the widest window asked (beyond a row's window B = 0, S = its top tail),
+            # computed in place in the store's new rows (the same operations, in the same order, as
+            # ratios, their products and sums in fresh arrays: fewer pages touched, cost only)
             Wc = int(np.max(hm - lm)) + 1
-            a = lm[:, None] + np.arange(Wc)[None, :]
-            inside_w = a <= hm[:, None]
+            a = lm[:, None] + np.arange(Wc, dtype=float)[None, :]
             with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where((np.arange(Wc)[None, :] >= 1) & inside_w & (a <= cm[:, None]),
-                                 (cm[:, None] - a + 1.0) / a, 0.0)
+                ratio = cm[:, None] - a  # B(a)/B(a-1) = (c - a + 1)/a inside the row's window, 0 past it
+                ratio += 1.0
+                ratio /= a
+            np.copyto(ratio, 0.0, where=a > np.minimum(hm, cm)[:, None])
             ratio[:, 0] = 1.0
-            Bm = np.zeros((miss.size, W))
-            Bm[:, :Wc] = np.where(inside_w, bn.pmf(lm, cm, 0.5)[:, None] * np.cumprod(ratio, axis=1), 0.0)
-            R = np.zeros((miss.size, Wc + 1))  # R(a) = sum_{lo <= a <= b <= hi} B(b); 0 past the row's top
-            R[:, :Wc] = np.cumsum(Bm[:, Wc - 1::-1], axis=1)[:, ::-1]
-            s_top, t_budget = _walk_tops(cm, lm, hm, Bm[:, :Wc], R, walk_rel)  # S(hi + 1) = P[Bin >= hi + 1]
-            Sm = np.empty((miss.size, W))
-            Sm[:, :Wc] = s_top[:, None] + R[:, :Wc]  # S(a) = P[Bin >= a]
+            np.cumprod(ratio, axis=1, out=ratio)  # (0 from the first column past the window on)
+            new = self.store.reserve(miss.size)
+            Bm, Sm = new["B"], new["S"]
+            np.multiply(bn.pmf(lm, cm, 0.5)[:, None], ratio, out=Bm[:, :Wc])
+            Bm[:, Wc:] = 0.0
+            # R(a) = sum_{lo <= a <= b <= hi} B(b) (0 past the row's top), in S's columns until its top tail is added
+            np.cumsum(Bm[:, Wc - 1::-1], axis=1, out=Sm[:, Wc - 1::-1])
+            s_top, t_budget = _walk_tops(cm, lm, hm, Bm[:, :Wc], Sm[:, :Wc], walk_rel)  # S(hi + 1) = P[Bin >= hi + 1]
+            Sm[:, :Wc] += s_top[:, None]  # S(a) = P[Bin >= a]
             Sm[:, Wc:] = s_top[:, None]
-            row[miss] = self.store.add(cm, {"lo": lm, "hi": hm, "tail_budget": t_budget, "B": Bm, "S": Sm})
+            new["lo"][:], new["hi"][:], new["tail_budget"][:] = lm, hm, t_budget
+            row[miss] = self.store.add(cm)
         return row
 
 
