@@ -693,3 +693,18 @@ def test_pmf_on_runs_is_pmf_points_bit_for_bit() -> None:
         w1, r1 = bsep._pmf_on_runs(a, c, m, p, seg)
         w2, r2 = bsep.bn.pmf_points(bsep._ranges(a, c), np.repeat(m, c), p, segment=seg)
         assert np.array_equal(w1, w2) and np.array_equal(r1, r2), (trial, m, a, c, p, seg)
+
+
+def test_block_masses_kept_per_n_gamma_and_edges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """:func:`_block_masses` keeps the masses of the blocks of m across instances: every answer is the very
+    pair of arrays a fresh ``interval_mass`` gives for *its* ``(N, gamma', edges)`` (fails when the key leaves
+    out gamma', N or the edges: the first call's masses come back), read-only, and a repeat is kept."""
+    monkeypatch.setattr(bsep, "_MASSES", {})
+    e1 = np.array([1, 5, 9, 10, 11, 20, 41], dtype=np.int64)
+    e2 = np.array([1, 5, 9, 10, 12, 20, 41], dtype=np.int64)
+    for edges, N, gam in [(e1, 99, 0.2), (e1, 99, 0.25), (e1, 120, 0.2), (e2, 99, 0.2), (e1, 99, 0.2)]:
+        w, err = bsep._block_masses(edges, N, gam)
+        want_w, want_err = bsep.bn.interval_mass(edges[:-1] - 1.0, edges[1:] - 2.0, N, gam)
+        assert np.array_equal(w, want_w) and np.array_equal(err, want_err), (edges, N, gam)
+        assert not w.flags.writeable and not err.flags.writeable
+    assert len(bsep._MASSES) == 4
