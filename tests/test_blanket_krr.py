@@ -1121,12 +1121,13 @@ def _mp_half_sf(k: int, n: int, exact: bool = False) -> Any:
         return +total if exact else float(total)
 
 
-@pytest.mark.parametrize("shape", ["flat", "rising", "mixed", "gaps", "long"])
+@pytest.mark.parametrize("shape", ["flat", "rising", "mixed", "gaps", "long", "apart"])
 def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape: str,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Kernel-table rows at nearby clone counts take their top tails from one Boost sf per chain
-    (_walk_tops: S_{c+g}(a) = S_c(a) + sum_r P[Bin(g, 1/2) >= r] B_c(a-r) and sums of the rows' pmf
-    values; g = 1, in "gaps" 1 .. WALK_GAP). With
+    (_walk_tops: S_{c+g}(a) = S_c(a) + (1/2) sum_{j<g} B_{c+j}(a-1), the pmf walked along c, and sums of
+    the rows' pmf values, walked below a row's window where consecutive windows do not overlap; g = 1, in
+    "gaps" 1 .. 40, in "apart" 24 .. WALK_GAP with disjoint windows). With
     Boost's pmf and sf pushed to the edge of their budgets (all errors in one direction), every
     walked tail stays within its budget of the 40-digit tail I_{1/2}(a, c - a + 1) (fails
     without the charge for the pmf values' errors, with a wrong identity term, or with a wrong
@@ -1154,24 +1155,31 @@ def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape:
     c = np.concatenate((3000.0 + np.arange(150.0), 3200.0 + np.arange(40.0)))  # a jump: a new chain
     rng = np.random.default_rng(7)
     if shape == "gaps":
-        c = np.concatenate((3000.0 + np.cumsum(rng.integers(1, bk.WALK_GAP + 1, 150)), 5000.0 + np.arange(40.0)))
+        c = np.concatenate((3000.0 + np.cumsum(rng.integers(1, 41, 150)), 12000.0 + np.arange(40.0)))
+    if shape == "apart":
+        c = 3000.0 + np.cumsum(rng.integers(24, 97, 60))
     if shape == "long":
         c = 3000.0 + np.arange(700.0)
         sfs: list[int] = []
         boost_sf = bn.sf
         monkeypatch.setattr(bn, "sf", lambda k, n, p: (sfs.append(np.size(k)), boost_sf(k, n, p))[1])
     base = {"flat": np.full(c.size, 1520.0), "rising": np.floor(c / 2.0 + 20.0), "long": np.floor(c / 2.0 + 20.0),
-            "mixed": np.floor(c / 2.0 + 20.0) + rng.integers(-3, 4, c.size), "gaps": np.floor(c / 2.0 + 20.0)}[shape]
+            "mixed": np.floor(c / 2.0 + 20.0) + rng.integers(-3, 4, c.size), "gaps": np.floor(c / 2.0 + 20.0),
+            "apart": np.floor(c / 2.0 + 0.5 * np.sqrt(c))}[shape]
     lo, hi = base, base + 5.0
     cache = _TableCache()
-    rows = cache.rows(c, lo, hi, 4.0 * bn.pmf_error_budget(1e4))  # as an engine at n = 1e4 .. 1e5 allows
+    # as an engine at n = 1e4 .. 1e5 allows ("apart": at n = 1e6, where its walks of up to 96 clone counts pay)
+    rows = cache.rows(c, lo, hi, 4.0 * bn.pmf_error_budget(1e6 if shape == "apart" else 1e4))
     d = cache.store.data
     tb, lm, hm = d["tail_budget"][rows], d["lo"][rows], d["hi"][rows]
     walked = np.nonzero(tb != bn.tail_error_budget(hm, c, 0.5))[0]
     # (random jumps of the window walk fewer rows: larger sums per step, their bound reaches the limit sooner)
-    assert walked.size >= {"mixed": c.size // 2, "gaps": c.size // 3}.get(shape, c.size - 8 - c.size // WALK_ROWS_MIN)
+    assert walked.size >= {"mixed": c.size // 2, "gaps": c.size // 3, "apart": c.size // 2}.get(
+        shape, c.size - 8 - c.size // WALK_ROWS_MIN)
+    if shape == "apart":  # (most rows walked from a previous row whose window ends below theirs)
+        assert np.sum(hm[walked - 1] + 1.0 < lm[walked]) >= walked.size // 2
     if shape == "long":
-        assert sum(sfs) < c.size // WALK_ROWS_MIN  # (chains longer than the shortest: fewer anchors)
+        assert sum(sfs) < c.size // 64  # (chains longer than 64 rows where the budget allows: fewer anchors)
     for i in list(walked[::4]) + [int(walked[-1])]:
         col = int(hm[i] - lm[i]) + 1  # S(hi + 1), the walked value itself
         top, ci, a = d["S"][rows[i], col], int(c[i]), int(hm[i]) + 1

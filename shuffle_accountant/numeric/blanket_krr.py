@@ -941,27 +941,44 @@ _TABLE_ROWS = 40_000
 #: At most this many rows in a chain of :func:`_walk_tops` (one Boost anchor per chain at least), at
 #: least WALK_ROWS_MIN (the length is chosen per call from the bound's estimated growth: cost only).
 WALK_ROWS = 1024
-WALK_ROWS_MIN = 64
+WALK_ROWS_MIN = 8
 #: :func:`_walk_tops` walks only calls of at least this many rows with a clone count of at least
 #: ``WALK_MIN_C`` (Boost's sf costs ~1 µs a value at c = 2e4, 3-8 µs from 2e6; the walk (then a loop over
 #: chain positions) ~1 ms a call, measured: below these it cost more than it saved). Cost only.
 WALK_MIN_ROWS = 256
 WALK_MIN_C = 1e5
-#: Largest step of clone counts between consecutive rows of a chain of :func:`_walk_tops`.
-WALK_GAP = 8
+#: Largest step of clone counts between consecutive rows of a chain of :func:`_walk_tops` (a step of ``g``
+#: costs ``g`` walked pmf values, plus those below the new row's window, ~30 ns each, a new chain one Boost
+#: sf: ~4 us at c ~ 2e8 near the mean; farther out the steps are cut at RUN_GAP_MID / RUN_GAP_FAR as the
+#: runs of :func:`_tails_by_runs`; cost only).
+WALK_GAP = 256
 
 
-def _gap_weights(gmax: int) -> np.ndarray:
-    """``w[g, r] = P[Bin(g, 1/2) >= r]`` for ``0 <= g, r <= gmax`` (0 for ``r > g``): dyadic
-    rationals with at most ``gmax + 1 <= 53`` significant bits, so exact in double precision."""
-    w = np.zeros((gmax + 1, gmax + 1))
-    for g in range(gmax + 1):
-        for r in range(1, g + 1):
-            w[g, r] = sum(math.comb(g, y) for y in range(r, g + 1)) / 2.0**g
-    return w
-
-
-_GAP_W = _gap_weights(WALK_GAP)
+def _pmf_walk(b0: np.ndarray, steps: np.ndarray, ratio: Callable[[np.ndarray, np.ndarray], np.ndarray],
+              first: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Walked binomial pmf values ``b_j = b0 Π_{l=1}^{j} r_l`` (``j = 0 .. steps``; ``ratio(sel, l)`` the exact
+    ratios ``r_l`` of the requests ``sel`` at the steps ``l``, each a quotient of exact integers, so one
+    rounding): the sum of ``b_j`` over ``j = 0 .. steps`` (``first``) or ``j = 1 .. steps`` (else), and
+    ``b_steps``. Each ``b_j`` is within ``(2 j + 1) u`` (first order) of ``b0``'s exact multiple (the
+    quotient, the running product, the factor ``b0``); the sum of at most ``steps + 1`` positive terms
+    ``steps`` roundings more. Requests of similar lengths are padded together."""
+    total, last = (b0.copy() if first else np.zeros(b0.size)), b0.copy()
+    on = steps >= 1
+    if not np.any(on):
+        return total, last
+    octave = np.zeros(steps.size, dtype=np.int64)
+    octave[on] = np.ceil(np.log2(steps[on] + 1.0)).astype(np.int64)
+    for o in np.unique(octave[on]):
+        sel = np.nonzero(on & (octave == o))[0]
+        n_sel = steps[sel][:, None]
+        ll = np.arange(int(n_sel.max()) + 1, dtype=float)[None, :]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            r = np.where((ll >= 1.0) & (ll <= n_sel), ratio(sel, ll), 1.0)
+        vals = b0[sel][:, None] * np.cumprod(r, axis=1)
+        keep = (ll <= n_sel) & ((ll >= 0.0) if first else (ll >= 1.0))
+        total[sel] = np.sum(np.where(keep, vals, 0.0), axis=1)
+        last[sel] = vals[np.arange(sel.size), steps[sel]]
+    return total, last
 
 
 def _column(R: np.ndarray, i: np.ndarray, col: np.ndarray) -> np.ndarray:
@@ -1000,34 +1017,38 @@ def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: 
     each (``|T_i - T*_i| <= budget_i T_i``, ``T_i`` the computed value), with one Boost sf per chain
     of nearby clone counts instead of one per row (*derived*).
 
-    *Identity.* For ``g >= 1``, ``Bin(c + g, 1/2) = Bin(c, 1/2) + Y``, ``Y ~ Bin(g, 1/2)``
-    independent, so ``S_{c+g}(a) = Σ_y P[Y = y] S_c(a - y) = S_c(a) + Σ_{r=1}^{g} w_r B_c(a - r)``
-    with ``w_r = P[Y >= r]`` (using ``S_c(a - y) = S_c(a) + Σ_{r=1}^{y} B_c(a - r)``; for ``g = 1``,
-    ``S_{c+1}(a) = S_c(a) + B_c(a-1)/2``); and ``S_c(a) = S_c(a') + Σ_{a <= b < a'} B_c(b)`` for
-    ``a <= a'``. For ``c_i = c_{i-1} + g``, ``1 <= g <=`` :data:`WALK_GAP`, take
-    ``a = min(hi_i, hi_{i-1}) + 1``: ``S_{c_{i-1}}(a) = T_{i-1} + R_{i-1}(a)`` (``a <= hi_{i-1} + 1``)
-    and ``T_i = S_{c_i}(a) - R_i(a)`` (``a <= hi_i + 1``), so
+    *Identity.* ``Bin(c + 1, 1/2) = Bin(c, 1/2) + Bernoulli(1/2)``, so ``S_{c+1}(a) = S_c(a) + B_c(a-1)/2``
+    and, for ``g >= 1``, ``S_{c+g}(a) = S_c(a) + (1/2) Σ_{j=0}^{g-1} B_{c+j}(a-1)``; and ``S_c(a) = S_c(a') +
+    Σ_{a <= b < a'} B_c(b)`` for ``a <= a'``. For ``c_i = c_{i-1} + g``, ``1 <= g <=`` :data:`WALK_GAP`, take
+    ``a = min(hi_i, hi_{i-1}) + 1``: ``S_{c_{i-1}}(a) = T_{i-1} + R_{i-1}(a)`` (``a <= hi_{i-1} + 1``) and
+    ``T_i = S_{c_i}(a) - Σ_{a <= b <= hi_i} B_i(b)``, so
 
-        ``T_i = T_{i-1} + P_i - N_i``,  ``P_i = R_{i-1}(a) + Σ_{r=1}^{g} w_r B_{i-1}(a - r)``,
-        ``N_i = R_i(a)``
+        ``T_i = T_{i-1} + P_i - N_i``,  ``P_i = R_{i-1}(a) + (1/2) Σ_{j=0}^{g-1} B_{c_{i-1}+j}(a-1)``,
+        ``N_i = R_i(max(a, lo_i)) + Σ_{a <= b < lo_i} B_i(b)``
 
-    (one of ``R_{i-1}(a)``, ``N_i`` is an empty sum). Every term is a value of the rows themselves
-    (needs ``a - g >= lo_{i-1}`` and ``a >= lo_i``); the weights are dyadic and exact
-    (:func:`_gap_weights`). A row starts a new chain (Boost's sf, its budget
+    (one of ``R_{i-1}(a)``, ``N_i`` is an empty sum; all terms positive). ``B_{c_{i-1}}(a-1)`` is a value of
+    row ``i-1`` (needs ``a - 1 >= lo_{i-1}``), the others of the sum are walked along ``c`` from it by the
+    exact ratio ``B_{c+1}(x) / B_c(x) = (c+1) / (2 (c+1-x))`` (``x = a - 1 < c``); the values of row ``i``
+    below its window (where the windows of consecutive rows do not overlap, ``a < lo_i``, at most
+    :data:`WALK_GAP` of them) are walked down from ``B_i(lo_i)`` by ``B(b-1) / B(b) = b / (c - b + 1)``
+    (:func:`_pmf_walk`). A row starts a new chain (Boost's sf, its budget
     :func:`.binomial.tail_error_budget`) when its clone count is more than :data:`WALK_GAP` above
     the previous, a needed column is outside a row, a row reaches ``c`` (``hi >= c``) or holds a
     pmf value below ``1e-280`` (outside the relative error model; the binomial pmf is unimodal in ``a``,
     so a row whose two end values are at least ``1e-279`` holds none: every computed value is within
-    its relative budget, far below 0.9, of an exact value at least the smaller exact end), or every
+    its relative budget, far below 0.9, of an exact value at least the smaller exact end; likewise a walk
+    whose last value is at least ``1e-279``: ``B_c(x)`` is unimodal in ``c`` and in ``x``), or every
     ``L`` rows (``L`` between :data:`WALK_ROWS_MIN` and :data:`WALK_ROWS`, from the bound's growth per row
     estimated at a normal approximation of ``T``: a cost decision only, every row's bound is checked below).
 
     *Error* (absolute, ``E_i``). Each ``B`` value is within ``e_B = β + 3 W u`` (relative) of the
     exact pmf (``β`` = Boost's pmf budget at the largest ``c``, one factor per ratio step of a row
-    of ``W`` columns, as :func:`_kernel_table` charges); ``P_i`` and ``N_i`` are sums of at most
-    ``W + g`` non-negative terms (``g`` products with exact weights) in at most ``W + 2g + 3``
-    roundings: ``|P - P*| <= e_P P`` with ``e_P = 1.01 (e_B + (W + 2 WALK_GAP + 3) u)``, likewise
-    ``N``. ``T_i`` is computed as ``T_{i-1} + (P_i - N_i)`` (the running sums of each chain, in order,
+    of ``W`` columns, as :func:`_kernel_table` charges); a value walked ``j <= G`` steps from one of them
+    within ``e_B + (2 j + 1) u`` (first order; ``G`` the largest gap or walk below a window of the call's
+    links). ``P_i`` is a sum of at most ``W`` row values (``W - 1`` roundings) plus half a sum of at most
+    ``G`` walked values (``G - 1`` roundings; the halving exact) and one addition; ``N_i`` likewise (``W``
+    row values, at most ``G`` walked ones): ``|P - P*| <= e_P P`` with ``e_P = 1.01 (e_B + (W + 3 G + 3) u)``,
+    likewise ``N``. ``T_i`` is computed as ``T_{i-1} + (P_i - N_i)`` (the running sums of each chain, in order,
     :func:`_chain_sums`): ``|fl(P - N) - (P - N)| <= u |P - N| <= u (P + N)`` and the addition's rounding is
     at most ``u |T_{i-1} + fl(P - N)| <= u (1 + u) (|T_{i-1}| + P + N)``, together at most ``2.01 u (|T_{i-1}|
     + P + N)``, plus ``1e-300`` for a subnormal result. So ``E_i = E_{i-1} + e_P (P_i + N_i) + 2.01 u
@@ -1050,28 +1071,48 @@ def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: 
     normal = (ends >= 1e-279) & (hi < c)
     gap = np.clip(c - c[prev], 0.0, WALK_GAP + 1.0).astype(np.int64)
     a = np.minimum(hi_i, hi_i[prev]) + 1
-    col_p = a - lo_i[prev]  # column of a in row i-1 (the terms B(a - r) at col_p - r)
+    col_p = a - lo_i[prev]  # column of a in row i-1 (B_{i-1}(a - 1) at col_p - 1)
     col_n = a - lo_i  # column of a in row i
+    ext = np.maximum(-col_n, 0)  # pmf values of row i below its window, a .. lo_i - 1
     link = (ar >= 1) & (gap >= 1) & (gap <= WALK_GAP) & normal & normal[prev]
-    link &= (col_p - gap >= 0) & (col_n >= 0) & (col_n <= W)
-    gl = np.where(link, gap, 0)
-    cp = np.where(link, col_p, 0)
-    gm = max(int(gl.max()), 1)  # (w_r = 0 for r > g: only the columns up to the largest gap)
-    r = np.arange(1, gm + 1)[None, :]
-    terms = _GAP_W[gl, 1:gm + 1] * B[prev[:, None], np.clip(cp[:, None] - r, 0, W - 1)]  # w_r B_{i-1}(a - r)
-    P = _column(R, prev, cp) + terms.sum(axis=1)
-    N = _column(R, ar, col_n)
-    e_p = 1.01 * (bn.pmf_error_budget(float(np.max(c))) + 3.0 * W * _U + (W + 2.0 * WALK_GAP + 3.0) * _U)
-    # chains of at most L rows: L from the budget's growth per row at a normal estimate of T (cost only:
-    # a row whose bound grew beyond its allowance takes Boost's sf below)
+    link &= (col_p >= 1) & (ext <= WALK_GAP) & (col_n <= W)
+    # (cost only) walks as long as Boost's sf is slow: near the mean (a walked step ~30 ns; Boost's sf at
+    # c ~ 2e8 ~4 us at |z| ~ 0.8, ~1.3 us at |z| ~ 1.9), as the runs of :func:`_tails_by_runs` are cut
+    far = np.nonzero(link & (gap + ext > RUN_GAP_FAR))[0]
+    if far.size:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.abs(hi[far] + 1.0 - 0.5 * c[far]) / (0.5 * np.sqrt(c[far]))
+        link[far] = (gap + ext)[far] <= np.where(z < RUN_GAP_Z[0], WALK_GAP, np.where(z < RUN_GAP_Z[1], RUN_GAP_MID, RUN_GAP_FAR))
+    cp = np.where(link, col_p, 1)
+    x = (a - 1).astype(float)
+    cpv = c[prev]
+    # B_{c'}(a - 1) for c' = c_{i-1} .. c_i - 1, walked along c' from row i-1's value (ratio (c' + 1) / (2 (c' + 1 - x)))
+    up_sum, up_last = _pmf_walk(B[prev, np.clip(cp - 1, 0, W - 1)], np.where(link, gap - 1, 0),
+                                lambda sel, ll: (cpv[sel][:, None] + ll) / (2.0 * (cpv[sel][:, None] + ll - x[sel][:, None])),
+                                True)
+    # B_{c_i}(b) for b = lo_i - 1 down to a, from row i's first value (ratio B(b - 1) / B(b) = b / (c - b + 1))
+    lof = lo_i.astype(float)
+    dn_sum, dn_last = _pmf_walk(B[:, 0], np.where(link, ext, 0),
+                                lambda sel, ll: (lof[sel][:, None] - ll + 1.0) / (c[sel][:, None] - lof[sel][:, None] + ll),
+                                False)
+    link &= (up_last >= 1e-279) & (dn_last >= 1e-279)
+    G = int(np.max(np.where(link, np.maximum(gap, ext), 1)))
+    P = _column(R, prev, cp) + 0.5 * up_sum
+    N = _column(R, ar, np.maximum(col_n, 0)) + dn_sum
+    e_p = 1.01 * (bn.pmf_error_budget(float(np.max(c))) + 3.0 * W * _U + (W + 3.0 * G + 3.0) * _U)
+    # the budget's growth per row at a normal estimate of T (cost only: a row whose bound grew beyond its
+    # allowance takes Boost's sf below): a link that alone would use a quarter of the allowance starts a
+    # new chain instead (its error would stay with the rest of the chain), and chains of at most L rows
     L = WALK_ROWS_MIN
-    if np.any(link):
+    slack = max(walk_rel, 2.0 * float(np.min(tb))) - float(np.max(tb))
+    if np.any(link) and slack > 0.0:
         t_est = special.ndtr((0.5 * c - hi - 0.5) / (0.5 * np.sqrt(c)))
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = ((P + N) / t_est)[link]
-        step = float(np.median(e_p * ratio + 2.01 * _U * (1.0 + ratio)))
-        slack = max(walk_rel, 2.0 * float(np.min(tb))) - float(np.max(tb))
-        if step > 0.0 and slack > 0.0:
+            ratio = (P + N) / t_est
+            growth = e_p * ratio + 2.01 * _U * (1.0 + ratio)
+        link &= growth <= 0.25 * slack
+        step = float(np.median(growth[link])) if np.any(link) else 0.0
+        if step > 0.0:
             L = int(min(max(0.5 * slack / step, WALK_ROWS_MIN), WALK_ROWS))
     start = np.maximum.accumulate(np.where(link, 0, ar))
     pos = (ar - start) % L
