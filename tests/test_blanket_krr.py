@@ -1372,6 +1372,19 @@ def test_upper_near_answers_the_next_search_step() -> None:
     assert prof.bounds(0.0109 * (1.0 - 5e-7), 5e-6).blocks > 0
 
 
+def test_upper_near_answers_a_step_of_several_rtol() -> None:
+    """The search's last step at n = 1e4, k = 3, eps0 = 0.5, delta = 1e-6 (3.1e-6 below the last eps, a change
+    of delta ~6 times the rtol asked) is answered from the last evaluation's state (NEAR_GAIN: the bracket
+    grows by ~5-8 % of that change; with NEAR_GAIN = 4 it was evaluated afresh), a bracket that overlaps a
+    fresh evaluation's."""
+    prof = KrrBlanket(10**4, 3, 0.5, shared=False)
+    prof.bounds(0.0152262258479, 1e-4)
+    near = prof.bounds(0.0152261786868, 5.84e-6)
+    fresh = KrrBlanket(10**4, 3, 0.5, shared=False).bounds(0.0152261786868, 1e-9)
+    assert near.blocks == 0 and near.converged, near
+    assert near.lower <= fresh.upper and fresh.lower <= near.upper
+
+
 def test_window_masses_at_third_value_counts_beyond_two_to_the_31() -> None:
     """The window's boundary-mass cache keyed a boundary as ``(t << 31) | y``: for ``y >= 2^31`` (third-value
     counts from n ~ 2e9) ``y``'s top bit spilled into the total and the masses of ``y - 2^31`` came back (found
