@@ -190,7 +190,7 @@ def test_cells_bracket_brute_force(m, u, v, s):
     Bin(c, s) and its pmf) summed over a coarse partition of ``a`` bracket the mpmath kernel."""
     edges = np.unique(np.concatenate(([0.0, m + 1.0], np.linspace(1, m, 9).round())))[None, :]
     alpha = np.array([1.25, 2.0, 10.0, 64.0, 1024.0])
-    up, lo = R._Kernel(np.array([m - 1.0]), np.array([u]), np.array([v]), s, edges, 1e-13).evaluate(alpha)
+    up, lo = R._Kernel(np.array([m - 1.0]), np.array([u]), np.array([v]), s, edges).evaluate(alpha)
     log_up, log_lo = np.logaddexp.reduce(up[0], axis=0), np.logaddexp.reduce(lo[0], axis=0)
     for j, a in enumerate(alpha):
         exact = float(_kernel_excess_mp(m, u, v, s, float(a)))
@@ -884,10 +884,26 @@ def test_refinement_stops_after_idle_rounds(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(R.RenyiDirection, "_refine_slabs", no_op)
     pair = pair_for("clones", 1.0, 10**5).pair
     orders = np.array([2.0, 8.0, 64.0])
-    up, lo, converged, _, _ = R.RenyiDirection(pair).bounds(orders, 1e-9)
-    assert not converged
+    d = R.RenyiDirection(pair)
+    up, lo, converged, _, _ = d.bounds(orders, 1e-9)
+    assert not converged and d.idle_stop
     assert 1 <= calls["n"] <= 3 * (R._IDLE_ROUNDS + 1)
     assert np.all(lo <= up)
+    # renyi_bounds does not re-run such a direction with every entry at every order (which stalls alike)
+    calls["n"] = 0
+    R.renyi_bounds(pair, orders, rtol=1e-9)
+    assert 1 <= calls["n"] <= 3 * (R._IDLE_ROUNDS + 1)
+
+
+@pytest.mark.parametrize("eps0", [0.5, 2.0])
+def test_curve_at_the_smallest_rtol_converges_at_1e9(eps0: float) -> None:
+    """Regression (review of 0e112ff): rdp_curve(0.5, 1e9, rtol=1e-4) stopped unconverged after 35 s CPU (9 s
+    before 0e112ff), on the first-moment charge of the cells' pmf values (test above); now it converges."""
+    from shuffle_accountant.composition import rdp_curve
+
+    curve = rdp_curve(eps0, 10**9, rtol=1e-4)
+    assert curve.converged
+    assert all(lo <= up <= lo * (1.0 + 1.1e-4) for lo, up in zip(curve.lower, curve.upper))
 
 
 def _f_tail_mp(m: int, u: float, v: float, s: float, alpha: float, edge: int, side: int) -> mpmath.mpf:
@@ -968,3 +984,27 @@ def test_window_tail_rising_to_the_end_within_tolerance(monkeypatch: pytest.Monk
     assert exact <= both <= log_tol + w_est, (exact, both)
     monkeypatch.setattr(R, "_log_tail_split", lambda *args, **kw: np.inf)
     assert tail() > log_tol + w_est
+
+
+@pytest.mark.parametrize("c, s, offset, width", [(606_515_210, 0.5, 12_306, 7), (606_515_210, 0.5, -24_000, 24),
+                                                 (999_999_999, 0.37, 5_000, 3), (3_000_000_000, 0.5, 40_000, 10)])
+def test_kernel_cell_mass_and_moment_near_the_mean_at_large_c(c: int, s: float, offset: int, width: int) -> None:
+    """A cell of Bin(c+1, s) a few sd from the mean at c ~ 1e9: its mass and first moment (the chord's weight)
+    bracket the 40-digit values, and the moment's bracket is narrower than it. The moment charged its pmf
+    values the population's flat budget (2 n u included) before: up to 35x the moment itself, which made
+    rdp_curve(0.5, 1e9, rtol=1e-4) stall with ever more cells."""
+    m1 = c + 1
+    a1 = int(round(s * m1)) + offset
+    edges = np.array([[0.0, float(a1), float(a1 + width), float(c + 2)]])
+    k = R._Kernel(np.array([float(c)]), np.array([0.6]), np.array([0.4]), s, edges)
+    with mpmath.workdps(40):
+        sp = mpmath.mpf(s)
+        terms = [mpmath.exp(mpmath.loggamma(m1 + 1) - mpmath.loggamma(a + 1) - mpmath.loggamma(m1 - a + 1)
+                            + a * mpmath.log(sp) + (m1 - a) * mpmath.log(1 - sp)) for a in range(a1, a1 + width)]
+        mass = float(mpmath.fsum(terms))
+        dd = float(mpmath.fsum((a - a1) * t for a, t in zip(range(a1, a1 + width), terms)) / m1)
+    assert abs(k.mass[0, 1] - mass) <= k.mass_err[0, 1]
+    assert abs(k.dd[0, 1] - dd) <= k.dd_err[0, 1]
+    # (with 2 n u on the pmf values: 2x, 0.15x, 35x and 22x dd in these cases; now 0.002 .. 0.2x, the rest
+    # being the mass's Boost budget times |a1 - mean| / width: the moment formula's cancellation)
+    assert k.dd_err[0, 1] <= 0.25 * dd

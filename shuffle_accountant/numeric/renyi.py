@@ -392,7 +392,7 @@ class _Kernel:
     """``log(K - 1)`` brackets for a batch of kernels at fixed split ``s``, grouped by the
     edges ``edges`` (shape ``(entries, groups + 1)``, first column 0, last ``c + 2``)."""
 
-    def __init__(self, c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, edges: np.ndarray, rel: float,
+    def __init__(self, c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, edges: np.ndarray,
                  cache: dict | None = None):
         self.c, self.s = c, s
         ss = s * (1.0 - s)
@@ -409,6 +409,10 @@ class _Kernel:
         # Boost's relative budget (a difference of cdfs would lose ~ log10(c) digits).
         py, py_err = _edge_masses(edges, c, s, cache)  # (cache: see _unique_call)
         b_e = bn.pmf(edges - 1.0, np.broadcast_to(c[:, None], edges.shape), s)
+        # the pmf values' own budget (Boost's pmf never takes the cdf/sf series path: no 2 n u, which in
+        # the first-moment term below outweighed the moment itself near the mean at n = 1e9 and kept
+        # rtol = 1e-4 curves from converging, cells' brackets ~ 1e-3 wide whatever their width)
+        rel = bn.pmf_error_budget(float(np.max(c, initial=0.0)) + 1.0)
         b_lo, b_hi = b_e[:, :-1], b_e[:, 1:]
         # the masses of X ~ Bin(c+1, s) from the same numbers (no more binomial calls): with
         # X = Y + Bern(s), Pr[X in [a1, a2]] = Pr[Y in [a1, a2]] + s (B(a1-1) - B(a2)); each
@@ -2408,6 +2412,8 @@ class RenyiDirection:
         self._tails: dict = {}  # Boost's tails at the cells' edges, for this split s (_unique_call)
         #: the slabs of clone counts (:meth:`_build_slabs`, per call of :meth:`bounds`); none before
         self.slabs: list[_Slab] = []
+        #: whether the last :meth:`bounds` stopped after :data:`_IDLE_ROUNDS` rounds without progress
+        self.idle_stop = False
 
     # -- entries and cells ------------------------------------------------------------
     def _entry_ids(self, c: np.ndarray, lam: np.ndarray, need: np.ndarray | None = None) -> np.ndarray:
@@ -2588,7 +2594,7 @@ class RenyiDirection:
         for i in range(0, ent.size, _CELL_BATCH):  # batches: temporaries stay in cache
             sl = slice(i, i + _CELL_BATCH)
             e = ent[sl]
-            k = _Kernel(self.ent_c[e], self.ent_u[e], self.ent_v[e], self.s, edges[sl], self.rel, self._tails)
+            k = _Kernel(self.ent_c[e], self.ent_u[e], self.ent_v[e], self.s, edges[sl], self._tails)
             u, l = k.evaluate(self.alpha)
             gu[sl], gl[sl] = u[:, 0, :], l[:, 0, :]
         self.cell_ent = np.concatenate((self.cell_ent, ent))
@@ -2895,7 +2901,8 @@ class RenyiDirection:
         log_floor = self._log_floor()
         prev_gap = np.full(na, np.inf)
         slow, last_gap = 0, np.full(na, np.inf)
-        idle, best_gap = 0, np.full(na, np.inf)
+        idle, best_gap, best_up, best_lo = 0, np.full(na, np.inf), np.full(na, np.inf), np.full(na, -np.inf)
+        self.idle_stop = False
         for _ in range(max_rounds):
             e_up, e_lo = self._entry_totals()
             lo, hi, lw_up, lw_lo, iu, il = self.lo, self.hi, self.lw_up, self.lw_lo, self.iu, self.il
@@ -2940,9 +2947,14 @@ class RenyiDirection:
                 if np.all((rel_gap <= rtol) | self.floor_stop):
                     return tot_up, tot_lo, False, nb, self._max_cells()
             live = (rel_gap > rtol) & ~self.floor_stop  # orders still to tighten
-            idle = 0 if np.any(rel_gap[live] < (1.0 - _STALL_REL) * best_gap[live]) else idle + 1
-            best_gap = np.minimum(best_gap, rel_gap)
+            # progress: a live order's relative gap, or (while its lower end is still 0: gap infinite) either
+            # end, moved by _STALL_REL
+            moved = ((rel_gap < (1.0 - _STALL_REL) * best_gap) | (tot_up < best_up + math.log1p(-_STALL_REL))
+                     | (tot_lo > best_lo - math.log1p(-_STALL_REL)))
+            idle = 0 if np.any(moved[live]) else idle + 1
+            best_gap, best_up, best_lo = np.minimum(best_gap, rel_gap), np.minimum(best_up, tot_up), np.maximum(best_lo, tot_lo)
             if idle >= _IDLE_ROUNDS:
+                self.idle_stop = True
                 return tot_up, tot_lo, False, nb, self._max_cells()
             # Budget on the gap of E per order: E_up - E_lo <= rtol log1p(s E_lo)(1 + s E_lo)/s
             # suffices. Gaps are scored relative to it, so one round splits every cell and
@@ -3368,10 +3380,11 @@ def renyi_bounds(
         d = RenyiDirection(p)
         lu, ll, ok, b, g = d.bounds(alpha, rtol, scale=scale)
         floor = floor or bool(np.any(d.floor_stop))
-        if not ok and d.envelope and not np.any(d.floor_stop):
+        if not ok and d.envelope and not np.any(d.floor_stop) and not d.idle_stop:
             # stopped at a work limit: the per-order partition can end looser than evaluating every
             # entry at every order would (clones n = 1e7, eps0 = 8: alpha = 80 upper 2.4e-3 above);
-            # both brackets are certified, so their intersection is
+            # both brackets are certified, so their intersection is (not after rounds that no longer
+            # narrowed the bracket: evaluating every entry does not lift what stalled them)
             full = RenyiDirection(p)
             full.envelope = False
             lu2, ll2, ok2, b2, g2 = full.bounds(alpha, rtol, scale=scale)
