@@ -267,3 +267,31 @@ def test_delta_bounds_hold_plain_floats() -> None:
     assert (b.lower, b.upper) == (1e-7, 2e-7)
     with pytest.raises(CertificationError):
         DeltaBounds(0.5, np.float64("nan"), 1.0, 1, True)
+
+
+class _QuadraticLogProfile:
+    """A stand-in profile whose surrogate is ``exp(-b eps - c eps^2)``: its root is known in closed form."""
+
+    def __init__(self, b: float, c: float) -> None:
+        self.b, self.c = b, c
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray:
+        e = np.asarray(eps, dtype=float)
+        return np.exp(-self.b * e - self.c * e * e)
+
+
+@pytest.mark.parametrize("root, where", [(10.0 * 10**-0.9 * (1 - 1e-3), "last cell"),
+                                         (10.0 * 10**-0.9 * (1 - 2e-2), "inner cell"),
+                                         (0.5 * (1 + 10**-0.1) * 10.0 * 10**-1.2, "middle")])
+def test_surrogate_root_is_quadratic_in_every_cell(root: float, where: str) -> None:
+    """The start estimate interpolates log surrogate quadratically in the cell of the crossing, the last
+    of the zoom grid included (there it was log-linear: 5e-6 .. 2e-5 off, one more evaluation of the
+    certified search; found by the k-RR speed work)."""
+    b, c = 3.0, 2.0
+    prof = _QuadraticLogProfile(b, c)
+    delta = math.exp(-b * root - c * root * root)
+    got = search._surrogate_root(prof, delta, 0.0, 10.0)  # type: ignore[arg-type]
+    assert got is not None, where
+    x, slope = got
+    assert abs(x - root) <= 1e-9 * root, (where, x, root)
+    assert abs(slope - (-b - 2.0 * c * root)) <= 1e-6 * abs(slope)
