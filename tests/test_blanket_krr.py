@@ -1188,6 +1188,75 @@ def test_walked_table_tails_within_their_budgets_with_boost_at_its_limits(shape:
             assert abs(mpmath.mpf(top) - ref) <= tb[i] * top, (shape, i, top, ref, tb[i])
 
 
+@pytest.mark.parametrize("seed", [2, 5])
+def test_walked_table_tails_with_boost_pmf_errors_signed_against_the_walk(seed: int,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test above pushes every pmf value the same way, so in its moving-window shapes a row's added
+    and removed terms (P_i, N_i) err alike and mostly cancel (read-only review of b87c172; its flat and
+    mixed shapes do catch a pmf charge cut by 15 %). Here each row's pmf values are pushed by 0.99 of
+    their budget with the sign that makes the chain's error grow (the sign of that row's net weight in
+    the walked sums, from a first pass that finds the rows' windows), Boost's sf exact, gaps up to 128:
+    every walked tail stays within its budget, and the budget is used (over half of it at the worst row;
+    the reviewer measured 0.98-0.99 of the walk's own charge). Fails with the pmf part of e_P cut by 15 %
+    (seed 2) or 30 % (seed 5)."""
+    from scipy import stats
+
+    from shuffle_accountant.numeric import binomial as bn
+    from shuffle_accountant.numeric import blanket_krr as bk
+    from shuffle_accountant.numeric.blanket_krr import _TableCache
+
+    monkeypatch.setattr(bk, "WALK_MIN_ROWS", 0)
+    monkeypatch.setattr(bk, "WALK_MIN_C", 0.0)
+    rng = np.random.default_rng(seed)
+    c = 20000.0 + np.cumsum(rng.integers(1, 129, 120)).astype(float)
+    lo = np.floor(c / 2.0 + 0.6 * np.sqrt(c) / 2.0)
+    hi = lo + 5.0
+    walk_rel = bn.pmf_error_budget(1e9)
+
+    def build(sign: dict[int, float]) -> tuple[_TableCache, np.ndarray]:
+        def pmf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+            assert p == 0.5
+            kk, nn = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+            beta = bn.pmf_error_budget(float(np.max(nn)))
+            return np.array([_mp_half_pmf(int(a), int(b)) * (1.0 + 0.99 * sign.get(int(b), 1.0) * beta)
+                             for a, b in zip(kk.ravel(), nn.ravel())]).reshape(kk.shape)
+
+        def sf(k: np.ndarray, n: np.ndarray, p: float) -> np.ndarray:
+            kk, nn = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+            return np.array([_mp_half_sf(int(a), int(b)) for a, b in zip(kk.ravel(), nn.ravel())]).reshape(kk.shape)
+
+        with monkeypatch.context() as m:
+            m.setattr(bn, "pmf", pmf)
+            m.setattr(bn, "sf", sf)
+            cache = _TableCache()
+            return cache, cache.rows(c, lo, hi, walk_rel)
+
+    cache, rows = build({})
+    d = cache.store.data
+    lm, hm = d["lo"][rows], d["hi"][rows]
+    # a row's pmf values enter the walk as P (terms added, from the row below) and N (terms removed):
+    # push each row up where it adds more than it removes, down elsewhere
+    net = np.zeros(c.size)
+    for i in range(1, c.size):
+        a, ci, cp = int(min(hm[i], hm[i - 1]) + 1), int(c[i]), int(c[i - 1])
+        net[i] -= stats.binom.pmf(np.arange(a, int(hm[i]) + 1), ci, 0.5).sum()
+        net[i - 1] += (stats.binom.pmf(np.arange(a, int(hm[i - 1]) + 1), cp, 0.5).sum()
+                       + 0.5 * stats.binom.pmf(a - 1, cp + np.arange(ci - cp), 0.5).sum())
+    cache, rows = build({int(cc): (1.0 if v >= 0 else -1.0) for cc, v in zip(c, net)})
+    d = cache.store.data
+    tb, lm, hm = d["tail_budget"][rows], d["lo"][rows], d["hi"][rows]
+    walked = np.nonzero(tb != bn.tail_error_budget(hm, c, 0.5))[0]
+    assert walked.size >= c.size // 2
+    worst = 0.0
+    for i in walked:
+        top = d["S"][rows[i], int(hm[i] - lm[i]) + 1]
+        with mpmath.workdps(40):
+            ratio = float(abs(mpmath.mpf(top) - _mp_half_sf(int(hm[i]), int(c[i]), exact=True)) / (tb[i] * top))
+        assert ratio <= 1.0, (i, ratio)
+        worst = max(worst, ratio)
+    assert worst >= 0.5  # (the adversary reaches the budget: a charge cut by half would be exceeded)
+
+
 def test_chain_sums_are_the_running_sums_of_a_loop() -> None:
     """_chain_sums (the walked tails' recurrence T_i = T_{i-1} + (P_i - N_i) and its error bound, run
     along all chains at once) equals a sequential loop bit for bit: chains of lengths 1 .. 700 in one
