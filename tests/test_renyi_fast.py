@@ -1008,3 +1008,19 @@ def test_kernel_cell_mass_and_moment_near_the_mean_at_large_c(c: int, s: float, 
     # (with 2 n u on the pmf values: 2x, 0.15x, 35x and 22x dd in these cases; now 0.002 .. 0.2x, the rest
     # being the mass's Boost budget times |a1 - mean| / width: the moment formula's cancellation)
     assert k.dd_err[0, 1] <= 0.25 * dd
+
+
+def test_refinement_stops_beyond_the_cell_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """New entries copy their neighbours' cells, so cells outgrew _MAX_CELLS (which only stops splits): orders
+    1e5 and 1e6 at n = 1e6 reached 1.5 million cells and ran > 400 s (read-only review). Past the limit a
+    direction now stops, certified, and is not re-run; its bracket overlaps the converged one."""
+    pair = pair_for("clones", 0.5, 10**8).pair  # (7677 cells at these orders and rtol)
+    orders = np.array([2.0, 16.0, 256.0, 1024.0])
+    ref_up, ref_lo, ok, _, _ = R.RenyiDirection(pair).bounds(orders, 1e-4)
+    assert ok
+    monkeypatch.setattr(R, "_MAX_CELLS", 1000)
+    d = R.RenyiDirection(pair)
+    up, lo, ok, _, _ = d.bounds(orders, 1e-4)
+    assert not ok and d.idle_stop
+    assert d.cell_ent.size <= 4000
+    assert np.all(lo <= ref_up) and np.all(ref_lo <= up)

@@ -2412,7 +2412,8 @@ class RenyiDirection:
         self._tails: dict = {}  # Boost's tails at the cells' edges, for this split s (_unique_call)
         #: the slabs of clone counts (:meth:`_build_slabs`, per call of :meth:`bounds`); none before
         self.slabs: list[_Slab] = []
-        #: whether the last :meth:`bounds` stopped after :data:`_IDLE_ROUNDS` rounds without progress
+        #: whether the last :meth:`bounds` stopped after :data:`_IDLE_ROUNDS` rounds without progress (or beyond
+        #: :data:`_MAX_CELLS`)
         self.idle_stop = False
 
     # -- entries and cells ------------------------------------------------------------
@@ -2946,6 +2947,12 @@ class RenyiDirection:
                 prev_gap = gap_e
                 if np.all((rel_gap <= rtol) | self.floor_stop):
                     return tot_up, tot_lo, False, nb, self._max_cells()
+            if self.cell_ent.size > _MAX_CELLS:
+                # (splits stop there, but new entries copy their neighbours' cells: orders 1e5 and 1e6 at n = 1e6
+                # grew 1.5 million cells and ran > 400 s; 67k is the most any default-order curve uses, eps0 <= 8,
+                # n <= 1e12, rtol 1e-3 and 1e-4; more of the same would not help: no re-run with every entry)
+                self.idle_stop = True
+                return tot_up, tot_lo, False, nb, self._max_cells()
             live = (rel_gap > rtol) & ~self.floor_stop  # orders still to tighten
             # progress: a live order's relative gap, or (while its lower end is still 0: gap infinite) either
             # end, moved by _STALL_REL
