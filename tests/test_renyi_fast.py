@@ -1024,3 +1024,32 @@ def test_refinement_stops_beyond_the_cell_limit(monkeypatch: pytest.MonkeyPatch)
     assert not ok and d.idle_stop
     assert d.cell_ent.size <= 4000
     assert np.all(lo <= ref_up) and np.all(ref_lo <= up)
+
+
+@pytest.mark.parametrize("m, b0", [(609479, 99953), (798118, None)])
+def test_tail_piece_charges_the_rounding_of_its_running_sum(m: int, b0: int | None) -> None:
+    """A one-term piece of _tail_pieces at log ~ -1.5e5 against its 50-digit value, from an edge value rounded up:
+    the bound came out 4.5e-12 below it (one ulp is 2.9e-11) before the running sum's rounding was charged
+    (read-only review of 5c7fadf; the second case, at m = 798118, is a neighbour that passed before too)."""
+    s, u, alpha, side = 0.5, 0.6918608895327178, 2.1718323989468553, -1
+    v = 1.0 - u
+    b0 = b0 if b0 is not None else round(99953 * 798118 / 609479)
+
+    def log_term(a: int) -> mpmath.mpf:
+        with mpmath.workdps(50):
+            m_, a_, s_, u_, v_, al = map(mpmath.mpf, (m, a, s, u, v, alpha))
+            x = a_ / m_
+            p = u_ * x / s_ + (1 - u_) * (1 - x) / (1 - s_)
+            q = v_ * x / s_ + (1 - v_) * (1 - x) / (1 - s_)
+            return (mpmath.log(mpmath.binomial(m_, a_)) + a_ * mpmath.log(s_) + (m_ - a_) * mpmath.log(1 - s_)
+                    + al * mpmath.log(p) + (1 - al) * mpmath.log(q))
+
+    t0 = log_term(b0)
+    edge = float(t0)
+    edge = edge if mpmath.mpf(edge) >= t0 else float(np.nextafter(edge, np.inf))
+    bp, bq = (u - s) / (s * (1 - s)), (v - s) / (s * (1 - s))
+    got = R._tail_pieces(np.array([[[float(b0), float(b0 - 1)]]]), np.array([float(m)]), s, side, np.array([u]),
+                         np.array([v]), np.array([bp]), np.array([bq]), np.array([alpha]), np.zeros(1, dtype=np.int64),
+                         np.array([[edge]]))[0, 0, 0]
+    with mpmath.workdps(50):
+        assert mpmath.mpf(float(got)) >= log_term(b0 - 1)
