@@ -176,24 +176,35 @@ def pmf_points(k: np.ndarray, n: float | np.ndarray, p: float, segment: int = RU
         seg_start, seg_len = run_segments((k >= 0.0) & (k <= nn), (np.diff(k) == 1.0) & (np.diff(nn) == 0.0),
                                           length=segment)
         if seg_start.size:
-            cols = np.arange(segment)[None, :]
-            inrow = cols < seg_len[:, None]
-            idx = np.where(inrow, seg_start[:, None] + cols, seg_start[:, None])
-            kk = k[idx]
-            n_seg = nn[seg_start][:, None]
-            odds = p / (1.0 - p)
-            ratio = np.where(inrow[:, 1:], (n_seg - kk[:, :-1]) / (kk[:, :-1] + 1.0) * odds, 1.0)
-            anchor = pmf(kk[:, 0], n_seg[:, 0], p)
-            with np.errstate(under="ignore", over="ignore", invalid="ignore"):
-                vals = anchor[:, None] * np.concatenate((np.ones((seg_start.size, 1)), np.cumprod(ratio, axis=1)), axis=1)
-            good = np.cumprod(inrow & (vals > _RUN_FLOOR) & np.isfinite(vals), axis=1).astype(bool)
-            at = idx[good]
+            vals, rel_v, good = pmf_segments(k[seg_start], nn[seg_start], seg_len, p, segment, rel)
+            at = (seg_start[:, None] + np.arange(segment)[None, :])[good]
             out[at] = vals[good]
-            rel_out[at] = ((rel + 8.0 * _fp.UNIT_ROUNDOFF * cols) * (1.0 + 1e-6) + np.zeros(vals.shape))[good]
+            rel_out[at] = rel_v[good]
             todo[at] = False
     if np.any(todo):
         out[todo] = pmf(k[todo], nn[todo], p)
     return out, rel_out
+
+
+def pmf_segments(k0: np.ndarray, n: np.ndarray, length: np.ndarray, p: float, segment: int, rel: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The recurrence of :func:`pmf_points` on segments given directly: ``P[Bin(n_i, p) = k0_i + j]`` for
+    ``j < length_i <= segment`` (segments inside the support; rows = segments, ``segment`` columns) from a
+    Boost value at ``k0_i`` and the exact ratio, with each value's relative bound (``rel``, the Boost budget
+    at the largest size, plus ``8u`` per step, times ``1 + 1e-6``), and the mask of the values to keep:
+    those in the segment before its first value below :data:`_RUN_FLOOR` (or not finite)."""
+    cols = np.arange(segment)[None, :]
+    inrow = cols < length[:, None]
+    kk = k0[:, None] + cols[:, :-1]  # (exact integers; the ratios outside a segment are replaced by 1)
+    nn = n[:, None]
+    odds = p / (1.0 - p)
+    ratio = np.where(inrow[:, 1:], (nn - kk) / (kk + 1.0) * odds, 1.0)
+    anchor = pmf(k0, n, p)
+    with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+        vals = anchor[:, None] * np.concatenate((np.ones((k0.size, 1)), np.cumprod(ratio, axis=1)), axis=1)
+    good = np.cumprod(inrow & (vals > _RUN_FLOOR) & np.isfinite(vals), axis=1).astype(bool)
+    rel_v = (rel + 8.0 * _fp.UNIT_ROUNDOFF * cols) * (1.0 + 1e-6) + np.zeros(vals.shape)
+    return vals, rel_v, good
 
 
 def merge_sorted(keys: np.ndarray, new_keys: np.ndarray, pairs: list[tuple[np.ndarray, np.ndarray]]

@@ -575,11 +575,9 @@ def _pmf_on_runs(start: np.ndarray, count: np.ndarray, m: np.ndarray, p: float, 
     """``bn.pmf_points(_ranges(start, count), np.repeat(m, count), p, segment)`` for runs of distinct
     sizes ``m`` inside ``[0, m]``, without finding the runs again: the very same numbers (values and
     bounds, bit for bit): the same segments (every run of at least ``bn.RUN_MIN`` points cut into
-    ``segment`` from its start, shorter runs from Boost point by point), the same Boost anchors, the
-    same ratio ``(m - k) / (k + 1) * p / (1 - p)`` and running product, the same fall-back to Boost
-    from the first value below ``bn._RUN_FLOOR`` (or not finite) of a segment on, and the same bound
-    (:func:`.binomial.pmf_points`: the Boost budget at the largest size plus ``8u`` per step from the
-    anchor, times ``1 + 1e-6``). Runs outside the support, or sizes repeated, go to ``pmf_points``."""
+    ``segment`` from its start, shorter runs from Boost point by point), evaluated by the same
+    :func:`.binomial.pmf_segments`, and the same fall-back to Boost point by point. Runs outside the
+    support, or sizes repeated, go to ``pmf_points``."""
     count = count.astype(np.int64)
     total = int(np.sum(count))
     k_all = _ranges(start, count)
@@ -598,21 +596,10 @@ def _pmf_on_runs(start: np.ndarray, count: np.ndarray, m: np.ndarray, p: float, 
         seg_run = np.repeat(runs, n_seg)
         seg_pos = (np.arange(int(np.sum(n_seg))) - np.repeat(np.cumsum(n_seg) - n_seg, n_seg)) * segment
         seg_len = np.minimum(segment, count[seg_run] - seg_pos)
-        cols = np.arange(segment)[None, :]
-        inrow = cols < seg_len[:, None]
-        k0 = start[seg_run] + seg_pos
-        kk = k0[:, None] + cols[:, :-1]  # (exact integers; ratios outside a segment are replaced by 1)
-        nn = m[seg_run][:, None]
-        odds = p / (1.0 - p)
-        ratio = np.where(inrow[:, 1:], (nn - kk) / (kk + 1.0) * odds, 1.0)
-        anchor = bn.pmf(k0, nn[:, 0], p)
-        with np.errstate(under="ignore", over="ignore", invalid="ignore"):
-            vals = anchor[:, None] * np.concatenate((np.ones((seg_run.size, 1)), np.cumprod(ratio, axis=1)), axis=1)
-        good = np.cumprod(inrow & (vals > bn._RUN_FLOOR) & np.isfinite(vals), axis=1).astype(bool)
-        at = (first[seg_run] + seg_pos)[:, None] + cols
-        at = at[good]
+        vals, rel_v, good = bn.pmf_segments(start[seg_run] + seg_pos, m[seg_run], seg_len, p, segment, rel)
+        at = ((first[seg_run] + seg_pos)[:, None] + np.arange(segment)[None, :])[good]
         out[at] = vals[good]
-        rel_out[at] = ((rel + 8.0 * _U * cols) * (1.0 + 1e-6) + np.zeros(vals.shape))[good]
+        rel_out[at] = rel_v[good]
         todo[at] = False
     if np.any(todo):
         out[todo] = bn.pmf(k_all[todo], m_all[todo], p)
