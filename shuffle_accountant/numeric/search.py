@@ -97,18 +97,14 @@ def _surrogate_root(profile: PrivacyProfile, delta: float, lo: float, hi: float,
         return None
     target = math.log(delta)
     x = x0 + (target - y0) / slope  # log-linear inside the cell
-    after = j + 1 < grid.size and est[j + 1] > 0.0
-    if after or (j >= 2 and est[j - 2] > 0.0):
-        # in t = x - x0: y = y0 + slope t + c2 t (t - h), h = x1 - x0; c2 is the second divided
-        # difference through the point after the cell, or (the cell last in the grid, or the surrogate
-        # gone after it) the point before it (without it the log-linear root missed by 5e-6 .. 2e-5
-        # relative, and the search spent one more evaluation: k-RR n = 1e7, k = 3, eps0 = 2)
-        if after:
-            x2, y2 = float(grid[j + 1]), math.log(est[j + 1])
-            c2 = ((y2 - y1) / (x2 - x1) - slope) / (x2 - x0)
-        else:
-            xm, ym = float(grid[j - 2]), math.log(est[j - 2])
-            c2 = (slope - (y0 - ym) / (x0 - xm)) / (x1 - xm)
+    # a third point: the one after the cell, or (the cell last in the grid, or the surrogate gone after
+    # it) the one before it (without it the log-linear root missed by 5e-6 .. 2e-5 relative, and the
+    # search spent one more evaluation: k-RR n = 1e7, k = 3, eps0 = 2)
+    third = j + 1 if j + 1 < grid.size and est[j + 1] > 0.0 else j - 2
+    if third >= 0 and est[third] > 0.0:
+        # in t = x - x0: y = y0 + slope t + c2 t (t - h), h = x1 - x0; c2 the second divided difference
+        x2, y2 = float(grid[third]), math.log(est[third])
+        c2 = ((y2 - y1) / (x2 - x1) - slope) / (x2 - x0)
         h = x1 - x0
         qa, qb, qc = c2, slope - c2 * h, y0 - target
         disc = qb * qb - 4.0 * qa * qc
