@@ -614,19 +614,25 @@ def test_exact_kernels_off_the_bulk_bracket_brute_force() -> None:
         assert up[0, j] - lo[0, j] <= 1e-4
 
 
+def _eps6_window_kernel() -> tuple[int, float, float, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel of eps0 = 6's clone pair at c = 5333 (a window reaching x ~ 1) at every default order, term by
+    term: ``(m, u, v, orders, log upper, log lower)``, all of it finished."""
+    from shuffle_accountant.composition import DEFAULT_ORDERS
+    u = math.exp(6.0) / (math.exp(6.0) + 1.0)
+    m, v = 5334, 1.0 - u
+    alpha = np.array(DEFAULT_ORDERS, dtype=float)
+    up, lo, done = R._exact_excess(np.array([m - 1.0]), np.array([u]), np.array([v]), 0.5, alpha, 1e-12, 2e-5)
+    assert done.all()
+    return m, u, v, alpha, up, lo
+
+
 def test_log_space_kernel_with_a_window_to_x_one_brackets_brute_force() -> None:
     """Orders summed in log space (a window reaching x ~ 1, where f overflows e^600) with every order of the grid in
     one call (eps0 = 6's clone pair, c = 5333): g - f = -(1 + f'(s) y) is summed signed over the window's terms
     (it was bounded by 1 + |f'(s)| max|y| ~ 253 against a sum of ~420 at alpha = 128: a bracket 1.4 nats wide).
     Against the 40-digit kernel; the bracket within 1e-6 (fails with that old bound, or with |f'(s)| |y| summed
     unsigned, 0.018 wide)."""
-    from shuffle_accountant.composition import DEFAULT_ORDERS
-    e = 6.0
-    u = math.exp(e) / (math.exp(e) + 1.0)
-    m, v = 5334, 1.0 - u
-    alpha = np.array(DEFAULT_ORDERS, dtype=float)
-    up, lo, done = R._exact_excess(np.array([m - 1.0]), np.array([u]), np.array([v]), 0.5, alpha, 1e-12, 2e-5)
-    assert done.all()
+    m, u, v, alpha, up, lo = _eps6_window_kernel()
     for a in (64.0, 128.0):
         j = int(np.flatnonzero(alpha == a)[0])
         exact = float(_kernel_excess_mp(m, u, v, 0.5, a))
@@ -822,13 +828,7 @@ def test_dropped_terms_charged_with_the_error_of_their_log_mass() -> None:
 def test_log_space_kernel_with_a_window_to_x_one_every_order() -> None:
     """The kernel of the test above (eps0 = 6, c = 5333) at every one of the 40 default orders, each against the
     40-digit kernel (the test above checks alpha = 64 and 128 only; ~55 s)."""
-    from shuffle_accountant.composition import DEFAULT_ORDERS
-    e = 6.0
-    u = math.exp(e) / (math.exp(e) + 1.0)
-    m, v = 5334, 1.0 - u
-    alpha = np.array(DEFAULT_ORDERS, dtype=float)
-    up, lo, done = R._exact_excess(np.array([m - 1.0]), np.array([u]), np.array([v]), 0.5, alpha, 1e-12, 2e-5)
-    assert done.all()
+    m, u, v, alpha, up, lo = _eps6_window_kernel()
     for j, a in enumerate(alpha):
         exact = float(_kernel_excess_mp(m, u, v, 0.5, float(a)))
         assert lo[0, j] <= exact <= up[0, j], (a, lo[0, j], exact, up[0, j])

@@ -1297,14 +1297,17 @@ def _tail_pieces(b: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarray,
         log_rho = np.where(np.isnan(log_rho), np.inf, log_rho)
         count = count[:, gidx, :]
         steps = np.where(count > 0.0, count * log_rho, 0.0)  # (an empty piece: nothing, the next starts here)
-        starts = log_t_edge[:, :, None] + np.concatenate((np.zeros((ne, na, 1)), np.cumsum(steps, axis=2)[:, :, :-1]), axis=2)
+
+        def before(x: np.ndarray) -> np.ndarray:  # the sum over the pieces before each one
+            return np.concatenate((np.zeros((ne, na, 1)), np.cumsum(x, axis=2)[:, :, :-1]), axis=2)
+
+        starts = log_t_edge[:, :, None] + before(steps)
         geo = _log_geometric(log_rho, count)
         terms = starts + geo
         # the rounding of the running sum (P + 1 additions of the steps, each rounded once, and the edge's and the
         # series' logs): 2 u (P + 3) times the sum of the magnitudes (a piece came out 4.5e-12 below its 50-digit
         # value at log ~ -1.5e5, one ulp being 2.9e-11: read-only review of 5c7fadf)
-        mag = np.abs(log_t_edge)[:, :, None] + np.concatenate(
-            (np.zeros((ne, na, 1)), np.cumsum(np.abs(steps), axis=2)[:, :, :-1]), axis=2) + np.abs(geo)
+        mag = np.abs(log_t_edge)[:, :, None] + before(np.abs(steps)) + np.abs(geo)
         terms = np.where(np.isfinite(terms), terms + 2.0 * _U * (steps.shape[2] + 3) * mag, terms)
     terms = np.where(np.isnan(terms), np.inf, terms)
     return np.where(count > 0.0, terms, -np.inf)
