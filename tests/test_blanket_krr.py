@@ -1493,3 +1493,30 @@ def test_upper_near_refuses_after_the_table_store_was_replaced() -> None:
     w.tables.generation += 1  # ... with its generation
     assert w.upper_near(eps * (1.0 + 1e-6)) == math.inf
     assert w.tables.generation == gen + 1
+
+
+def test_bounds_run_inside_reused_memory_and_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """:meth:`KrrBlanket.bounds` evaluates inside :func:`.blanket_matrix.reused_memory` (speed only):
+    every route (window n = 1e3, split 1e5, engine 1e9) asks the allocator to keep its memory once
+    per evaluation, the thresholds are restored after it, and the brackets are bit for bit those
+    computed with the allocator left alone (``REUSE_MEMORY`` false)."""
+    from shuffle_accountant.numeric import blanket_krr as bk
+    from shuffle_accountant.numeric import blanket_matrix as bm
+
+    cases = [(10**3, 3, 1.0, 0.13), (10**5, 10, 2.0, 0.023), (10**9, 3, 1.0, 5.4e-5)]
+    got = {}
+    for on in (False, True):
+        calls: list[tuple[int, int]] = []
+        monkeypatch.setattr(bm, "REUSE_MEMORY", on)
+        monkeypatch.setattr(bm, "_mallopt", lambda: lambda p, v: calls.append((p, v)) or 1)
+        got[on] = []
+        for n, k, eps0, eps in cases:
+            bk._BACKENDS.pop((n, k, eps0), None)
+            del calls[:]
+            b = KrrBlanket(n, k, eps0).bounds(eps, 1e-6)
+            got[on].append((b.lower, b.upper, b.converged))
+            keep = [(bm._M_MMAP_THRESHOLD, bm._MALLOC_KEEP), (bm._M_TRIM_THRESHOLD, bm._MALLOC_KEEP),
+                    (bm._M_MMAP_THRESHOLD, bm._MALLOC_DEFAULT), (bm._M_TRIM_THRESHOLD, bm._MALLOC_RETAIN)]
+            assert calls == (keep if on else []), (n, calls)
+            assert bm._ALLOC_DEPTH[0] == 0
+    assert got[True] == got[False] and all(u > 0.0 and c for _, u, c in got[True])
