@@ -1053,3 +1053,25 @@ def test_tail_piece_charges_the_rounding_of_its_running_sum(m: int, b0: int | No
                          np.array([[edge]]))[0, 0, 0]
     with mpmath.workdps(50):
         assert mpmath.mpf(float(got)) >= log_term(b0 - 1)
+
+
+def test_window_tail_orders_independent_of_each_other() -> None:
+    """The 16 pieces of a tail are taken only at the orders whose one-piece bound missed the window's tolerance: an
+    order's bound in a call with other orders is the one it gets alone (before, every order of a row took the 16
+    pieces once one of them asked: eps0 = 3, m = 400, alpha = 8 came out e^-2.05 next to alpha = 512 and e^17.9
+    alone, both within the tolerance e^29.3), and each bounds the 40-digit tail."""
+    s, eps0, m, edge, w_est = 0.5, 3.0, 400, 220, 50.0
+    u = 1.0 / (1.0 + math.exp(-eps0))
+    v = 1.0 - u
+    bp, bq = np.array([(u - s) / (s * (1 - s))]), np.array([(v - s) / (s * (1 - s))])
+
+    def tail(al: np.ndarray) -> np.ndarray:
+        return R._window_tail(np.array([[float(edge)]]), np.array([float(m)]), s, 1, np.array([u]), np.array([v]),
+                              bp, bq, al, np.zeros(al.size, dtype=np.int64), 1e-13, math.log(1e-9),
+                              np.full((1, al.size), w_est), np.array([[True]]))[0]
+
+    al = np.array([2.0, 8.0, 64.0, 512.0])
+    together = tail(al)
+    for j, a in enumerate(al):
+        assert together[j] == tail(al[j:j + 1])[0], (a, together[j])
+        assert float(_tail_mp(m, u, v, s, float(a), edge, 1)) <= together[j], a

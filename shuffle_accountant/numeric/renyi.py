@@ -1388,8 +1388,15 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
         tail_f = _log_tail_f(edge, mg, s, sgn[:, 0], u, v, bp, bq, alpha, gidx, t_edge, 1)
         fine = np.flatnonzero(np.any(tail_f > log_tol + w_est, axis=1))  # one piece too coarse here
         if fine.size:
-            tail_f[fine] = _log_tail_f(edge[fine], mg[fine], s, sgn[fine, 0], u[fine], v[fine],
-                                       bp[fine], bq[fine], alpha, gidx, t_edge[fine])
+            # the 16 pieces only where that row and order asked for them (as below: each row's bound independent of the
+            # others'), computed for the orders some row asked at (was every order of those rows: measured 7 of 40
+            # orders asked, ~10 % of the pairs, at eps0 = 6, n = 3.16e6; either bound is certified)
+            ask = ~(tail_f[fine] <= log_tol + w_est[fine])
+            cols = np.flatnonzero(np.any(ask, axis=0))
+            rc = np.ix_(fine, cols)
+            tail_f[rc] = np.where(ask[:, cols], _log_tail_f(edge[fine], mg[fine], s, sgn[fine, 0], u[fine], v[fine],
+                                                            bp[fine], bq[fine], alpha[cols], gidx[cols], t_edge[rc]),
+                                  tail_f[rc])
         bpg, bqg = bp[:, None], bq[:, None]
         extra = np.maximum(_linear_excess(bpg, bqg, alpha, ye), _linear_excess(bpg, bqg, alpha, y_end))
         tail_x = np.minimum(0.0, log_me + log_rm) + np.log(np.maximum(extra, 1e-320))  # (a probability: <= 1)
