@@ -1020,9 +1020,15 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     y_abs = np.max(np.abs(y_end), axis=1)
     z_min = [np.min(b[:, None] * y_end, axis=1) for b in (bp, bq)]
     plain = (z_min[0] > -0.5) & (z_min[1] > -0.5)
-    with np.errstate(divide="ignore", invalid="ignore"):  # b y <= -1 only in rows redone term by term below
+    if np.all(plain):
         lp = np.log1p(np.multiply(bp[:, None], y))
         lq = np.log1p(np.multiply(bq[:, None], y))
+    else:  # (the other rows are computed term by term below, from the same log1p where b y > -1/2: zeros until then)
+        lp, lq = np.zeros(y.shape), np.zeros(y.shape)
+        pr = np.flatnonzero(plain)
+        if pr.size:
+            lp[pr] = np.log1p(np.multiply(bp[pr, None], y[pr]))
+            lq[pr] = np.log1p(np.multiply(bq[pr, None], y[pr]))
     e_max = np.zeros(ne)
     for lg, b, zm in ((lp, bp, z_min[0]), (lq, bq, z_min[1])):
         lg_abs = np.max(np.abs(np.stack((lg[:, 0], lg[np.arange(ne), last]), axis=1)), axis=1)
@@ -1051,8 +1057,17 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     log_lo = np.empty((ne, na))
     log_est = np.empty((ne, na))
     # the groups' order-free operands of log f, once for the chunk (each group takes its slice)
-    lp_f, lq_f = (lp, lq) if finite is None else (np.where(finite, lp, 0.0), np.where(finite, lq, 0.0))
-    rhs = np.stack((lp_f - lq_f, lq_f), axis=1)
+    # (written in place: the values of np.stack((lp_f - lq_f, lq_f), axis=1))
+    rhs = np.empty((ne, 2, width))
+    if finite is None:
+        lp_f = lp
+        rhs[:, 1] = lq
+    else:
+        lp_f = np.where(finite, lp, 0.0)
+        rhs[:, 1] = 0.0
+        np.copyto(rhs[:, 1], lq, where=finite)
+    lq_f = rhs[:, 1]
+    np.subtract(lp_f, lq_f, out=rhs[:, 0])
     for cols, o, w in groups:
         sl = slice(o, o + w)
         log_up[:, cols], log_lo[:, cols], log_est[:, cols] = _window_orders(
