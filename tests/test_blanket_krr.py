@@ -1520,3 +1520,31 @@ def test_bounds_run_inside_reused_memory_and_change_nothing(monkeypatch: pytest.
             assert calls == (keep if on else []), (n, calls)
             assert bm._ALLOC_DEPTH[0] == 0
     assert got[True] == got[False] and all(u > 0.0 and c for _, u, c in got[True])
+
+
+def test_integer_key_sorts_give_the_lexsort_order() -> None:
+    """The int64-key sorts that replace ``np.lexsort`` (cost only) in :func:`_tails_by_runs` and
+    :meth:`_TotalsWindow._long_runs` (:func:`_by_y_then_t`) give its order exactly, ties included (many equal
+    triples), at sizes up to 2^31 - 1 and third-value counts up to 2^40 - 1, and fall back to it outside
+    those ranges (negative or fractional values, sizes from 2^31, counts from 2^40)."""
+    from shuffle_accountant.numeric import blanket_krr as bk
+
+    rng = np.random.default_rng(5)
+    for trial in range(120):
+        n = int(rng.integers(1, 2000))
+        top = [40, 5000, 2**31 - 1, 2**33][trial % 4]
+        mm = rng.integers(1, top, n).astype(float)
+        k = np.floor(rng.random(n) * mm)
+        if trial % 3 == 0:  # ties: equal (k, side, size) triples
+            k[: n // 2], mm[: n // 2] = k[0], mm[0]
+        side = rng.random(n) < 0.5
+        if trial % 10 == 9:
+            k[0] = -1.0 if trial % 20 == 9 else k[0] + 0.5
+        assert np.array_equal(bk._order_by_k_side_size(k, side, mm), np.lexsort((mm, side, k)))
+        t = rng.integers(10**9, 10**9 + 9000, n).astype(float)
+        y = np.floor(rng.random(n) * [8, 10**6, 2**40 - 1][trial % 3])
+        if trial % 10 == 4:
+            y[0] = -1.0 if trial % 20 == 4 else 2.0**41
+        order = np.lexsort((t, y))
+        ys, ts = bk._by_y_then_t(y, t)
+        assert np.array_equal(ys, y[order]) and np.array_equal(ts, t[order])

@@ -528,6 +528,18 @@ RUN_GAP_MID = 96
 RUN_GAP_FAR = 32
 
 
+def _order_by_k_side_size(k: np.ndarray, side: np.ndarray, mm: np.ndarray) -> np.ndarray:
+    """``np.lexsort((mm, side, k))`` (by ``k``, then ``side``, then ``mm``; stable), for integer-valued
+    ``0 <= k < mm < 2^31`` by one stable sort of the int64 keys ``k 2^32 + side 2^31 + mm`` (the same
+    order, ties included: the keys order exactly as the triples do; 2-4x faster than ``lexsort``
+    at 1e4-3e4 requests, cost only), else by ``lexsort`` itself."""
+    if k.size and float(mm.max()) < 2.0**31 and float(k.min()) >= 0.0:
+        ki, mi = k.astype(np.int64), mm.astype(np.int64)
+        if np.array_equal(ki, k) and np.array_equal(mi, mm) and bool(np.all(ki < mi)):
+            return np.argsort((ki << 32) | (side.astype(np.int64) << 31) | mi, kind="stable")
+    return np.lexsort((mm, side, k))
+
+
 def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float, pmf_out: list[np.ndarray] | None = None,
                    gap: int = _RUN_GAP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For ``Y ~ Bin(mm, ρ)`` (arrays, ``mm >= 0``, integer ``k``), the smaller-side tail: where
@@ -571,7 +583,7 @@ def _tails_by_runs(mm: np.ndarray, k: np.ndarray, rho: float, pmf_out: list[np.n
     live = np.nonzero(~edge)[0]
     if live.size == 0:
         return out, err, below
-    order = live[np.lexsort((mm[live], below[live], k[live]))]
+    order = live[_order_by_k_side_size(k[live], below[live], mm[live])]
     ko, bo, mo = k[order], below[order], mm[order]
     # a new run at each new (k, side), and where the sizes jump by more than _RUN_GAP
     # Boost's tail is slow only near the mean (at m ~ 6e8: ~30 us at z = 0, 3 us at |z| = 1, 1 us at
@@ -2256,6 +2268,23 @@ _KEY_BITS = 40
 assert 10**12 < 1 << _KEY_BITS and WINDOW_MAX + 2 < 1 << (63 - _KEY_BITS)
 
 
+def _by_y_then_t(y: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(y, t)`` sorted by ``y``, then ``t`` (the sequences ``np.lexsort((t, y))`` gives; cost only): one
+    sort of the int64 keys ``y 2^(63 - _KEY_BITS) + (t - min t)`` where ``0 <= y < 2^_KEY_BITS`` and
+    ``t - min t < 2^(63 - _KEY_BITS)``, all integer-valued (a window's boundaries; 3-4x faster than
+    ``lexsort`` at 3e4 of them), else ``lexsort``."""
+    sh = 63 - _KEY_BITS
+    if y.size:
+        t0 = float(t.min())
+        yi, ti = y.astype(np.int64), (t - t0).astype(np.int64)
+        if (float(y.min()) >= 0.0 and float(y.max()) < 2.0**_KEY_BITS and float(t.max()) - t0 < 2.0**sh
+                and np.array_equal(yi, y) and np.array_equal(ti, t - t0)):
+            key = np.sort((yi << sh) | ti)
+            return (key >> sh).astype(float), (key & ((1 << sh) - 1)).astype(float) + t0
+    order = np.lexsort((t, y))
+    return y[order], t[order]
+
+
 class _TotalsWindow:
     """Certified blanket divergence of k-RR (``k >= 3``) with every total ``t`` of a window
     summed on its own and the sum over the third-value count ``j`` done exactly in the mixing
@@ -2774,8 +2803,7 @@ class _TotalsWindow:
         that drift across the grid faster than that are left where they are: cost only)."""
         if y.size == 0:
             return False
-        order = np.lexsort((t, y))
-        ys, ts = y[order], t[order]
+        ys, ts = _by_y_then_t(y, t)
         runs = 1 + int(np.count_nonzero((ys[1:] != ys[:-1]) | (ts[1:] - ts[:-1] > GRID_RUN_GAP)))
         return y.size >= GRID_MIN_RUN * runs
 
