@@ -261,6 +261,16 @@ placed only within a band of the third-value count's mean (±5 .. 7 sd): 3-10 % 
 up to ~1000x wider in relative terms and several cases (n = 1e3, k = 3; 1e5, k = 10; 1e6, k = 3,
 eps0 = 3) fell back to the block engine at 5-10x the time; (iii) WALK_MIN_C 2e4 or 5e3 instead of
 1e5: no change at n = 1e4 .. 3e5 (within noise).
+Adopted 2026-11-24: every evaluation runs inside :func:`.blanket_matrix.reused_memory`
+(:meth:`KrrBlanket._bounds`; once any engine had fixed glibc's mmap threshold, each large temporary
+was a fresh mapping: n = 1e7 cold 62.8 -> 33.0 ms at k = 3, eps0 = 1, 59.1 -> 23.8 ms at k = 10,
+eps0 = 2; 1e6 49 -> 21 and 26 -> 16 ms), and int64-key sorts for the runs (2-5 % at n = 1e6 .. 1e7).
+Measured then and not adopted (CPU, min of 5-6 interleaved processes): ``np.empty`` for the row
+stores' growth (within noise); :data:`HYBRID_HALF_TOTALS` 1000 or 2000 (1000: 1.3x slower at
+n = 1e6 .. 3e6, 2000: within noise at 3e6, slower at 1e6); the tail engine's initial blocks 0.25 or
+1 sd wide instead of 0.5 (within noise); the route ``lines`` from n = 1e6 (its chords are too loose
+there: it falls back); a start estimate summed over every total (three-point rule in ``J`` only):
+its root at n = 1e3 is within 1e-6 .. 3e-4 instead of 5e-5 .. 1e-2, but it costs 6-86 ms a search.
 
 4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
 -----------------------------------------------------------------------
