@@ -28,6 +28,7 @@ from shuffle_accountant.numeric.blanket_matrix import (
     PairBlanket,
     positive_part_mean,
 )
+from shuffle_accountant.numeric.blanket_separable import applies as separable_applies
 from shuffle_accountant.numeric.profile import PrivacyProfile
 from shuffle_accountant.numeric.search import epsilon_for_delta
 from shuffle_accountant.randomizers import (
@@ -1408,3 +1409,116 @@ def test_user_law_refuses_a_grid_beyond_max_fft_before_allocating(monkeypatch):
         bm._user_law(cf, 10**6, h, True)
     assert big.value.size > bm.MAX_FFT
     assert bm._user_law(cf, 10**6, h * 16.0, True)[2] <= bm.MAX_FFT  # an ordinary grid is accepted
+
+
+# ---------------------------------------------------------------------------------------
+# The closed-form bracket near the largest log-ratio and the vectorised tilt (search start)
+# ---------------------------------------------------------------------------------------
+
+CLOSED_CASES = [
+    (SUE(3, 2.0), lambda: ob.sue_matrix(3, 2.0), 5),
+    (OUE(3, 2.5), lambda: ob.oue_matrix(3, 2.5), 5),
+    (OLH(3, 1.5, g=2), lambda: ob.olh_matrix(3, 2, 1.5), 4),
+    (SUE(2, 0.7), lambda: ob.sue_matrix(2, 0.7), 6),
+]
+
+
+@pytest.mark.parametrize("rand,oracle,nmax", CLOSED_CASES, ids=[c[0].describe() for c in CLOSED_CASES])
+def test_closed_bracket_contains_the_oracle_and_is_exact_near_the_top(rand, oracle, nmax):
+    """``_closed_bracket`` (lower end everywhere, upper end where a draw with a negative coefficient makes
+    the sum non-positive whatever the others drew) contains the mpmath oracle's blanket delta (symmetric
+    randomizers: every ordered pair has the oracle's value); where the upper end applies the two ends agree
+    to 1e-10 (delta in closed form; wider by the coefficients' slack at 1e-6 below the top), and they do apply near the top for every n. ``_closed_point`` gives
+    the same bracket one eps at a time (to 1e-12). Fails with the wrong power of q, a class left out of either end, or
+    the condition taken without its factor n - 1."""
+    m = oracle()
+    s = rand.pair_structures()[0]
+    top = float(ob.eps0_of_matrix(m))
+    eps = np.array([0.0, 0.3 * top, 0.8 * top, 0.95 * top, 0.999 * top, top * (1 - 1e-6), 1.01 * top])
+    for n in sorted({1, 2, 3, nmax}):
+        lo, up, slope = bm._closed_bracket(s, n, eps)
+        assert np.isfinite(up[-2]) and up[-1] == 0.0  # applies near the top; 0 beyond it
+        for i, e in enumerate(eps):
+            with mpmath.workdps(DPS):
+                want = _f(ob.blanket_delta(m, n, float(e)))
+            assert lo[i] <= want * (1 + 1e-13) + 1e-300, (n, e, lo[i], want)
+            assert want <= up[i] * (1 + 1e-13), (n, e, up[i], want)
+            if math.isfinite(up[i]) and want > 0.0:
+                # (the coefficients' slack ~1e-14 against a positive coefficient ~ (1 - e / top))
+                assert up[i] - lo[i] <= (1e-10 + 1e-12 / (1.0 - e / top)) * want, (n, e, lo[i], up[i], want)
+                assert slope[i] < 0.0
+            one = bm._closed_point(s, n, float(e))
+            assert abs(one[0] - lo[i]) <= 1e-12 * lo[i] and (one[1] == up[i] or abs(one[1] - up[i]) <= 1e-12 * up[i])
+        if n >= 3:  # the condition holds only near the top (eps = 0.3 top: other draws can outweigh one)
+            assert not np.isfinite(up[1])
+
+
+def test_closed_lower_of_an_asymmetric_matrix_is_below_the_oracle():
+    """A matrix randomizer (several ordered pairs): ``BlanketProfile.closed_lower`` stays below the oracle's
+    maximum over pairs near the top (where it is offered) and is close to it there."""
+    mat = [[0.5, 0.3, 0.2], [0.2, 0.5, 0.3], [0.25, 0.25, 0.5]]
+    rand = MatrixRandomizer(np.array(mat))
+    m = [[mpmath.mpf(x) for x in row] for row in mat]
+    top = rand.eps0
+    for n in (1, 3, 5):
+        prof = BlanketProfile(rand, n)
+        eps = np.array([0.995 * top, top * (1 - 1e-5)])
+        low = prof.closed_lower(eps)
+        for i, e in enumerate(eps):
+            with mpmath.workdps(DPS):
+                want = _f(ob.blanket_delta(m, n, float(e)))
+            assert low[i] <= want * (1 + 1e-13) and low[i] >= 0.5 * want, (n, e, low[i], want)
+
+
+@pytest.mark.parametrize("rand,n", [(SUE(100, 6.0), 30), (SUE(100, 6.0), 100), (OUE(100, 6.0), 10),
+                                    (SUE(100, 3.0), 10), (SUE(2, 6.0), 30)], ids=str)
+def test_closed_form_answers_overlap_the_separable_engine(rand, n):
+    """eps(delta) where the closed form answers (the search's evaluations, or its top check, without an
+    engine) overlaps the bracket of an engine alone (the separable engine, or exact enumeration where it
+    does not apply; the closed form switched off, no start estimate), and the bound at the lower end
+    exceeds delta by that engine too."""
+    s = rand.pair_structures()[0]
+    prof = BlanketProfile(rand, n)
+    got = epsilon_for_delta(prof, 1e-6, 1e-6)
+    assert prof.pairs[0]._closed_eps or got.evaluations == 0
+
+    def engine() -> PairBlanket:
+        pb = PairBlanket(s, n, method="separable" if separable_applies(s) else "exact")
+        pb._closed = lambda eps, rtol: None  # type: ignore[method-assign]
+        return pb
+
+    ref = epsilon_for_delta(engine(), 1e-6, 1e-6)
+    assert got.lower <= ref.upper and ref.lower <= got.upper, (got, ref)
+    assert got.upper <= ref.upper * (1 + 1e-6)
+    if got.lower > 0.0:
+        assert engine().bounds(got.lower, 1e-9).upper > 1e-6
+
+
+def test_vectorised_tilts_solve_the_tilted_mean_to_full_precision():
+    """``_tilts`` (the search start's tilt, all points at once) against 50-digit evaluations of ``sum_j w_j
+    c_j e^{theta c_j}``, which changes sign within 1e-12 relative of it, also just below the largest log-ratio where the scalar
+    ``_tilt`` stops within 1e-3 (its absolute stopping rule); at the cap 1024 / max|c| where the root
+    lies beyond, as ``_tilt``."""
+    for rand in (OUE(100, 3.0), SUE(2, 1.0), OLH(10, 0.5), SUE(100, 6.0)):
+        s = rand.pair_structures()[0]
+        w = np.concatenate((np.asarray(s.mass), [s.rest]))
+        top = s.max_log_ratio
+        eps = np.array([top * 1e-3, 0.5 * top, top * (1 - 1e-4), top * (1 - 1e-7), top * (1 - 1e-9)])
+        c = np.concatenate((np.asarray(s.a)[None, :] - np.exp(eps)[:, None] * np.asarray(s.b)[None, :],
+                            np.zeros((eps.size, 1))), axis=1)
+        th, e, tot = bm._tilts(c, w[None, :])
+        assert np.allclose(tot, np.sum(e, axis=1), rtol=1e-14)
+        for i in range(eps.size):
+            cap = bm._TILT_CAP * (1.0 / float(np.max(np.abs(c[i]))))
+            with mpmath.workdps(50):
+                cm, wm = [mpmath.mpf(float(x)) for x in c[i]], [mpmath.mpf(float(x)) for x in w]
+
+                def mean(t, cm=cm, wm=wm):  # type: ignore[no-untyped-def]
+                    return mpmath.fsum(a * b * mpmath.exp(t * b) for a, b in zip(wm, cm))
+
+                if mean(mpmath.mpf(cap)) < 0:
+                    assert th[i] == cap and bm._tilt(c[i], w) == cap
+                    continue
+                t = mpmath.mpf(float(th[i]))  # the root lies within 1e-12 relative: the mean changes sign
+                assert mean(t * (1 - mpmath.mpf("1e-12"))) < 0 < mean(t * (1 + mpmath.mpf("1e-12"))), (
+                    rand.describe(), eps[i], th[i])
