@@ -1075,3 +1075,30 @@ def test_window_tail_orders_independent_of_each_other() -> None:
     for j, a in enumerate(al):
         assert together[j] == tail(al[j:j + 1])[0], (a, together[j])
         assert float(_tail_mp(m, u, v, s, float(a), edge, 1)) <= together[j], a
+
+
+@pytest.mark.parametrize(("eps0", "m", "start", "width"), [
+    (3.0, 400, 0, 401), (6.0, 2585, 1200, 1386), (6.0, 7804, 5069, 2736), (10.0, 900, 0, 300), (2.6, 3000, 2500, 501),
+])
+def test_first_user_row_error_bounds_every_term(eps0: float, m: int, start: int, width: int) -> None:
+    """The per-row error bound of the terms' ``log p``, ``log q`` (:func:`_first_user_row_err`, from the row's largest
+    ``|log|``, ``|y|`` and least ``b y``) is at least the largest elementwise bound of :func:`_log_first_user` over the
+    row's finite terms, for both users (``p`` near 0 at one end of ``x``, ``q`` at the other), and the values without
+    the bound are the same numbers."""
+    s = 0.5
+    u = 1.0 / (1.0 + math.exp(-eps0))
+    v = 1.0 - u
+    bp, bq = (u - s) / (s * (1 - s)), (v - s) / (s * (1 - s))
+    a = np.arange(start, start + width, dtype=float)[None, :]
+    y = (a - s * m) / m
+    x = a / m
+    y_abs = np.max(np.abs(y[:, [0, -1]]), axis=1)
+    for b, w in ((bp, u), (bq, v)):
+        lg, err = R._log_first_user(np.array([[b]]), np.array([[w]]), x, y, s, 4 * R._U * (np.abs(y) + s))
+        lg2, none = R._log_first_user(np.array([[b]]), np.array([[w]]), x, y, s, None)
+        assert none is None and np.array_equal(lg, lg2)
+        fin = np.isfinite(lg)
+        z_min = np.min(b * y[:, [0, -1]], axis=1)
+        row, lg_max = R._first_user_row_err(lg, fin, np.array([b]), np.array([w]), s, y_abs, z_min)
+        assert err is not None and row[0] >= np.max(np.where(fin, err, 0.0)), (b, row, np.max(err[fin]))
+        assert lg_max[0] == np.max(np.abs(lg[fin]))

@@ -749,7 +749,7 @@ def _log_tail_ratio(ratio_m: np.ndarray, dphi_bound: np.ndarray, m: np.ndarray) 
 
 
 def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, s: float,
-                    err_y: np.ndarray | float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                    err_y: np.ndarray | float | None = 0.0) -> tuple[np.ndarray, np.ndarray | None]:
     """``log p(x)`` for ``p(x) = 1 + b (x - s) = w x/s + (1-w)(1-x)/(1-s)`` (the first user's
     weight in the kernel, module docstring) and a bound on its rounding error: ``log1p(b y)``
     where ``p >= 1/2`` (accurate near ``y = 0``), else the log of the two non-negative terms
@@ -761,9 +761,20 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, 
     near 1: e.g. ``pa' = 1 - 4.5e-5`` at eps0 = 10, whose error raised to the order ``alpha`` put
     binary-rr-lower's printed lower ends above the exact divergence, found by review), and
     ``1 - s`` by ``_PAIR_REL s / (1 - s)``. ``p`` is a positive combination of the two terms, so
-    its relative error is at most the larger of theirs: charged to ``log p`` (*derived*)."""
+    its relative error is at most the larger of theirs: charged to ``log p`` (*derived*).
+
+    ``err_y = None``: the values only (the error bound is ``None``; :func:`_first_user_row_err` bounds its largest
+    value per row)."""
     z = b * y
     near = z > -0.5
+    if err_y is None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lg = np.log1p(z)
+            if not np.all(near):
+                far = ~near
+                x_, w_ = np.broadcast_to(x, z.shape)[far], np.broadcast_to(w, z.shape)[far]
+                lg[far] = np.log(w_ * x_ / s + (1.0 - w_) * (1.0 - x_) / (1.0 - s))
+        return lg, None
     with np.errstate(divide="ignore", invalid="ignore"):
         lg = np.log1p(z)
         # err = u |lg| + 1.01 (|b| err_y + 5u |z|) / (1 + z), in place (the same operations, bit for bit)
@@ -781,6 +792,24 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, 
             side = np.maximum(1.0, w_ / np.maximum(1.0 - w_, 1e-300)) + max(1.0, s / (1.0 - s)) if s < 1.0 else np.inf
             err[far] = _U * np.abs(lg[far]) + 6 * _U + 1.01 * _PAIR_REL * side
     return lg, err
+
+
+def _first_user_row_err(lg: np.ndarray, fin: np.ndarray, b: np.ndarray, w: np.ndarray, s: float, y_abs: np.ndarray,
+                        z_min: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, ``u max |lg| + max(near, far)`` and ``max |lg|`` over the elements ``fin`` of a row of the values
+    ``lg`` of :func:`_log_first_user` (``b``, ``w`` per row): the first is at least the largest of that function's
+    error bounds there (*derived*, term by term). Near elements (``z = b y > -1/2``): ``u |lg| + 1.01 (|b| 4u (|y| +
+    s) + 5u |z|) / (1 + z)`` with ``|y| <= y_abs`` (the computed ``y`` is non-decreasing in ``a``: largest at a window
+    end), ``|z| <= |b| y_abs (1 + u)`` and ``1 + z >= 1 + max(z_min, -1/2)`` (``z_min``: the least computed ``b y`` of
+    the row, at an end), so it is at most ``1.02 u |b| (9 y_abs + 4 s) / (1 + max(z_min, -1/2))`` plus ``u max |lg|``
+    (1.02 for 1.01: the rounding of this bound, and of ``|z|``); far elements: ``u |lg| + 6u + 1.01 _PAIR_REL
+    side(w)``, ``side`` the same per row. The sum is taken ``1 + 1e-12`` larger (its terms are added in another order
+    than the elementwise bound's: one ulp below it otherwise, tested)."""
+    lg_max = np.max(np.abs(np.where(fin, lg, 0.0)), axis=1)
+    near = 1.02 * _U * np.abs(b) * (9.0 * y_abs + 4.0 * s) / (1.0 + np.maximum(z_min, -0.5))
+    side = np.maximum(1.0, w / np.maximum(1.0 - w, 1e-300)) + max(1.0, s / (1.0 - s))
+    far = 6 * _U + 1.01 * _PAIR_REL * side
+    return (_U * lg_max + np.maximum(near, far)) * (1.0 + 1e-12), lg_max
 
 
 def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err_log_m: np.ndarray,
@@ -1039,10 +1068,9 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     bad_f = np.zeros(ne, dtype=bool)
     if not np.all(plain):
         r = np.flatnonzero(~plain)
-        err_y = 4 * _U * (np.abs(y[r]) + s)
         x = a[r] / m[r, None]
-        lp_r, err_lp = _log_first_user(bp[r, None], u[r, None], x, y[r], s, err_y)
-        lq_r, err_lq = _log_first_user(bq[r, None], v[r, None], x, y[r], s, err_y)
+        lp_r = _log_first_user(bp[r, None], u[r, None], x, y[r], s, None)[0]
+        lq_r = _log_first_user(bq[r, None], v[r, None], x, y[r], s, None)[0]
         lp[r], lq[r] = lp_r, lq_r
         # p = 0 (an outcome P never produces): f = 0 there; q = 0 < p: an infinite likelihood ratio
         p_zero = np.zeros(valid.shape, dtype=bool)
@@ -1050,9 +1078,13 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
         p_zero[r] = valid[r] & np.isneginf(lp_r)
         finite[r] = valid[r] & np.isfinite(lp_r) & np.isfinite(lq_r)
         bad_f[r] = np.any(valid[r] & ~p_zero[r] & ~finite[r], axis=1)
-        with np.errstate(invalid="ignore"):
-            e_r = np.where(finite[r], err_lp + err_lq + 5 * _U * (np.abs(lp_r) + np.abs(lq_r)), 0.0)
-        e_max[r] = np.max(e_r, axis=1)  # err(log f) <= alpha e_max
+        # err(log f) <= alpha e_max: e_max bounds, per row, the largest of err(log p) + err(log q) + 5u (|log p| +
+        # |log q|) over its finite terms by the sum of the terms' row maxima (was: elementwise, then the row's
+        # maximum; at most about twice that, ~1e-14 relative, in brackets ~1e-11 wide at alpha = 1024)
+        fin_r = finite[r]
+        e_p, mp = _first_user_row_err(lp_r, fin_r, bp[r], u[r], s, y_abs[r], z_min[0][r])
+        e_q, mq = _first_user_row_err(lq_r, fin_r, bq[r], v[r], s, y_abs[r], z_min[1][r])
+        e_max[r] = (e_p + e_q + 5 * _U * (mp + mq)) * (1.0 + 1e-12)
     log_up = np.empty((ne, na))
     log_lo = np.empty((ne, na))
     log_est = np.empty((ne, na))
