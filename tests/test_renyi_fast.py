@@ -1102,3 +1102,26 @@ def test_first_user_row_error_bounds_every_term(eps0: float, m: int, start: int,
         row, lg_max = R._first_user_row_err(lg, fin, np.array([b]), np.array([w]), s, y_abs, z_min)
         assert err is not None and row[0] >= np.max(np.where(fin, err, 0.0)), (b, row, np.max(err[fin]))
         assert lg_max[0] == np.max(np.abs(lg[fin]))
+
+
+def test_first_user_values_from_a_and_m_and_used_groups() -> None:
+    """``_log_first_user`` given ``(a, m)`` divides only where it uses ``x = a / m`` (the same values as from the
+    quotients), and a tail bound on the groups its orders use only equals the one on every group."""
+    s, u, m = 0.5, 1.0 / (1.0 + math.exp(-6.0)), 2000
+    v = 1.0 - u
+    a = np.arange(0.0, m + 1.0)[None, :]
+    y = (a - s * m) / m
+    for b, w in (((u - s) / (s * (1 - s)), u), ((v - s) / (s * (1 - s)), v)):
+        lg = R._log_first_user(np.array([[b]]), np.array([[w]]), a / m, y, s, None)[0]
+        lg2 = R._log_first_user(np.array([[b]]), np.array([[w]]), (a, np.array([[float(m)]])), y, s, None)[0]
+        assert np.array_equal(lg, lg2) and np.any(np.isfinite(lg) & (b * y <= -0.5))
+    edge = np.array([[900.0, 1300.0, 1500.0]])  # three groups; the orders use the last two
+    gidx = np.array([1, 2, 2])
+    al = np.array([256.0, 768.0, 1024.0])
+    bp, bq = np.array([(u - s) / (s * (1 - s))]), np.array([(v - s) / (s * (1 - s))])
+    t_edge = np.zeros((1, 3))
+    args = (np.array([float(m)]), s, 1, np.array([u]), np.array([v]), bp, bq, al)
+    e_g, g_c = R._used_groups(edge, gidx)
+    assert e_g.shape == (1, 2) and g_c.tolist() == [0, 1, 1]
+    assert np.array_equal(R._log_tail_f(edge, *args, gidx, t_edge, fracs=R._TAIL_FRACS),
+                          R._log_tail_f(e_g, *args, g_c, t_edge, fracs=R._TAIL_FRACS))

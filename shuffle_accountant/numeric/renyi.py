@@ -748,7 +748,7 @@ def _log_tail_ratio(ratio_m: np.ndarray, dphi_bound: np.ndarray, m: np.ndarray) 
     return np.where(log_rho < 0.0, out, np.inf)
 
 
-def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, s: float,
+def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarray, np.ndarray], y: np.ndarray, s: float,
                     err_y: np.ndarray | float | None = 0.0) -> tuple[np.ndarray, np.ndarray | None]:
     """``log p(x)`` for ``p(x) = 1 + b (x - s) = w x/s + (1-w)(1-x)/(1-s)`` (the first user's
     weight in the kernel, module docstring) and a bound on its rounding error: ``log1p(b y)``
@@ -764,7 +764,7 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, 
     its relative error is at most the larger of theirs: charged to ``log p`` (*derived*).
 
     ``err_y = None``: the values only (the error bound is ``None``; :func:`_first_user_row_err` bounds its largest
-    value per row)."""
+    value per row). ``x`` may be given as ``(a, m)`` for ``a / m``, divided only where it is used (the same values)."""
     z = b * y
     near = z > -0.5
     if err_y is None:
@@ -772,9 +772,15 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray, y: np.ndarray, 
             lg = np.log1p(z)
             if not np.all(near):
                 far = ~near
-                x_, w_ = np.broadcast_to(x, z.shape)[far], np.broadcast_to(w, z.shape)[far]
+                if isinstance(x, tuple):
+                    x_ = np.broadcast_to(x[0], z.shape)[far] / np.broadcast_to(x[1], z.shape)[far]
+                else:
+                    x_ = np.broadcast_to(x, z.shape)[far]
+                w_ = np.broadcast_to(w, z.shape)[far]
                 lg[far] = np.log(w_ * x_ / s + (1.0 - w_) * (1.0 - x_) / (1.0 - s))
         return lg, None
+    if isinstance(x, tuple):
+        x = x[0] / x[1]
     with np.errstate(divide="ignore", invalid="ignore"):
         lg = np.log1p(z)
         # err = u |lg| + 1.01 (|b| err_y + 5u |z|) / (1 + z), in place (the same operations, bit for bit)
@@ -1068,10 +1074,14 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     bad_f = np.zeros(ne, dtype=bool)
     if not np.all(plain):
         r = np.flatnonzero(~plain)
-        x = a[r] / m[r, None]
-        lp_r = _log_first_user(bp[r, None], u[r, None], x, y[r], s, None)[0]
-        lq_r = _log_first_user(bq[r, None], v[r, None], x, y[r], s, None)[0]
-        lp[r], lq[r] = lp_r, lq_r
+        whole = r.size == ne  # (then no gathers and scatters of rows: the same values)
+        a_r, y_r = (a, y) if whole else (a[r], y[r])
+        lp_r = _log_first_user(bp[r, None], u[r, None], (a_r, m[r, None]), y_r, s, None)[0]
+        lq_r = _log_first_user(bq[r, None], v[r, None], (a_r, m[r, None]), y_r, s, None)[0]
+        if whole:
+            lp, lq = lp_r, lq_r
+        else:
+            lp[r], lq[r] = lp_r, lq_r
         # p = 0 (an outcome P never produces): f = 0 there; q = 0 < p: an infinite likelihood ratio
         p_zero = np.zeros(valid.shape, dtype=bool)
         finite = valid.copy()
@@ -1441,8 +1451,9 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
             ask = ~(tail_f[fine] <= log_tol + w_est[fine])
             cols = np.flatnonzero(np.any(ask, axis=0))
             rc = np.ix_(fine, cols)
-            tail_f[rc] = np.where(ask[:, cols], _log_tail_f(edge[fine], mg[fine], s, sgn[fine, 0], u[fine], v[fine],
-                                                            bp[fine], bq[fine], alpha[cols], gidx[cols], t_edge[rc]),
+            e_g, g_c = _used_groups(edge[fine], gidx[cols])
+            tail_f[rc] = np.where(ask[:, cols], _log_tail_f(e_g, mg[fine], s, sgn[fine, 0], u[fine], v[fine],
+                                                            bp[fine], bq[fine], alpha[cols], g_c, t_edge[rc]),
                                   tail_f[rc])
         bpg, bqg = bp[:, None], bq[:, None]
         extra = np.maximum(_linear_excess(bpg, bqg, alpha, ye), _linear_excess(bpg, bqg, alpha, y_end))
@@ -1492,9 +1503,10 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
             finer, cols = fine[np.any(redo, axis=1)], np.flatnonzero(np.any(redo, axis=0))  # (only those orders)
             if finer.size:
                 rc = np.ix_(finer, cols)
+                e_g, g_c = _used_groups(edge[finer], gidx[cols])
                 tf = np.minimum(tail_f[rc], _log_tail_f(
-                    edge[finer], mg[finer], s, sgn[finer, 0], u[finer], v[finer], bp[finer], bq[finer], alpha[cols],
-                    gidx[cols], t_edge[rc], fracs=_TAIL_FRACS))
+                    e_g, mg[finer], s, sgn[finer, 0], u[finer], v[finer], bp[finer], bq[finer], alpha[cols],
+                    g_c, t_edge[rc], fracs=_TAIL_FRACS))
                 new = np.where(open_[finer][:, gidx[cols]], np.minimum(np.logaddexp(tf, tail_x[rc]), other[rc]), -np.inf)
                 # (only where that row and order asked for it: each row's bound stays independent of the others')
                 tail[rc] = np.where(redo[np.ix_(np.any(redo, axis=1), cols)], new, tail[rc])
@@ -1515,11 +1527,20 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
                     ell_n = lpn * alpha[c2] + lqn * (1.0 - alpha[c2])
                     ell_n = ell_n + 1e-12 * (1.0 + np.abs(ell_n))
                     t_end = np.where(np.isnan(ell_n), np.inf, (l_n + err_n + 1e-12)[:, None] + ell_n)
-                    sp = _log_tail_split(edge[r2], mg[r2], s, sgn[r2, 0], u[r2], v[r2], bp[r2], bq[r2], alpha[c2],
-                                         gidx[c2], t_edge[rc2], t_end)
+                    e_g, g_c = _used_groups(edge[r2], gidx[c2])
+                    sp = _log_tail_split(e_g, mg[r2], s, sgn[r2, 0], u[r2], v[r2], bp[r2], bq[r2], alpha[c2],
+                                         g_c, t_edge[rc2], t_end)
                     new2 = np.minimum(tail[rc2], np.logaddexp(sp, tail_x[rc2]))
                     tail[rc2] = np.where(again[rc2], new2, tail[rc2])
     return np.where(np.isnan(tail), np.inf, tail)
+
+
+def _used_groups(edge: np.ndarray, gidx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns (groups of orders) of ``edge`` that the orders' group indices ``gidx`` use, and those indices
+    renumbered for them: the tail bounds compute per group before they compute per order (the same values, for the
+    groups used only)."""
+    used, inv = np.unique(gidx, return_inverse=True)
+    return edge[:, used], inv.ravel()
 
 
 def _linear_excess(bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, y: np.ndarray) -> np.ndarray:
