@@ -1361,19 +1361,23 @@ def test_second_order_edgeworth_estimate_tracks_the_certified_value(rand, n, eps
 
 
 @pytest.mark.parametrize("eps0, n, engine", [(3.0, 1500, "separable"), (3.0, 1501, "lattice"), (4.0, 3000, "separable"),
-                                             (4.0, 3001, "lattice"), (2.0, 1500, "lattice")])
+                                             (4.0, 3001, "lattice"), (2.0, 1500, "lattice"), (5.0, 10_000, "separable"),
+                                             (5.0, 10_001, "lattice"), (6.0, 20_000, "separable"),
+                                             (6.0, 20_001, "lattice"), (8.0, 50_000, "separable"),
+                                             (8.0, 50_001, "lattice")])
 def test_auto_routes_large_eps0_to_the_separable_engine_further(eps0: float, n: int, engine: str) -> None:
     """auto at large eps0: the separable engine up to SEPARABLE_WIDE's n (the lattice's item 10 needs
-    thousands of live frequencies there; measured SUE k = 100, eps0 = 4, n = 2000: 13.3 -> 8.6 ms), and
-    its bracket overlaps the lattice's."""
+    thousands of live frequencies there, from eps0 = 5 its two levels answer; measured SUE k = 100, eps0 =
+    4, n = 2000: 13.3 -> 8.6 ms; eps0 = 6, n = 1e4: 18.5 -> 7.6 ms), and its bracket overlaps the
+    lattice's."""
     from shuffle_accountant.numeric.blanket_separable import SEPARABLE_WIDE
 
-    assert SEPARABLE_WIDE == ((3.0, 1500), (4.0, 3000))
+    assert SEPARABLE_WIDE == ((3.0, 1500), (4.0, 3000), (5.0, 10_000), (6.0, 20_000), (8.0, 50_000))
     st_ = SUE(100, eps0).pair_structures()[0]
     pb = bm.PairBlanket(st_, n)
     assert ("separable" if pb._separable is not None else "lattice") == engine
-    if engine == "separable" and n == 1500:
-        eps = 0.9
+    if engine == "separable" and n in (1500, 10_000):
+        eps = 0.9 if n == 1500 else 0.68
         b = pb.bounds(eps, 1e-6)
         lat = bm.PairBlanket(st_, n, method="lattice").bounds(eps, 1e-6)
         assert b.lower <= lat.upper and lat.lower <= b.upper, (b, lat)

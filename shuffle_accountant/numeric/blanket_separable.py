@@ -164,7 +164,9 @@ of ``A`` and ``B``). Not adopted.
 :data:`SEPARABLE_MAX_N` is the suggested cut-over (:func:`suggested`: up to 1500 users from eps0 = 3 and
 3000 from eps0 = 4, :data:`SEPARABLE_WIDE`, where the lattice's item 10 needs thousands of live
 frequencies: SUE / OUE / OLH k = 100, n = 1500, eps0 = 3: 9.6-12.2 -> 7.8-8.9 ms; eps0 = 4, n = 1500 /
-2000 / 3000: 12-14 / 11-13 / 11-11.5 -> 6.8-7.2 / 7.8-8.8 / 8.1-10.4 ms). :data:`MAX_CELLS` caps the work
+2000 / 3000: 12-14 / 11-13 / 11-11.5 -> 6.8-7.2 / 7.8-8.8 / 8.1-10.4 ms; and since from eps0 = 5, where the
+lattice's two levels answered: up to 10000 users from eps0 = 5, 20000 from 6 and 50000 from 8, 2-5x faster there,
+measured at :data:`SEPARABLE_WIDE`). :data:`MAX_CELLS` caps the work
 of one call (the bracket reached is returned, certified, with ``converged = False``).
 
 Since §8 (api.epsilon, delta = 1e-6, rtol 1e-6, CPU, least of 2x2 interleaved runs against 8166f35, k =
@@ -293,8 +295,12 @@ _U = fp.UNIT_ROUNDOFF
 #: largest n for which this engine is suggested over the lattice of :mod:`.blanket_matrix` (§6)
 SEPARABLE_MAX_N = 1000
 #: ``(eps0, n)``: from this largest log-ratio, the engine is suggested up to this many users (§6:
-#: at eps0 3 .. 4 the lattice's item 10 needs thousands of live frequencies up to n ~ 5e3)
-SEPARABLE_WIDE = ((3.0, 1500), (4.0, 3000))
+#: at eps0 3 .. 4 the lattice's item 10 needs thousands of live frequencies up to n ~ 5e3, and from
+#: eps0 = 5 the lattice's two levels answer: eps(delta), CPU, SUE / OUE / OLH k = 100, delta 1e-6 and
+#: 1e-9, eps0 = 5, n = 3001 .. 10000: 7.7-21.5 -> 4.6-8.8 ms; eps0 = 6, n = 3001 .. 10000: 13-35 ->
+#: 3.6-10.4 ms; n = 15000 / 20000 (lattice / this engine): 8.2-31 / 6.2-10 ms; 30000: 11-12 / 12-16 ms;
+#: eps0 = 8, n = 5000 .. 50000: 15-130 / 3.6-16 ms, 2e5: 9-23 / 14-26 ms)
+SEPARABLE_WIDE = ((3.0, 1500), (4.0, 3000), (5.0, 10_000), (6.0, 20_000), (8.0, 50_000))
 #: :func:`applies` accepts a structure whose remainder mass (§2) is at most this fraction of gamma
 MAX_REMAINDER = 1e-12
 #: half-width, in standard deviations, of the window of blanket-draw counts m
