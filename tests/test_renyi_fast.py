@@ -1125,3 +1125,28 @@ def test_first_user_values_from_a_and_m_and_used_groups() -> None:
     assert e_g.shape == (1, 2) and g_c.tolist() == [0, 1, 1]
     assert np.array_equal(R._log_tail_f(edge, *args, gidx, t_edge, fracs=R._TAIL_FRACS),
                           R._log_tail_f(e_g, *args, g_c, t_edge, fracs=R._TAIL_FRACS))
+
+
+def test_first_blocks_skip_orders_whose_sums_lie_far_below(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At eps0 = 6, n = 3.16e6 the largest orders' sums lie far below the clone count's mean: the first blocks around
+    it are not evaluated at those orders (their entries there are the envelope's), and the curve keeps its bracket:
+    each order's bracket overlaps the one evaluated at every order first, both converged, the upper ends within rtol
+    of each other."""
+    sp = pair_for("clones", 6.0, 3162278, None)
+    alpha = R.check_orders(R.DEFAULT_ORDERS)
+    seen: list[np.ndarray] = []
+    first = R.RenyiDirection._add_first_blocks
+
+    def spy(self: R.RenyiDirection, lo: np.ndarray, hi: np.ndarray, need_lo: np.ndarray | None, rtol: float,
+            log_scale: float) -> None:
+        first(self, lo, hi, need_lo, rtol, log_scale)
+        seen.append(self.ent_done.copy())
+
+    monkeypatch.setattr(R.RenyiDirection, "_add_first_blocks", spy)
+    two = R.renyi_bounds(sp.pair, alpha, rtol=1e-3, scale=sp.scale)
+    assert seen and not np.all(seen[0][:, -3:]) and np.all(np.any(seen[0], axis=0))  # the top orders skipped somewhere
+    monkeypatch.setattr(R.RenyiDirection, "_end_far_below", lambda self, a, z: False)
+    one = R.renyi_bounds(sp.pair, alpha, rtol=1e-3, scale=sp.scale)
+    assert two.converged and one.converged
+    for lo1, up1, lo2, up2 in zip(one.lower, one.upper, two.lower, two.upper):
+        assert lo2 <= up1 and lo1 <= up2 and abs(up2 - up1) <= 1e-3 * up1
