@@ -582,19 +582,26 @@ def test_kit_bracket_holds_exact_enumeration(rand) -> None:  # type: ignore[no-u
     assert sum(up for up, _ in missed) > 0 and sum(down for _, down in missed) > 0, missed
 
 
+def _kit_answers(s, n: int, x: float, steps: tuple[float, ...], rtol: float) -> bsep.SeparableBlanket:  # type: ignore[no-untyped-def]
+    """A computation at ``x``, then ``bounds`` at ``x (1 + t)`` for each step answered from its kit (no new
+    cells) as narrow as ``rtol`` and overlapping a fresh computation's bracket; the engine."""
+    sb = bsep.SeparableBlanket(s, n)
+    sb.bounds(x, min(rtol, 1e-5))
+    for t in steps:
+        got = sb.bounds(x * (1 + t), rtol)
+        assert got.blocks == 0 and got.converged, got
+        fresh = bsep.SeparableBlanket(s, n).bounds(x * (1 + t), 1e-9)
+        assert _overlap(got, fresh) and got.upper - got.lower <= rtol * got.lower, (got, fresh)
+    return sb
+
+
 def test_kit_answers_nearby_evaluations_of_a_search() -> None:
     """Through ``bounds``: a second eps within EXTRAPOLATE_REL is answered from the kit (no new
     cells), its bracket overlaps a fresh computation's and is as narrow as asked; lower_at from an
     eps answered so is the computation's §7 bound."""
     s = _structure(SUE(100, 3.0))
-    sb = bsep.SeparableBlanket(s, 1000)
     x = 0.66832
-    sb.bounds(x, 1e-6)
-    for t in (3e-6, 1e-4, -1e-4):
-        got = sb.bounds(x * (1 + t), 1e-6)
-        assert got.blocks == 0 and got.converged, got
-        fresh = bsep.SeparableBlanket(s, 1000).bounds(x * (1 + t), 1e-9)
-        assert _overlap(got, fresh) and got.upper - got.lower <= 1e-6 * got.lower, (got, fresh)
+    sb = _kit_answers(s, 1000, x, (3e-6, 1e-4, -1e-4), 1e-6)
     a = x * (1 - 1e-4) * (1 - 0.98e-6)
     assert 0.0 < sb.lower_at(a) <= bsep.SeparableBlanket(s, 1000).bounds(a, 1e-9).upper
 
@@ -708,3 +715,47 @@ def test_block_masses_kept_per_n_gamma_and_edges(monkeypatch: pytest.MonkeyPatch
         assert np.array_equal(w, want_w) and np.array_equal(err, want_err), (edges, N, gam)
         assert not w.flags.writeable and not err.flags.writeable
     assert len(bsep._MASSES) == 4
+
+
+def _s_exact(m: int, alpha: float, j: int) -> Fraction:
+    a = Fraction(alpha)
+    return sum((Fraction(math.comb(m, i)) * a**i * (1 - a) ** (m - i) for i in range(max(j, 0), m + 1)), Fraction(0))
+
+
+@pytest.mark.parametrize("m, alpha", [(7, 0.3711), (40, 0.0025), (383, 0.0024726231566347743), (60, 0.93)])
+def test_f_cells_tail_bounds_against_rationals(m: int, alpha: float) -> None:
+    """The bounds ``_f_cells`` gives §8 for cells evaluated one by one: ``S_lo <= S(j) <= S_up`` and
+    ``S_next <= S(j + 1)``, ``j = floor(kappa) + 1``, against exact rational tails, above and below the mean
+    and at integer kappa; and tight (within 1e-10 relative, the Boost budgets, where ``S(j)`` is above 1e-300) where kappa is
+    not an integer. Fails with ``S(k - 1)`` for ``S(k)`` above the mean or ``P[A <= k]`` for ``1 - S(j)``."""
+    ma = m * alpha
+    kappas = np.array(sorted({0.0, 0.25, 1.0, 0.5 * ma, ma + 0.3, ma + 2.7, 2.0 * ma + 1.5, 3.0 * ma + 4.0,
+                              float(math.floor(ma) + 3), m - 1.5}))
+    kappas = kappas[kappas < m]
+    out: list[np.ndarray] = []
+    bsep._f_cells(np.full(kappas.size, float(m)), kappas, np.zeros(kappas.size), alpha, out)
+    s_lo, s_up, s_next = out
+    for i, kap in enumerate(kappas):
+        j = math.floor(kap) + 1
+        want, nxt = _s_exact(m, alpha, j), _s_exact(m, alpha, j + 1)
+        assert Fraction(float(s_lo[i])) <= want <= Fraction(float(s_up[i])), (m, kap, s_lo[i], float(want), s_up[i])
+        assert Fraction(float(s_next[i])) <= nxt, (m, kap, s_next[i], float(nxt))
+        if kap != math.floor(kap) and float(want) > 1e-300:
+            assert s_up[i] - s_lo[i] <= 1e-10 * float(want) + 1e-13, (m, kap, s_lo[i], s_up[i], float(want))
+
+
+def test_kit_answers_where_cells_go_one_by_one() -> None:
+    """OUE k = 100, eps0 = 6, n = 1000 (g = e^2 ~ 7.5: long integer grids, so every cell is evaluated one by
+    one): the kit's bracket a few rtol away is as narrow as asked (the cells' P[A >= j] from _f_cells; it
+    was [0, 1] and the bracket 2.5e23 times delta wide, so every evaluation of a search was a computation)
+    and overlaps a fresh computation's; against exact enumeration near the same g at n = 60."""
+    s = _structure(OUE(100, 6.0))
+    _kit_answers(s, 1000, 2.01001616, (2.6e-5, 1e-6, -1e-5), 2e-5)
+    ex = PairBlanket(s, 60, method="exact")
+    small = bsep.SeparableBlanket(s, 60)
+    for eps in (1.9, 3.5):
+        small.bounds(eps, 1e-9)
+        for t in (-1e-4, 1e-6, 1e-4):
+            got = small._extrapolate(small._kits[eps], eps * (1 + t))
+            want = ex.bounds(eps * (1 + t), 1e-12)
+            assert _overlap(got, want), (eps, t, got, want)

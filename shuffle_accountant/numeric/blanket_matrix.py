@@ -2545,6 +2545,7 @@ class PairBlanket:
         #: eps answered in closed form (:meth:`_closed`)
         self._closed_eps: set[float] = set()
         self._top: float | None = None  # max_log_ratio
+        self._auto = method == "auto"
         self._closed_memo: tuple[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     @property
@@ -2863,7 +2864,10 @@ class PairBlanket:
 
     def _closed(self, eps: float, rtol: float) -> DeltaBounds | None:
         """The closed-form bracket of :func:`_closed_bracket` at ``eps`` when its upper end applies and
-        it meets ``rtol`` (else ``None``: an engine answers); remembered for :meth:`lower_at`."""
+        it meets ``rtol`` (else ``None``: an engine answers; always in modes other than ``auto``);
+        remembered for :meth:`lower_at`."""
+        if not self._auto:  # (an engine asked for by name answers: tests and benchmarks compare them)
+            return None
         lower, upper, _ = _closed_point(self.structure, self.n, eps)
         if not (upper - lower <= rtol * lower or upper <= fp.MIN_PROBABILITY):
             return None

@@ -252,7 +252,8 @@ within its error), ``A`` is independent of ``B``, and ``{A > kappa_b + d} <= {S_
 
 (``(m + (E - 1) m)`` for the ``b`` outside the window, ``B <= m``; above it ``kappa_b - d`` grows with ``b``, so
 the last cell's probability bounds them). Each cell kept ``j = floor(kappa_b(g_1)) + 1`` and ``S_lo <= S(j)
-= P[A >= j] <= S_up`` (the runs' ``S(j) -+ err`` of §4b; ``[0, 1]`` for cells evaluated one by one; ``j =
+= P[A >= j] <= S_up`` (the runs' ``S(j) -+ err`` of §4b; for cells evaluated one by one the closed form's own ``P[A >= k]``,
+:func:`_f_cells`, which was ``[0, 1]`` until then; ``j =
 m + 1``, ``S = 0`` exactly where ``kappa >= m``). ``P[A > x] = S(floor(x) + 1)`` is non-increasing in
 ``x``, so ``P[A > x] <= S_up`` where ``x >= j - 1`` and ``>= S_lo`` where ``x < j``; one integer further the
 cell's own run gives ``S(j - 1)``, ``S(j + 1)`` (the grid's neighbouring columns with their errors, where the
@@ -465,12 +466,20 @@ def _eps_constants(s: PairStructure, E: float, eps: float) -> _Eps:
     return _Eps(g, rho, sig, fp.next_up(e1, 2), fp.next_down(e1, 2))
 
 
-def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
+def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float, tails: list[np.ndarray] | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``F(kappa) = E[(A - kappa)_+]``, ``A ~ Bin(m, alpha)``, elementwise (§4), an absolute
     error bound that also covers every ``kappa'`` with ``|kappa' - kappa| <= d``, and a certified
     lower bound on ``P[A > kappa + d]`` (the slope of §7; 0 where ``[kappa - d, kappa + d]`` meets
-    the integer that would change it)."""
+    the integer that would change it). With ``tails`` (a list; cells with ``kappa < m``), appends
+    certified ``S_lo <= S(j) <= S_up`` and ``S_next <= S(j + 1)`` for ``S(j) = P[A >= j]``, ``j =
+    floor(kappa) + 1`` (§8), from the same values: above the mean (``k = ceil(kappa)``) ``S(k) =
+    P[A >= k]`` (the slope) and ``S(k + 1) = P[A' >= k] - (1 - alpha) P[A' = k]``, ``k = j`` unless
+    ``kappa`` is an integer (then ``S(j) <= S(k)`` only, and 0 below); below it (``k = floor(kappa) =
+    j - 1``) ``S(j) = 1 - P[A <= k]``; each within the relative budgets of its Boost values plus
+    ``8 u``, ``4 u`` absolute for ``1 - x`` (and ``4 u (P[A' >= k] + P[A' = k])`` for ``S(k + 1)``'s
+    difference) and 4 smallest normal numbers (values below the normal range, where the budgets say
+    nothing); ``S_next = 0`` below the mean."""
     m = np.asarray(m, dtype=float)
     ma = m * alpha
     upper = kappa >= ma
@@ -524,6 +533,15 @@ def _f_cells(m: np.ndarray, kappa: np.ndarray, d: np.ndarray, alpha: float
     s_lo = np.where(upper & (kd + 1.0 == k), slope * (1.0 - s_rel),
                     np.where(~upper & (kd == k), 1.0 - slope * (1.0 + s_rel) - 4 * _U, 0.0))
     s_lo = np.where(zero, 0.0, np.maximum(s_lo, 0.0))
+    if tails is not None:
+        tiny = 4.0 * fp.SMALLEST_NORMAL
+        at_j = upper & (k == np.floor(kappa) + 1.0)  # (kappa not an integer)
+        sj_lo = np.where(at_j, slope * (1.0 - s_rel) - tiny,
+                         np.where(upper, 0.0, 1.0 - slope * (1.0 + s_rel) - 4 * _U - tiny))
+        sj_up = np.where(upper, slope * (1.0 + s_rel) + tiny, 1.0 - slope * (1.0 - s_rel) + 4 * _U + tiny)
+        nxt = np.where(at_j, tail * (1.0 - s_rel) - (1.0 - alpha) * p0 * (1.0 + s_rel) - 4 * _U * (tail + p0) - tiny,
+                       0.0)
+        tails += [np.clip(sj_lo, 0.0, 1.0), np.clip(sj_up, 0.0, 1.0), np.clip(nxt, 0.0, 1.0)]
     return val, err, s_lo
 
 
@@ -716,8 +734,8 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
     instead of two per cell. Runs whose grid would be long (``g = e^eps`` large) go cell by
     cell. ``pmf`` keeps the pmf runs of ``A`` across calls (a fresh one when not given). With
     ``tails`` (a list), appends per cell ``j`` and certified ``[S_lo, S_up]`` for ``S(j) = P[A >=
-    j]`` (§8): ``j = floor(kappa) + 1`` and the grid's ``S(j) -+ err`` on the runs, ``[0, 1]`` for
-    cells evaluated one by one, ``j = m + 1`` and ``[0, 0]`` where ``kappa >= m``."""
+    j]`` (§8): ``j = floor(kappa) + 1`` and the grid's ``S(j) -+ err`` on the runs, :func:`_f_cells`'
+    bounds for cells evaluated one by one, ``j = m + 1`` and ``[0, 0]`` where ``kappa >= m``."""
     pmf = pmf if pmf is not None else RunPmf(int(np.max(ms, initial=0.0)))
     n_runs = ms.size
     ends = np.append(seg[1:], kappa.size)
@@ -736,8 +754,10 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
     grid = length <= GRID_FACTOR * counts + GRID_EXTRA
     cell_run = np.repeat(np.arange(n_runs), counts)
     by_cell = ~grid[cell_run] & ~beyond
+    one_by_one: list[np.ndarray] = []  # (their S(j) bounds, §8)
     if np.any(by_cell):
-        fval[by_cell], ferr[by_cell], slo[by_cell] = _f_cells(m[by_cell], kappa[by_cell], d[by_cell], alpha)
+        fval[by_cell], ferr[by_cell], slo[by_cell] = _f_cells(m[by_cell], kappa[by_cell], d[by_cell], alpha,
+                                                              one_by_one if tails is not None else None)
     rows = np.nonzero(grid)[0]
     if rows.size:
         r_ms, r_lo, r_hi, r_len = ms[rows], jlo[rows], jhi[rows], length[rows]
@@ -817,6 +837,8 @@ def _f_runs(ms: np.ndarray, seg: np.ndarray, m: np.ndarray, kappa: np.ndarray, d
             tp = np.minimum(t + 1, width - 1)
             at = rr * width + tp
             s_prev[cells] = np.where(has_prev, np.minimum(np.take(s_grid, at) + np.take(s_err, at), 1.0), 1.0)
+        if one_by_one:
+            s_lo[by_cell], s_up[by_cell], s_next[by_cell] = one_by_one
         s_up[beyond] = 0.0
         s_next[beyond] = 0.0
         tails += [np.where(beyond, mm + 1.0, j), s_lo, s_up, s_next, s_prev]
