@@ -1548,3 +1548,49 @@ def test_integer_key_sorts_give_the_lexsort_order() -> None:
         order = np.lexsort((t, y))
         ys, ts = bk._by_y_then_t(y, t)
         assert np.array_equal(ys, y[order]) and np.array_equal(ts, t[order])
+
+
+def test_steering_calls_once_per_distinct_request_give_boost_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The surrogate's Boost calls made once per distinct ``(k, c)`` (:func:`_per_distinct`, cost only)
+    return, element by element, exactly Boost's own values: many repeated pairs, out-of-support cuts
+    (``k = -1``, ``k > c``), ``c = 0``, clone counts on both sides of STEER_MIN_C, and requests outside
+    the packed key's range (called on all then). The surrogate itself equals the kernel computed with
+    Boost's pmf and the steering tail called on every request."""
+    from shuffle_accountant.numeric import binomial as bn
+    from shuffle_accountant.numeric import blanket_krr as bk
+
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        size = int(rng.integers(1, 3000))
+        c = np.floor(rng.random(size) * [50.0, 9000.0, 3e4, 1e6][trial % 4])
+        k = np.floor(rng.random(size) * (c + 3.0)) - 1.0
+        if trial % 3 == 0:  # repeats
+            pick = rng.integers(0, max(size // 8, 1), size)
+            c, k = c[pick], k[pick]
+        for fn in (bn.pmf, bn.sf):
+            assert np.array_equal(bk._per_distinct(fn, k, c, 0.5), fn(k, c, 0.5)), (trial, fn)
+        assert np.array_equal(bk._steering_pmf(k, c, 0.5), bn.pmf(k, c, 0.5)), trial
+        near = (c >= bk.STEER_MIN_C) & (np.abs((k + 0.5 - 0.5 * c) / (0.5 * np.sqrt(np.maximum(c, 1.0)))) <= bk.STEER_Z)
+        got = bk._steering_sf(k, c, 0.5)
+        assert np.array_equal(got[~near], bn.sf(k[~near], c[~near], 0.5)), trial
+    for n, k_, eps0 in ((1000, 3, 1.0), (10**4, 10, 2.0), (10**6, 3, 0.5)):
+        prof = KrrBlanket(n, k_, eps0, shared=False)
+        eps = 0.5 * np.logspace(-7.0, 0.0, 70)
+        seen: list[np.ndarray] = []
+
+        def plain_pmf(kk: np.ndarray, cc: np.ndarray, p: float) -> np.ndarray:
+            seen.append(kk)
+            return bn.pmf(kk, cc, p)
+
+        def plain_sf(kk: np.ndarray, cc: np.ndarray, p: float) -> np.ndarray:
+            near_ = (cc >= bk.STEER_MIN_C) & (np.abs((kk + 0.5 - 0.5 * cc) / (0.5 * np.sqrt(cc))) <= bk.STEER_Z)
+            out = bn.sf(kk, cc, p)
+            out[near_] = bk._steering_sf(kk[near_], cc[near_], p)  # (the expansion itself: no Boost call)
+            return out
+
+        got = prof.surrogate(eps)
+        orig = bk._kernel_lines
+        with monkeypatch.context() as mp:
+            mp.setattr(bk, "_kernel_lines", lambda *a: orig(*a[:5], plain_sf, plain_pmf))
+            ref = prof.surrogate(eps)
+        assert seen and np.array_equal(got, ref), (n, k_, eps0)
