@@ -1529,3 +1529,25 @@ def test_vectorised_tilts_solve_the_tilted_mean_to_full_precision():
                 t = mpmath.mpf(float(th[i]))  # the root lies within 1e-12 relative: the mean changes sign
                 assert mean(t * (1 - mpmath.mpf("1e-12"))) < 0 < mean(t * (1 + mpmath.mpf("1e-12"))), (
                     rand.describe(), eps[i], th[i])
+
+
+def test_closed_regime_floor_is_below_every_eps_where_the_upper_end_applies():
+    """``_regime_floor`` (the closed form's upper end is not looked for below it) against a scan of
+    ``_closed_bracket`` over 4000 eps per pair (named randomizers and random matrices, n = 1 .. 1000): no
+    eps below the floor has a finite upper end, and for SUE k = 100, eps0 = 6, n = 100 the floor is not
+    trivial (0.73 of the first eps where it applies: the search's grids below it skip the work)."""
+    rng = np.random.default_rng(3)
+    mats = [np.exp(rng.uniform(0.0, e, (i, 12))) for i, e in ((2, 2.0), (3, 4.0))]
+    rands = [SUE(100, 6.0), OUE(10, 3.0), OLH(100, 1.0), SUE(2, 0.5), KRR(5, 2.0)]
+    rands += [MatrixRandomizer(m / m.sum(axis=1, keepdims=True)) for m in mats]
+    for rand in rands:
+        for s in rand.pair_structures()[:3]:
+            for n in (1, 2, 10, 100, 1000):
+                floor = PairBlanket(s, n)._regime_floor()
+                eps = np.linspace(0.0, 1.01 * s.max_log_ratio, 4000)
+                applies = eps[np.isfinite(bm._closed_bracket(s, n, eps)[1])]
+                assert applies.size == 0 or applies.min() >= floor, (rand.describe(), n, floor, applies.min())
+    s = SUE(100, 6.0).pair_structures()[0]
+    eps = np.linspace(5.0, 6.0, 20001)
+    first = eps[np.isfinite(bm._closed_bracket(s, 100, eps)[1])].min()
+    assert 0.7 * first <= PairBlanket(s, 100)._regime_floor() <= first

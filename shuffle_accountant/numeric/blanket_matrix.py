@@ -2546,6 +2546,7 @@ class PairBlanket:
         self._closed_eps: set[float] = set()
         self._top: float | None = None  # max_log_ratio
         self._auto = method == "auto"
+        self._floor_closed: float | None = None  # (_regime_floor)
         self._closed_memo: tuple[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     @property
@@ -2598,9 +2599,28 @@ class PairBlanket:
         key = eps.tobytes()
         memo = self._closed_memo
         if memo is None or memo[0] != key:
-            memo = self._closed_memo = (key, _closed_bracket(self.structure, self.n, eps,
-                                                             CLOSED_NEAR * self.max_log_ratio))
+            near = CLOSED_NEAR * self.max_log_ratio
+            rows = np.nonzero(eps >= min(near, self._regime_floor()))[0]
+            out = np.zeros(eps.shape), np.full(eps.shape, np.inf), np.full(eps.shape, np.nan)
+            if rows.size:  # (elsewhere the upper end cannot apply: the lower end 0, its value there anyway)
+                for whole, part in zip(out, _closed_bracket(self.structure, self.n, eps[rows], near)):
+                    whole[rows] = part
+            memo = self._closed_memo = (key, out)
         return memo[1]
+
+    def _regime_floor(self) -> float:
+        """An ``eps`` below which the upper end of :func:`_closed_bracket` cannot apply (computed once):
+        with ``p`` the class of the largest ``a/b``, ``(n - 1) max_P c <= -max_N c`` needs ``(n - 1)(a_p -
+        g b_p) < g max b - min a`` (``-c_j <= g max b - min a`` for the class in ``N``; ``c_p`` or ``g >=
+        a_p / b_p``), i.e. ``g > ((n - 1) a_p + min a) / ((n - 1) b_p + max b)``; rounded down by 1e-12.
+        Only skips work: a skipped ``eps`` has lower end 0 and no upper end, both valid."""
+        floor = self._floor_closed
+        if floor is None:
+            s = self.structure
+            p = max(range(s.classes), key=lambda j: s.a[j] / s.b[j])
+            g = ((self.n - 1) * s.a[p] + min(s.a)) / ((self.n - 1) * s.b[p] + max(s.b))
+            floor = self._floor_closed = math.log(g) * (1.0 - 1e-12) - 1e-12 if g > 1.0 else 0.0
+        return floor
 
     def screen_upper(self, eps: float) -> float:
         """A certified upper bound at ``eps`` without a lattice: the Berry-Esseen bound
@@ -2866,8 +2886,8 @@ class PairBlanket:
         """The closed-form bracket of :func:`_closed_bracket` at ``eps`` when its upper end applies and
         it meets ``rtol`` (else ``None``: an engine answers; always in modes other than ``auto``);
         remembered for :meth:`lower_at`."""
-        if not self._auto:  # (an engine asked for by name answers: tests and benchmarks compare them)
-            return None
+        if not self._auto or eps < self._regime_floor():  # (an engine named answers: tests and benchmarks
+            return None                                    # compare them)
         lower, upper, _ = _closed_point(self.structure, self.n, eps)
         if not (upper - lower <= rtol * lower or upper <= fp.MIN_PROBABILITY):
             return None
