@@ -1594,3 +1594,29 @@ def test_steering_calls_once_per_distinct_request_give_boost_values(monkeypatch:
             mp.setattr(bk, "_kernel_lines", lambda *a: orig(*a[:5], plain_sf, plain_pmf))
             ref = prof.surrogate(eps)
         assert seen and np.array_equal(got, ref), (n, k_, eps0)
+
+
+def test_window_grid_boundaries_go_to_the_runs_exactly_when_on_the_grid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The boundaries whose third-value count is a multiple of the grid spacing (and only those) take
+    their masses from the runs over the sizes (the integer test that replaced ``np.mod``: cost only),
+    and every mass, on or off the grid, is within its error bound of a 40-digit sum."""
+    import shuffle_accountant.numeric.blanket_krr as bkm
+
+    _force_grid(monkeypatch, 0.5)
+    w = _TotalsWindow(200, 4, 1.0)
+    g = w.grid
+    assert g >= 2.0 and g == 2.0 ** round(math.log2(g))
+    asked: list[np.ndarray] = []
+    orig = bkm._tails_by_runs
+
+    def spy(mm: np.ndarray, k: np.ndarray, *a: Any) -> Any:
+        asked.append(np.asarray(k, dtype=float).copy())
+        return orig(mm, k, *a)
+
+    monkeypatch.setattr(bkm, "_tails_by_runs", spy)
+    t = np.arange(20.0, 80.0)
+    y = np.array([0.0, 1.0, g - 1.0, g, g + 1.0, 2 * g, 3 * g - 1.0, 4 * g, 5 * g + 1.0, 7 * g])[np.arange(60) % 10]
+    got = w._boundary_masses(t, y)
+    _check_boundary_masses(w, t, y, got)
+    assert len(asked) == 1
+    assert np.array_equal(np.sort(asked[0]), np.sort(y[np.mod(y, g) == 0.0]))
