@@ -2547,6 +2547,7 @@ class PairBlanket:
         self._top: float | None = None  # max_log_ratio
         self._auto = method == "auto"
         self._floor_closed: float | None = None  # (_regime_floor)
+        self._chernoff_memo: tuple[float, float] | None = None  # (log_chernoff_upper)
         self._closed_memo: tuple[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
 
     @property
@@ -2568,7 +2569,16 @@ class PairBlanket:
         return math.exp(min(self.log_chernoff_upper(eps), 700.0))
 
     def log_chernoff_upper(self, eps: float) -> float:
-        """The logarithm of :meth:`chernoff_upper` (no underflow)."""
+        """The logarithm of :meth:`chernoff_upper` (no underflow); the last eps's kept (an evaluation asks
+        twice: routing, then the lattice's deep-tail check)."""
+        memo = self._chernoff_memo
+        if memo is not None and memo[0] == eps:
+            return memo[1]
+        value = self._log_chernoff_upper(eps)
+        self._chernoff_memo = (eps, value)
+        return value
+
+    def _log_chernoff_upper(self, eps: float) -> float:
         cf = coefficients(self.structure, eps)
         c = cf.up
         if not np.any(c > 0.0):
