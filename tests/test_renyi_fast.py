@@ -1150,3 +1150,39 @@ def test_first_blocks_skip_orders_whose_sums_lie_far_below(monkeypatch: pytest.M
     assert two.converged and one.converged
     for lo1, up1, lo2, up2 in zip(one.lower, one.upper, two.lower, two.upper):
         assert lo2 <= up1 and lo1 <= up2 and abs(up2 - up1) <= 1e-3 * up1
+
+
+def test_blocks_scored_far_beyond_the_budget_split_in_more_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block scored above ``_HUGE_SCORE`` budgets is split into ``_HUGE_SPLIT`` parts in one round (four before),
+    which tile it; a block scored below keeps at most ``_MAX_SPLIT``; and the curve where such scores occur (eps0 = 6, n
+    = 2.15e6: 1e100 .. 1e300 at the lowest blocks) converges with its blocks tiling the totals, its bracket overlapping
+    the one of four parts at most, upper ends within rtol."""
+    pair = pair_for("clones", 6.0, 2154435).pair
+    orders = np.array(R.DEFAULT_ORDERS)
+    d = R.RenyiDirection(pair)
+    d.bounds(orders, 1e-3, max_rounds=0)
+    nb = d.lo.size
+    wide = int(np.argmax(d.hi - d.lo))
+    lo0, hi0 = float(d.lo[wide]), float(d.hi[wide])
+    for value, parts in ((1e50, R._HUGE_SPLIT), (1e3, R._MAX_SPLIT)):
+        score = np.zeros(d.lo.size)
+        score[int(np.argmax((d.lo == lo0) & (d.hi == hi0))) if value == 1e50 else int(np.argmax(d.hi - d.lo))] = value
+        before = d.lo.size
+        a, b = float(d.lo[np.argmax(score)]), float(d.hi[np.argmax(score)])
+        assert d._refine_outer(score, 0.3)
+        assert d.lo.size - before == parts - 1
+        new = (d.lo >= a) & (d.hi <= b)
+        assert int(np.sum(new)) == parts and np.sum(d.hi[new] - d.lo[new] + 1.0) == b - a + 1.0
+    assert d.lo.size == nb + R._HUGE_SPLIT + R._MAX_SPLIT - 2
+    rtol = 1e-3
+    d2 = R.RenyiDirection(pair)
+    up, lo, ok, _, _ = d2.bounds(orders, rtol)
+    order = np.argsort(d2.lo)
+    blo, bhi = d2.lo[order], d2.hi[order]
+    assert blo[0] == 0.0 and bhi[-1] == float(pair.n) and np.all(blo[1:] == bhi[:-1] + 1.0) and np.all(bhi >= blo)
+    monkeypatch.setattr(R, "_HUGE_SPLIT", R._MAX_SPLIT)
+    q_up, q_lo, q_ok, _, _ = R.RenyiDirection(pair).bounds(orders, rtol)
+    assert ok and q_ok
+    assert np.all(lo <= q_up + 1e-12) and np.all(q_lo <= up + 1e-12)
+    d_new, d_old = R._to_divergence(up, orders, True), R._to_divergence(q_up, orders, True)
+    assert np.all(d_new <= d_old * (1 + rtol) + 1e-15)
