@@ -1620,3 +1620,36 @@ def test_window_grid_boundaries_go_to_the_runs_exactly_when_on_the_grid(monkeypa
     _check_boundary_masses(w, t, y, got)
     assert len(asked) == 1
     assert np.array_equal(np.sort(asked[0]), np.sort(y[np.mod(y, g) == 0.0]))
+
+
+def test_tails_by_runs_groups_of_many_lengths_and_both_walks() -> None:
+    """Runs of many lengths (several octaves, so several groups), on both sides of the mean, some
+    with their largest pmf term inside the run (walks up and down in one row) and some without
+    (a walk no run of a group takes is left out): every value within its error bound of Boost's
+    (itself within its budget), the pmf likewise, and the same numbers whatever the order of the
+    requests (the values are scattered back to the requests once)."""
+    from shuffle_accountant.numeric import binomial as bn
+
+    rng = np.random.default_rng(13)
+    rho = 0.3
+    mm_parts, k_parts = [], []
+    for length in (1, 2, 3, 5, 9, 17, 33, 60, 130, 300):
+        start = float(rng.integers(2000, 5000))
+        sizes = start + np.arange(length, dtype=float)
+        mid = np.round(sizes[length // 2] * rho)
+        for k_ in (mid - 4.0 * math.sqrt(start * 0.21), mid + 4.0 * math.sqrt(start * 0.21), np.round((start + length / 2) * rho)):
+            mm_parts.append(sizes)
+            k_parts.append(np.full(length, float(np.round(k_))))
+    mm, k = np.concatenate(mm_parts), np.concatenate(k_parts)
+    pmf: list[np.ndarray] = []
+    v, e, below = _tails_by_runs(mm, k, rho, pmf, 8)
+    ref = np.where(below, bn.cdf(k, mm, rho), bn.sf(k, mm, rho))
+    budget = bn.tail_error_budget(k, mm, rho) * ref
+    assert np.all(np.abs(v - ref) <= e + budget), np.max(np.abs(v - ref) - e - budget)
+    pref = bn.pmf(k, mm, rho)
+    assert np.all(np.abs(pmf[0] - pref) <= pmf[1] * pref + bn.pmf_error_budget(float(mm.max())) * pref + 1e-300)
+    perm = rng.permutation(mm.size)
+    pmf2: list[np.ndarray] = []
+    v2, e2, below2 = _tails_by_runs(mm[perm], k[perm], rho, pmf2, 8)
+    assert np.array_equal(v2, v[perm]) and np.array_equal(e2, e[perm]) and np.array_equal(below2, below[perm])
+    assert np.array_equal(pmf2[0], pmf[0][perm]) and np.array_equal(pmf2[1], pmf[1][perm])
