@@ -645,14 +645,17 @@ def test_kernel_rows_refuse_a_cut_outside_the_row() -> None:
                             0.2, 0.1, 1e-12)
 
 
-def test_window_walked_boundary_masses_within_their_error_bounds() -> None:
+def test_window_walked_boundary_masses_within_their_error_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     """Boundaries near cached ones of the same total (kinks moved by a new eps) are walked from
     them by exact pmf sums: up and down, by one to WALK_MAX steps, across the mean, and in chains
     (a walked boundary the anchor of the next), every value within its error bound of 40-digit
     sums (a wrong sum range, one term too many or too few, is ~1e-2 off here); walks whose small
-    side would lose accuracy (outwards into a tail) are left to Boost."""
+    side would lose accuracy (outwards into a tail) are left to Boost. (Walks are taken from
+    WALK_MIN_N users on, a cost decision: lowered here so that this small window walks.)"""
+    import shuffle_accountant.numeric.blanket_krr as bkm
     from shuffle_accountant.numeric.blanket_krr import WALK_MAX
 
+    monkeypatch.setattr(bkm, "WALK_MIN_N", 0)
     w = _TotalsWindow(300, 4, 1.0)
     t = np.array([40.0, 80.0, 80.0, 120.0, 120.0])
     m1 = w.N - t + 1.0
@@ -677,7 +680,12 @@ def test_window_walked_boundary_masses_within_their_error_bounds() -> None:
         keys = w._key(tk, yk)
         near = w._walk(keys)
         walked += 0 if near is None else int(near[0].sum())
+        calls: list[int] = []
+        monkeypatch.setattr(w, "_walk", lambda k_, _f=bkm._TotalsWindow._walk: calls.append(1) or _f(w, k_))
         got = w._boundary_masses(tk, yk)
+        monkeypatch.undo()
+        monkeypatch.setattr(bkm, "WALK_MIN_N", 0)
+        assert calls  # (the masses below are the walked ones where a walk was kept)
         for i in range(tk.size):
             m = int(w.N - tk[i])
             for br, ref in (("c", cdf(m + 1, int(yk[i]))), ("s", cdf(m, int(yk[i]) - 1))):
@@ -1653,3 +1661,32 @@ def test_tails_by_runs_groups_of_many_lengths_and_both_walks() -> None:
     v2, e2, below2 = _tails_by_runs(mm[perm], k[perm], rho, pmf2, 8)
     assert np.array_equal(v2, v[perm]) and np.array_equal(e2, e[perm]) and np.array_equal(below2, below[perm])
     assert np.array_equal(pmf2[0], pmf[0][perm]) and np.array_equal(pmf2[1], pmf[1][perm])
+
+
+def test_window_walks_moved_kinks_only_from_walk_min_n(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below WALK_MIN_N users a window takes Boost's tails for boundaries near cached ones (no walk:
+    a cost decision), from it on it walks them; both evaluations bracket the same value (the oracle's
+    exact sum at the small size; the walked and unwalked windows overlap at the large one)."""
+    import shuffle_accountant.numeric.blanket_krr as bkm
+
+    n, k, eps0, eps = 200, 4, 1.0, 0.3
+    exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
+    for floor in (bkm.WALK_MIN_N, 0):
+        monkeypatch.setattr(bkm, "WALK_MIN_N", floor)
+        w = _TotalsWindow(n, k, eps0)
+        calls: list[int] = []
+        orig = w._walk
+        monkeypatch.setattr(w, "_walk", lambda k_: calls.append(1) or orig(k_))
+        for e in (eps * (1 + 3e-3), eps):  # the second evaluation's kinks moved: near cached boundaries
+            b = w.bounds(e, 1e-9)
+        assert bool(calls) == (floor == 0), floor
+        with mpmath.workdps(50):
+            assert b.lower <= exact <= b.upper, (floor, b, exact)
+    big = []
+    for floor in (10**12, 0):
+        monkeypatch.setattr(bkm, "WALK_MIN_N", floor)
+        w = _TotalsWindow(400_000, 10, 2.0, bkm.HYBRID_SD, tails_elsewhere=True)
+        for e in (0.0125 * (1 + 1e-4), 0.0125):
+            b = w.bounds(e, 1e-6)
+        big.append(b)
+    assert big[0].lower <= big[1].upper and big[1].lower <= big[0].upper, big

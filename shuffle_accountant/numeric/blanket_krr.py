@@ -285,6 +285,11 @@ Then (bit-identical, same grid): :func:`_tails_by_runs` scatters its values to t
 (numpy's radix sort) and leaves out a walk no run of a group takes (its products are ones); the
 refinement's full assembly takes the parts its quick assembly already has. :func:`_tails_by_runs`
 on the calls of four queries (n = 1e6, 1e7, 1e8, 1e9): 19.2 -> 17.5 ms (CPU, sum of mins of 15).
+Then: the window walks boundaries near cached ones (:meth:`_TotalsWindow._walk`) only from
+:data:`WALK_MIN_N` users on (below, Boost's tails are cheaper than the walk's vector operations): CPU
+min of 5 interleaved processes, cold, n = 100 .. 1e3 0.92-0.99x, 1e4 0.96-0.99x, 1e5 within noise; the
+grid of 288 queries: 226 identical, the rest overlap the frozen code's brackets (upper ends at most
+4.5e-7 relative above, the search's steps differ), converged never worse.
 
 4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
 -----------------------------------------------------------------------
@@ -2195,6 +2200,13 @@ WINDOW_TABLE_WIDTH = 40
 #: ``ε``) is walked from it by exact sums of the pmf instead of a Boost tail
 #: (:meth:`_TotalsWindow._walk`).
 WALK_MAX = 24
+#: ... from this many users on; below, Boost's tail and pmf at these small sizes (~0.2-0.5 us a
+#: boundary) cost less than the walk's vector operations over the few hundred boundaries an
+#: evaluation adds (measured, CPU, min of 4 alternating in-process runs, delta 1e-6, n 30 .. 3e5,
+#: k 3/10/100, eps0 0.5/1/2/4: 0.85-0.97x at n <= 1e4 for most cases, neutral from 3e4; from 1e6 the
+#: walk pays: n = 1e6, k = 10, eps0 = 2, delta = 1e-9 1.16x without it). Cost only: either way each
+#: mass carries its own certified error bound.
+WALK_MIN_N = 300_000
 #: A kink at most this many sd (of the total's third-value count) from a cached boundary of its
 #: total is moved onto it (:meth:`_TotalsWindow._snap_kinks`; cost and tightness only) ...
 SNAP_SD = 0.1
@@ -2522,7 +2534,7 @@ class _TotalsWindow:
         row, found = self.masses.find(uk)
         if not found.all():
             miss = np.nonzero(~found)[0]
-            walked = self._walk(uk[miss])
+            walked = self._walk(uk[miss]) if self.N + 1 >= WALK_MIN_N else None
             if walked is not None:
                 near, new_w = walked
                 row[miss[near]] = self.masses.add(uk[miss[near]], new_w)
