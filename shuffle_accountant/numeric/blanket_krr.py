@@ -290,6 +290,17 @@ Then: the window walks boundaries near cached ones (:meth:`_TotalsWindow._walk`)
 min of 5 interleaved processes, cold, n = 100 .. 1e3 0.92-0.99x, 1e4 0.96-0.99x, 1e5 within noise; the
 grid of 288 queries: 226 identical, the rest overlap the frozen code's brackets (upper ends at most
 4.5e-7 relative above, the search's steps differ), converged never worse.
+Measured then and not adopted (CPU, min of 4 alternating in-process runs, delta 1e-6 unless said):
+the block engine alone aiming its rounds at 0.95 (or 1.0) of the goal instead of GAP_AIM = 0.8 (n 1e8
+.. 1e9: 0.89-0.99x at delta 1e-6, but at 1e-9 a missed goal costs a round: 3e8 k = 10 1.40x, k = 3
+1.27x); the tail engine's initial blocks 0.125 sd wide within 0.5 or 1 sd of the central window (n = 1e6,
+k = 3 0.88-0.90x, but 3e6 .. 1e7 1.06-1.10x, geometric mean 1.02-1.03x); HYBRID_SD 3 (n = 1e5 k = 3
+1.36x); GRID_RUN_GAP 32 (within noise); NEAR_MIN_N 10 (1.02x). Profile after these (n = 1e7, k = 3,
+one window evaluation and a three-round tail engine): :func:`_tails_by_runs` ~20 % (its Boost anchors
+about a quarter of that), kernel table rows ~13 %, the window's own vector sums ~10 %, the engine's
+assemblies ~7 %; perf: numpy gathers (``take``/fancy indexing) ~10 %, the interpreter ~10 %, Boost's
+ibeta ~4 %: at these sizes the evaluation is bound by the count of numpy calls and gathers, not by
+arithmetic.
 
 4. Relation to the clone bounds (spec blanket.md §6; *derived*, tested)
 -----------------------------------------------------------------------
