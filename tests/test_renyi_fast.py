@@ -1186,3 +1186,86 @@ def test_blocks_scored_far_beyond_the_budget_split_in_more_parts(monkeypatch: py
     assert np.all(lo <= q_up + 1e-12) and np.all(q_lo <= up + 1e-12)
     d_new, d_old = R._to_divergence(up, orders, True), R._to_divergence(q_up, orders, True)
     assert np.all(d_new <= d_old * (1 + rtol) + 1e-15)
+
+
+def test_slab_clip_floor_predicts_the_orders_left_stuck(monkeypatch: pytest.MonkeyPatch) -> None:
+    """eps0 = 3, n = 31623: a slab of orders 256 .. 1024 around x = 1 that also holds the bulk keeps its points
+    near x = 1 only as weights clipped at e^-700 of the largest, and its bracket stays e^100 .. e^323 budgets wide
+    at the finest cells. ``_slab_clip_floor`` estimates that width before the build: here within e^8 of the
+    measured level-0 gaps (every planned order, the predictor and the drop disabled), and those orders then get
+    no slab at all; an order predicted far below its budget is never stuck. The curve's bracket meets the one
+    without the prediction, its upper end within rtol (only the work changes)."""
+    rtol = 1e-3
+    orders = np.array(R.DEFAULT_ORDERS)
+    pair = pair_for("clones", 3.0, 31623).pair
+    monkeypatch.setattr(R, "_SLAB_MAX_POINTS_WIDE", 4_000_000)
+    monkeypatch.setattr(R, "_SLAB_WIDE_COUNT", 1e9)
+    with monkeypatch.context() as mp:
+        mp.setattr(R, "_SLAB_CLIP_MARGIN", None)
+        mp.setattr(R, "_SLAB_DROP_STUCK", 0.0)
+        raw = R.RenyiDirection(pair)
+        raw.alpha = orders
+        raw._tail_tol = max(0.02 * rtol, 1e-15)
+        raw._build_slabs(rtol, 0.0)
+        l_lo = np.logaddexp(0.0, raw.slab_lo)
+        with np.errstate(all="ignore"):
+            budget = math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo
+            gap = np.log(np.exp(raw.slab_up - budget) - np.exp(raw.slab_lo - budget))
+        checked = 0
+        for sl in raw.slabs:
+            js = sl.orders[raw.slab_of[sl.orders] >= 0]
+            floor = R._slab_clip_floor(float(raw.N), raw.p, raw.s, raw.bp1, raw.bq1, orders[js], sl.c1, sl.c2,
+                                       sl.x_lo, sl.x_hi) - budget[js]
+            hot = floor > 0.0
+            stuck = (raw.slab_level[js] == 0) & ~(gap[js] <= 0.0)
+            assert np.all(stuck[hot]) and np.all(np.abs(gap[js][hot] - floor[hot]) <= 8.0)
+            assert not np.any(stuck[floor < -10.0])
+            checked += int(np.sum(hot))
+        assert checked >= 5
+    with monkeypatch.context() as mp:
+        mp.setattr(R, "_SLAB_CLIP_MARGIN", None)
+        off = R.RenyiDirection(pair)
+        o_up, o_lo, o_ok, _, _ = off.bounds(orders, rtol)
+    built: list[np.ndarray] = []
+    real_slab = R._Slab
+
+    def record(*args: object) -> R._Slab:
+        sl = real_slab(*args)  # type: ignore[arg-type]
+        built.append(sl.orders)
+        return sl
+
+    monkeypatch.setattr(R, "_Slab", record)
+    d = R.RenyiDirection(pair)
+    up, lo, ok, _, _ = d.bounds(orders, rtol)
+    assert ok and o_ok
+    assert len(built) == 1 and np.all(d.slab_of[orders >= 320.0] < 0) and np.max(built[0]) < np.flatnonzero(orders >= 320.0)[0]
+    assert np.all(lo <= o_up + 1e-12) and np.all(o_lo <= up + 1e-12)
+    assert np.all(R._to_divergence(up, orders, True) <= R._to_divergence(o_up, orders, True) * (1 + rtol) + 1e-15)
+
+
+def _slab_cost(sl: R._Slab) -> float:
+    """The points of a slab's rectangle, as ``_build_slabs`` counts them against its limits."""
+    return (sl.c2 - sl.c1 + 1.0) * ((sl.x_hi - sl.x_lo) * (sl.c2 + 1.0) + 1.0)
+
+
+@pytest.mark.parametrize(("eps0", "n"), [(4.0, 68129), (2.0, 10000)])
+def test_wide_pairs_slabs_beyond_the_narrow_point_limit(eps0: float, n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pairs with log likelihood ratios above ``_SLAB_RECT_RATIO`` keep slabs up to ``_SLAB_MAX_POINTS_WIDE`` points
+    (counts up to ``_SLAB_WIDE_COUNT``): at these n the slabs hold more than ``_SLAB_MAX_POINTS`` and cover every
+    order. The bracket meets the one with the narrow limit (fewer or no slabs: blocks of totals with monotone corners,
+    an independent path), the upper end within rtol."""
+    rtol = 1e-3
+    orders = np.array(R.DEFAULT_ORDERS)
+    pair = pair_for("clones", eps0, n).pair
+    assert pair.max_log_ratio > R._SLAB_RECT_RATIO
+    d = R.RenyiDirection(pair)
+    up, lo, ok, _, _ = d.bounds(orders, rtol)
+    assert ok
+    assert sum(_slab_cost(sl) for sl in d.slabs) > R._SLAB_MAX_POINTS and np.all(d.slab_of >= 0)
+    monkeypatch.setattr(R, "_SLAB_MAX_POINTS_WIDE", None)
+    prev = R.RenyiDirection(pair)
+    p_up, p_lo, p_ok, _, _ = prev.bounds(orders, rtol)
+    assert p_ok
+    assert sum(_slab_cost(sl) for sl in prev.slabs) <= R._SLAB_MAX_POINTS
+    assert np.all(lo <= p_up + 1e-12) and np.all(p_lo <= up + 1e-12)
+    assert np.all(R._to_divergence(up, orders, True) <= R._to_divergence(p_up, orders, True) * (1 + rtol) + 1e-15)

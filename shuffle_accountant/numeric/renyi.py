@@ -70,7 +70,8 @@ cell by cell from the cells' moments (Taylor's theorem with interval bounds on `
 error of the first order in ``c``, where blocks of totals with monotone corners need one kernel per
 count at large orders and moderate ``n``. Per order, the cells far from its sum are bounded together
 from coarser cells (their masses times ``g`` at their ends, ``g`` convex). Blocks inside an order's slab are left out at that order;
-the others are bounded as above (see ``RenyiDirection.bounds``).
+the others are bounded as above (see ``RenyiDirection.bounds``). Which orders get a slab is work only: an order whose
+slab would stay wider than its budget from the weights it clips (:func:`_slab_clip_floor`) is planned without one.
 
 Floating-point errors (Boost's binomial budget from :mod:`.binomial`, rounding of ``g``)
 are added to upper bounds and subtracted from lower bounds.
@@ -1767,6 +1768,24 @@ def _order_clusters(need: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
 
 #: Slabs are used when all their points (clone counts times values of a) number at most this.
 _SLAB_MAX_POINTS = 800_000
+#: ... for pairs whose log likelihood ratio exceeds _SLAB_RECT_RATIO (``None``: the same), where the blocks of totals
+#: at large orders need one kernel per count over hundreds of counts (measured, CPU, min of 5 interleaved processes:
+#: eps0 = 2, n = 8859 / 1e4 / 31623: 57 / 51 / 55 -> 14 / 18 / 31 ms; 4, 68129: 86 -> 26; 3, 68129: 79 -> 62; 4,
+#: 215443: 72 -> 60; 6, 464159: 47 -> 37). Orders whose slab would stay too wide from its clipped weights get none
+#: (:func:`_slab_clip_floor`): without that, 4M points cost 3.16e4 / 4.64e4 at eps0 = 3 13 / 15 ms for slabs dropped
+#: after their build
+_SLAB_MAX_POINTS_WIDE: float | None = 1_600_000
+#: ... for slabs of counts up to this and of at least _SLAB_WIDE_ORDERS orders only (measured: eps0 = 6, n = 2.15e6 /
+#: 3.16e6 / 4.64e6, counts ~5000 .. 12000, slabs of the orders up to 256 .. 512 whose upper tails need the geometric
+#: bounds at ~1000 .. 1400 counts, 30 .. 55 ms: 75 / 85 / 81 -> 81 / 107 / 126 ms with 2.4M points; eps0 = 2, n = 14678,
+#: a 450k-point slab of orders 320, 384 of which one stays: 63 -> 75 ms)
+_SLAB_WIDE_COUNT = 5000.0
+_SLAB_WIDE_ORDERS = 3
+
+
+def _wide_limit(max_points: float, c2: float, orders: int) -> float:
+    """The point limit of a slab of counts up to ``c2`` and ``orders`` orders, ``max_points`` that of its pair."""
+    return max_points if c2 <= _SLAB_WIDE_COUNT and orders >= _SLAB_WIDE_ORDERS else min(max_points, _SLAB_MAX_POINTS)
 #: ... and planned only when the binomials' own rectangle has at most this share of that many points (beyond it the blocks
 #: of totals, whose first round starts near their final partition, ``_fine_edges``, are cheaper or the plan finds no slab).
 _SLAB_RECT = 0.4
@@ -1806,6 +1825,9 @@ _SLAB_MERGE = 200_000.0
 #: The same for larger ratios, where a group over the limit stays allowed (and is dropped whole): at eps0 = 2, n =
 #: 3.16e4 .. 4.6e4 the blocks alone cost less than the largest slab within the limit (72 -> 96 ms with it, CPU).
 _SLAB_MERGE_WIDE = 20_000.0
+#: Orders whose slab's clipped points (:func:`_slab_clip_floor`) are estimated above e^this times their budget get no
+#: slab (``None``: every order planned keeps its slab until its bracket is measured).
+_SLAB_CLIP_MARGIN: float | None = -2.0
 #: Each cell's chord interval reaches this far beyond the cell (its points' rounding lies well inside).
 _SLAB_DELTA = 1e-12
 #: Pieces of a slab's tails in its first bound (fractions of the way from the window's edge to the end).
@@ -1864,13 +1886,15 @@ def _saddles(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarr
 
 
 def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarray, tail_tol: float,
-               log_k0: np.ndarray, merge: float = _SLAB_MERGE_WIDE, capped: bool = False
+               log_k0: np.ndarray, merge: float = _SLAB_MERGE_WIDE, capped: bool = False,
+               exclude: np.ndarray | None = None, est_out: list[np.ndarray] | None = None
                ) -> list[tuple[np.ndarray, int, int, float, float]]:
     """Slabs ``(orders, c1, c2, xL, xR)``: per order a rectangle of clone counts ``c`` and values of
     ``x`` around its saddle point (:func:`_saddles`; the binomial's bulk around ``s`` included unless
     the saddle lies more than ``_SLAB_ZX`` spreads beyond it), consecutive orders sharing one where
     that costs few extra points (``merge``: the cost of a slab in points; ``capped``: no group of several
-    runs over ``_SLAB_MAX_POINTS``). Only the work depends on this plan."""
+    runs over ``_SLAB_MAX_POINTS``; the orders in ``exclude`` get none). ``est_out`` (a list) receives
+    each order's log estimate of its sum (Gaussian volume at the saddle). Only the work depends on this plan."""
     cs, xs, sdc, sdx = _saddles(N, p, s, bp, bq, alpha)
     # the sum's size at each saddle point (Gaussian volume): where a window leaves out the bulk, its
     # edge facing the bulk is moved to where g is below tail_tol of it (the tail bound there is
@@ -1897,6 +1921,10 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
             lf_e = alpha * math.log1p(bp * (x_e - s)) + (1.0 - alpha) * math.log1p(bq * (x_e - s)) if min(
                 bp * (x_e - s), bq * (x_e - s)) > -1.0 else np.full(alpha.size, -np.inf)
         ends.append((-N * kl_e + (N * th + 1.0) * ls_e + lf_e > target, N * th, math.sqrt(max(N * th * (1.0 - th), 1.0))))
+        if est_out is not None:  # (the larger of the saddle's and the ends' terms: the saddle estimate may fail there)
+            est = np.logaddexp(est, np.nan_to_num(-N * kl_e + (N * th + 1.0) * ls_e + lf_e, nan=-np.inf))
+    if est_out is not None:
+        est_out.append(est)
 
     def log_gb(x: np.ndarray, j: np.ndarray) -> np.ndarray:  # about log g(x): log(f(x) + (-1 - f'(s)(x - s))_+)
         y = x - s
@@ -1977,6 +2005,8 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
     # groups of the least total cost (points, plus an overhead per slab)
     runs: list[tuple[list[int], tuple[int, int, float, float]]] = []
     for j, r in enumerate(rects):
+        if exclude is not None and exclude[j]:
+            continue
         if runs and cost(union(runs[-1][1], r)) <= 1.05 * cost(runs[-1][1]):
             runs[-1] = (runs[-1][0] + [j], union(runs[-1][1], r))
         else:
@@ -2004,6 +2034,46 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
         j = cut[j]
     plan = [([k for run in runs[i:j] for k in run[0]], boxes[i, j]) for i, j in reversed(groups)]
     return [(np.array(js), r[0], r[1], r[2], r[3]) for js, r in plan]
+
+
+def _slab_clip_floor(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarray, c1: int, c2: int,
+                     x_lo: float, x_hi: float) -> np.ndarray:
+    """Per order of ``alpha``, about ``log`` of what the points clipped at ``e^-700`` of the largest weight
+    add to a slab's upper bound (:class:`_Slab` counts each at ``e^-700`` times that weight, at its own ``x``):
+    per count whose weight at an end of its window (``a_lo`` or ``a_hi``) is clipped (``log w`` is concave in
+    ``a``: its clipped points are at the ends), the window's points times ``e^-700`` of the largest weight (at
+    each count's mode clipped to its window, as :class:`_Slab`'s ``ref``) times ``f`` at that end (``g`` is
+    convex: largest at an end). Where this exceeds an order's budget, its slab bracket stays wider than the
+    budget at every level (measured: eps0 = 3, n = 3.16e4, orders 256 .. 1024 around x = 1 in one slab with
+    the bulk, this estimate within e^6 of the level-0 gaps of e^100 .. e^323 budgets) and the order leaves the
+    slab after its build. Only decides which orders get a slab (work only)."""
+    c = np.arange(c1, c2 + 1, dtype=float)
+    m = c + 1.0
+    a_lo = np.clip(np.ceil(x_lo * m), 0.0, m)
+    a_hi = np.clip(np.floor(x_hi * m), 0.0, m)
+    nonempty = a_hi >= a_lo
+    if not np.any(nonempty):
+        return np.full(alpha.size, -np.inf)
+    c, m, a_lo, a_hi = c[nonempty], m[nonempty], a_lo[nonempty], a_hi[nonempty]
+    mode = np.clip(np.floor((m + 1.0) * s), a_lo, a_hi)
+    log_s, log_1s = math.log(s), math.log1p(-s)
+    with np.errstate(all="ignore"):
+        row = _log_pmf_bracket(c, np.full(c.size, N), p)[1] + gammaln(m + 1.0)
+
+        def lw(a: np.ndarray) -> np.ndarray:
+            return row - gammaln(a + 1.0) - gammaln(m - a + 1.0) + a * log_s + (m - a) * log_1s
+
+        ref = float(np.max(lw(mode)))
+        out = np.full(alpha.size, -np.inf)
+        lcount = np.log(a_hi - a_lo + 1.0)
+        for a in (a_lo, a_hi):
+            hit = lw(a) < ref - 700.0
+            if np.any(hit):
+                y = a[hit] / m[hit] - s
+                lf = alpha[:, None] * np.log1p(bp * y) + (1.0 - alpha[:, None]) * np.log1p(bq * y)
+                lf = np.nan_to_num(lf, nan=np.inf)
+                out = np.logaddexp(out, _logsumexp(lcount[hit] + lf, axis=1) + ref - 700.0)
+    return out
 
 
 class _Slab:
@@ -3230,7 +3300,9 @@ class RenyiDirection:
         s = self.s
         mu = self.N * self.p
         rect_limit = _SLAB_RECT if self.pair.max_log_ratio <= _SLAB_RECT_RATIO else 1.0
-        if 4.0 * _SLAB_ZC * _SLAB_ZX * sd_c * math.sqrt(s * (1.0 - s) * (mu + 1.0)) > rect_limit * _SLAB_MAX_POINTS:
+        max_points = _SLAB_MAX_POINTS if self.pair.max_log_ratio <= _SLAB_RECT_RATIO or _SLAB_MAX_POINTS_WIDE is None \
+            or mu - _SLAB_ZC * sd_c > _SLAB_WIDE_COUNT else _SLAB_MAX_POINTS_WIDE
+        if 4.0 * _SLAB_ZC * _SLAB_ZX * sd_c * math.sqrt(s * (1.0 - s) * (mu + 1.0)) > rect_limit * max_points:
             # the points of the binomials' own rectangle (+-_SLAB_ZC sd of the count, +-_SLAB_ZX of x at the
             # mean count), about the least any order's slab has (measured: 0.3 .. 0.94 of the cheapest
             # planned slab over 30 clones / stronger-clones pairs, n 1e4 .. 1e6): beyond the limit the plan (~1.2
@@ -3244,8 +3316,28 @@ class RenyiDirection:
         self.bp1, self.bq1 = (self.pa1 - s) / ss, (self.pb1 - s) / ss
         self.log_k0 = _bernoulli_excess(np.array([self.pa1]), np.array([self.pb1]), self.alpha)[0][0]  # K(0) - 1, upper
         narrow = self.pair.max_log_ratio <= _SLAB_RECT_RATIO
+        est: list[np.ndarray] = []
         plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0,
-                          _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE, narrow)
+                          _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE, narrow, est_out=est)
+        if _SLAB_CLIP_MARGIN is not None and plan:
+            # orders whose clipped points alone would keep their slab wider than the budget (_slab_clip_floor) get
+            # none, and the others are planned again without them (their groups' largest weights move)
+            l_est = np.logaddexp(0.0, est[0] + log_scale)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                b_est = math.log(rtol) + np.log(np.maximum(l_est, 1e-300)) + l_est - log_scale
+            excl = np.zeros(na, dtype=bool)
+            for _ in range(3):
+                new = excl.copy()
+                for js, c1, c2, xl, xr in plan:
+                    if (c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) > _wide_limit(max_points, c2, js.size):
+                        continue  # (never kept, below)
+                    floor = _slab_clip_floor(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha[js], c1, c2, xl, xr)
+                    new[js] |= ~(floor <= b_est[js] + _SLAB_CLIP_MARGIN)
+                if np.array_equal(new, excl):
+                    break
+                excl = new
+                plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0,
+                                  _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE, narrow, exclude=excl)
         if not plan:
             return
         # the slabs that fit in _SLAB_MAX_POINTS, cheapest first (few counts: nothing to pool; large
@@ -3254,7 +3346,7 @@ class RenyiDirection:
         keep, total = [], 0.0
         for i in np.argsort(cost, kind="stable"):
             _, c1, c2, _, _ = plan[i]
-            if total + cost[i] <= _SLAB_MAX_POINTS and c2 - c1 + 1 >= _SLAB_MIN_ROWS and c2 <= _SLAB_MAX_COUNT:
+            if total + cost[i] <= _wide_limit(max_points, c2, plan[i][0].size) and c2 - c1 + 1 >= _SLAB_MIN_ROWS and c2 <= _SLAB_MAX_COUNT:
                 keep.append(int(i))
                 total += cost[i]
         plan = [plan[i] for i in sorted(keep)]
