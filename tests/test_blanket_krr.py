@@ -1690,3 +1690,42 @@ def test_window_walks_moved_kinks_only_from_walk_min_n(monkeypatch: pytest.Monke
             b = w.bounds(e, 1e-6)
         big.append(b)
     assert big[0].lower <= big[1].upper and big[1].lower <= big[0].upper, big
+
+
+# --- the first user's v = 1/2 - lam d near lam = 1 at large eps0 (read-only review, 2026-11-24) ---
+import pickle  # noqa: E402
+
+from shuffle_accountant.numeric.blanket_krr import FirstUserGap, KrrConstants, _first_user_v  # noqa: E402
+from shuffle_accountant.randomizers import KRR  # noqa: E402
+
+
+@pytest.mark.parametrize("eps0, n, eps", [
+    (16.0, 5, 15.99999999984),   # the review's case: printed [0, 1e-300] against 1.6e-10
+    (16.0, 2, 15.99999999984),
+    (12.0, 5, 12.0 * (1.0 - 1e-12)),
+    (10.0, 3, 10.0 * (1.0 - 1e-14)),
+])
+def test_delta_near_eps0_at_large_eps0_is_an_upper_bound(eps0: float, n: int, eps: float) -> None:
+    """With ``v = 0.5 - lam * d`` (cancellation: one ulp of 1/2, times ``e^eps``) the kernel at ``lam = 1``
+    came out <= 0 and the certified upper end fell below the exact blanket divergence (50 digits)."""
+    b = api.delta(eps0, n, eps, method="blanket", randomizer=KRR(3, eps0))
+    with mpmath.workdps(50):
+        exact = ob.blanket_delta(ob.krr_matrix(3, eps0), n, eps)
+        assert b.bracket[0] <= exact <= b.bracket[1], (b.bracket, exact)
+
+
+@pytest.mark.parametrize("eps0", [0.3, 1.0, 4.0, 16.0, 40.0, 300.0])
+def test_first_user_v_is_accurate_relative_to_itself(eps0: float) -> None:
+    """``_first_user_v`` within 4 u (relative) of ``1/2 - lam d`` in 400 digits at lam near 1 and at 1,
+    where the difference is as small as ``1/(e^eps0 + 1)``; and the constants carry ``pb``."""
+    d = KrrConstants(10, 3, eps0).d
+    assert isinstance(d, FirstUserGap) and d.pb == KrrConstants(10, 3, eps0).pb
+    assert pickle.loads(pickle.dumps(d)).pb == d.pb and float(pickle.loads(pickle.dumps(d))) == float(d)
+    lams = np.array([1.0, 1.0 - 2.0**-52, 1.0 - 1e-9, 0.75, 0.5, 0.3, 1e-3, 0.0])
+    got = _first_user_v(lams, d)
+    with mpmath.workdps(400):
+        e0 = mpmath.exp(mpmath.mpf(eps0))
+        d_exact = (e0 - 1) / (2 * (e0 + 1))
+        for lam, v in zip(lams, got):
+            exact = mpmath.mpf(0.5) - mpmath.mpf(float(lam)) * d_exact
+            assert abs(mpmath.mpf(float(v)) - exact) <= 4 * 2.0**-53 * exact, (lam, v, exact)

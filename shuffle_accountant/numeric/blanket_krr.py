@@ -419,6 +419,43 @@ def _scaled_line(x: np.ndarray, xerr: np.ndarray, r: float) -> tuple[np.ndarray,
 # ---------------------------------------------------------------------------------------
 
 
+class FirstUserGap(float):
+    """``d = (e^ε0 - 1) / (2 (e^ε0 + 1))`` (a float, used as one) that also carries ``pb = 1/(e^ε0 + 1)
+    = 1/2 - d`` computed on its own: the first user's ``v = 1/2 - λ d`` is tiny where ``λ`` is near 1
+    and ``ε0`` is large (``v = pb`` at ``λ = 1``), and ``0.5 - lam * d`` loses it to cancellation: an
+    absolute error of about one ulp of 1/2, which ``e^ε`` multiplies. Found by a read-only review
+    (2026-11-24): k = 3, eps0 = 16, n = 5, delta at eps = 15.99999999984 came out ``[0, 1e-300]``
+    against the exact 1.6e-10 (the computed ``u - e^ε v`` fell to <= 0, a live kernel counted as 0).
+    :func:`_first_user_v` computes ``v`` from ``pb`` instead."""
+
+    pb: float
+
+    def __new__(cls, d: float, pb: float) -> "FirstUserGap":
+        obj = super().__new__(cls, d)
+        obj.pb = float(pb)
+        return obj
+
+    def __getnewargs__(self) -> tuple[float, float]:  # (pickling: both numbers)
+        return float(self), self.pb
+
+
+def _first_user_v(lam: np.ndarray | float, d: float) -> np.ndarray:
+    """``v = 1/2 - λ d`` of the first user, within 4 u relative of its value at the given ``λ``. Where
+    ``λ d < 1/4`` (so ``v > 1/4``) as ``0.5 - λ d``: ``λ d`` within 2.5 u relative (``d`` within 2 u:
+    ``tanh``, one product), so absolutely within 0.7 u, and the difference within u/2, so within 3.3 u
+    relative of ``v``. Elsewhere as ``(1 - λ)/2 + λ pb``: two non-negative terms; ``1 - λ`` is exact
+    (Sterbenz: ``λ >= 1/2`` there), ``pb = 1/(e^ε0 + 1)`` within 2.5 u (``exp`` within one ulp, one
+    addition, one division), one product and one sum: within 3.5 u. ``pb`` is carried by ``d``
+    (:class:`FirstUserGap`); for a plain float ``d`` (tests of the kernel alone) ``pb = 1/2 - d``,
+    which is only as accurate as ``d`` is absolutely."""
+    pb = getattr(d, "pb", None)
+    if pb is None:
+        pb = 0.5 - float(d)
+    lam = np.asarray(lam, dtype=float)
+    x = lam * d
+    return np.where(x < 0.25, 0.5 - x, 0.5 * (1.0 - lam) + lam * pb)
+
+
 def _kernel_lines(
     c: np.ndarray, lam: np.ndarray, d: float, eps: float | np.ndarray, rel: float,
     tail: Callable[[np.ndarray, np.ndarray, float], np.ndarray] = bn.sf,
@@ -450,7 +487,7 @@ def _kernel_lines(
     else:
         g, gm1 = np.broadcast_to(np.exp(eps), c.shape), np.broadcast_to(np.expm1(eps), c.shape)
     u = 0.5 + lam * d
-    v = 0.5 - lam * d
+    v = _first_user_v(lam, d)
     du = 2.0 * lam * d
     coef_b = du - gm1 * v  # u - g v
     shape = c.shape
@@ -1367,7 +1404,7 @@ def _kernel_table(
     lam = np.asarray(lam, dtype=float)
     gm1 = math.expm1(eps)
     u = 0.5 + lam * d
-    v = 0.5 - lam * d
+    v = _first_user_v(lam, d)
     coef_b = 2.0 * lam * d - gm1 * v
     shape = c.shape
     out = [np.zeros(shape) for _ in range(6)]
@@ -1737,7 +1774,7 @@ class _Engine:
         if gm1 > 0.0:
             bb = res[4][:ne] / (m.d * (1.0 + g))
             ss = -res[2][:ne] / gm1 - 0.5 * bb
-            dval[ev] = -g * ((0.5 - q["lam_up_ev"] * m.d) * bb + ss)
+            dval[ev] = -g * (_first_user_v(q["lam_up_ev"], m.d) * bb + ss)
         return dict(val=val, verr=verr, yhat=yhat, lam=lam_lo, dlam=slope_lam, A=lines["A"], Aerr=lines["Aerr"],
                     B=lines["B"], Berr=lines["Berr"], piece=np.ones(nc, dtype=bool), probe=probe, dval=dval)
 
@@ -2152,8 +2189,9 @@ class KrrConstants:
         return 2.0 / (self.e0 + 1.0)
 
     @property
-    def d(self) -> float:
-        return 0.5 * math.tanh(0.5 * self.eps0)  # (e^ε0 - 1) / (2 (e^ε0 + 1))
+    def d(self) -> FirstUserGap:
+        # (e^ε0 - 1) / (2 (e^ε0 + 1)), carrying 1/(e^ε0 + 1) for the first user's v
+        return FirstUserGap(0.5 * math.tanh(0.5 * self.eps0), self.pb)
 
     @property
     def pa(self) -> float:
@@ -2274,7 +2312,7 @@ def _line_sum(A_: np.ndarray, Ae: np.ndarray, B_: np.ndarray, Be: np.ndarray, M_
 def _closed_cut(c: np.ndarray, lam: np.ndarray, d: float, gm1: float) -> np.ndarray:
     """FMT21's closed-form cut of the fair-clone kernel (as in :func:`_kernel_lines`, before its
     best-of-three correction; ``c + 1`` where the divergence is 0). Only places piece boundaries."""
-    v = 0.5 - lam * d
+    v = _first_user_v(lam, d)
     cb = 2.0 * lam * d - gm1 * v
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         r = (2.0 * lam * d + gm1 * (1.0 - v)) / cb
@@ -2772,7 +2810,7 @@ class _TotalsWindow:
         with ``LR(κ - 1) <= g'`` certified, else 1)."""
         c = self.t[own] - 1.0
         g = math.exp(eps)
-        u, v = 0.5 + lam * self.d, 0.5 - lam * self.d
+        u, v = 0.5 + lam * self.d, _first_user_v(lam, self.d)
         k0 = _closed_cut(c, lam, self.d, math.expm1(eps))
         erel = self.rel + 3.0 * _ROW_WIDTH * _U
         best = np.zeros(own.size) if above else np.ones(own.size)
@@ -2975,7 +3013,7 @@ class _TotalsWindow:
         nt = self.t.size
         c = self.t[owner] - 1.0
         d, gm1 = self.d, math.expm1(eps)
-        u, v = 0.5 + lam * d, 0.5 - lam * d
+        u, v = 0.5 + lam * d, _first_user_v(lam, d)
         cb = 2.0 * lam * d - gm1 * v
         out = [np.zeros(c.size) for _ in range(6)]
         live = cb > 0.0
