@@ -435,8 +435,8 @@ class FirstUserGap(float):
         obj.pb = float(pb)
         return obj
 
-    def __getnewargs__(self) -> tuple[float, float]:  # (pickling: both numbers)
-        return float(self), self.pb
+    def __reduce__(self) -> tuple[type, tuple[float, float]]:  # (pickling: both numbers)
+        return FirstUserGap, (float(self), self.pb)
 
 
 def _first_user_v(lam: np.ndarray | float, d: float) -> np.ndarray:
