@@ -1269,3 +1269,20 @@ def test_wide_pairs_slabs_beyond_the_narrow_point_limit(eps0: float, n: int, mon
     assert sum(_slab_cost(sl) for sl in prev.slabs) <= R._SLAB_MAX_POINTS
     assert np.all(lo <= p_up + 1e-12) and np.all(p_lo <= up + 1e-12)
     assert np.all(R._to_divergence(up, orders, True) <= R._to_divergence(p_up, orders, True) * (1 + rtol) + 1e-15)
+
+
+def test_log_geometric_on_arrays_against_mpmath() -> None:
+    """_log_geometric elementwise on an array mixing every branch (rho < 1, rho > 1, |log rho| < 1e-300, count 0)
+    against 40-digit sums: its special cases are assigned in place at their elements only."""
+    log_rho = np.array([[-0.5, 0.3, 0.0, 1e-310, -2.0], [5.0, -1e-3, 0.7, -1e-305, -40.0]])
+    count = np.array([[3.0, 4.0, 7.0, 5.0, 0.0], [2.0, 1000.0, 0.0, 3.0, 12.0]])
+    got = R._log_geometric(log_rho, count)
+    assert got.shape == log_rho.shape
+    with mpmath.workdps(40):
+        for (i, j), lr in np.ndenumerate(log_rho):
+            n = int(count[i, j])
+            if n == 0:
+                assert got[i, j] == -np.inf
+            else:
+                want = float(mpmath.log(mpmath.fsum(mpmath.exp(mpmath.mpf(lr) * k) for k in range(1, n + 1))))
+                assert abs(got[i, j] - want) <= 1e-13 * (1.0 + abs(want)), (lr, n, got[i, j], want)

@@ -1284,8 +1284,12 @@ def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
         rest = ~(lr < 0.0) & ~pos  # rho = 1 (or nan)
         if np.any(rest):
             out[rest] = np.log(n[rest])
-    out = np.where(np.abs(lr) < 1e-300, np.log(np.maximum(n, 1e-300)), out)
-    return np.where(n <= 0.0, -np.inf, np.nan_to_num(out, nan=np.inf)).reshape(shape)
+    tiny = np.abs(lr) < 1e-300
+    if np.any(tiny):  # (the same values as np.where over every element: the log at these only)
+        out[tiny] = np.log(np.maximum(n[tiny], 1e-300))
+    out = np.nan_to_num(out, copy=False, nan=np.inf)  # (out is this call's own array; +-inf to +-max, as before)
+    out[n <= 0.0] = -np.inf
+    return out.reshape(shape)
 
 
 #: Pieces of a tail in the geometric bound of :func:`_log_tail_f`.
@@ -1354,27 +1358,51 @@ def _tail_pieces(b: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarray,
         x_p, x_q = inner / mm, outer / mm
         sp_ = bp3 / (u3 * x_p / s + (1.0 - u3) * (1.0 - x_p) / (1.0 - s))  # bp/p
         sq_ = bq3 / (v3 * x_q / s + (1.0 - v3) * (1.0 - x_q) / (1.0 - s))  # bq/q
+        # (entries x orders x pieces, in place: the same operations on the same operands as the expressions in the
+        # comments, products and sums commuted only, so the same values; ~110 ns an element before, 98 pieces of
+        # 1178 counts x 2 orders of a slab's upper tails at eps0 = 6, n = 3.16e6 took 26 ms)
         al = alpha[None, :, None]
-        dphi = sgn * (al * sp_[:, gidx, :] + (1.0 - al) * sq_[:, gidx, :])  # entries x orders x pieces
-        log_rho = log_rm[:, gidx, :] + dphi / mm
-        log_rho = log_rho + 1e-12 * (1.0 + np.abs(log_rho))
-        log_rho = np.where(np.isnan(log_rho), np.inf, log_rho)
+        log_rho = sp_[:, gidx, :]
+        log_rho *= al
+        tmp = sq_[:, gidx, :]
+        tmp *= 1.0 - al
+        log_rho += tmp
+        log_rho *= sgn  # dphi = sgn (al bp/p + (1 - al) bq/q)
+        log_rho /= mm
+        log_rho += log_rm[:, gidx, :]  # log_rho = log_rm + dphi / m
+        np.abs(log_rho, out=tmp)
+        tmp += 1.0
+        tmp *= 1e-12
+        log_rho += tmp  # + 1e-12 (1 + |log_rho|)
+        log_rho[np.isnan(log_rho)] = np.inf
         count = count[:, gidx, :]
-        steps = np.where(count > 0.0, count * log_rho, 0.0)  # (an empty piece: nothing, the next starts here)
+        empty = ~(count > 0.0)
+        steps = np.multiply(count, log_rho)
+        steps[empty] = 0.0  # (an empty piece: nothing, the next starts here)
 
         def before(x: np.ndarray) -> np.ndarray:  # the sum over the pieces before each one
-            return np.concatenate((np.zeros((ne, na, 1)), np.cumsum(x, axis=2)[:, :, :-1]), axis=2)
+            out = np.empty((ne, na, x.shape[2]))
+            out[:, :, 0] = 0.0
+            np.cumsum(x[:, :, :-1], axis=2, out=out[:, :, 1:])
+            return out
 
-        starts = log_t_edge[:, :, None] + before(steps)
+        terms = before(steps)
+        terms += log_t_edge[:, :, None]  # starts
         geo = _log_geometric(log_rho, count)
-        terms = starts + geo
+        terms += geo
         # the rounding of the running sum (P + 1 additions of the steps, each rounded once, and the edge's and the
         # series' logs): 2 u (P + 3) times the sum of the magnitudes (a piece came out 4.5e-12 below its 50-digit
         # value at log ~ -1.5e5, one ulp being 2.9e-11: read-only review of 5c7fadf)
-        mag = np.abs(log_t_edge)[:, :, None] + before(np.abs(steps)) + np.abs(geo)
-        terms = np.where(np.isfinite(terms), terms + 2.0 * _U * (steps.shape[2] + 3) * mag, terms)
-    terms = np.where(np.isnan(terms), np.inf, terms)
-    return np.where(count > 0.0, terms, -np.inf)
+        np.abs(steps, out=steps)
+        mag = before(steps)
+        mag += np.abs(log_t_edge)[:, :, None]
+        np.abs(geo, out=geo)
+        mag += geo
+        mag *= 2.0 * _U * (steps.shape[2] + 3)
+        np.add(terms, mag, out=terms, where=np.isfinite(terms))
+    terms[np.isnan(terms)] = np.inf
+    terms[empty] = -np.inf
+    return terms
 
 
 #: The cuts of :func:`_log_tail_split`: those of :data:`_TAIL_FRACS` and 256 equal pieces (the 16 equal pieces of
