@@ -536,3 +536,12 @@ def test_any_golden_mutation_is_checked_or_refused(path, value, golden_json, tmp
     assert_contract(r, (0, 2, 3))
     if r.exit_code in (0, 3):
         json.loads(r.stdout)
+
+
+def test_randomizer_with_nearly_equal_rows_is_answered_or_refused_cleanly(tmp_path):
+    """A valid matrix whose rows differ by 1e-13 (eps0 ~ 2e-13, no output favouring the first input):
+    the closed-form test took log(0) (internal error, exit 4; read-only review rev80); now the answer
+    or exit 1 with the reason."""
+    f = tmp_path / "m.csv"
+    f.write_text("0.5,0.5\n0.5,0.5000000000001\n")
+    assert_contract(run("epsilon", "--n", "1000", "--randomizer-file", str(f)), (0, 1))

@@ -392,6 +392,10 @@ WINDOW_SD = 9.0
 LEVEL1_SD = 7.5
 
 
+#: a pair whose masses and likelihood ratios are known only this roughly (relative; the matrix
+#: randomizer's rounding and row-normalisation error, :mod:`..randomizers`) is refused: its coefficients'
+#: signs and the engines' error budgets mean nothing (rows [.5, .5], [.5, .5 + 1e-13]: 2.0)
+MAX_STRUCTURE_REL = 0.5
 #: keep the C allocator's freed memory for reuse during a certified evaluation (:func:`reused_memory`)
 REUSE_MEMORY = True
 #: glibc's ``mallopt`` parameters (bytes)
@@ -2315,7 +2319,7 @@ def _closed_alive(s: PairStructure, n: int) -> bool:
     lower end is at most ``max_j a_j e^-700`` everywhere (a few thousand users and more) and 0 is taken
     instead (a valid lower end), and its upper end is not offered."""
     q = (s.rest + math.fsum(p for p, x, y in zip(s.mass, s.a, s.b) if x > y)) * (1.0 + s.rel_err) * (1.0 + 1e-12)
-    return q >= 1.0 or (n - 1) * math.log(q) > -700.0
+    return q >= 1.0 or (q > 0.0 and (n - 1) * math.log(q) > -700.0)  # (q = 0: nothing positive, rest 0)
 
 
 def _closed_bracket(s: PairStructure, n: int, eps: np.ndarray, near: float = 0.0
@@ -2367,7 +2371,7 @@ def _closed_bracket(s: PairStructure, n: int, eps: np.ndarray, near: float = 0.0
     rounding = (s.classes + 4) * _U
 
     def end(live: np.ndarray, coef: np.ndarray, sign: float) -> np.ndarray:
-        keep = 1.0 + sign * s.rel_err
+        keep = max(1.0 + sign * s.rel_err, 0.0)  # (a mass is >= 0 however large its stored error)
         p = np.where(live, mass * keep, 0.0)
         term = np.sum(p * coef, axis=1) * (1.0 + sign * rounding)
         q = np.minimum((s.rest * keep + np.sum(p, axis=1)) * (1.0 + sign * rounding), 1.0)
@@ -2388,8 +2392,8 @@ def _closed_end(term, q, n: int, sign: float):  # type: ignore[no-untyped-def]
     ``exp((n - 1) log q)`` is within ``4.5e-16 (|(n - 1) log q| + 4)`` relative (``log`` and ``exp`` 1 ulp,
     the product 1 rounding)."""
     with np.errstate(divide="ignore"):
-        log_w = (n - 1) * np.log(q)
-    rel = 4.5e-16 * (np.abs(log_w) + 4.0)
+        log_w = (n - 1) * np.log(q) if n > 1 else np.zeros(np.shape(q))  # (q^0 = 1, also at q = 0)
+    rel = 4.5e-16 * (np.minimum(np.abs(log_w), 700.0) + 4.0)  # (the exponent used is at least -700)
     if sign < 0.0:
         return np.where((term > 0.0) & (log_w > -700.0), term * np.exp(np.maximum(log_w, -700.0)) * (1.0 - rel), 0.0)
     return np.maximum(term, 0.0) * np.exp(np.maximum(log_w, -700.0)) * (1.0 + rel)
@@ -2404,12 +2408,13 @@ def _closed_point(s: PairStructure, n: int, eps: float) -> tuple[float, float, f
     r = s.rel_err
     lo_t = lo_p = up_t = up_p = sum_b = sum_c = 0.0
     top_p, top_n = 0.0, -math.inf
+    keep_lo = max(1.0 - r, 0.0)  # (a mass is >= 0 however large its stored error)
     for p, x, y in zip(s.mass, s.a, s.b):
         c = x - g * y
         sl = (r + 16 * _U) * (x + g * y)
         if c - sl > 0.0:
-            lo_t += p * (1.0 - r) * (c - sl)
-            lo_p += p * (1.0 - r)
+            lo_t += p * keep_lo * (c - sl)
+            lo_p += p * keep_lo
         if c + sl > 0.0:
             up_t += p * (1.0 + r) * (c + sl)
             up_p += p * (1.0 + r)
@@ -2419,7 +2424,7 @@ def _closed_point(s: PairStructure, n: int, eps: float) -> tuple[float, float, f
         else:
             top_n = max(top_n, c + sl)
     rnd = (s.classes + 4) * _U
-    lower = float(_closed_end(lo_t * (1.0 - rnd), min((s.rest * (1.0 - r) + lo_p) * (1.0 - rnd), 1.0), n, -1.0))
+    lower = float(_closed_end(lo_t * (1.0 - rnd), min((s.rest * keep_lo + lo_p) * (1.0 - rnd), 1.0), n, -1.0))
     if not (n - 1) * top_p * (1.0 + 4 * _U) <= -top_n:
         return lower, math.inf, math.nan
     upper = float(_closed_end(up_t * (1.0 + rnd), min((s.rest * (1.0 + r) + up_p) * (1.0 + rnd), 1.0), n, 1.0))
@@ -2503,6 +2508,11 @@ class PairBlanket:
 
         self.structure = structure
         self.n = _check_n(n)
+        if not structure.rel_err < MAX_STRUCTURE_REL:
+            raise CertificationError(
+                f"the randomizer's output probabilities are resolved only within {structure.rel_err:.2g} relative "
+                "for one pair of inputs (rows equal up to rounding, or summing to 1 only within the tolerance): "
+                "no certified blanket bound")
         if method not in ("auto", "exact", "lattice", "separable"):
             raise InvalidParameter(f"method: {method!r} is not known (accepted: auto, exact, lattice, separable)")
         size = exact_size(self.n, structure.classes)
