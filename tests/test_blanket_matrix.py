@@ -1551,3 +1551,16 @@ def test_closed_regime_floor_is_below_every_eps_where_the_upper_end_applies():
     eps = np.linspace(5.0, 6.0, 20001)
     first = eps[np.isfinite(bm._closed_bracket(s, 100, eps)[1])].min()
     assert 0.7 * first <= PairBlanket(s, 100)._regime_floor() <= first
+
+
+def test_separable_bracket_missing_rtol_is_narrowed_by_the_lattice():
+    """Where the separable engine's truncated mass floors its upper end (~1e-45) far above delta, the
+    lattice's bracket narrows it (read-only review rev82: [4.1e-62, 1.2e-45] once 4427228 routed this
+    case to the separable engine); the intersection of two certified brackets, so the lattice's own
+    bracket on the same pair must overlap it."""
+    from shuffle_accountant import api, randomizers
+
+    r = randomizers.OLH(8, 6.0)
+    b = api.delta(6.0, 8352, 2.305454350889346, method="blanket", randomizer=r)
+    lo, up = b.bracket
+    assert 0.0 < lo <= up <= lo * (1.0 + 1e-6), b.bracket
