@@ -1286,3 +1286,24 @@ def test_log_geometric_on_arrays_against_mpmath() -> None:
             else:
                 want = float(mpmath.log(mpmath.fsum(mpmath.exp(mpmath.mpf(lr) * k) for k in range(1, n + 1))))
                 assert abs(got[i, j] - want) <= 1e-13 * (1.0 + abs(want)), (lr, n, got[i, j], want)
+
+
+def test_mid_ratio_pairs_slabs_up_to_the_mid_point_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """eps0 = 3, n = 1e5 (log likelihood ratio 3 <= ``_SLAB_MID_RATIO``): one slab of counts above ``_SLAB_WIDE_COUNT``
+    and more than ``_SLAB_MAX_POINTS_WIDE`` points holds every order but the largest; without the mid limit there is
+    none. The bracket meets the one without (blocks of totals only), its upper end within rtol."""
+    rtol = 1e-3
+    orders = np.array(R.DEFAULT_ORDERS)
+    pair = pair_for("clones", 3.0, 100_000).pair
+    assert R._SLAB_RECT_RATIO < pair.max_log_ratio <= R._SLAB_MID_RATIO
+    d = R.RenyiDirection(pair)
+    up, lo, ok, _, _ = d.bounds(orders, rtol)
+    assert ok
+    assert len(d.slabs) == 1 and d.slabs[0].c2 > R._SLAB_WIDE_COUNT
+    assert _slab_cost(d.slabs[0]) > R._SLAB_MAX_POINTS_WIDE and np.sum(d.slab_of >= 0) >= orders.size - 2
+    monkeypatch.setattr(R, "_SLAB_MID_RATIO", 0.0)
+    prev = R.RenyiDirection(pair)
+    p_up, p_lo, p_ok, _, _ = prev.bounds(orders, rtol)
+    assert p_ok and not prev.slabs
+    assert np.all(lo <= p_up + 1e-12) and np.all(p_lo <= up + 1e-12)
+    assert np.all(R._to_divergence(up, orders, True) <= R._to_divergence(p_up, orders, True) * (1 + rtol) + 1e-15)

@@ -1811,9 +1811,21 @@ _SLAB_WIDE_COUNT = 5000.0
 _SLAB_WIDE_ORDERS = 3
 
 
-def _wide_limit(max_points: float, c2: float, orders: int) -> float:
-    """The point limit of a slab of counts up to ``c2`` and ``orders`` orders, ``max_points`` that of its pair."""
-    return max_points if c2 <= _SLAB_WIDE_COUNT and orders >= _SLAB_WIDE_ORDERS else min(max_points, _SLAB_MAX_POINTS)
+#: ... and for pairs whose log likelihood ratio is at most _SLAB_MID_RATIO, _SLAB_MID_POINTS points for slabs of counts up to
+#: _SLAB_MID_COUNT (measured, CPU, min of 2 .. 3 interleaved: eps0 = 3, n = 1e5 / 146780: 81 / 43 -> 61 / 34 ms; 2, 46416: 30
+#: -> 24; the other n of eps0 = 2, 3 from 1e4 to 3.2e6 within noise; at eps0 = 4 no gain, n = 316228 62 -> 65 ms; at eps0
+#: = 5, n = 1e6, 73 -> 78 and at 6, n = 2.15e6 / 3.16e6, 70 / 81 -> 79 / 98 ms: there the slabs' upper tails at the top
+#: orders need the geometric bounds on 98 pieces at ~1000 .. 1200 counts, ~14 us per count and order against ~2 us at
+#: eps0 = 4)
+_SLAB_MID_RATIO = 3.5
+_SLAB_MID_POINTS = 2_400_000
+_SLAB_MID_COUNT = 9000.0
+
+
+def _wide_limit(max_points: float, c2: float, orders: int, count: float = _SLAB_WIDE_COUNT) -> float:
+    """The point limit of a slab of counts up to ``c2`` and ``orders`` orders, ``max_points`` that of its pair (for
+    slabs of counts up to ``count``)."""
+    return max_points if c2 <= count and orders >= _SLAB_WIDE_ORDERS else min(max_points, _SLAB_MAX_POINTS)
 #: ... and planned only when the binomials' own rectangle has at most this share of that many points (beyond it the blocks
 #: of totals, whose first round starts near their final partition, ``_fine_edges``, are cheaper or the plan finds no slab).
 _SLAB_RECT = 0.4
@@ -3328,8 +3340,10 @@ class RenyiDirection:
         s = self.s
         mu = self.N * self.p
         rect_limit = _SLAB_RECT if self.pair.max_log_ratio <= _SLAB_RECT_RATIO else 1.0
+        mid = _SLAB_MAX_POINTS_WIDE is not None and self.pair.max_log_ratio <= _SLAB_MID_RATIO
+        wide_count = _SLAB_MID_COUNT if mid else _SLAB_WIDE_COUNT
         max_points = _SLAB_MAX_POINTS if self.pair.max_log_ratio <= _SLAB_RECT_RATIO or _SLAB_MAX_POINTS_WIDE is None \
-            or mu - _SLAB_ZC * sd_c > _SLAB_WIDE_COUNT else _SLAB_MAX_POINTS_WIDE
+            or mu - _SLAB_ZC * sd_c > wide_count else max(_SLAB_MAX_POINTS_WIDE, _SLAB_MID_POINTS if mid else 0.0)
         if 4.0 * _SLAB_ZC * _SLAB_ZX * sd_c * math.sqrt(s * (1.0 - s) * (mu + 1.0)) > rect_limit * max_points:
             # the points of the binomials' own rectangle (+-_SLAB_ZC sd of the count, +-_SLAB_ZX of x at the
             # mean count), about the least any order's slab has (measured: 0.3 .. 0.94 of the cheapest
@@ -3357,7 +3371,7 @@ class RenyiDirection:
             for _ in range(3):
                 new = excl.copy()
                 for js, c1, c2, xl, xr in plan:
-                    if (c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) > _wide_limit(max_points, c2, js.size):
+                    if (c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) > _wide_limit(max_points, c2, js.size, wide_count):
                         continue  # (never kept, below)
                     floor = _slab_clip_floor(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha[js], c1, c2, xl, xr)
                     new[js] |= ~(floor <= b_est[js] + _SLAB_CLIP_MARGIN)
@@ -3374,7 +3388,7 @@ class RenyiDirection:
         keep, total = [], 0.0
         for i in np.argsort(cost, kind="stable"):
             _, c1, c2, _, _ = plan[i]
-            if total + cost[i] <= _wide_limit(max_points, c2, plan[i][0].size) and c2 - c1 + 1 >= _SLAB_MIN_ROWS and c2 <= _SLAB_MAX_COUNT:
+            if total + cost[i] <= _wide_limit(max_points, c2, plan[i][0].size, wide_count) and c2 - c1 + 1 >= _SLAB_MIN_ROWS and c2 <= _SLAB_MAX_COUNT:
                 keep.append(int(i))
                 total += cost[i]
         plan = [plan[i] for i in sorted(keep)]
