@@ -545,3 +545,10 @@ def test_randomizer_with_nearly_equal_rows_is_answered_or_refused_cleanly(tmp_pa
     f = tmp_path / "m.csv"
     f.write_text("0.5,0.5\n0.5,0.5000000000001\n")
     assert_contract(run("epsilon", "--n", "1000", "--randomizer-file", str(f)), (0, 1))
+
+
+def test_blanket_overflow_at_large_eps0_is_one_line():
+    """SUE k = 2 at eps0 = 20 overflows inside the lattice (read-only review rev80, before today too):
+    numpy's warnings were printed above the error; now one line (answer or exit 1 with the reason)."""
+    assert_contract(run("epsilon", "--eps0", "20", "--n", "1000", "--delta", "5.77e-4", "--randomizer", "sue",
+                        "--k", "2"), (0, 1))

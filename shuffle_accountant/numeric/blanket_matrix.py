@@ -2821,8 +2821,13 @@ class PairBlanket:
             b, tried = hit
             if b.upper - b.lower <= rtol * b.lower or rtol >= tried or eps in self._floor:
                 return b
-        with reused_memory():
+        # (an overflow inside an engine leaves inf or nan in its bracket: inf is a valid upper end, and a
+        # nan end is refused below, so numpy's warnings would only add lines to the one-line error)
+        with reused_memory(), np.errstate(over="ignore", invalid="ignore"):
             result = self._compute(eps, rtol)
+        if not (result.lower <= result.upper):
+            raise CertificationError(f"blanket: no certified bracket at eps = {eps!r} (the engine left "
+                                     f"[{result.lower!r}, {result.upper!r}]: floating-point range exceeded)")
         if len(self._cache) > 64:
             self._cache.clear()
         self._cache[eps] = (result, rtol)
