@@ -1307,3 +1307,20 @@ def test_mid_ratio_pairs_slabs_up_to_the_mid_point_limit(monkeypatch: pytest.Mon
     assert p_ok and not prev.slabs
     assert np.all(lo <= p_up + 1e-12) and np.all(p_lo <= up + 1e-12)
     assert np.all(R._to_divergence(up, orders, True) <= R._to_divergence(p_up, orders, True) * (1 + rtol) + 1e-15)
+
+
+def test_slab_plan_with_the_callers_saddles() -> None:
+    """``_slab_plan`` given :func:`_saddles`'s values (``_build_slabs`` plans up to four times) plans as it does alone,
+    with and without excluded orders."""
+    d = R.RenyiDirection(pair_for("clones", 3.0, 31623).pair)
+    alpha = np.array(R.DEFAULT_ORDERS)
+    ss = d.s * (1.0 - d.s)
+    bp, bq = (d.pa1 - d.s) / ss, (d.pb1 - d.s) / ss
+    k0 = R._bernoulli_excess(np.array([d.pa1]), np.array([d.pb1]), alpha)[0][0]
+    sad = R._saddles(float(d.N), d.p, d.s, bp, bq, alpha)
+    for excl in (None, alpha >= 256.0):
+        a = R._slab_plan(float(d.N), d.p, d.s, bp, bq, alpha, 2e-5, k0, exclude=excl)
+        b = R._slab_plan(float(d.N), d.p, d.s, bp, bq, alpha, 2e-5, k0, exclude=excl, saddles=sad)
+        assert len(a) >= 1 and len(a) == len(b)
+        for ga, gb in zip(a, b):
+            assert np.array_equal(ga[0], gb[0]) and ga[1:] == gb[1:]

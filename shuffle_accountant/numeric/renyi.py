@@ -1927,15 +1927,17 @@ def _saddles(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarr
 
 def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarray, tail_tol: float,
                log_k0: np.ndarray, merge: float = _SLAB_MERGE_WIDE, capped: bool = False,
-               exclude: np.ndarray | None = None, est_out: list[np.ndarray] | None = None
+               exclude: np.ndarray | None = None, est_out: list[np.ndarray] | None = None,
+               saddles: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
                ) -> list[tuple[np.ndarray, int, int, float, float]]:
     """Slabs ``(orders, c1, c2, xL, xR)``: per order a rectangle of clone counts ``c`` and values of
     ``x`` around its saddle point (:func:`_saddles`; the binomial's bulk around ``s`` included unless
     the saddle lies more than ``_SLAB_ZX`` spreads beyond it), consecutive orders sharing one where
     that costs few extra points (``merge``: the cost of a slab in points; ``capped``: no group of several
     runs over ``_SLAB_MAX_POINTS``; the orders in ``exclude`` get none). ``est_out`` (a list) receives
-    each order's log estimate of its sum (Gaussian volume at the saddle). Only the work depends on this plan."""
-    cs, xs, sdc, sdx = _saddles(N, p, s, bp, bq, alpha)
+    each order's log estimate of its sum (Gaussian volume at the saddle); ``saddles``: :func:`_saddles`'s values, when
+    the caller has them. Only the work depends on this plan."""
+    cs, xs, sdc, sdx = _saddles(N, p, s, bp, bq, alpha) if saddles is None else saddles
     # the sum's size at each saddle point (Gaussian volume): where a window leaves out the bulk, its
     # edge facing the bulk is moved to where g is below tail_tol of it (the tail bound there is
     # about g at the edge, times a probability)
@@ -3359,8 +3361,9 @@ class RenyiDirection:
         self.log_k0 = _bernoulli_excess(np.array([self.pa1]), np.array([self.pb1]), self.alpha)[0][0]  # K(0) - 1, upper
         narrow = self.pair.max_log_ratio <= _SLAB_RECT_RATIO
         est: list[np.ndarray] = []
+        saddles = _saddles(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha)
         plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0,
-                          _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE, narrow, est_out=est)
+                          _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE, narrow, est_out=est, saddles=saddles)
         if _SLAB_CLIP_MARGIN is not None and plan:
             # orders whose clipped points alone would keep their slab wider than the budget (_slab_clip_floor) get
             # none, and the others are planned again without them (their groups' largest weights move)
@@ -3379,7 +3382,7 @@ class RenyiDirection:
                     break
                 excl = new
                 plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0,
-                                  _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE, narrow, exclude=excl)
+                                  _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE, narrow, exclude=excl, saddles=saddles)
         if not plan:
             return
         # the slabs that fit in _SLAB_MAX_POINTS, cheapest first (few counts: nothing to pool; large
