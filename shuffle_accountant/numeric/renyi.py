@@ -808,7 +808,7 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarr
 
 
 def _first_user_row_err(lg: np.ndarray, fin: np.ndarray, b: np.ndarray, w: np.ndarray, s: float, y_abs: np.ndarray,
-                        z_min: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                        z_min: np.ndarray, has_far: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row, ``u max |lg| + max(near, far)`` and ``max |lg|`` over the elements ``fin`` of a row of the values
     ``lg`` of :func:`_log_first_user` (``b``, ``w`` per row): the first is at least the largest of that function's
     error bounds there (*derived*, term by term). Near elements (``z = b y > -1/2``): ``u |lg| + 1.01 (|b| 4u (|y| +
@@ -816,12 +816,15 @@ def _first_user_row_err(lg: np.ndarray, fin: np.ndarray, b: np.ndarray, w: np.nd
     end), ``|z| <= |b| y_abs (1 + u)`` and ``1 + z >= 1 + max(z_min, -1/2)`` (``z_min``: the least computed ``b y`` of
     the row, at an end), so it is at most ``1.02 u |b| (9 y_abs + 4 s) / (1 + max(z_min, -1/2))`` plus ``u max |lg|``
     (1.02 for 1.01: the rounding of this bound, and of ``|z|``); far elements: ``u |lg| + 6u + 1.01 _PAIR_REL
-    side(w)``, ``side`` the same per row. The sum is taken ``1 + 1e-12`` larger (its terms are added in another order
+    side(w)``, ``side`` the same per row, counted only in rows with a far element among ``fin`` (``has_far``: as
+    the elementwise bounds, which were taken at finite elements only; at eps0 = 700 ``side ~ 1e304`` and counting it
+    in every row overflowed the error sums and left order 8 at [0.002, 700.001] instead of [699.999, 700.001],
+    63e81aa). The sum is taken ``1 + 1e-12`` larger (its terms are added in another order
     than the elementwise bound's: one ulp below it otherwise, tested)."""
     lg_max = np.max(np.abs(np.where(fin, lg, 0.0)), axis=1)
     near = 1.02 * _U * np.abs(b) * (9.0 * y_abs + 4.0 * s) / (1.0 + np.maximum(z_min, -0.5))
     side = np.maximum(1.0, w / np.maximum(1.0 - w, 1e-300)) + max(1.0, s / (1.0 - s))
-    far = 6 * _U + 1.01 * _PAIR_REL * side
+    far = np.where(has_far, 6 * _U + 1.01 * _PAIR_REL * side, 0.0)
     return (_U * lg_max + np.maximum(near, far)) * (1.0 + 1e-12), lg_max
 
 
@@ -1099,8 +1102,11 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
         # |log q|) over its finite terms by the sum of the terms' row maxima (was: elementwise, then the row's
         # maximum; at most about twice that, ~1e-14 relative, in brackets ~1e-11 wide at alpha = 1024)
         fin_r = finite[r]
-        e_p, mp = _first_user_row_err(lp_r, fin_r, bp[r], u[r], s, y_abs[r], z_min[0][r])
-        e_q, mq = _first_user_row_err(lq_r, fin_r, bq[r], v[r], s, y_abs[r], z_min[1][r])
+        # rows with a finite far element (z = b y <= -1/2, the same products as _log_first_user's)
+        far_p = np.any(fin_r & ~(bp[r, None] * y_r > -0.5), axis=1)
+        far_q = np.any(fin_r & ~(bq[r, None] * y_r > -0.5), axis=1)
+        e_p, mp = _first_user_row_err(lp_r, fin_r, bp[r], u[r], s, y_abs[r], z_min[0][r], far_p)
+        e_q, mq = _first_user_row_err(lq_r, fin_r, bq[r], v[r], s, y_abs[r], z_min[1][r], far_q)
         e_max[r] = (e_p + e_q + 5 * _U * (mp + mq)) * (1.0 + 1e-12)
     log_up = np.empty((ne, na))
     log_lo = np.empty((ne, na))
