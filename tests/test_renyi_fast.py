@@ -1107,7 +1107,9 @@ def test_first_user_row_error_bounds_every_term(eps0: float, m: int, start: int,
 
 def test_first_user_values_from_a_and_m_and_used_groups() -> None:
     """``_log_first_user`` given ``(a, m)`` divides only where it uses ``x = a / m`` (the same values as from the
-    quotients), and a tail bound on the groups its orders use only equals the one on every group."""
+    quotients where ``p >= 1/2``; where it is smaller, ``1 - x`` as ``(m - a) / m``, within 8 u of the 40-digit log
+    at the exact ``a / m`` and the given weights: read-only review rev81), and a tail bound on the groups its
+    orders use only equals the one on every group."""
     s, u, m = 0.5, 1.0 / (1.0 + math.exp(-6.0)), 2000
     v = 1.0 - u
     a = np.arange(0.0, m + 1.0)[None, :]
@@ -1115,7 +1117,13 @@ def test_first_user_values_from_a_and_m_and_used_groups() -> None:
     for b, w in (((u - s) / (s * (1 - s)), u), ((v - s) / (s * (1 - s)), v)):
         lg = R._log_first_user(np.array([[b]]), np.array([[w]]), a / m, y, s, None)[0]
         lg2 = R._log_first_user(np.array([[b]]), np.array([[w]]), (a, np.array([[float(m)]])), y, s, None)[0]
-        assert np.array_equal(lg, lg2) and np.any(np.isfinite(lg) & (b * y <= -0.5))
+        far = b * y <= -0.5
+        assert np.array_equal(lg[~far], lg2[~far]) and np.any(np.isfinite(lg) & far)
+        with mpmath.workdps(40):
+            for i in np.flatnonzero(far[0] & np.isfinite(lg2[0]))[::7]:
+                x = mpmath.mpf(int(a[0, i])) / m
+                exact = mpmath.log(mpmath.mpf(w) * x / s + (1 - mpmath.mpf(w)) * (1 - x) / (1 - mpmath.mpf(s)))
+                assert abs(lg2[0, i] - exact) <= 8 * R._U * max(1.0, abs(float(exact))), (i, lg2[0, i], exact)
     edge = np.array([[900.0, 1300.0, 1500.0]])  # three groups; the orders use the last two
     gidx = np.array([1, 2, 2])
     al = np.array([256.0, 768.0, 1024.0])

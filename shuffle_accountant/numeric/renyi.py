@@ -755,6 +755,18 @@ def _log_tail_ratio(ratio_m: np.ndarray, dphi_bound: np.ndarray, m: np.ndarray) 
     return np.where(log_rho < 0.0, out, np.inf)
 
 
+def _x_and_complement(x: np.ndarray | tuple[np.ndarray, np.ndarray], shape: tuple[int, ...], where: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` and ``1 - x`` at the elements ``where``; given as ``(a, m)``, ``1 - x = (m - a) / m`` (within u/2 of
+    itself: the difference of integers is exact; ``1 - fl(a / m)`` was off by up to ``u x / (1 - x)`` relative, which the
+    far terms' budget did not name, read-only review rev81), else ``1 - x`` of the given float."""
+    if isinstance(x, tuple):
+        a, m = np.broadcast_to(x[0], shape)[where], np.broadcast_to(x[1], shape)[where]
+        return a / m, (m - a) / m
+    x_ = np.broadcast_to(x, shape)[where]
+    return x_, 1.0 - x_
+
+
 def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarray, np.ndarray], y: np.ndarray, s: float,
                     err_y: np.ndarray | float | None = 0.0) -> tuple[np.ndarray, np.ndarray | None]:
     """``log p(x)`` for ``p(x) = 1 + b (x - s) = w x/s + (1-w)(1-x)/(1-s)`` (the first user's
@@ -779,13 +791,11 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarr
             lg = np.log1p(z)
             if not np.all(near):
                 far = ~near
-                if isinstance(x, tuple):
-                    x_ = np.broadcast_to(x[0], z.shape)[far] / np.broadcast_to(x[1], z.shape)[far]
-                else:
-                    x_ = np.broadcast_to(x, z.shape)[far]
+                x_, cx_ = _x_and_complement(x, z.shape, far)
                 w_ = np.broadcast_to(w, z.shape)[far]
-                lg[far] = np.log(w_ * x_ / s + (1.0 - w_) * (1.0 - x_) / (1.0 - s))
+                lg[far] = np.log(w_ * x_ / s + (1.0 - w_) * cx_ / (1.0 - s))
         return lg, None
+    xa = x
     if isinstance(x, tuple):
         x = x[0] / x[1]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -799,8 +809,9 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarr
         err += _U * np.abs(lg)
         if not np.all(near):
             far = ~near
-            x_, w_ = np.broadcast_to(x, z.shape)[far], np.broadcast_to(w, z.shape)[far]
-            lg[far] = np.log(w_ * x_ / s + (1.0 - w_) * (1.0 - x_) / (1.0 - s))
+            x_, cx_ = _x_and_complement(xa, z.shape, far)
+            w_ = np.broadcast_to(w, z.shape)[far]
+            lg[far] = np.log(w_ * x_ / s + (1.0 - w_) * cx_ / (1.0 - s))
             # the weights of the computed w, s against the exact pair's (see above)
             side = np.maximum(1.0, w_ / np.maximum(1.0 - w_, 1e-300)) + max(1.0, s / (1.0 - s)) if s < 1.0 else np.inf
             err[far] = _U * np.abs(lg[far]) + 6 * _U + 1.01 * _PAIR_REL * side
