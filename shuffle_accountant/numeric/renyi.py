@@ -1489,8 +1489,9 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
         log_rm = _log_tail_ratio(ratio_m, np.zeros(1), m2)
         l_e, err_e = _log_pmf_anchor(edge, np.broadcast_to(m2, edge.shape), s, rel)
         log_me = (l_e + err_e + 1e-12)[:, gidx]  # >= log M(edge)
-        lpe = _log_first_user(bp[:, None], u[:, None], xe_g, ye_g, s)[0][:, gidx]
-        lqe = _log_first_user(bq[:, None], v[:, None], xe_g, ye_g, s)[0][:, gidx]
+        # (x as (edge, m): 1 - x exact up to the division where p < 1/2, see _x_and_complement)
+        lpe = _log_first_user(bp[:, None], u[:, None], (edge, m2), ye_g, s)[0][:, gidx]
+        lqe = _log_first_user(bq[:, None], v[:, None], (edge, m2), ye_g, s)[0][:, gidx]
         ell_e = lpe * alpha + lqe * (1.0 - alpha)
         ell_e = ell_e + 1e-12 * (1.0 + np.abs(ell_e))
         t_edge = log_me + ell_e
