@@ -46,11 +46,12 @@ NS = [10, 100, 10**3, 3 * 10**3, 10**4, 10**5, 10**6, 10**7, 10**9]  # 3e3: the 
 #: --renyi-only: also n where the curve changes regime (measured worst ratios, 2026-11-23 evening): 2e3, 4e3 (two slabs;
 #: the large orders' slab extended downwards), 5e3 (slab plus blocks below it), 2e4, 3e4 (no slab), 2e6, 3e6 (kernels
 #: beyond 6000 terms went to cells; the term-by-term limit is 12000 since), 5e6 (cells)
-RENYI_NS = sorted(NS + [2 * 10**3, 4 * 10**3, 5 * 10**3, 2 * 10**4, 3 * 10**4, 68129, 3 * 10**5, 2 * 10**6,
-                        2154435, 3 * 10**6, 5 * 10**6])
+RENYI_NS = sorted(NS + [2 * 10**3, 4 * 10**3, 5 * 10**3, 2 * 10**4, 3 * 10**4, 31623, 46416, 68129, 3 * 10**5,
+                        2 * 10**6, 2154435, 3 * 10**6, 5 * 10**6])
 #: eps0 swept by default (``--quick``: EPS0_QUICK): the worst n of the curve moves up with eps0 (2026-11-23 sweep:
 #: eps0 = 2 at n ~ 2e4, 3 at 1e5, 4 at 3e5, 6 at 5e6; 2026-11-24, on the logspace(1, 9, 20) grid: 3 and 4 at
-#: n = 68129, 6 at 2154435, which RENYI_NS includes)
+#: n = 68129, 6 at 2154435, which RENYI_NS includes; 31623 and 46416: where eps0 = 2 / 3 changed regime
+#: with the wider slabs of that day)
 EPS0 = [0.5, 1.0, 2.0, 3.0, 4.0, 6.0]
 EPS0_QUICK = [1.0, 4.0]
 
