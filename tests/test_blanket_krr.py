@@ -1729,3 +1729,13 @@ def test_first_user_v_is_accurate_relative_to_itself(eps0: float) -> None:
         for lam, v in zip(lams, got):
             exact = mpmath.mpf(0.5) - mpmath.mpf(float(lam)) * d_exact
             assert abs(mpmath.mpf(float(v)) - exact) <= 4 * 2.0**-53 * exact, (lam, v, exact)
+
+
+@pytest.mark.parametrize("eps0, n, eps", [(33.0, 3, 1.0), (40.0, 5, 20.0), (50.0, 4, 49.0)])
+def test_eps0_above_32_is_answered_and_sound(eps0: float, n: int, eps: float) -> None:
+    """From eps0 = 32.237 on the window's neighbouring lambdas were not separable after rounding and every blanket
+    query raised (read-only review rev83); the block engine answers there, within the 50-digit exact value."""
+    b = api.delta(eps0, n, eps, method="blanket", randomizer=KRR(3, eps0))
+    with mpmath.workdps(60):
+        exact = ob.blanket_delta(ob.krr_matrix(3, eps0), n, eps)
+        assert b.bracket[0] <= exact <= b.bracket[1], (b.bracket, exact)

@@ -3613,11 +3613,12 @@ class _BlanketBackend:
         if self._route is None:
             c = KrrConstants(self.n, self.k, self.eps0)
             lo, hi = _window_range(c, WINDOW_SD)
-            if self.n >= 3 and hi - lo + 1 <= min(WINDOW_ALONE_MAX, WINDOW_MAX):
+            if self.n >= 3 and hi - lo + 1 <= min(WINDOW_ALONE_MAX, WINDOW_MAX) and _lambdas_separable(c, hi):
                 self._route = "window"
             else:
                 lo, hi = _window_range(c, self._core_sd(c, wide=False))
-                split = self.n >= 3 and hi - lo + 1 <= WINDOW_MAX and (hi - lo - 80) >= 2.0 * HYBRID_MIN_SD * _t_sd(c)
+                split = (self.n >= 3 and hi - lo + 1 <= WINDOW_MAX and (hi - lo - 80) >= 2.0 * HYBRID_MIN_SD * _t_sd(c)
+                         and _lambdas_separable(c, hi))
                 self._fallback = "split" if split else "engine"
                 lines = self.n >= LINES_MIN_N and (self.n - 1) * 2.0 * c.q <= LINES_MAX_T
                 self._route = "lines" if lines else self._fallback
@@ -3634,6 +3635,17 @@ class _BlanketBackend:
         if self._window is None:
             self._window = _TotalsWindow(self.n, self.k, self.eps0)
         return self._window
+
+
+def _lambdas_separable(c: KrrConstants, t_hi: float) -> bool:
+    """Whether the window's neighbouring mixing weights ``λ(t, y) = t / (t + κ y)`` and ``λ(t, y + 1)`` stay
+    apart after :meth:`_TotalsWindow._evaluate` rounds each inwards by 16u at every total up to ``t_hi``:
+    ``λ(y) / λ(y + 1) = 1 + κ / (t + κ y)`` must exceed ``(1 + 16u) / (1 - 16u)``; asked with a factor 4 to spare
+    (``κ >= 128 u (t_hi + 1)``, ``κ y <= 1``: ``κ = 2/(e^ε0 + 1)`` is at most ``e^-ε0`` where this bites).
+    Below it (``ε0`` above ~29 at a few users) the window raised "adjacent lambdas not separable" (read-only
+    review rev83: every blanket query from eps0 = 32.237 on, n >= 3); the block engine answers there. Routing
+    only."""
+    return c.kappa >= 1e-6 or (c.kappa >= 128.0 * _U * (t_hi + 1.0) and c.kappa * (c.n - 1.0) <= 1.0)
 
 
 _BACKENDS: dict[tuple[int, int, float], HockeyStick | _BlanketBackend] = {}
