@@ -552,3 +552,11 @@ def test_blanket_overflow_at_large_eps0_is_one_line():
     numpy's warnings were printed above the error; now one line (answer or exit 1 with the reason)."""
     assert_contract(run("epsilon", "--eps0", "20", "--n", "1000", "--delta", "5.77e-4", "--randomizer", "sue",
                         "--k", "2"), (0, 1))
+
+
+def test_pure_sum_subnormal_eps_is_one_line():
+    """A subnormal eps left the mse split's root search without a sign change (internal error, exit 4; found by a
+    fuzz of every command's examples, 2026-11-24); now exit 1 with the reason."""
+    r = run("pure", "sum", "--eps", "1e-320", "--n", "1e6", "--bits", "8")
+    assert_contract(r, (1,))
+    assert "mse split" in r.stderr

@@ -85,6 +85,9 @@ def split_budget(eps: float, bits: int, split: str = "mse") -> tuple[float, ...]
                 return math.fsum(inverse_g(log_mu - j * math.log(4.0)) for j in range(bits)) - eps
 
             a, b = -2100.0, 2100.0 + bits * math.log(4.0)
+            if not total(b) < 0.0:  # (every bit at the search's least budget, 1e-300, already exceeds eps)
+                raise CertificationError(f"eps = {eps!r} is below the least total budget the mse split resolves "
+                                         f"({bits} bits x 1e-300): use a larger eps or --split uniform")
             log_mu = float(optimize.brentq(total, a, b, xtol=1e-13, rtol=1e-15, maxiter=500))
             parts = [inverse_g(log_mu - j * math.log(4.0)) for j in range(bits)]
             scale = eps / math.fsum(parts)
