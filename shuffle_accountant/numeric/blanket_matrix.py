@@ -2885,10 +2885,8 @@ class PairBlanket:
                     and self.log_chernoff_upper(eps) >= math.log(fp.MIN_PROBABILITY)):
                 self._direct_only = True
                 try:
-                    b = self._product_lattice(eps, rtol) if self._product_pays(eps) else self._lattice(cf, eps, rtol)
+                    b = self._lattice_capped(cf, eps, rtol, trivial)
                     self._sep_eps.discard(eps)
-                    if b.upper > trivial:
-                        return DeltaBounds(eps, min(b.lower, trivial), trivial, b.blocks, trivial - b.lower <= rtol * b.lower)
                     return b
                 except _NoSpectral:
                     pass
@@ -2900,7 +2898,7 @@ class PairBlanket:
             b = self._separable.bounds(eps, rtol)
             if b.converged or not self._auto or b.upper <= fp.MIN_PROBABILITY:
                 return b
-            return self._narrowed_by_lattice(b, cf, eps, rtol)
+            return self._narrowed_by_lattice(b, cf, eps, rtol, trivial)
         exact = self.exact or self._lattice_poor(cf)
         if not exact and self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY):
             # below the package's floor: report the floor (the exponents of the lattice would
@@ -2913,12 +2911,18 @@ class PairBlanket:
                     self._exact_slopes.clear()
                 self._exact_slopes[eps] = (lo, slope)
             return DeltaBounds(eps, lo, up, exact_size(self.n, self.structure.classes), up - lo <= rtol * lo)
+        return self._lattice_capped(cf, eps, rtol, trivial)
+
+    def _lattice_capped(self, cf: _Coefficients, eps: float, rtol: float, trivial: float) -> DeltaBounds:
+        """The lattice's bracket (on the product law where :meth:`_product_pays`), its upper end capped at
+        ``trivial``, the local bound ``E[X_+]`` that holds for every ``n`` (:meth:`_compute`)."""
         b = self._product_lattice(eps, rtol) if self._product_pays(eps) else self._lattice(cf, eps, rtol)
         if b.upper > trivial:
             return DeltaBounds(eps, min(b.lower, trivial), trivial, b.blocks, trivial - b.lower <= rtol * b.lower)
         return b
 
-    def _narrowed_by_lattice(self, b: DeltaBounds, cf: _Coefficients, eps: float, rtol: float) -> DeltaBounds:
+    def _narrowed_by_lattice(self, b: DeltaBounds, cf: _Coefficients, eps: float, rtol: float,
+                             trivial: float) -> DeltaBounds:
         """A separable bracket ``b`` that missed ``rtol`` intersected with the lattice's (both certified, so
         their intersection is): the separable engine's truncated mass (its window of 14 sd) floors its upper
         end near 1e-45, where delta itself may be 1e-62 (read-only review rev82: OLH k = 8, eps0 = 6,
@@ -2927,7 +2931,7 @@ class PairBlanket:
         try:
             if self.log_chernoff_upper(eps) < math.log(fp.MIN_PROBABILITY):
                 return DeltaBounds(eps, b.lower, min(b.upper, fp.MIN_PROBABILITY), b.blocks, True)
-            other = self._product_lattice(eps, rtol) if self._product_pays(eps) else self._lattice(cf, eps, rtol)
+            other = self._lattice_capped(cf, eps, rtol, trivial)
         except (_NoSpectral, CertificationError, OverflowError, ValueError, FloatingPointError):
             return b
         lower, upper = max(b.lower, other.lower), min(b.upper, other.upper)
