@@ -327,6 +327,10 @@ TRIM_STEP = 4
 #: single blocks anyway, and one batch of cells costs less than a second round)
 SINGLES_SD = 6.0
 SINGLES_MAX = 200
+#: the first partition's edges around the mean of m, in its standard deviations (the same numbers
+#: :meth:`SeparableBlanket._initial_edges` made with two ``geomspace`` per computation)
+_EDGE_Z = np.concatenate((-np.geomspace(M_WINDOW_SD, 0.25, 14), [0.0], np.geomspace(0.25, M_WINDOW_SD, 14)))
+_EDGE_Z.flags.writeable = False
 #: Boost anchors of the pmf runs of B every this many cells (:func:`.binomial.pmf_points`)
 RUN = 32
 #: cells (m, b) one bounds() call may evaluate before it returns the bracket reached
@@ -1293,8 +1297,7 @@ class SeparableBlanket:
 
     def _initial_edges(self, lo: int, hi: int, mean: float, sd: float) -> np.ndarray:
         """A first partition of ``[lo, hi + 1)``: edges dense near the mean."""
-        z = np.concatenate((-np.geomspace(M_WINDOW_SD, 0.25, 14), [0.0], np.geomspace(0.25, M_WINDOW_SD, 14)))
-        e = np.round(mean + z * sd)
+        e = np.round(mean + _EDGE_Z * sd)
         singles = np.arange(math.floor(mean - SINGLES_SD * sd), math.ceil(mean + SINGLES_SD * sd) + 1.0)
         if singles.size <= SINGLES_MAX:
             e = np.concatenate((e, singles))
@@ -1319,7 +1322,7 @@ class SeparableBlanket:
         return self.n * self._factor < floor_a
 
     @staticmethod
-    def _make_kit(eps: float, parts: list[tuple[np.ndarray, ...]], known: dict[int, tuple[float, float, float]],
+    def _make_kit(eps: float, parts: list[tuple[np.ndarray, ...]], known: tuple[np.ndarray, np.ndarray, np.ndarray],
                   sp: _Split, ec: _Eps, route_b: bool, gam: float, grow: float, shrink: float, left: np.ndarray,
                   right: np.ndarray, single: np.ndarray, w: np.ndarray, w_err: np.ndarray, p_below: float,
                   p_above: float, hi: int) -> _Kit:
@@ -1331,8 +1334,9 @@ class SeparableBlanket:
         ranges = _ranges(starts[order], reps[order])  # cells regrouped by increasing m
         seg = np.cumsum(reps[order]) - reps[order]
         ms = ms[order]
-        g_up = np.array([known[int(x)][1] for x in ms])
-        g_lo = np.array([known[int(x)][0] for x in ms])
+        at = ms.astype(np.int64)
+        g_up = known[1][at]
+        g_lo = known[0][at]
         mm = np.repeat(ms, reps[order])
         return _Kit(eps, sp, ec, route_b, gam, grow, shrink, left, right, single, w, w_err, p_below, p_above, hi,
                     ms, g_up, g_lo, seg, rel[order], p_below_b[order], p_above_b[order], mm, b[ranges], wb[ranges], j[ranges],
@@ -1397,18 +1401,21 @@ class SeparableBlanket:
             edges = self._edges
         else:
             edges = self._initial_edges(lo, hi, mean, sd)
-        known: dict[int, tuple[float, float, float]] = {}
+        # G_lo, G_up and D_lo per m evaluated (indexed by m <= n + 1; read only where ``have``)
+        known = (np.zeros(n + 2), np.zeros(n + 2), np.zeros(n + 2))
+        have = np.zeros(n + 2, dtype=bool)
         cells = 0
         self._collect = []  # (§8: the cells' data for a nearby eps)
 
         def need(points: np.ndarray) -> None:
             nonlocal cells
-            new = np.array([p for p in np.unique(points) if int(p) not in known], dtype=float)
-            if new.size:
-                gl, gu, dl, c = self._g_values(new, ec, sp)
+            u = np.unique(points).astype(np.int64)
+            at = u[~have[u]]
+            if at.size:
+                gl, gu, dl, c = self._g_values(at.astype(float), ec, sp)
                 cells += c
-                for p, a, b, t in zip(new, gl, gu, dl):
-                    known[int(p)] = (float(a), float(b), float(t))
+                known[0][at], known[1][at], known[2][at] = gl, gu, dl
+                have[at] = True
 
         # tails of m outside [lo, hi]: G <= G(1) below, G <= G(hi + 1) above
         need(np.concatenate(([1], edges)))  # (with the first partition: one batch of cells)
@@ -1417,7 +1424,7 @@ class SeparableBlanket:
         else:
             p_below = float(bn.cdf(np.array([lo - 2.0]), N, gam)[0]) * (1.0 + bn.relative_error_budget(N))
             p_above = float(bn.sf(np.array([hi - 1.0]), N, gam)[0]) * (1.0 + bn.relative_error_budget(N))
-        tail_up = p_below * known[1][1] + p_above * known[hi + 1][1]
+        tail_up = p_below * float(known[1][1]) + p_above * float(known[1][hi + 1])
         target_rel = rtol
         converged = False
         for _round in range(40):
@@ -1427,9 +1434,9 @@ class SeparableBlanket:
                 w, w_err = np.ones(1), np.zeros(1)
             else:
                 w, w_err = _block_masses(edges, N, gam)
-            g_left_up = np.array([known[int(x)][1] for x in left])
-            g_left_lo = np.array([known[int(x)][0] for x in left])
-            g_right_lo = np.array([known[int(x)][0] for x in right])
+            g_left_up = known[1][left]
+            g_left_lo = known[0][left]
+            g_right_lo = known[0][right]
             single = (right - left) == 1
             up_i = (w + w_err) * g_left_up
             lo_i = np.maximum(w - w_err, 0.0) * np.where(single, g_left_lo, g_right_lo)
@@ -1469,8 +1476,7 @@ class SeparableBlanket:
         # the state of §7: the lower end's terms, each with its slope in g
         m_used = np.where(single, left, right)
         self._slopes[eps] = _SlopeState(
-            eps, np.maximum(w - w_err, 0.0), np.array([known[int(x)][0] for x in m_used]),
-            np.array([known[int(x)][2] for x in m_used]), gam * (1.0 - s_rel) * (1.0 - 8 * _U), rem_neg, shrink)
+            eps, np.maximum(w - w_err, 0.0), known[0][m_used], known[2][m_used], gam * (1.0 - s_rel) * (1.0 - 8 * _U), rem_neg, shrink)
         if len(self._slopes) > 16:
             del self._slopes[next(iter(self._slopes))]
         batches, self._collect = self._collect, None
