@@ -475,6 +475,15 @@ def test_surrogate_rtol_only_where_the_normal_estimate_holds():
     assert np.all(est > 0.0) and np.all(est <= 1.0) and np.all(np.diff(est) <= 0.0)
 
 
+def _surrogate_root(prof: BlanketProfile, delta: float) -> float:
+    """Where the profile's surrogate crosses ``delta`` (bisection to the last bits)."""
+    lo, hi = 0.0, prof.max_log_ratio
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if prof.surrogate(np.array([mid]))[0] > delta else (lo, mid)
+    return hi
+
+
 @pytest.mark.parametrize("rand,n", [(SUE(100, 1.0), 170), (OLH(100, 1.0), 1000), (SUE(1000, 2.0), 300),
                                     (OLH(1000, 4.0), 300)])
 def test_separable_pairs_trust_their_estimate_from_100_draws(rand, n):
@@ -485,13 +494,29 @@ def test_separable_pairs_trust_their_estimate_from_100_draws(rand, n):
     assert prof.pairs[0].separable and n * prof.pairs[0].structure.gamma >= 100.0
     assert prof.surrogate_rtol == 1e-3
     got = epsilon_for_delta(prof, 1e-6, 1e-6)
-    lo, hi = 0.0, prof.max_log_ratio
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if prof.surrogate(np.array([mid]))[0] > 1e-6 else (lo, mid)
-    assert abs(hi / got.upper - 1.0) <= 1e-3
+    assert abs(_surrogate_root(prof, 1e-6) / got.upper - 1.0) <= 1e-3
     few = BlanketProfile(rand, int(90 / prof.pairs[0].structure.gamma))
     assert few.surrogate_rtol is None
+
+
+@pytest.mark.parametrize("rand,n", [(SUE(2, 1.0), 1000), (OUE(2, 0.5), 300), (OLH(2, 1.0), 100),
+                                    (SUE(100, 3.0), 3000)], ids=lambda v: v.describe() if hasattr(v, "describe") else str(v))
+def test_one_lattice_or_exact_pair_trusts_its_estimate_where_measured(rand, n):
+    """One pair on the lattice (n gamma >= 200) or exact path (>= 60) with eps0 <= 3.5 declares its
+    saddle-point root within 1e-3 (steering only): it is within that of the certified eps(1e-6); the
+    trusted search's bracket meets the one of the same pair searched without the declaration (a bare
+    PairBlanket) and is as narrow as asked; k = 2 at eps0 = 6 declares nothing."""
+    prof = BlanketProfile(rand, n)
+    pair = prof.pairs[0]
+    assert not pair.separable and n * pair.structure.gamma >= (60.0 if pair.exact else 200.0)
+    assert prof.surrogate_rtol == 1e-3
+    got = epsilon_for_delta(prof, 1e-6, 1e-6)
+    ref = epsilon_for_delta(PairBlanket(pair.structure, n), 1e-6, 1e-6)
+    assert got.lower <= ref.upper and ref.lower <= got.upper
+    assert got.upper - got.lower <= 1e-6 * got.upper
+    assert abs(_surrogate_root(prof, 1e-6) / got.upper - 1.0) <= 1e-3
+    if rand.k == 2:  # (k = 100 at eps0 = 6 is on the separable engine, with its own rule)
+        assert BlanketProfile(type(rand)(rand.k, 6.0), n).surrogate_rtol is None
 
 
 # ---------------------------------------------------------------------------------------

@@ -3202,6 +3202,14 @@ class PairBlanket:
 # ---------------------------------------------------------------------------------------
 
 
+#: :attr:`BlanketProfile.surrogate_rtol`: one pair on the lattice (or exact) path is trusted from this
+#: many expected blanket draws (exact path: :data:`TRUST_EXACT_DRAWS`) when its largest log-ratio is at
+#: most :data:`TRUST_MAX_EPS0` (measured there: the surrogate's root within 2.8e-5 relative)
+TRUST_LATTICE_DRAWS = 200.0
+TRUST_EXACT_DRAWS = 60.0
+TRUST_MAX_EPS0 = 3.5
+
+
 class BlanketProfile:
     """The privacy-blanket bound of a randomizer for ``n`` users, as a certified
     :class:`~.profile.PrivacyProfile` (upper end: a sound ``delta`` for the shuffled
@@ -3273,12 +3281,31 @@ class BlanketProfile:
         n = 1e4 and 1e-7 at n = 1e6 for unary encoding), or when every pair is answered by the
         separable engine with at least 100 (measured at delta = 1e-6, SUE / OUE / OLH with k = 100
         and 1000, eps0 0.5 .. 4: within 2.2e-6 relative at n = 1e3, 8e-5 at n gamma >= 110, 7.8e-4
-        at n gamma = 37), else ``None``. Lets the search skip its coarse first look (at n = 1e3: 4
-        -> 3 evaluations); never a bound."""
+        at n gamma = 37), or when the profile is one pair with largest log-ratio at most
+        :data:`TRUST_MAX_EPS0` and at least :data:`TRUST_LATTICE_DRAWS` expected blanket draws
+        (:data:`TRUST_EXACT_DRAWS` on the exact path), else ``None``. Lets the search skip its coarse
+        first look (at n = 1e3: 4 -> 3 evaluations); never a bound.
+
+        The third case (issue 10, speed at small n; measured at delta = 1e-6 and 1e-9, SUE / OUE / OLH k =
+        2 / 100, eps0 0.5 .. 6, n = 10 .. 1e4): the surrogate's root lay within 1.2e-6 relative of the
+        certified eps(delta) on the lattice path with n gamma = 226 .. 882 and eps0 <= 1 (k = 2, n = 300 /
+        1000), within 8e-6 at eps0 = 3 and n gamma >= 365, within 2.8e-5 on the exact path with n gamma
+        >= 75 and eps0 <= 1; it was 1e-4 .. 1.3e-3 off at eps0 = 3 with n gamma 109 .. 164 (lattice) and
+        37 .. 55 (exact), and at eps0 = 6 (n gamma 50 .. 948), left out. Trusted there, the
+        search looks first at the final width where the coarse look and a straddle took two lattice
+        evaluations (they refine differently) or two exact ones: 902 -> 838 evaluations over 336
+        queries; k = 2, n = 1000, eps0 0.5 / 1: 5.4-7.1 -> 2.5-2.9 ms (3 -> 1 evaluations), n = 300: 11-20
+        -> 6-7.4 ms where 3 -> 1, 9.9-18.5 ms where 3 -> 2; SUE k = 100, eps0 = 3, n = 3000: 8.1-8.5 ->
+        6.8-7.3 ms (CPU, least of 3)."""
         if all(not p.exact and p.n * p.structure.gamma >= 1000.0 for p in self.pairs):
             return 1e-3
         if all(p.separable and p.n * p.structure.gamma >= 100.0 for p in self.pairs):
             return 1e-3
+        if len(self.pairs) == 1:
+            p = self.pairs[0]
+            draws = TRUST_EXACT_DRAWS if p.exact else TRUST_LATTICE_DRAWS
+            if not p.separable and p.max_log_ratio <= TRUST_MAX_EPS0 and p.n * p.structure.gamma >= draws:
+                return 1e-3
         return None
 
     def lower_at(self, eps: float) -> float:
