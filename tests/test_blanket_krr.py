@@ -1739,3 +1739,85 @@ def test_eps0_above_32_is_answered_and_sound(eps0: float, n: int, eps: float) ->
     with mpmath.workdps(60):
         exact = ob.blanket_delta(ob.krr_matrix(3, eps0), n, eps)
         assert b.bracket[0] <= exact <= b.bracket[1], (b.bracket, exact)
+
+
+def _mp_cdf_rows(sizes: list[int], rho: float) -> dict[int, list[mpmath.mpf]]:
+    """``P[Bin(m, rho) <= k]`` for every ``k`` of each size ``m``, in 40 digits (terms by the exact ratio)."""
+    rows = {}
+    with mpmath.workdps(40):
+        r = mpmath.mpf(rho)
+        q = r / (1 - r)
+        for m in sizes:
+            term, acc, row = (1 - r) ** m, mpmath.mpf(0), []
+            for j in range(m + 1):
+                acc += term
+                row.append(acc)
+                term = term * (m - j) / (j + 1) * q
+            rows[m] = row
+    return rows
+
+
+@pytest.mark.parametrize("rho", [0.3, 0.12])
+def test_lineage_tails_within_their_error_bounds(rho: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bulk boundaries walked along lineages of totals two apart (a kink of each parity, drifting up, down
+    and not at all, by up to LINEAGE_DY; chains cut every LINEAGE_LINKS links): each small tail within its
+    bound of 40-digit sums (a sum range off by one term is ~1e-2 off here, the bounds ~1e-12), the bound
+    within LINEAGE_ACCEPT pmf budgets of the value, the chain anchors Boost's own numbers, the boundaries
+    far from the mean left to the caller."""
+    import shuffle_accountant.numeric.blanket_krr as bkm
+    from shuffle_accountant.numeric import binomial as bn
+
+    monkeypatch.setattr(bkm, "LINEAGE_LINKS", 16)
+    monkeypatch.setattr(bkm, "LINEAGE_MIN_BULK", 64)
+    N = 1200
+    ts, ys = [], []
+    for t in range(200, 420):
+        m = N - t
+        mean, sd = m * rho, math.sqrt(m * rho * (1 - rho))
+        for j, (z, drift) in enumerate(((-1.6, 3), (0.1, -5), (1.4, 0))):
+            y = math.floor(mean + z * sd + drift * ((t - 200) // 2) / 10.0 + (7 if t % 2 else 0))
+            ys.append(y + (0 if j != 2 or t % 7 else 31))  # (a jump beyond LINEAGE_DY: a new chain)
+            ts.append(t)
+        ts += [t, t]
+        ys += [math.floor(mean - 6.0 * sd), math.floor(mean + 5.0 * sd)]  # (outside the bulk)
+    key = np.unique(np.array(ts, dtype=np.int64) * 10**6 + np.array(ys, dtype=np.int64))
+    t_arr, y_arr = key // 10**6, key % 10**6
+    m_arr = (N - t_arr).astype(float)
+    p = bn.pmf(y_arr.astype(float), m_arr, rho)
+    rel = bn.pmf_error_budget(N + 1)
+    done, x, ex = bkm._lineage_tails(t_arr, y_arr, N, rho, p, rel)
+    z = np.abs(y_arr - m_arr * rho) / np.sqrt(m_arr * rho * (1 - rho))
+    assert not np.any(done & (z > bkm.LINEAGE_Z))
+    assert done.sum() >= 0.9 * np.count_nonzero(z <= bkm.LINEAGE_Z)
+    rows = _mp_cdf_rows(sorted({int(m) for m in m_arr[done]}), rho)
+    below = y_arr < m_arr * rho
+    for i in np.nonzero(done)[0]:
+        F = rows[int(m_arr[i])][int(y_arr[i])]
+        exact = F if below[i] else 1 - F
+        with mpmath.workdps(40):
+            assert abs(mpmath.mpf(float(x[i])) - exact) <= ex[i], (t_arr[i], y_arr[i], x[i], exact, ex[i])
+        assert ex[i] <= bkm.LINEAGE_ACCEPT * rel * x[i] + 1e-300
+    walked = done & (x != np.where(below, bn.cdf(y_arr.astype(float), m_arr, rho), bn.sf(y_arr.astype(float), m_arr, rho)))
+    assert walked.sum() >= 0.5 * done.sum()  # (most are walked, not Boost's)
+
+
+@pytest.mark.parametrize("n, k, eps0", [(40_000, 3, 1.0), (200_000, 10, 2.0)])
+def test_window_with_lineage_walks_brackets_the_boost_one(n: int, k: int, eps0: float,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window's bracket with the bulk tails walked along lineages (:func:`_lineage_tails`) and with
+    Boost's tail at every boundary: both certified, so they overlap, and the walked one is as tight (its
+    masses' bounds are within LINEAGE_ACCEPT pmf budgets, far below the bracket's width)."""
+    import shuffle_accountant.numeric.blanket_krr as bkm
+
+    calls: list[int] = []
+    orig = bkm._lineage_tails
+    monkeypatch.setattr(bkm, "_lineage_tails", lambda *a: calls.append(int(orig(*a)[0].sum())) or orig(*a))
+    got = {}
+    for min_n in (0, 10**15):
+        monkeypatch.setattr(bkm, "LINEAGE_MIN_N", min_n)
+        w = _TotalsWindow(n, k, eps0, half_sd=4.0, tails_elsewhere=True)
+        got[min_n] = w.bounds(0.9 * KrrBlanket(n, k, eps0).max_log_ratio * 0.01, 1e-6)
+    assert calls and calls[0] > 100
+    a, b = got[0], got[10**15]
+    assert a.lower <= b.upper and b.lower <= a.upper
+    assert a.upper - a.lower <= 2.0 * (b.upper - b.lower) + 1e-9 * b.lower

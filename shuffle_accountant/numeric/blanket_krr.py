@@ -2449,6 +2449,168 @@ def _by_y_then_t(y: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return y[order], t[order]
 
 
+#: :func:`_lineage_tails` walks the boundaries within this many sd of their size's mean (Boost's cdf / sf
+#: costs ~1-2 us a value there at m ~ 1e5 .. 1e6, ~0.2 us beyond 4 sd) ...
+LINEAGE_Z = 2.5
+#: ... from a boundary of the total two below (the same parity of the clone count: a kink's cut moves by one
+#: every second total) at most this far in ``y`` ...
+LINEAGE_DY = 32
+#: ... in chains of at most this many links from one Boost anchor (cost and tightness only: each walked value
+#: carries its own certified bound, and one whose bound exceeds :data:`LINEAGE_ACCEPT` times Boost's pmf
+#: budget of its value takes Boost's tail instead)
+LINEAGE_LINKS = 64
+LINEAGE_ACCEPT = 64.0
+#: ... from this many users on (cost only).
+LINEAGE_MIN_N = 30_000
+#: ... where at least this many boundaries lie in the bulk (cost only).
+LINEAGE_MIN_BULK = 512
+_LINEAGE_WIDTHS = np.array([2, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48, 64])
+
+
+def _lineage_tails(t: np.ndarray, y: np.ndarray, N: int, rho: float, p: np.ndarray, rel: float
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Small tails of ``Bin(m, ρ)``, ``m = N - t``, at window boundaries ``(t, y)`` (int64, sorted by ``t`` then
+    ``y``, distinct; ``p`` their pmf ``P_m(y)`` with relative error at most ``rel``): ``P[Bin(m) <= y]`` where
+    ``y < m ρ`` (``below``), else ``P[Bin(m) > y]``, with an absolute error bound, for the boundaries it walks
+    (*derived*; the rest: Boost). Returns ``(done, x, ex)``: ``done`` marks the boundaries answered (anchors by
+    Boost's cdf / sf with the budget :meth:`_TotalsWindow._boundary_masses` charges; walked ones as below).
+
+    *Chains.* A kink of the window moves by a few units of ``y`` from one total to the next of the same parity,
+    and Boost's tail is slow near the mean. A boundary within :data:`LINEAGE_Z` sd of its mean links to the
+    nearest such boundary ``(t - 2, y')`` with ``|y - y'| <=`` :data:`LINEAGE_DY` (one child per parent: the
+    nearest); the links form disjoint chains, cut every :data:`LINEAGE_LINKS` links; each chain's first entry
+    takes Boost's tail.
+
+    *Identity.* ``Bin(j + 1) = Bin(j) + Bernoulli(ρ)`` gives ``F_j(y) = F_{j+1}(y) + ρ P_j(y)`` (``F`` the cdf,
+    ``P`` the pmf), so with ``m' = m + 2`` (the parent's size) and ``D = y - y'``
+
+        F_m(y) = F_{m'}(y') + P_i - N_i,   P_i = ρ (P_{m+1}(y') + P_m(y')) + [D > 0] Σ_{y' < a <= y} P_m(a),
+                                           N_i = [D < 0] Σ_{y < a <= y'} P_m(a),
+
+    all terms positive. ``P_m(a)`` is walked from the boundary's own ``P_m(y)`` towards ``y'`` by the exact
+    ratios ``P_m(a - 1) / P_m(a) = a (1 - ρ) / ((m - a + 1) ρ)`` and ``P_m(a + 1) / P_m(a) = (m - a) ρ / ((a + 1)
+    (1 - ρ))``, ``P_{m+1}(y') = P_m(y') (m + 1)(1 - ρ) / (m + 1 - y')``.
+
+    *Error* (absolute ``E``, as :func:`_walk_tops`). A value walked ``k`` steps is within ``rel + 8 k u``
+    (relative, first order: each ratio and product at most 8 roundings, as :meth:`_TotalsWindow._walk` charges)
+    of the exact pmf; ``P_i`` and ``N_i`` sum at most ``|D| + 2`` of them (``|D| + 1`` roundings, the product by
+    ``ρ`` and one addition): ``|P - P*| <= e_i P`` with ``e_i = 1.01 (rel + 8 (|D| + 1) u + (|D| + 4) u)``, likewise
+    ``N``. ``F`` is computed as ``F_{i-1} + (P_i - N_i)`` along each chain in order (:func:`_chain_sums`): the
+    two roundings are at most ``2.01 u (|F_{i-1}| + P_i + N_i)``. So ``E_i = E_{i-1} + e_i (P_i + N_i) + 2.01 u
+    (|F_{i-1}| + P_i + N_i) + 1e-300`` (a running sum too), ``E`` of an anchor its budget times its ``F`` (``F = 1 -
+    x`` above the mean: plus ``u``); the bound's own roundings (at most ``8 u`` per step, at most
+    :data:`LINEAGE_LINKS` steps) are covered by a factor ``1 + 1e-9``. The small tail of a walked boundary is
+    ``F`` (below) or ``1 - F`` (plus ``u`` of it); it is kept where its bound is at most :data:`LINEAGE_ACCEPT`
+    ``rel`` times its value."""
+    nb = t.size
+    done = np.zeros(nb, dtype=bool)
+    x, ex = np.zeros(nb), np.zeros(nb)
+    m = (N - t).astype(float)
+    yf = y.astype(float)
+    with np.errstate(invalid="ignore"):
+        z = np.abs(yf - m * rho) / np.sqrt(m * rho * (1.0 - rho))
+    bulk = np.nonzero((m >= 2.0) & (z <= LINEAGE_Z) & (p > 1e-250))[0]
+    if bulk.size < LINEAGE_MIN_BULK:  # (cost only: below, the vector operations cost more than Boost)
+        return done, x, ex
+    tb, yb = t[bulk], y[bulk]
+    key = ((tb - int(tb.min())) << _KEY_BITS) | yb  # (sorted: the boundaries are)
+    q = ((tb - int(tb.min()) - 2) << _KEY_BITS) | yb
+    pos = np.searchsorted(key, q)
+    par = np.full(bulk.size, -1, dtype=np.int64)
+    best = np.full(bulk.size, LINEAGE_DY + 1, dtype=np.int64)
+    for cand in (pos - 1, pos):
+        cc = np.clip(cand, 0, bulk.size - 1)
+        dist = np.abs(yb[cc] - yb)
+        ok = (cand >= 0) & (cand < bulk.size) & (tb[cc] == tb - 2) & (dist < best)
+        par = np.where(ok, cc, par)
+        best = np.where(ok, dist, best)
+    # one child per parent: the nearest (ties: the first)
+    kids = np.nonzero(par >= 0)[0]
+    if kids.size < 0.5 * bulk.size:  # (cost only: few links, little to gain)
+        return done, x, ex
+    srt = kids[np.lexsort((best[kids], par[kids]))]
+    keep = np.ones(srt.size, dtype=bool)
+    keep[1:] = par[srt][1:] != par[srt][:-1]
+    linked = np.zeros(bulk.size, dtype=bool)
+    linked[srt[keep]] = True
+    par = np.where(linked, par, np.arange(bulk.size))
+    # depth and root of each entry (pointer jumping over the disjoint chains)
+    depth = linked.astype(np.int64)
+    ptr = par.copy()
+    while True:
+        nxt = ptr[ptr]
+        if np.array_equal(nxt, ptr):
+            break
+        depth = depth + depth[ptr]
+        ptr = nxt
+    head = depth % LINEAGE_LINKS == 0
+    order = np.lexsort((depth, ptr))  # chains contiguous, in order
+    hd = head[order]
+    ob = bulk[order]
+    # each chain's first entry: Boost's tail, as the caller would compute it
+    ha = ob[hd]
+    below = yf[ha] < m[ha] * rho
+    xa = np.where(below, bn.cdf(yf[ha], m[ha], rho), 0.0)
+    xa[~below] = bn.sf(yf[ha][~below], m[ha][~below], rho)
+    exa = np.maximum(bn.tail_error_budget(yf[ha], m[ha], rho), rel) * xa + 1e-300
+    x[ha], ex[ha] = xa, exa
+    F_head = np.where(below, xa, 1.0 - xa)
+    E_head = exa + np.where(below, 0.0, _U * F_head)
+    # the links' sums (walks of similar lengths together)
+    lk = np.nonzero(~hd)[0]
+    ci = ob[lk]  # the child (global index)
+    pi = bulk[par[order[lk]]]  # its parent
+    D = (y[ci] - y[pi]).astype(np.int64)
+    steps = np.abs(D)
+    mc, yc = m[ci], yf[ci]
+    S = np.zeros(lk.size)
+    P_at = p[ci].copy()  # P_m(y') at the walk's end
+    S[D > 0] = P_at[D > 0]  # (downwards the sum starts at P_m(y) itself)
+    c_dn, c_up = (1.0 - rho) / rho, rho / (1.0 - rho)
+    group = np.searchsorted(_LINEAGE_WIDTHS, steps)
+    for dn in (True, False):
+        for gi in np.unique(group[(D > 0) if dn else (D < 0)]):
+            sel = np.nonzero((group == gi) & ((D > 0) if dn else (D < 0)))[0]
+            st = steps[sel]
+            kk = np.arange(1, int(st.max()) + 1, dtype=float)[None, :]
+            a, mm = yc[sel][:, None], mc[sel][:, None]
+            # step k leaves a - (k - 1) downwards: ratio (a - k + 1)(1 - ρ)/((m - a + k) ρ); upwards it leaves
+            # a + k - 1: (m - a - k + 1) ρ/((a + k)(1 - ρ))
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                r = ((a + 1.0) - kk) / ((mm - a) + kk) if dn else ((mm - a + 1.0) - kk) / (a + kk)
+                r *= c_dn if dn else c_up
+            np.copyto(r, 0.0, where=kk > st[:, None])
+            w = np.cumprod(r, axis=1)
+            w *= P_at[sel][:, None]  # (still the boundary's own P_m(y) here)
+            last = w[np.arange(sel.size), st - 1]
+            S[sel] += np.sum(np.where(kk < st[:, None], w, 0.0), axis=1) if dn else np.sum(w, axis=1)
+            P_at[sel] = last
+    yp = yf[pi]
+    P_next = P_at * ((mc + 1.0) * (1.0 - rho) / (mc + 1.0 - yp))
+    Pp = rho * (P_next + P_at) + np.where(D > 0, S, 0.0)
+    Nn = np.where(D < 0, S, 0.0)
+    e_l = 1.01 * (rel + 8.0 * (steps + 1.0) * _U + (steps + 4.0) * _U)
+    inc = np.zeros(ob.size)
+    inc[hd] = F_head
+    inc[lk] = Pp - Nn
+    F = _chain_sums(inc, hd)
+    Fp = np.abs(F[np.maximum(np.arange(ob.size) - 1, 0)])
+    einc = np.zeros(ob.size)
+    einc[hd] = E_head
+    einc[lk] = e_l * (Pp + Nn) + 2.01 * _U * (Fp[lk] + Pp + Nn) + 1e-300
+    E = _chain_sums(einc, hd) * (1.0 + 1e-9)
+    wk = ob[lk]
+    Fw, Ew = F[lk], E[lk]
+    bw = yf[wk] < m[wk] * rho
+    xs = np.where(bw, Fw, 1.0 - Fw)
+    es = np.where(bw, Ew, Ew + _U * np.abs(xs)) * (1.0 + 4.0 * _U) + 1e-300
+    good = (xs > 0.0) & (xs <= 1.0) & (es <= LINEAGE_ACCEPT * rel * xs)
+    x[wk[good]], ex[wk[good]] = xs[good], es[good]
+    done[ha] = True
+    done[wk[good]] = True
+    return done, x, ex
+
+
 class _TotalsWindow:
     """Certified blanket divergence of k-RR (``k >= 3``) with every total ``t`` of a window
     summed on its own and the sum over the third-value count ``j`` done exactly in the mixing
@@ -2586,7 +2748,9 @@ class _TotalsWindow:
         and an absolute error bound for each (the computed side: Boost's budgets and the identity's
         roundings; its complement ``1 - x`` one rounding more). Cached by ``(t, y)``: the same
         numbers a fresh computation gives. A boundary within :data:`WALK_MAX` of a cached one of
-        the same total (a kink that moved with ``ε``) is walked from it (:meth:`_walk`)."""
+        the same total (a kink that moved with ``ε``) is walked from it (:meth:`_walk`); from
+        :data:`LINEAGE_MIN_N` users on, boundaries near their mean are walked along the lineage of their
+        kink from a Boost anchor of a total two below (:func:`_lineage_tails`)."""
         key = self._key(t, y)
         if key.size < 2 or bool(np.all(key[1:] > key[:-1])):  # boundaries come sorted and distinct
             uk, inv = key, np.arange(key.size)
@@ -2618,14 +2782,20 @@ class _TotalsWindow:
                 p[on], ep[on] = pm[0], pm[1] * pm[0] + 1e-300
             off = ~on
             if np.any(off):
+                po = bn.pmf(yy[off], m[off], rho)
+                p[off], ep[off] = po, self.rel * po + 1e-300
+                if self.N + 1 >= LINEAGE_MIN_N:  # bulk boundaries walked along their kink's lineage
+                    fo = np.nonzero(off)[0]
+                    lin, xl, exl = _lineage_tails(t_int[off], y_int[off], self.N, rho, po, self.rel)
+                    x[fo[lin]], ex[fo[lin]] = xl[lin], exl[lin]
+                    off[fo[lin]] = False
+            if np.any(off):
                 yo, mo, bo = yy[off], m[off], below[off]
                 xo = np.empty(yo.size)  # the small tail at (m, y): Boost's cdf below the mean, its sf above
                 xo[bo] = bn.cdf(yo[bo], mo[bo], rho)
                 xo[~bo] = bn.sf(yo[~bo], mo[~bo], rho)
                 x[off] = xo
                 ex[off] = np.maximum(bn.tail_error_budget(yo, mo, rho), self.rel) * xo + 1e-300
-                po = bn.pmf(yo, mo, rho)
-                p[off], ep[off] = po, self.rel * po + 1e-300
             new = _branch_cdfs(x, ex, p, ep, below, rho)
             new["p"], new["ep"] = p, ep
             full = tt > self.N  # Bin(0): F_0(y) = 1 for y >= 0; the silent branch has weight 0
