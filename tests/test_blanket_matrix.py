@@ -1487,6 +1487,25 @@ def test_closed_bracket_contains_the_oracle_and_is_exact_near_the_top(rand, orac
             assert not np.isfinite(up[1])
 
 
+@pytest.mark.parametrize("rand,n", [(SUE(2, 0.7), 3), (SUE(2, 0.7), 30), (OUE(100, 3.0), 10), (SUE(100, 6.0), 100)],
+                         ids=str)
+def test_closed_lower_at_one_point_is_the_array_forms(rand, n):
+    """``PairBlanket.closed_lower`` at a single eps (the search's look at the top: ``_closed_point``) gives the
+    array form's values (to 1e-12; 0 where the array form offers no lower end: below ``CLOSED_NEAR`` times the
+    largest log-ratio unless the upper end applies), and so does ``surrogate`` where delta is known."""
+    s = rand.pair_structures()[0]
+    top = s.max_log_ratio
+    grid = top * np.array([0.3, 0.9, 0.985, 0.99, 0.995, 0.999, 1 - 1e-6, 1.0])
+    full = PairBlanket(s, n).closed_lower(grid)
+    for e, want in zip(grid, full):
+        pb = PairBlanket(s, n)
+        got = float(pb.closed_lower(np.array([e]))[0])
+        assert abs(got - want) <= 1e-12 * want, (e, got, want)
+        assert (got == 0.0) == (want == 0.0)
+        est = float(pb.surrogate(np.array([e]))[0])
+        assert est >= 0.0 and (want == 0.0 or est >= 0.5 * want)
+
+
 def test_closed_lower_of_an_asymmetric_matrix_is_below_the_oracle():
     """A matrix randomizer (several ordered pairs): ``BlanketProfile.closed_lower`` stays below the oracle's
     maximum over pairs near the top (where it is offered) and is close to it there."""
