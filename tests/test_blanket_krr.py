@@ -1532,9 +1532,10 @@ def test_bounds_run_inside_reused_memory_and_change_nothing(monkeypatch: pytest.
 
 def test_integer_key_sorts_give_the_lexsort_order() -> None:
     """The int64-key sorts that replace ``np.lexsort`` (cost only) in :func:`_tails_by_runs` and
-    :meth:`_TotalsWindow._long_runs` (:func:`_by_y_then_t`) give its order exactly, ties included (many equal
-    triples), at sizes up to 2^31 - 1 and third-value counts up to 2^40 - 1, and fall back to it outside
-    those ranges (negative or fractional values, sizes from 2^31, counts from 2^40)."""
+    :meth:`_TotalsWindow._long_runs` (:func:`_by_y_then_t`) give its sequence of keys exactly (equal triples,
+    many here, in any order: :func:`_tails_by_runs` gives them the same numbers, tested below), at sizes up to
+    2^31 - 1 and third-value counts up to 2^40 - 1, and fall back to it outside those ranges (negative or
+    fractional values, sizes from 2^31, counts from 2^40)."""
     from shuffle_accountant.numeric import blanket_krr as bk
 
     rng = np.random.default_rng(5)
@@ -1548,7 +1549,10 @@ def test_integer_key_sorts_give_the_lexsort_order() -> None:
         side = rng.random(n) < 0.5
         if trial % 10 == 9:
             k[0] = -1.0 if trial % 20 == 9 else k[0] + 0.5
-        assert np.array_equal(bk._order_by_k_side_size(k, side, mm), np.lexsort((mm, side, k)))
+        got, ref = bk._order_by_k_side_size(k, side, mm), np.lexsort((mm, side, k))
+        assert np.array_equal(np.sort(got), np.arange(n))  # a permutation ...
+        for x in (k, side, mm):  # ... giving lexsort's sequence of triples (ties in any order)
+            assert np.array_equal(x[got], x[ref])
         t = rng.integers(10**9, 10**9 + 9000, n).astype(float)
         y = np.floor(rng.random(n) * [8, 10**6, 2**40 - 1][trial % 3])
         if trial % 10 == 4:
@@ -1821,3 +1825,25 @@ def test_window_with_lineage_walks_brackets_the_boost_one(n: int, k: int, eps0: 
     a, b = got[0], got[10**15]
     assert a.lower <= b.upper and b.lower <= a.upper
     assert a.upper - a.lower <= 2.0 * (b.upper - b.lower) + 1e-9 * b.lower
+
+
+def test_tails_by_runs_same_numbers_whatever_the_order_of_equal_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """:func:`_tails_by_runs` with its requests ordered by an unstable sort (equal requests in any order) and by
+    ``lexsort`` (stable): the very same tails, bounds, pmf and pmf bounds, with many repeated requests."""
+    from shuffle_accountant.numeric import blanket_krr as bk
+
+    rng = np.random.default_rng(21)
+    for rho in (0.3, 0.05):
+        mm = rng.integers(2000, 2600, 3000).astype(float)
+        kk = np.round(mm * rho + rng.integers(-60, 60, mm.size))
+        mm[::3], kk[::3] = mm[0], kk[0]  # repeated requests
+        mm[1::7] = mm[1]
+        got = []
+        for stable in (False, True):
+            if stable:
+                monkeypatch.setattr(bk, "_order_by_k_side_size", lambda k, s, m: np.lexsort((m, s, k)))
+            pm: list[np.ndarray] = []
+            got.append(bk._tails_by_runs(mm, kk, rho, pm, 16)[:2] + tuple(pm))
+            monkeypatch.undo()
+        for a, b in zip(*got):
+            assert np.array_equal(a, b)
