@@ -1506,6 +1506,25 @@ def test_closed_lower_at_one_point_is_the_array_forms(rand, n):
         assert est >= 0.0 and (want == 0.0 or est >= 0.5 * want)
 
 
+@pytest.mark.parametrize("rand,n", [(SUE(2, 1.0), 30), (OUE(2, 6.0), 100), (OUE(2, 3.0), 300), (OLH(2, 6.0), 3000)],
+                         ids=str)
+def test_measured_log_slope_of_exact_and_lattice_evaluations(rand, n):
+    """``PairBlanket.log_slope`` after an exact (item 8) or lattice (item 7) evaluation at eps(1e-6): ``-g D /
+    delta`` from that evaluation's slope bound agrees with the difference quotient of certified brackets at
+    ``eps (1 +- 1e-4)`` to 1e-3 (the saddle point's slope is 1-14 % off on these); ``nan`` more than ``1e-3
+    eps`` away (then the saddle point's slope is returned)."""
+    s = rand.pair_structures()[0]
+    eps = epsilon_for_delta(PairBlanket(s, n), 1e-6, 1e-6).upper
+    pb = PairBlanket(s, n)
+    pb.bounds(eps, 1e-7)
+    h = 1e-4 * eps
+    ref = PairBlanket(s, n)
+    a, b = ref.bounds(eps - h, 1e-8), ref.bounds(eps + h, 1e-8)
+    fd = (math.log(b.lower + b.upper) - math.log(a.lower + a.upper)) / (2 * h)
+    assert abs(pb.log_slope(eps) / fd - 1.0) <= 1e-3, (pb.log_slope(eps), fd)
+    assert math.isnan(pb._measured_log_slope(eps * 1.01)) and pb.log_slope(eps * 1.01) < 0.0
+
+
 def test_closed_lower_of_an_asymmetric_matrix_is_below_the_oracle():
     """A matrix randomizer (several ordered pairs): ``BlanketProfile.closed_lower`` stays below the oracle's
     maximum over pairs near the top (where it is offered) and is close to it there."""
