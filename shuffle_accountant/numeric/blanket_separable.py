@@ -274,10 +274,11 @@ computation).
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 from scipy.special import gammaln, xlogy  # type: ignore[import-untyped]
@@ -951,6 +952,26 @@ LOOK_RTOL = 1e-5
 EXTRAPOLATE_REL = 1e-3
 
 
+class _LazyKits(dict):  # type: ignore[type-arg]
+    """The kits of §8 per eps, each made on first use from what its computation left (the arrays are
+    not changed afterwards): a search that ends with that computation (one evaluation) never pays for
+    regrouping its cells (~0.05-0.1 ms a computation at n = 100 .. 1e3). ``[]`` and ``get`` give the
+    :class:`_Kit`, the same object as when it was made at once."""
+
+    def later(self, eps: float, make: Callable[[], _Kit]) -> None:
+        super().__setitem__(eps, make)
+
+    def __getitem__(self, eps: float) -> _Kit:
+        kit = super().__getitem__(eps)
+        if not isinstance(kit, _Kit):
+            kit = kit()
+            super().__setitem__(eps, kit)
+        return kit
+
+    def get(self, eps: float, default: _Kit | None = None) -> _Kit | None:  # type: ignore[override]
+        return self[eps] if eps in self else default
+
+
 @dataclass(frozen=True)
 class _Kit:
     """What §8 keeps of one computation at ``eps``: its product split ``sp``, per-eps constants
@@ -1060,7 +1081,7 @@ class SeparableBlanket:
         self._last: float | None = None  # eps of the last bounds() call
         #: per-cell data of the computations being made (§8), and the kits kept per eps
         self._collect: list[tuple[np.ndarray, ...]] | None = None
-        self._kits: dict[float, _Kit] = {}
+        self._kits: _LazyKits = _LazyKits()
         #: eps answered from a kit -> the eps of that kit's computation (lower_at, §7)
         self._from: dict[float, float] = {}
 
@@ -1481,8 +1502,8 @@ class SeparableBlanket:
             del self._slopes[next(iter(self._slopes))]
         batches, self._collect = self._collect, None
         if batches:
-            self._kits[eps] = self._make_kit(eps, batches, known, sp, ec, route_b, gam, grow, shrink, left, right,
-                                             single, w, w_err, p_below, p_above, hi)
+            self._kits.later(eps, functools.partial(self._make_kit, eps, batches, known, sp, ec, route_b, gam, grow,
+                                                    shrink, left, right, single, w, w_err, p_below, p_above, hi))
             if len(self._kits) > 8:
                 del self._kits[next(iter(self._kits))]
         if 0.0 < total_up < fp.MIN_PROBABILITY:
