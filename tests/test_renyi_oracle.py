@@ -399,3 +399,165 @@ def test_log_chernoff_at_least_the_exact_exponent(m: int, p: float, z: float) ->
     assert got >= exact, (got, exact)
     margin = 8 * R._U * m * (1 + abs(math.log(p)) + abs(math.log1p(-p)))  # the charged rounding
     assert got <= exact + 2 * margin + 1e-9 * max(1.0, abs(float(exact)))  # and not looser than that
+
+
+def _kernel_exact(u, v, s, c: int, alpha: float) -> mpmath.mpf:
+    """K(c) = sum_a P_c(a)^alpha Q_c(a)^(1 - alpha) of the lam = 1 kernel pair, 50 digits, from its definition
+    (P_c(a) = u B(a - 1) + (1 - u) B(a), B = Bin(c, s); mpmath u, v, s)."""
+    B = [mpmath.binomial(c, k) * s**k * (1 - s) ** (c - k) for k in range(c + 1)]
+    below, at = [mpmath.mpf(0)] + B, B + [mpmath.mpf(0)]  # B(a - 1), B(a) for a = 0 .. c + 1
+    pq = [(u * b1 + (1 - u) * b0, v * b1 + (1 - v) * b0) for b1, b0 in zip(below, at)]
+    return mpmath.fsum(P ** mpmath.mpf(alpha) * Q ** (1 - mpmath.mpf(alpha)) for P, Q in pq if P > 0)
+
+
+def _exact_weights(pr):
+    r0, r1, pa, pb = (mpmath.mpf(x) for x in (pr.r0, pr.r1, pr.pa, pr.pb))
+    return r0 + r1, r0 / (r0 + r1), pa / (pa + pb), pb / (pa + pb)
+
+
+@pytest.mark.parametrize("pr", [pair_for("clones", 6.0, 200).pair, pair_for("clones", 2.0, 200).pair,
+                                ClonePair(200, 0.1, 0.3, 0.7, 0.3, 0.0), ClonePair(200, 0.1, 0.3, 0.3, 0.7, 0.0)])
+def test_end_block_bounds_bracket_the_exact_block_sums(pr):
+    """The end bounds of a block of clone counts (renyi._end_block_bounds: K(c) <= theta^(c - c') K(c') + F and K(c')
+    >= theta^(c' - c) (K(c) - F) for c <= c', theta = s at the end x = 1, 1 - s at x = 0) bracket the 50-digit
+    sum_{c1}^{c2} Pr[C = c] (K(c) - 1) computed from the kernel's definition, given the exact corner kernels (rounded
+    outwards) and masses, for every block of counts 0 .. 40 up to 12 wide, both corner placements, at orders up to
+    1024, s = 1/2 (both ends merged) and s = 1/4 (two ends), both directions. Where one end carries the large orders'
+    kernels (eps0 = 6, alpha = 1024) the bracket is tight across 12 counts (within 1e-6), which a wrong power of theta
+    would break; the corner bounds differ there by a factor ~2^12."""
+    from shuffle_accountant.numeric import renyi as R
+
+    orders = np.array([2.0, 64.0, 256.0, 1024.0])
+    d = R.RenyiDirection(pr)
+    ends = R._end_constants(d.pa1, d.pb1, d.s, orders)
+    assert len(ends) == (1 if d.s == 0.5 else 2)
+    N = pr.n - 1
+    top = 41
+    with mpmath.workdps(50):
+        p, s, u, v = _exact_weights(pr)
+        w = [mpmath.binomial(N, c) * p**c * (1 - p) ** (N - c) for c in range(top + 1)]
+        K = [[_kernel_exact(u, v, s, c, float(a)) for a in orders] for c in range(top + 1)]
+        lk = np.array([[float(mpmath.log(x)) for x in row] for row in K])
+    lk_up, lk_lo = lk + 1e-13 * (1 + np.abs(lk)), lk - 1e-13 * (1 + np.abs(lk))
+    tight = 0
+    for width in (1, 2, 5, 12):
+        for c1 in range(0, top - width):
+            c2 = c1 + width - 1
+            with mpmath.workdps(50):
+                mass = mpmath.fsum(w[c1:c2 + 1])
+                exact = [mpmath.fsum(w[c] * (K[c][j] - 1) for c in range(c1, c2 + 1)) for j in range(orders.size)]
+                lw_up = float(mpmath.log(mass)) + 1e-13
+            for cl in (c2, c2 + 1):
+                best_up, best_lo = np.full(orders.size, np.inf), np.full(orders.size, -np.inf)
+                for theta, log_f, theta_rel in ends:
+                    ls_up, ls_lo = R._log_tilted_mass(np.array([float(c1)]), np.array([float(c2)]), float(N), d.p, theta)
+                    up, lo = R._end_block_bounds(np.full(orders.size, float(c1)), np.full(orders.size, float(cl)),
+                                                 lk_up[cl], lk_lo[c1], np.full(orders.size, lw_up), ls_up, ls_lo,
+                                                 theta, log_f, theta_rel)
+                    best_up, best_lo = np.minimum(best_up, up), np.maximum(best_lo, lo)
+                for j in range(orders.size):
+                    with mpmath.workdps(50):
+                        le = float(mpmath.log(exact[j])) if exact[j] > 0 else -math.inf
+                    assert best_lo[j] <= le <= best_up[j], (pr, orders[j], c1, c2, cl, best_lo[j], le, best_up[j])
+                    if width == 12 and best_up[j] - best_lo[j] < 1e-6:
+                        tight += 1
+    if pr.pa == pair_for("clones", 6.0, 200).pair.pa:
+        assert tight >= top - 12  # alpha = 1024: every 12-count block, at least one corner placement
+
+
+@pytest.mark.parametrize("N, p, theta", [(199, 0.3, 0.5), (199, 0.3, 0.25), (10**6, 0.005, 0.75), (10**9 - 1, 1e-4, 0.5)])
+def test_log_tilted_mass_brackets_the_exact_sum(N, p, theta):
+    """sum_{c1}^{c2} Pr[C = c] theta^c, C ~ Bin(N, p) (renyi._log_tilted_mass: the binomial tilted to p theta / (1 - p
+    (1 - theta)) times (1 - p (1 - theta))^N) against 50-digit sums of the terms, intervals near the tilted mean, at
+    the mean and far below both (underflowing masses: Chernoff, lower end -inf), to within 1e-9 where not underflowing."""
+    from shuffle_accountant.numeric import renyi as R
+
+    mean, tilted = N * p, N * p * theta / (1 - p * (1 - theta))
+    sd = math.sqrt(max(tilted, 1.0))
+    cands = [(tilted - 2 * sd, tilted + 2 * sd), (tilted, tilted), (mean - 3 * sd, mean + 3 * sd), (tilted + 5 * sd, tilted + 9 * sd),
+             (0, min(30, N)), (tilted / 20, tilted / 20 + 40)]
+    for a, b in cands:
+        c1, c2 = max(int(a), 0), min(int(b), N)
+        if c2 - c1 > 3000:
+            continue
+        up, lo = R._log_tilted_mass(np.array([float(c1)]), np.array([float(c2)]), float(N), p, theta)
+        with mpmath.workdps(50):
+            pm, tm = mpmath.mpf(p), mpmath.mpf(theta)
+            exact = mpmath.fsum(mpmath.binomial(N, c) * pm**c * (1 - pm) ** (N - c) * tm**c for c in range(c1, c2 + 1))
+            le = float(mpmath.log(exact))
+        assert lo[0] <= le <= up[0], (N, p, theta, c1, c2, lo[0], le, up[0])
+        if math.isfinite(lo[0]):
+            assert up[0] - lo[0] < 1e-9 * max(1.0, abs(le)) + 1e-5 * (N > 10**6)
+
+
+@pytest.mark.parametrize("eps0, n", [(2.0, 1000), (3.0, 2000)])
+def test_end_bounds_in_use_bracket_the_exact_sum(eps0, n):
+    """RenyiDirection.bounds with the end bounds of blocks and the end envelope of entries in use (the large orders'
+    kernels fall by about theta = 1/2 per count far below the clone count's mean; asserted: some end bound finite)
+    brackets log(S_alpha - 1) at rtol 1e-6 against the 50-digit sum over clone counts of Pr[C = c] (K(c) - 1), each
+    kernel from its definition (counts above the mean + 6 sd: at most Pr[C > top] (K(top) - 1), K non-increasing in c,
+    e^-18 of the rest or less, charged to the upper side)."""
+    from shuffle_accountant.numeric import renyi as R
+
+    pr = pair_for("clones", eps0, n).pair
+    orders = np.array([2.0, 64.0, 512.0, 1024.0])
+    used = []
+    orig = R._end_block_bounds
+
+    def spy(*a, **k):
+        up, lo = orig(*a, **k)
+        used.append(bool(np.any(np.isfinite(up))))
+        return up, lo
+
+    R._end_block_bounds = spy
+    try:
+        up, lo, ok, _, _ = R.RenyiDirection(pr).bounds(orders, 1e-6)
+    finally:
+        R._end_block_bounds = orig
+    assert any(used)
+    N = pr.n - 1
+    with mpmath.workdps(30):
+        p, s, u, v = _exact_weights(pr)
+        top = int(N * float(p) + 6 * math.sqrt(N * float(p)))
+        w = [mpmath.binomial(N, c) * p**c * (1 - p) ** (N - c) for c in range(top + 1)]
+        rest = 1 - mpmath.fsum(w)
+        for j in (2, 3):
+            a = float(orders[j])
+            ks = [_kernel_exact(u, v, s, c, a) - 1 for c in range(top + 1)]
+            part = mpmath.fsum(wc * kc for wc, kc in zip(w, ks))
+            slack = rest * ks[-1]
+            assert lo[j] <= float(mpmath.log(part + slack)) and float(mpmath.log(part)) <= up[j], (a, lo[j], part, up[j])
+            assert slack < 1e-8 * part
+
+
+@pytest.mark.parametrize("pr", [pair_for("clones", 6.0, 200).pair, ClonePair(200, 0.1, 0.3, 0.7, 0.3, 0.0)])
+def test_end_envelope_brackets_the_exact_kernels(pr):
+    """RenyiDirection._envelope with the end lemma (renyi._end_block_bounds' docstring; RenyiDirection._end_envelope):
+    entries at counts 0 .. 30 whose bounds are the exact log(K - 1) rounded outwards at every third count and unknown
+    (+inf / -inf) elsewhere get bounds that bracket the 50-digit values at every count and order; where the kernel falls
+    by theta per count (eps0 = 6, alpha = 1024) the upper bounds from the next evaluated count above are within 1e-9,
+    which a wrong power of theta would break (the monotone envelope alone gives the count below: a factor 2 or more)."""
+    from shuffle_accountant.numeric import renyi as R
+
+    orders = np.array([2.0, 64.0, 256.0, 1024.0])
+    d = R.RenyiDirection(pr)
+    d.alpha = orders
+    d._ends = R._end_constants(d.pa1, d.pb1, d.s, orders)
+    d._ends_on = True
+    c = np.arange(31.0)
+    with mpmath.workdps(50):
+        p, s, u, v = _exact_weights(pr)
+        ex = np.array([[float(mpmath.log(_kernel_exact(u, v, s, int(ci), float(a)) - 1)) for a in orders] for ci in c])
+    known = (c % 3 == 0)[:, None]
+    up = np.where(known, ex + 1e-13 * (1 + np.abs(ex)), np.inf)
+    lo = np.where(known, ex - 1e-13 * (1 + np.abs(ex)), -np.inf)
+    perm = np.random.default_rng(3).permutation(c.size)  # (entries in any order: the envelope sorts them by c)
+    d.ent_c = c[perm]
+    d._c_sorted = None
+    e_up, e_lo = d._envelope(up[perm], lo[perm])
+    inv = np.argsort(perm)
+    e_up, e_lo = e_up[inv], e_lo[inv]
+    assert np.all(e_lo <= ex) and np.all(ex <= e_up)
+    if pr.pa == pair_for("clones", 6.0, 200).pair.pa:
+        gap = e_up[:, 3] - ex[:, 3]
+        assert np.all(gap[:30] < 1e-9), gap

@@ -2575,6 +2575,147 @@ class _Slab:
 _Z0 = np.concatenate(([-np.inf, -12.0], np.linspace(-8.0, 8.0, 33), [12.0, np.inf]))
 
 
+#: Blocks of totals get the end bounds (:func:`_end_block_bounds`) only where the clone counts lie below this many sd
+#: above the clone count's mean (above it the kernels are flat in ``c`` and the corners are tight; work only).
+_END_ABOVE_SD = 0.0
+#: ... and where ``log K`` falls across the block by more than this times ``|log theta|`` per count (at most about 1:
+#: the lemma's rate; where it falls much more slowly the corners' bounds are the tighter ones; work only).
+_END_STEEP = 0.25
+
+
+def _log_tilted_mass(c1: np.ndarray, c2: np.ndarray, N: float, p: float, theta: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """``(upper, lower)`` bounds on ``log sum_{c = c1}^{c2} Pr[C = c] theta^c``, ``C ~ Bin(N, p)``, ``0 < theta <= 1``
+    (``-inf`` for empty intervals; the lower end ``-inf`` where the mass underflows).
+
+    Exact identity (*derived*, the exponential tilt of the binomial): ``C(N, c) p^c (1 - p)^(N - c) theta^c = (1 - p +
+    p theta)^N C(N, c) p_t^c (1 - p_t)^(N - c)`` with ``p_t = p theta / (1 - p + p theta)``, so the sum is ``(1 - p (1 -
+    theta))^N Pr[c1 <= Bin(N, p_t) <= c2]``: one interval mass of a binomial (Boost, with its absolute error budget from
+    :func:`.binomial.interval_mass`; where it is at most ``_TINY``, the Chernoff bound :func:`_log_chernoff` instead, as
+    :meth:`RenyiDirection._log_block_mass` does: Boost's value may underflow to 0). Rounding: the
+    computed ``p_t`` and ``1 - p_t`` are within ``6u`` relative of the exact ones (a product, a difference, a division),
+    which moves every term's log by at most ``6u (c + (N - c) p_t / (1 - p_t)) <= 6u N max(1, p_t / (1 - p_t))``
+    (charged ``8u``), and ``N log1p(-p (1 - theta))`` carries ``3u`` of its argument relative (through ``log1p``: at
+    most ``3u x / (1 - x)``) and ``u`` of itself (charged ``8u`` of each)."""
+    c1 = np.maximum(np.asarray(c1, dtype=float), 0.0)
+    c2 = np.minimum(np.asarray(c2, dtype=float), N)
+    x = p * (1.0 - theta)
+    pt = p * theta / (1.0 - x)
+    head = N * math.log1p(-x)
+    with np.errstate(divide="ignore"):
+        odds = pt / (1.0 - pt) if pt < 1.0 else math.inf
+    margin = 8 * _U * N * (max(1.0, odds) + x / (1.0 - x) + abs(math.log1p(-x))) + 1e-300
+    mass, err = bn.interval_mass(c1, c2, int(N), pt)
+    up = _safe_log(mass + err)
+    lo = _safe_log(mass - err)
+    tiny = (mass <= _TINY) & (c2 >= c1)
+    if np.any(tiny):
+        up[tiny] = _log_chernoff(c1[tiny], c2[tiny], np.full(int(tiny.sum()), N), pt)  # (Boost's value may underflow)
+        lo[tiny] = -np.inf
+    empty = c2 < c1
+    up = np.where(empty, -np.inf, up + head + margin)
+    lo = np.where(empty, -np.inf, lo + head - margin)
+    return up, lo
+
+
+def _end_constants(u: float, v: float, s: float, alpha: np.ndarray) -> list[tuple[float, np.ndarray, float]]:
+    """Per end of ``x`` usable by :func:`_end_block_bounds`: ``(theta, log F, theta_rel)`` with ``theta = s`` for the end ``x = 1``
+    (``F = max(f(0), 1)``, an upper bound) and ``theta = 1 - s`` for ``x = 0`` (``F = max(f(1), 1)``), ``f = p^alpha
+    q^(1 - alpha)`` with ``p(x) = u x / s + (1 - u)(1 - x) / (1 - s)``, ``q`` likewise with ``v`` (per order).
+
+    Rounding: the pair's ``u``, ``v``, ``s`` are within :data:`_PAIR_REL` relative of the exact ones, so ``1 - w`` within
+    ``_PAIR_REL w / (1 - w)``; the logs of the ratios carry those and ``2u`` each, times ``alpha`` and ``alpha - 1``; the
+    products and the sum ``4u`` of their magnitudes (charged with a factor 2). An end whose ``p`` or ``q`` vanishes
+    (or ``s`` at 0 or 1) is left out. ``theta_rel``: the relative error of ``theta`` against the exact split (or its
+    complement)."""
+    out: list[tuple[float, np.ndarray, float]] = []
+    if not 0.0 < s < 1.0:
+        return out
+    for end, theta, pu, pv, ps in ((1, s, 1.0 - u, 1.0 - v, 1.0 - s), (0, 1.0 - s, u, v, s)):
+        # (the other end's values: for theta = s the end x = 0, where p = (1 - u)/(1 - s); its weights' errors
+        # relative to 1 - w are _PAIR_REL w / (1 - w), to w itself _PAIR_REL)
+        if not (pu > 0.0 and pv > 0.0 and ps > 0.0):
+            continue
+        lp, lq = math.log(pu) - math.log(ps), math.log(pv) - math.log(ps)
+        if end == 1:
+            e_u, e_v, e_s = u / pu, v / pv, s / ps
+            theta_rel = _PAIR_REL
+        else:
+            e_u = e_v = e_s = 1.0
+            theta_rel = _PAIR_REL * s / (1.0 - s) + _U  # (1 - s: the split's error relative to it, and the rounding)
+        d_p = 1.01 * _PAIR_REL * (e_u + e_s) + 4 * _U
+        d_q = 1.01 * _PAIR_REL * (e_v + e_s) + 4 * _U
+        ell = alpha * lp + (1.0 - alpha) * lq
+        err = 2.0 * (alpha * d_p + (alpha - 1.0) * d_q + 4 * _U * (alpha * abs(lp) + (alpha - 1.0) * abs(lq) + np.abs(ell)))
+        log_f = np.maximum(ell + err, 0.0)
+        if np.all(np.isfinite(log_f)):
+            out.append((theta, log_f, theta_rel))
+    if len(out) == 2 and out[0][0] == out[1][0]:
+        # (s = 1/2: both ends have the same theta, and each F gives a valid bound: the smaller one, once)
+        out = [(out[0][0], np.minimum(out[0][1], out[1][1]), max(out[0][2], out[1][2]))]
+    return out
+
+
+def _end_block_bounds(cu: np.ndarray, cl: np.ndarray, k_up: np.ndarray, k_lo: np.ndarray | None, lw_up: np.ndarray,
+                      ls_up: np.ndarray, ls_lo: np.ndarray, theta: float, log_f: np.ndarray, theta_rel: float
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """``(log upper, log lower)`` of ``sum_{c in block} Pr[C = c] (K(c) - 1)`` (blocks x orders) from one end of ``x``
+    (*derived*), for pairs with ``lam = 1`` (``K(c) = E f(X_m)``, ``X_m = Bin(m, s) / m``, ``m = c + 1``, one convex ``f
+    >= 0`` with ``f(s) = 1`` for every ``c``; module docstring).
+
+    Lemma (end ``x = 1``, ``theta = s``): for ``c <= c'``, ``K(c) <= theta^(c - c') K(c') + F`` and ``K(c') >= theta^(c'
+    - c) (K(c) - F)``, ``F = max(f(0), 1)``. Proof: let ``x*`` minimise ``f`` on ``[0, 1]`` (``f`` convex: non-decreasing
+    on ``[x*, 1]``, and at most ``max(f(0), f(x*)) <= max(f(0), f(s)) = F`` on ``[0, x*)``). With ``j = m - a`` (the
+    clones not reporting 1), ``E[f(X_m); X_m >= x*] = s^m R(m)``, ``R(m) = sum_{j <= m (1 - x*)} C(m, j) ((1 - s) /
+    s)^j f(1 - j/m)``. ``R`` is non-decreasing in ``m``: each term's ``C(m, j)`` grows, ``1 - j/m`` grows and stays in
+    ``[x*, 1]`` where ``f`` does not decrease, and terms only join the sum. So with ``m <= m'``: ``K(c) = s^m R(m) +
+    E[f(X_m); X_m < x*] <= s^(m - m') s^m' R(m') + F <= s^(m - m') K(c') + F``, and ``K(c') >= s^m' R(m') >= s^(m' - m)
+    s^m R(m) >= s^(m' - m) (K(c) - F)``. The end ``x = 0`` is the mirror image (``a`` in place of ``j``, ``theta = 1 -
+    s``, ``F = max(f(1), 1)``, ``f`` non-increasing on ``[0, x*]``). (At large orders ``K`` falls by about ``theta`` per
+    count where one end's terms carry the kernel, e.g. eps0 = 6, alpha = 1024: the bounds meet; the corner bounds
+    ``K(hi) <= K(c) <= K(lo - 1)`` differ by ``theta^-width`` there, so blocks one count wide.)
+
+    For a block of counts ``c1 .. c2`` with its upper corner's count ``cu <= c1`` and lower corner's ``cl >= c2``, and
+    ``S = sum_{c1}^{c2} Pr[C = c] theta^c`` in ``[e^ls_lo, e^ls_up]`` (:func:`_log_tilted_mass`): the sum is at most
+    ``K(cl) theta^-cl S + (F - 1) Pr[block]`` and at least ``(K(cu) - F) theta^-cu S - Pr[block]``. ``k_up`` bounds
+    ``log K(cl)`` above, ``k_lo`` ``log K(cu)`` below (``None``: no lower bound, ``-inf``), ``lw_up`` the block's log
+    mass above, ``log_f`` is ``log F`` of the order (all arrays elementwise, e.g. one element per block and order).
+    Rounding: each result moves by at most a few ulps of its terms' magnitudes (charged ``16u`` of their sum, and
+    where a logarithm of a difference cancels, its condition times the rounding of the difference's log-ratio);
+    ``theta`` may differ from the exact split (or its complement) by ``theta_rel`` relative, which the powers
+    ``theta^-cl``, ``theta^-cu`` and the tilted sum's ``theta^c`` (``c <= cl``) turn into at most ``1.01 theta_rel``
+    times ``cl`` each (charged ``3.03 theta_rel (cl + 1)``)."""
+    lt = math.log(theta)
+    pair_c = (3.03 * theta_rel) * (cl + 1.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        big = k_up - cl * lt + ls_up
+        pos = log_f > 0.0
+        f1 = np.where(pos, log_f + np.log(-np.expm1(-np.where(pos, log_f, 1.0))), -np.inf)  # log(F - 1): increasing in F
+        rest = f1 + lw_up
+        up = np.logaddexp(big, rest)
+        mags = np.abs(k_up) + np.abs(cl * lt) + np.abs(ls_up) + np.abs(up) + np.where(np.isfinite(rest), np.abs(rest), 0.0)
+        up = np.where(np.isnan(up), np.inf, up + 16 * _U * mags + pair_c + 1e-13)
+        if k_lo is None:
+            return up, np.full(up.shape, -np.inf)
+        # lower: log(K(cu) - F) = k_lo + log(1 - e^-d), d = k_lo - log F, whose rounding (dd) moves it by dd e^-d / (1 -
+        # e^-d); then a = log((K(cu) - F) theta^-cu S), and the bound log(e^a - Pr[block]) = a + log(1 - e^e), e = lw_up -
+        # a, moved by de e^e / (1 - e^e) for a rounding de of e
+        d = k_lo - log_f
+        okd = d > 0.0
+        dd = 16 * _U * (np.abs(k_lo) + np.abs(log_f)) + 1e-15
+        kf = np.where(okd, k_lo + np.log(-np.expm1(-np.where(okd, d, 1.0))), -np.inf)
+        a = kf - cu * lt + ls_lo
+        e = lw_up - a
+        oke = e < 0.0
+        de = 16 * _U * (np.abs(lw_up) + np.abs(a)) + 1e-15
+        lo = np.where(oke, a + np.log(-np.expm1(np.where(oke, e, -1.0))), -np.inf)
+        cond = (dd * np.exp(-np.where(okd, d, 1.0)) / -np.expm1(-np.where(okd, d, 1.0))
+                + de * np.exp(np.where(oke, e, -1.0)) / -np.expm1(np.where(oke, e, -1.0)))
+        mags = np.abs(k_lo) + np.abs(cu * lt) + np.abs(ls_lo) + np.abs(kf) + np.abs(a) + np.abs(lo)
+        lo = np.where(np.isfinite(lo), lo - (16 * _U * mags + cond + pair_c + 1e-13), -np.inf)
+    return up, lo
+
+
 def _segment_logsumexp(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """``log sum exp`` of the rows of ``x`` (cells, orders) over the consecutive segments
     beginning at ``starts``; all ``-inf`` gives ``-inf``; no warnings."""
@@ -2622,6 +2763,8 @@ class RenyiDirection:
     lw_lo: np.ndarray
     iu: np.ndarray
     il: np.ndarray
+    ls_up: np.ndarray
+    ls_lo: np.ndarray
 
     def __init__(self, pair: ClonePair, exact_window: int = _EXACT_WINDOW) -> None:
         self.pair = pair
@@ -2639,6 +2782,10 @@ class RenyiDirection:
         self._tails: dict = {}  # Boost's tails at the cells' edges, for this split s (_unique_call)
         #: the slabs of clone counts (:meth:`_build_slabs`, per call of :meth:`bounds`); none before
         self.slabs: list[_Slab] = []
+        #: the ends of x for the end bounds (:func:`_end_constants`, set by :meth:`bounds`); none before
+        self._ends: list[tuple[float, np.ndarray, float]] = []
+        #: whether they are in use (set by :meth:`bounds` after its first round; :meth:`_envelope` applies them then)
+        self._ends_on = bool(self._ends)
         #: whether the last :meth:`bounds` stopped after :data:`_IDLE_ROUNDS` rounds without progress (or beyond
         #: :data:`_MAX_CELLS`)
         self.idle_stop = False
@@ -2859,9 +3006,63 @@ class RenyiDirection:
         order = self._c_order()
         up_s = np.minimum.accumulate(np.where(np.isnan(up), np.inf, up)[order], axis=0)
         lo_s = np.maximum.accumulate(np.where(np.isnan(lo), -np.inf, lo)[order][::-1], axis=0)[::-1]
+        if self._ends_on:
+            # (only orders with some K - 1 > 1: elsewhere F >= 1 makes the end bounds no better than 1 + K; with some
+            # entry not evaluated at them: the others' own bounds are as good; and whose log(K - 1) spans more than
+            # |log theta|: else the monotone envelope's bound from any count below is within that factor of the
+            # kernel, which the end bounds, theta^-1 or more above the kernel at the next count, do not beat; work only)
+            fin = np.isfinite(up)
+            top = np.max(np.where(fin, up, -np.inf), axis=0)
+            span = top - np.min(np.where(fin, up, np.inf), axis=0)
+            lt_min = abs(math.log(min(th for th, _, _ in self._ends)))
+            cols = np.flatnonzero((top > 0.0) & ~np.all(fin, axis=0) & (span > lt_min))
+            if cols.size:
+                up_s, lo_s = self._end_envelope(self.ent_c[order], up_s, lo_s, cols)
         out_up, out_lo = np.empty_like(up), np.empty_like(lo)
         out_up[order], out_lo[order] = up_s, lo_s
         return out_up, out_lo
+
+    def _end_envelope(self, c: np.ndarray, up: np.ndarray, lo: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The envelope of :meth:`_envelope` tightened by the end lemma (:func:`_end_block_bounds`): ``K(c) <=
+        theta^(c - c'') K(c'') + F`` for every entry ``c'' >= c`` (the least over them: a running minimum of ``log K(c'')
+        - c'' log theta`` from the top), and ``K(c'') >= theta^(c'' - c) (K(c) - F)`` for every ``c <= c''`` (a running
+        maximum from the bottom), per end and at the orders ``cols``. ``c`` sorted, ``up``/``lo`` the rows of ``log(K -
+        1)`` bounds in that order. Rounding: the keys, the running extremum and the shift back are within ``2u`` of magnitudes at most
+        ``|key| + 2 c_max |log theta|`` each, ``logaddexp``/``log1p`` a few ulps of the result, ``theta``'s error ``theta_rel``
+        moves the powers by ``1.01 theta_rel c_max`` (all charged with margin: ``16u`` of the magnitudes, ``2.02
+        theta_rel c_max``); a lower bound ``log(e^L - 1)`` only where ``L > 1`` (condition at most 0.6, charged 2x)."""
+        cmax = float(c[-1]) if c.size else 0.0
+        up_all, lo_all = up, lo
+        up, lo = up[:, cols], lo[:, cols]
+        for theta, log_f_all, theta_rel in self._ends:
+            log_f = log_f_all[cols]
+            lt = math.log(theta)
+            shift = c[:, None] * lt
+            big = 2.0 * cmax * abs(lt)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                key = np.logaddexp(0.0, up) - shift  # log K(c'') - c'' log theta, above (+inf where not evaluated)
+                suf = np.minimum.accumulate(np.where(np.isnan(key), np.inf, key)[::-1], axis=0)[::-1]
+                cand = np.logaddexp(suf + shift, log_f[None, :])
+                cand = cand + 16 * _U * (np.abs(suf) + big + np.abs(cand)) + 2.02 * theta_rel * cmax + 1e-13
+                e_up = np.where(cand > 0.0, cand + np.log(-np.expm1(-np.where(cand > 0.0, cand, 1.0))), -np.inf)
+                e_up = np.where(np.isfinite(suf), e_up + 16 * _U * np.abs(e_up) + 1e-13, np.inf)
+                up = np.minimum(up, e_up)
+                lk = np.logaddexp(0.0, lo)  # log K(c) below
+                d = lk - log_f[None, :]
+                okd = d > 1.0
+                kf = np.where(okd, lk + np.log(-np.expm1(-np.where(okd, d, 2.0))), -np.inf)  # log(K(c) - F), below
+                kf = kf - np.where(okd, 2.0 * 16 * _U * (np.abs(lk) + np.abs(log_f)[None, :] + np.abs(kf)), 0.0)
+                key = np.where(np.isfinite(kf), kf - shift, -np.inf)
+                pre = np.maximum.accumulate(key, axis=0)
+                cand = pre + shift
+                cand = cand - (16 * _U * (np.abs(pre) + big + np.abs(cand)) + 2.02 * theta_rel * cmax + 1e-13)
+                ok = np.isfinite(cand) & (cand > 1.0)
+                e_lo = np.where(ok, cand + np.log(-np.expm1(-np.where(ok, cand, 2.0))), -np.inf)
+                e_lo = np.where(ok, e_lo - 2.0 * 16 * _U * (np.abs(e_lo) + np.abs(cand)) - 1e-13, -np.inf)
+                lo = np.maximum(lo, e_lo)
+        up_all, lo_all = up_all.copy(), lo_all.copy()
+        up_all[:, cols], lo_all[:, cols] = up, lo
+        return up_all, lo_all
 
     def _c_order(self) -> np.ndarray:
         if self._c_sorted is None or self._c_sorted.size != self.ent_c.size:
@@ -2964,12 +3165,54 @@ class RenyiDirection:
             need_both = np.concatenate((need, need))
         ids = self._entry_ids(np.concatenate((c_up, c_lo)), np.concatenate((lam_up, lam_lo)), need_both)
         nb = lo.size
+        # (the tilted masses of the end bounds: computed when first needed, :meth:`_end_bounds`; no columns without ends)
+        self.ls_up = np.concatenate((self.ls_up, np.full((lo.size, len(self._ends)), np.nan)))
+        self.ls_lo = np.concatenate((self.ls_lo, np.full((lo.size, len(self._ends)), np.nan)))
         self.lo = np.concatenate((self.lo, lo))
         self.hi = np.concatenate((self.hi, hi))
         self.lw_up = np.concatenate((self.lw_up, lw_up))
         self.lw_lo = np.concatenate((self.lw_lo, lw_lo))
         self.iu = np.concatenate((self.iu, ids[:nb]))
         self.il = np.concatenate((self.il, ids[nb:]))
+
+    def _end_bounds(self, e_up: np.ndarray, e_lo: np.ndarray, eu: np.ndarray, el: np.ndarray, lw_up: np.ndarray,
+                    iu: np.ndarray, il: np.ndarray, counted: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The least upper and largest lower end bounds (:func:`_end_block_bounds`) over :attr:`_ends`, as ``(rows,
+        orders, upper, lower, estimate)`` of the (block, order) elements where computed (``None``: nowhere), from the
+        entries' ``log(K - 1)`` bounds ``e_up``, ``e_lo`` (``eu``, ``el``: those at the blocks' upper and lower corners,
+        blocks x orders); and the upper
+        ones with the lower corners' lower bounds in place of their upper bounds (an estimate for the refinement's scores,
+        as there). Computed only where they may be tighter than the corners' (work only): counted blocks whose counts lie
+        below :data:`_END_ABOVE_SD` sd over the clone count's mean and whose kernel at the upper corner exceeds 2 (``K -
+        1 > 1``: ``F >= 1``) and falls by more than ``e^0.05`` to the lower corner. Their tilted masses
+        (:func:`_log_tilted_mass`) are computed once per block, when first needed."""
+        mu = self.N * self.p
+        below = (self.hi >= 1.0) & (self.hi - 1.0 <= mu + _END_ABOVE_SD * math.sqrt(self.N * self.p * (1.0 - self.p)))
+        steep = _END_STEEP * abs(math.log(min(th for th, _, _ in self._ends))) * (self.ent_c[il] - self.ent_c[iu])
+        with np.errstate(invalid="ignore"):
+            mask = counted & below[:, None] & (eu > 0.0) & (eu - el > np.maximum(steep, 0.05)[:, None])
+        r, o = np.nonzero(mask)
+        if r.size == 0:
+            return None
+        todo = np.unique(r[np.isnan(self.ls_up[r, 0])])
+        if todo.size:
+            c1, c2 = np.maximum(self.lo[todo] - 1.0, 0.0), self.hi[todo] - 1.0
+            for k, (theta, _, _) in enumerate(self._ends):
+                self.ls_up[todo, k], self.ls_lo[todo, k] = _log_tilted_mass(c1, c2, float(self.N), self.p, theta)
+        cu, cl = self.ent_c[iu[r]], self.ent_c[il[r]]
+        with np.errstate(over="ignore"):
+            k_cl = np.logaddexp(0.0, e_up[il[r], o])  # log K at cl, above (its rounding: in the bound's margin)
+            k_cl_est = np.logaddexp(0.0, e_lo[il[r], o])
+            k_cu = np.logaddexp(0.0, e_lo[iu[r], o])
+        lw = lw_up[r]
+        u_best, l_best, e_best = np.full(r.size, np.inf), np.full(r.size, -np.inf), np.full(r.size, np.inf)
+        for k, (theta, log_f, theta_rel) in enumerate(self._ends):
+            args = (self.ls_up[r, k], self.ls_lo[r, k], theta, log_f[o], theta_rel)
+            u_k, l_k = _end_block_bounds(cu, cl, k_cl, k_cu, lw, *args)
+            e_k, _ = _end_block_bounds(cu, cl, k_cl_est, None, lw, *args)
+            u_best, l_best, e_best = np.minimum(u_best, u_k), np.maximum(l_best, l_k), np.minimum(e_best, e_k)
+        return r, o, u_best, l_best, e_best
 
     # -- evaluation -------------------------------------------------------------------
     def _initial_edges(self) -> np.ndarray:
@@ -3068,6 +3311,12 @@ class RenyiDirection:
         self._tails = {}  # Boost's tails at the cells' edges (_unique_call)
         self.lo = self.hi = self.lw_up = self.lw_lo = np.zeros(0)
         self.iu = self.il = np.zeros(0, dtype=np.int64)
+        # the end bounds of blocks (:func:`_end_block_bounds`): pairs with lam = 1 (p0 = 0) only
+        self._ends = (_end_constants(self.pa1, self.pb1, self.s, self.alpha)
+                      if self.pair.p0 == 0.0 and not self.bernoulli and 0.0 < self.p < 1.0 and self.N >= 1 else [])
+        self.ls_up = np.zeros((0, len(self._ends)))
+        self.ls_lo = np.zeros((0, len(self._ends)))
+        self._ends_on = False
         self._build_slabs(rtol, log_scale)
         edges = self._initial_edges()
         if not self.slabs and self.envelope and self.pair.block_monotone and _FINE_START > 0.0:
@@ -3143,9 +3392,19 @@ class RenyiDirection:
                 counted = counted & ~self._covered(lo, hi)
                 eu_b = np.where(self._above(lo), np.minimum(eu_b, self.slab_avg_up[None, :]), eu_b)
             nb = lo.size
+            el_b = e_lo[il]
+            end = None
             with np.errstate(invalid="ignore"):  # -inf + inf where log S overflowed: caught below
                 t_up = np.where(counted, lw_up[:, None] + eu_b, -np.inf)
-                t_lo = np.where(counted, lw_lo[:, None] + e_lo[il], -np.inf)
+                t_lo = np.where(counted, lw_lo[:, None] + el_b, -np.inf)
+                if self._ends_on:
+                    # the end bounds where they are tighter (both certified; computed at counted blocks only)
+                    end = self._end_bounds(e_up, e_lo, eu_b, el_b, lw_up, iu, il, counted)
+                    if end is not None:
+                        r_e, o_e, a_up, a_lo, a_est = end
+                        t_up0 = t_up[r_e, o_e]  # (the corners' bounds, for the scores below)
+                        t_up[r_e, o_e] = np.minimum(t_up0, a_up)
+                        t_lo[r_e, o_e] = np.maximum(t_lo[r_e, o_e], a_lo)
                 tot_up = _logsumexp(t_up, axis=0) + math.log1p(4 * nb * _U)
                 tot_lo = _logsumexp(t_lo, axis=0) + math.log1p(-4 * nb * _U)
                 if self.slabs:
@@ -3162,6 +3421,11 @@ class RenyiDirection:
                 rel_gap = np.where(l_up <= 0.0, 0.0, np.where(l_lo > 0.0, l_up / l_lo - 1.0, np.inf))
             if np.all(rel_gap <= rtol):
                 return tot_up, tot_lo, True, nb, self._max_cells()
+            if self._ends and not self._ends_on:
+                # the end bounds from the first round that does not converge on the corners' alone (work only: most
+                # curves converge in their first round, where the end bounds would only cost)
+                self._ends_on = True
+                continue
             if np.any(np.isfinite(log_floor)):
                 # orders whose budget, even at their upper bound, is below the kernels' floating-point floor
                 # cannot reach rtol: they stop once their gap is within _FLOOR_STOP floors, or a round shrank
@@ -3208,6 +3472,21 @@ class RenyiDirection:
                 # tighten it)
                 outer = (np.exp(lw_up[:, None] + e_lo[iu][:, live] - ref) - np.exp(lw_up[:, None] + e_lo[il][:, live] - ref)
                          + np.exp(lw_up[:, None] + e_lo[il][:, live] - ref) - np.exp(lw_lo[:, None] + e_lo[il][:, live] - ref))
+                if end is not None:
+                    # the blocks' gaps under the end bounds (their upper bounds estimated from the lower corners' lower
+                    # bounds, as above), where those are tighter
+                    col = np.full(na, -1, dtype=np.int64)
+                    col[live] = np.arange(int(np.sum(live)))
+                    sel = col[o_e] >= 0
+                    rr, oo, cc = r_e[sel], o_e[sel], col[o_e[sel]]
+                    est_up = lw_up[rr] + e_lo[iu[rr], oo]
+                    lo_e = t_lo[rr, oo]
+                    better = (a_est[sel] < est_up) | (lo_e > lw_lo[rr] + e_lo[il[rr], oo])
+                    if np.any(better):
+                        rr, cc = rr[better], cc[better]
+                        ref_e = ref[0, cc]
+                        outer[rr, cc] = (np.exp(np.minimum(a_est[sel][better], est_up[better]) - ref_e)
+                                         - np.exp(lo_e[better] - ref_e))
             # a gap beyond the double range (inf, or inf - inf) is as large as gaps get: split first
             cnt_live = counted if counted.shape[1] == 1 else counted[:, live]
             outer = np.where(cnt_live, np.maximum(np.nan_to_num(outer, nan=1e300, posinf=1e300), 0.0), 0.0)
@@ -3224,7 +3503,12 @@ class RenyiDirection:
             if self.slabs and np.any(slab_gap > _SLAB_SHARE):
                 refined |= self._refine_slabs(np.flatnonzero(live)[slab_gap > _SLAB_SHARE], slab_gap[slab_gap > _SLAB_SHARE])
             if self.envelope:
-                need, filled = self._plan_orders(lw_up, e_up, iu, il, counted, budget, live, eu_b)
+                eu_p = eu_b
+                if end is not None:  # (the blocks' upper bounds where the end bounds are tighter)
+                    eu_p = eu_b.copy()
+                    tighter = a_up < t_up0
+                    eu_p[r_e[tighter], o_e[tighter]] = a_up[tighter] - lw_up[r_e[tighter]]
+                need, filled = self._plan_orders(lw_up, e_up, iu, il, counted, budget, live, eu_p)
                 refined |= filled
             if self.cell_ent.size and np.max(inner_total) > 0.4:
                 refined |= self._refine_inner(live, ref, 0.3)
@@ -3596,7 +3880,7 @@ class RenyiDirection:
         keep = c_hi >= c_lo
         rest = np.ones(self.lo.size, dtype=bool)
         rest[chosen] = False
-        for name in ("lo", "hi", "lw_up", "lw_lo", "iu", "il"):
+        for name in ("lo", "hi", "lw_up", "lw_lo", "iu", "il", "ls_up", "ls_lo"):
             setattr(self, name, getattr(self, name)[rest])
         self._add_blocks(c_lo[keep], c_hi[keep], None if need is None else need[chosen][rep][keep])
         return True
