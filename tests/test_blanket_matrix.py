@@ -290,6 +290,34 @@ def test_positive_part_mean_against_exact_rationals(x, m, c, rho):
     assert abs(val[0] - want) <= err[0] + 1e-15 * abs(want) + 1e-300
 
 
+def _exact_positive_part_fraction(x: float, m: int, c: float, rho: float) -> Fraction:
+    fx, fc, fr = Fraction(x), Fraction(c), Fraction(rho)
+    return sum((math.comb(m, k) * fr**k * (1 - fr) ** (m - k) * (fx + fc * k) for k in range(m + 1)
+                if fx + fc * k > 0), Fraction(0))
+
+
+@pytest.mark.parametrize("c", [0.3, 1.7, math.e, -0.3, -1.7, -math.e, -0.42603804334679074])
+def test_positive_part_mean_thresholds_on_and_off_the_support(c):
+    """``positive_part_mean`` against exact rationals (no float rounding in the comparison) where the
+    threshold ``-x/c`` sits on an integer, within ulps of one, at the ends of the support (0, m, m + 1) and far
+    outside it (every or no count contributing: no threshold charge there, module docstring of the function):
+    ``|val - exact| <= err`` for m = 0 .. 30, with no Boost budget (``rel = 0``: only the function's own ``16 u``
+    charges). Fails when the threshold charge is left out everywhere or for ``0 <= q <= 1`` (4 of the 7
+    ``c``); the part of the proof that needs no charge outside ``[0, m + 1]`` is in the function's docstring."""
+    rho = 0.37
+    for m in (0, 1, 2, 7, 30):
+        xs = []
+        for j in (-3, -1, 0, 1, m // 2, m, m + 1, m + 2, 3 * m + 5):
+            base = -c * j
+            xs += [base, math.nextafter(base, math.inf), math.nextafter(base, -math.inf), base + 0.5 * abs(c)]
+        xs += [1e6, -1e6, 0.0]
+        x = np.array(xs)
+        val, err = positive_part_mean(x, np.full(x.shape, float(m)), c, rho, 0.0)
+        for xi, v, e in zip(xs, val, err):
+            want = _exact_positive_part_fraction(xi, m, c, rho)
+            assert abs(Fraction(float(v)) - want) <= Fraction(float(e)), (m, xi, v, e, float(want))
+
+
 def _extended_dft(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Forward DFT (half spectrum) in numpy's extended precision (64-bit mantissa)."""
     n = len(x)

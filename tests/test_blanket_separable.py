@@ -412,9 +412,12 @@ def _check_lower_at(sb: bsep.SeparableBlanket, eps_b: float, exact_at) -> None: 
             assert got >= lb.lower  # the slope is non-negative
         if lb.lower > 0.0 and lb.converged and t <= 1e-5:
             # first order: the rise above the lower end at eps_b is at least the exact rise (from
-            # above the exact value at eps_b) less 1e-2 of it: the loss is second order in the step (small steps)
+            # above the exact value at eps_b) less 2e-2 of it: the loss is second order in the step (small steps).
+            # (Was 1e-2: once exact enumeration no longer charged the threshold term where no threshold can be
+            # misplaced, its bracket got narrower and the rise it certifies larger; OLH k = 100, eps0 = 0.5,
+            # n = 60, eps = 0.425, delta 2e-21, t = 1e-5: lower_at rises by 0.9896 of it. Half the slope still fails.)
             rise = lo - exact_at(eps_b)[1]
-            assert got - lb.lower >= rise - 1e-2 * abs(rise), (eps_b, t, got, lo, lb.lower, rise)
+            assert got - lb.lower >= rise - 2e-2 * abs(rise), (eps_b, t, got, lo, lb.lower, rise)
             tight.append(rise > 0.0)
     if tight:
         assert any(tight)  # the check above had something to check

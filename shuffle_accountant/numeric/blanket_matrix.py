@@ -520,7 +520,18 @@ def positive_part_mean(x: np.ndarray, m: np.ndarray, c: float, rho: float, rel: 
     ``c > 0``: the terms with ``N >= k0``, ``k0`` the least integer with ``x + c k0 > 0``:
     ``x P[N >= k0] + c m rho P[Bin(m-1, rho) >= k0-1]``. ``c < 0``: the terms with ``N <= k1``:
     ``x P[N <= k1] + c m rho P[Bin(m-1, rho) <= k1-1]``. A threshold misplaced by the rounding of
-    ``-x/c`` moves a term of size at most a few ulps of ``|x| + |c| m``, charged to the error.
+    ``-x/c`` moves a term of size at most a few ulps of ``|x| + |c| m``, charged to the error
+    (``16 u (|x| + |c| m)`` times the two probabilities at the threshold).
+
+    That charge only where the rounded quotient ``q`` (``-x/c`` for ``c > 0``, ``x/(-c)`` for ``c < 0``)
+    lies in ``[0, m + 1]`` (*derived*; was every element: the exact path's count vectors put most thresholds
+    outside, where the two pmf values cost three quarters of the call). The sign of ``q`` is exact (a
+    quotient of floats), so ``q < 0`` (``c > 0``) means ``x > 0`` and every ``N >= 0`` counts, and ``q <= 0``
+    (``c < 0``) means ``x <= 0`` and none does (``x + c N <= x``); ``q > m + 1`` means the exact quotient is
+    above ``(m + 1)(1 - u) > m`` (``q`` within ``u |q|`` of it, ``(m + 1) u < 1``), so no ``N <= m`` counts
+    (``c > 0``: ``x + c N > 0`` needs ``N > -x/c``) or every one does (``c < 0``: ``N < x/(-c)``). In each
+    case the clipped threshold (``k0`` in ``{0, m + 1}``, ``k1`` in ``{-1, m}``) is the exact one: nothing
+    is misplaced.
     """
     x = np.asarray(x, dtype=float)
     m = np.asarray(m, dtype=float)
@@ -534,20 +545,27 @@ def positive_part_mean(x: np.ndarray, m: np.ndarray, c: float, rho: float, rel: 
         return out, err
     xl, ml = x[live], m[live]
     mean = ml * rho
+    edge = np.zeros(xl.shape)  # P at the threshold, where the rounding of q may misplace it (docstring)
     if c > 0.0:
         with np.errstate(over="ignore", divide="ignore"):  # +-inf thresholds are clipped
-            k0 = np.clip(np.floor(-xl / c) + 1.0, 0.0, ml + 1.0)
+            q = -xl / c
+            k0 = np.clip(np.floor(q) + 1.0, 0.0, ml + 1.0)
         t1 = bn.sf(k0 - 1.0, ml, rho)  # P[N >= k0]
         t2 = np.where(ml >= 1.0, bn.sf(k0 - 2.0, ml - 1.0, rho), np.where(k0 <= 1.0, 1.0, 0.0))
         val = xl * t1 + c * mean * t2
-        edge = bn.pmf(k0, ml, rho) + bn.pmf(k0 - 1.0, ml, rho)
+        near = np.nonzero((q >= 0.0) & (q <= ml + 1.0))[0]
+        if near.size:
+            edge[near] = bn.pmf(k0[near], ml[near], rho) + bn.pmf(k0[near] - 1.0, ml[near], rho)
     else:
         with np.errstate(over="ignore", divide="ignore"):
-            k1 = np.clip(np.ceil(xl / (-c)) - 1.0, -1.0, ml)
+            q = xl / (-c)
+            k1 = np.clip(np.ceil(q) - 1.0, -1.0, ml)
         t1 = bn.cdf(k1, ml, rho)  # P[N <= k1]
         t2 = np.where(ml >= 1.0, bn.cdf(k1 - 1.0, ml - 1.0, rho), np.where(k1 >= 1.0, 1.0, 0.0))
         val = xl * t1 + c * mean * t2
-        edge = bn.pmf(k1, ml, rho) + bn.pmf(k1 + 1.0, ml, rho)
+        near = np.nonzero((q >= 0.0) & (q <= ml + 1.0))[0]
+        if near.size:
+            edge[near] = bn.pmf(k1[near], ml[near], rho) + bn.pmf(k1[near] + 1.0, ml[near], rho)
     scale = np.abs(xl) * t1 + abs(c) * mean * t2
     e = (rel + 16 * _U) * scale + 16 * _U * (np.abs(xl) + abs(c) * ml) * edge
     out[live] = np.maximum(val, 0.0)
@@ -595,11 +613,12 @@ def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float, float]:
     with np.errstate(divide="ignore"):
         logs = np.log(p_out)
         log_tail = math.log(tail_mass)
-    lg = gammaln(n + 1.0) - gammaln(vec + 1.0).sum(axis=1) - gammaln(m + 1.0)
+    g_vec, g_m = gammaln(vec + 1.0).sum(axis=1), gammaln(m + 1.0)  # (each used twice below)
+    lg = gammaln(n + 1.0) - g_vec - g_m
     lp = (vec * logs).sum(axis=1) if len(outer) else np.zeros(len(vec))
     logpmf = lg + lp + m * log_tail
     # error of the log: gammaln (~ 1e-15 relative), logs, products, sums; masses' own error
-    scale = gammaln(n + 1.0) + (gammaln(vec + 1.0)).sum(axis=1) + gammaln(m + 1.0) + np.abs(lp) + np.abs(m * log_tail)
+    scale = gammaln(n + 1.0) + g_vec + g_m + np.abs(lp) + np.abs(m * log_tail)
     log_err = 1e-14 * scale + 1e-15 * (r + 2) + n * (cf.eta + 4 * _U) * 2.0
     # below e^-690 (~1e-300) a probability is only bounded (never rounded down to 0 when
     # it must be an upper bound)
