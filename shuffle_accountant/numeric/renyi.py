@@ -578,6 +578,9 @@ _GROUP_COST = 2e5
 #: Kernels with supports ``0 .. m`` up to this are summed over all of it, when evaluated at
 #: at least ``_FULL_ORDERS`` orders (whose windows together span about all of it).
 _FULL_WINDOW = 1024.0
+#: The term-by-term windows' half-width in spreads beyond the Gaussian tail's ``sqrt(2 log(1/tail_tol))`` (work only: the
+#: tails beyond any window are certified, and too narrow a window is widened and summed again).
+_WINDOW_PAD = 1.5
 _FULL_ORDERS = 8
 #: Initial blocks near the clone count's mean about this times ``rtol mu`` wide, widening as ``exp(z^2 / _FINE_SHAPE)``
 #: ``z`` sd above it and ``exp(z^2 / _FINE_SHAPE_LOW)`` below (:meth:`RenyiDirection._fine_edges`; 0: the coarse start only).
@@ -1235,7 +1238,7 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
         full = np.broadcast_to(m[:, None], (m.size, alpha.size))
         return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, np.zeros(full.shape),
                             full.copy(), [slice(0, alpha.size)])
-    width = math.sqrt(2.0 * math.log(1.0 / tail_tol)) + 1.5  # in spreads: Gaussian tails below tail_tol
+    width = math.sqrt(2.0 * math.log(1.0 / tail_tol)) + _WINDOW_PAD  # in spreads: Gaussian tails below tail_tol
     # every entry's union window holds its first order's window (never narrowed, see _exact_windows): entries where
     # that alone exceeds max_window are left to the cells, as _exact_group would leave them, without the windows of
     # their other orders (measured: 20 of 23 entries of the first round at n = 3e6; later calls at 3e6 .. 1e9 whole)
@@ -2581,6 +2584,8 @@ _END_ABOVE_SD = 0.0
 #: ... and where ``log K`` falls across the block by more than this times ``|log theta|`` per count (at most about 1:
 #: the lemma's rate; where it falls much more slowly the corners' bounds are the tighter ones; work only).
 _END_STEEP = 0.25
+#: ... and where the corners' upper bound exceeds this share of the order's budget (work only).
+_END_SHARE = 0.01
 
 
 def _log_tilted_mass(c1: np.ndarray, c2: np.ndarray, N: float, p: float, theta: float
@@ -2765,6 +2770,8 @@ class RenyiDirection:
     il: np.ndarray
     ls_up: np.ndarray
     ls_lo: np.ndarray
+    _raw_totals: tuple[np.ndarray, np.ndarray] | None
+    _last_raw: tuple[np.ndarray, np.ndarray] | None
 
     def __init__(self, pair: ClonePair, exact_window: int = _EXACT_WINDOW) -> None:
         self.pair = pair
@@ -2983,6 +2990,10 @@ class RenyiDirection:
         summed term by term, the sum over its cells otherwise."""
         if self.cell_ent.size == 0:
             return self._envelope(self.ent_up, self.ent_lo)
+        if self._raw_totals is not None:  # (the last call's sums, nothing evaluated since: see ``bounds``)
+            up, lo = self._raw_totals
+            self._raw_totals = None
+            return self._envelope(up, lo)
         self._sort_cells()
         starts = np.flatnonzero(np.diff(self.cell_ent, prepend=-1))
         count = np.diff(np.append(starts, self.cell_ent.size))
@@ -2993,6 +3004,7 @@ class RenyiDirection:
         ids = self.cell_ent[starts]
         up[ids] = _segment_logsumexp(self.cell_up, starts) + np.log1p(margin)[:, None]
         lo[ids] = _segment_logsumexp(self.cell_lo, starts) + np.log1p(-margin)[:, None]
+        self._last_raw = (up, lo)
         return self._envelope(up, lo)
 
     def _envelope(self, up: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -3192,6 +3204,9 @@ class RenyiDirection:
         steep = _END_STEEP * abs(math.log(min(th for th, _, _ in self._ends))) * (self.ent_c[il] - self.ent_c[iu])
         with np.errstate(invalid="ignore"):
             mask = counted & below[:, None] & (eu > 0.0) & (eu - el > np.maximum(steep, 0.05)[:, None])
+            # (and whose corners' bound exceeds _END_SHARE of the order's budget of the round before: the others' gaps
+            # matter little)
+            mask &= lw_up[:, None] + eu > self._end_budget[None, :] + math.log(_END_SHARE)
         r, o = np.nonzero(mask)
         if r.size == 0:
             return None
@@ -3317,6 +3332,9 @@ class RenyiDirection:
         self.ls_up = np.zeros((0, len(self._ends)))
         self.ls_lo = np.zeros((0, len(self._ends)))
         self._ends_on = False
+        self._end_budget = np.full(na, -np.inf)
+        self._raw_totals = None
+        self._last_raw = None
         self._build_slabs(rtol, log_scale)
         edges = self._initial_edges()
         if not self.slabs and self.envelope and self.pair.block_monotone and _FINE_START > 0.0:
@@ -3425,6 +3443,11 @@ class RenyiDirection:
                 # the end bounds from the first round that does not converge on the corners' alone (work only: most
                 # curves converge in their first round, where the end bounds would only cost)
                 self._ends_on = True
+                with np.errstate(divide="ignore"):
+                    self._end_budget = np.where(l_lo > 0.0, math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo
+                                                - log_scale, math.log(rtol) + tot_up)
+                # (nothing evaluated since: the entries' sums over their cells are reused, not summed again)
+                self._raw_totals = self._last_raw if self.cell_ent.size else None
                 continue
             if np.any(np.isfinite(log_floor)):
                 # orders whose budget, even at their upper bound, is below the kernels' floating-point floor
@@ -3463,6 +3486,7 @@ class RenyiDirection:
             with np.errstate(divide="ignore"):
                 budget = np.where(l_lo > 0.0, math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo - log_scale,
                                   math.log(rtol) + tot_up)
+            self._end_budget = budget
             ref = budget[None, live]
             with np.errstate(invalid="ignore", over="ignore"):
                 # outer part: block mass x (inner estimate at the low end - at the high end)
