@@ -815,6 +815,20 @@ def test_auto_routes_separable_structures_by_size(n: int, engine: str) -> None:
         assert b.lower <= e.upper and e.lower <= b.upper and b.upper - b.lower <= 1e-8 * b.upper
 
 
+@pytest.mark.parametrize("rand,n", [(SUE(2, 1.0), 250), (OLH(2, 3.0), 200)], ids=str)
+def test_three_class_pairs_take_exact_enumeration_up_to_their_budget(rand, n) -> None:
+    """Pairs of three classes (k = 2) are enumerated exactly up to AUTO_EXACT_BUDGET_3 count vectors (above
+    AUTO_EXACT_BUDGET, where a pair of four classes takes the lattice); the bracket at eps(1e-6) meets the
+    lattice's, and n = 300 (45451 vectors) is on the lattice."""
+    st_ = rand.pair_structures()[0]
+    assert st_.classes == 3 and bm.AUTO_EXACT_BUDGET < bm.exact_size(n, 3) <= bm.AUTO_EXACT_BUDGET_3
+    pb = bm.PairBlanket(st_, n)
+    assert pb.exact and not bm.PairBlanket(st_, 300).exact
+    eps = epsilon_for_delta(BlanketProfile(rand, n), 1e-6, 1e-6).upper
+    got, lat = pb.bounds(eps, 1e-6), bm.PairBlanket(st_, n, method="lattice").bounds(eps, 1e-6)
+    assert got.lower <= lat.upper and lat.lower <= got.upper and got.upper <= 1e-6
+
+
 def test_auto_exact_fallback_between_the_budgets() -> None:
     """auto with more than AUTO_EXACT_BUDGET count vectors (SUE k = 10, n = 50: 23426) runs the
     lattice at a moderate eps and exact enumeration where the lattice is poor (eps close to eps0,

@@ -367,6 +367,14 @@ SEPARABLE_EXACT_BUDGET = 2_000
 #: k = 2 and 10, random 5- and 6-output matrices); below ~2e4 vectors exact enumeration is as fast
 #: or faster
 AUTO_EXACT_BUDGET = 20_000
+#: ... and this many for pairs of three classes (k = 2 unary encodings and local hashing: the count
+#: vectors are pairs, the exact path ~0.3 us each since its threshold charge is only computed where a
+#: threshold can be misplaced, while the lattice's live frequencies at n = 200 .. 250 number ~1e4).
+#: Measured (api eps(1e-6), SUE / OUE / OLH k = 2, eps0 0.5 / 1 / 3 / 6, CPU least of 2; 20000 -> 80000): n =
+#: 200 (20301 vectors) 2.9-34 -> 4.1-23 ms a query (SUE eps0 = 1 / 6: 18.5 / 34 -> 7.6 / 6.4 ms), n = 250
+#: (31626) 5.5-51 -> 6.0-22 ms (3 of 12 slower by up to 1.5x), n = 300 (45451) slower in 8 of 12 (SUE eps0 =
+#: 1: 8.1 -> 15.3 ms); with four or five classes mixed at 2e4 .. 3.5e4 (left at AUTO_EXACT_BUDGET)
+AUTO_EXACT_BUDGET_3 = 35_000
 #: the lattice is *poor* at an ``eps`` where the spread of the coefficients over the largest positive
 #: one, times this factor, exceeds the exact path's count vectors (its fine step must resolve the
 #: positive coefficient: eps close to the largest log-ratio; measured: SUE k = 10, eps0 = 5, n = 50,
@@ -2522,7 +2530,8 @@ class PairBlanket:
     vectors; else, for separable structures with ``n <= SEPARABLE_MAX_N`` or, at large eps0, up to
     ``SEPARABLE_WIDE`` (:func:`.blanket_separable.suggested`; the named unary
     encodings and local hashing), :class:`.blanket_separable.SeparableBlanket`; else exact
-    enumeration when at most :data:`AUTO_EXACT_BUDGET` count vectors, or at most :data:`EXACT_BUDGET`
+    enumeration when at most :data:`AUTO_EXACT_BUDGET` count vectors (:data:`AUTO_EXACT_BUDGET_3` for three
+    classes), or at most :data:`EXACT_BUDGET`
     at an ``eps`` where the lattice is poor (:meth:`_lattice_poor`); else the lattice), ``"exact"``,
     ``"separable"`` or ``"lattice"`` (for tests and benchmarks).
     """
@@ -2563,7 +2572,8 @@ class PairBlanket:
         self._sep_eps: set[float] = set()
         #: item 10 only (no FFT route): a refusal raises, the separable engine then answers
         self._direct_only = False
-        self.exact = (size <= AUTO_EXACT_BUDGET) if method == "auto" else method == "exact"
+        budget = AUTO_EXACT_BUDGET_3 if structure.classes <= 3 else AUTO_EXACT_BUDGET
+        self.exact = (size <= budget) if method == "auto" else method == "exact"
         #: ``auto`` beyond :data:`AUTO_EXACT_BUDGET`: exact enumeration still answers where the lattice
         #: is poor (:meth:`_lattice_poor`)
         self._exact_fallback = method == "auto" and small and not self.exact and not separable
