@@ -1275,7 +1275,10 @@ def _direct_spectrum(k: np.ndarray, w: np.ndarray, f: np.ndarray, size: int) -> 
         m = np.mod(f[None, :] * kb, size)
         m = np.where(m > half, m - size, m)
         phi = (2.0 * math.pi) * (m / size)
-        vals += np.sum(wb * (np.cos(phi) - 1j * np.sin(phi)), axis=0)  # (any order: the bound holds for each)
+        # (any order: the bound holds for each) the real and imaginary parts as real arrays: the same products
+        # and sums as wb * (cos - i sin) summed in complex (w is real), without the complex temporaries
+        vals.real += (wb * np.cos(phi)).sum(axis=0)
+        vals.imag -= (wb * np.sin(phi)).sum(axis=0)
         phase_w += np.sum(np.abs(wb) * np.abs(phi), axis=0)
     err = (5.0 * phase_w + (8.0 + 2.0 * len(kk)) * float(np.sum(np.abs(w)))) * _U * (1.0 + 1e-9)
     return vals, err
