@@ -3187,6 +3187,20 @@ class RenyiDirection:
         self.iu = np.concatenate((self.iu, ids[:nb]))
         self.il = np.concatenate((self.il, ids[nb:]))
 
+    def _end_mask(self, eu: np.ndarray, el: np.ndarray, lw_up: np.ndarray, iu: np.ndarray, il: np.ndarray,
+                  counted: np.ndarray) -> np.ndarray:
+        """The (block, order) elements where :meth:`_end_bounds` computes the end bounds (work only; see there), from the
+        ``log(K - 1)`` bounds ``eu``, ``el`` at the blocks' upper and lower corners."""
+        mu = self.N * self.p
+        below = (self.hi >= 1.0) & (self.hi - 1.0 <= mu + _END_ABOVE_SD * math.sqrt(self.N * self.p * (1.0 - self.p)))
+        steep = _END_STEEP * abs(math.log(min(th for th, _, _ in self._ends))) * (self.ent_c[il] - self.ent_c[iu])
+        with np.errstate(invalid="ignore"):
+            mask = counted & below[:, None] & (eu > 0.0) & (eu - el > np.maximum(steep, 0.05)[:, None])
+            # (and whose corners' bound exceeds _END_SHARE of the order's budget of the round before: the others' gaps
+            # matter little)
+            mask &= lw_up[:, None] + eu > self._end_budget[None, :] + math.log(_END_SHARE)
+        return mask
+
     def _end_bounds(self, e_up: np.ndarray, e_lo: np.ndarray, eu: np.ndarray, el: np.ndarray, lw_up: np.ndarray,
                     iu: np.ndarray, il: np.ndarray, counted: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -3199,15 +3213,7 @@ class RenyiDirection:
         below :data:`_END_ABOVE_SD` sd over the clone count's mean and whose kernel at the upper corner exceeds 2 (``K -
         1 > 1``: ``F >= 1``) and falls by more than ``e^0.05`` to the lower corner. Their tilted masses
         (:func:`_log_tilted_mass`) are computed once per block, when first needed."""
-        mu = self.N * self.p
-        below = (self.hi >= 1.0) & (self.hi - 1.0 <= mu + _END_ABOVE_SD * math.sqrt(self.N * self.p * (1.0 - self.p)))
-        steep = _END_STEEP * abs(math.log(min(th for th, _, _ in self._ends))) * (self.ent_c[il] - self.ent_c[iu])
-        with np.errstate(invalid="ignore"):
-            mask = counted & below[:, None] & (eu > 0.0) & (eu - el > np.maximum(steep, 0.05)[:, None])
-            # (and whose corners' bound exceeds _END_SHARE of the order's budget of the round before: the others' gaps
-            # matter little)
-            mask &= lw_up[:, None] + eu > self._end_budget[None, :] + math.log(_END_SHARE)
-        r, o = np.nonzero(mask)
+        r, o = np.nonzero(self._end_mask(eu, el, lw_up, iu, il, counted))
         if r.size == 0:
             return None
         todo = np.unique(r[np.isnan(self.ls_up[r, 0])])
@@ -3440,15 +3446,16 @@ class RenyiDirection:
             if np.all(rel_gap <= rtol):
                 return tot_up, tot_lo, True, nb, self._max_cells()
             if self._ends and not self._ends_on:
-                # the end bounds from the first round that does not converge on the corners' alone (work only: most
-                # curves converge in their first round, where the end bounds would only cost)
-                self._ends_on = True
+                # the end bounds from the first round that does not converge on the corners' alone and has blocks where
+                # they may pay (work only: most curves converge in their first round, and many have no such blocks)
                 with np.errstate(divide="ignore"):
                     self._end_budget = np.where(l_lo > 0.0, math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo
                                                 - log_scale, math.log(rtol) + tot_up)
-                # (nothing evaluated since: the entries' sums over their cells are reused, not summed again)
-                self._raw_totals = self._last_raw if self.cell_ent.size else None
-                continue
+                if np.any(self._end_mask(eu_b, el_b, lw_up, iu, il, counted)):
+                    self._ends_on = True
+                    # (nothing evaluated since: the entries' sums over their cells are reused, not summed again)
+                    self._raw_totals = self._last_raw if self.cell_ent.size else None
+                    continue
             if np.any(np.isfinite(log_floor)):
                 # orders whose budget, even at their upper bound, is below the kernels' floating-point floor
                 # cannot reach rtol: they stop once their gap is within _FLOOR_STOP floors, or a round shrank
