@@ -2631,11 +2631,15 @@ class PairBlanket:
     def log_chernoff_upper(self, eps: float) -> float:
         """The logarithm of :meth:`chernoff_upper` (no underflow); the last eps's kept (an evaluation asks
         twice: routing, then the lattice's deep-tail check)."""
-        memo = self._chernoff_memo
+        return self._kept("_chernoff_memo", eps, self._log_chernoff_upper)
+
+    def _kept(self, slot: str, eps: float, fn: Callable[[float], float]) -> float:
+        """``fn(eps)``, kept in the attribute ``slot`` for the last ``eps`` asked (``fn`` pure in ``eps``)."""
+        memo = getattr(self, slot)
         if memo is not None and memo[0] == eps:
             return memo[1]
-        value = self._log_chernoff_upper(eps)
-        self._chernoff_memo = (eps, value)
+        value = fn(eps)
+        setattr(self, slot, (eps, value))
         return value
 
     def _log_chernoff_upper(self, eps: float) -> float:
@@ -2774,12 +2778,7 @@ class PairBlanket:
         within a fraction of its rtol); with the second-order terms (``kurt / 24 H_4`` and ``skew^2 / 72
         H_6``, :func:`_edgeworth_g`) within 8e-10 .. 9e-7 for SUE / OUE / OLH k = 100 at n = 1e3 .. 1e6
         (1.6e-6 .. 7.5e-5 to first order). The last eps's value is kept (a pure function of eps)."""
-        memo = self._estimate_memo
-        if memo is not None and memo[0] == eps:
-            return memo[1]
-        value = self._log_estimate(eps)
-        self._estimate_memo = (eps, value)
-        return value
+        return self._kept("_estimate_memo", eps, self._log_estimate)
 
     def _log_estimate(self, eps: float) -> float:
         c = np.concatenate((self.structure.coefficients(float(eps)), [0.0]))
