@@ -490,16 +490,17 @@ def test_log_tilted_mass_brackets_the_exact_sum(N, p, theta):
             assert up[0] - lo[0] < 1e-9 * max(1.0, abs(le)) + 1e-5 * (N > 10**6)
 
 
-@pytest.mark.parametrize("eps0, n", [(2.0, 2000), (6.0, 12000)])
-def test_end_bounds_in_use_bracket_the_exact_sum(eps0, n):
+@pytest.mark.parametrize("pr", [pair_for("clones", 2.0, 2000).pair, pair_for("clones", 6.0, 12000).pair,
+                                ClonePair(1500, 0.2, 0.05, 0.05, 0.95, 0.0)])
+def test_end_bounds_in_use_bracket_the_exact_sum(pr):
     """RenyiDirection.bounds with the end bounds of blocks and the end envelope of entries in use (the large orders'
     kernels fall by about theta = 1/2 per count below the clone count's mean; asserted: some end bound finite) brackets
     log(S_alpha - 1) at rtol 1e-6 against the 30-digit sum over clone counts c = 0, 1, ... of Pr[C = c] (K(c) - 1), each
     kernel from its definition, up to a count where the rest, at most Pr[C > c] (K(c) - 1) (K non-increasing in c), is
-    below 1e-10 of the sum so far (charged to the upper side)."""
+    below 1e-10 of the sum so far (charged to the upper side). Clones (s = 1/2: the two ends merged) and a pair with
+    s = 4/5 whose large orders' kernels sit at the end x = 0 (theta = 1 - s)."""
     from shuffle_accountant.numeric import renyi as R
 
-    pr = pair_for("clones", eps0, n).pair
     orders = np.array([2.0, 64.0, 512.0, 1024.0])
     used = []
     orig = R._end_block_bounds
