@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 
 import oracle
 from shuffle_accountant.analyses import pair_for
+from shuffle_accountant.numeric import binomial as bn
+from shuffle_accountant.numeric import renyi as R
 from shuffle_accountant.numeric.clones import ClonePair
 from shuffle_accountant.numeric.renyi import renyi_bounds
 
@@ -563,3 +566,117 @@ def test_end_envelope_brackets_the_exact_kernels(pr):
     if pr.pa == pair_for("clones", 6.0, 200).pair.pa:
         gap = e_up[:, 3] - ex[:, 3]
         assert np.all(gap[:30] < 1e-9), gap
+
+
+# -- the rounding of the clone rates: p = fl(r0 + r1), s = fl(r0 / p) (renyi._rate_rounded_pair) -----------------------
+
+def _rates_exact(r0: float, r1: float) -> tuple[Fraction, Fraction]:
+    """The pair's rates in rational arithmetic (its float r0, r1; r0 + r1 capped at 1 as ``clone_probability`` is)."""
+    a, b = Fraction(r0), Fraction(r1)
+    if a + b <= 1:  # (a valid pair: its own rates)
+        return a, b
+    return a / (a + b), b / (a + b)  # (r0 + r1 above 1 by rounding: the rates of p = 1 and the split)
+
+
+def _rates_used(pr: ClonePair) -> tuple[Fraction, Fraction]:
+    """The rates of the pair the engine bounds: its float ``clone_probability`` and ``split`` taken as exact."""
+    p, s = Fraction(pr.clone_probability), Fraction(pr.split)
+    return p * s, p * (1 - s)
+
+
+_RATE_CASES = [(0.1, 0.2), (0.3, 0.7), (0.5, 1.2 * 2.0**-54), (1.0 - 2.0**-53, 1.2 * 2.0**-54), (1e-300, 0.25),
+               (0.25, 0.25), (0.0, 0.4), (0.7, 0.0)] + [
+    (pair_for("binary-rr-lower", e, 10).pair.r0, pair_for("binary-rr-lower", e, 10).pair.r1)
+    for e in (0.5, 2.0, 3.0, 6.0, 16.0, 30.0)]
+
+
+def _check_rate_rounded(r0: float, r1: float) -> None:
+    pr = ClonePair(1000, r0, r1, 0.75, 0.25, 0.0)
+    x0, x1 = _rates_exact(r0, r1)
+    up = R._rate_rounded_pair(pr, 1)
+    assert up is not None
+    e0, e1 = _rates_used(up)
+    assert e0 <= x0 and e1 <= x1, (r0, r1)
+    assert (up.n, up.pa, up.pb, up.p0) == (pr.n, pr.pa, pr.pb, pr.p0)
+    lo = R._rate_rounded_pair(pr, -1)
+    if lo is not None:
+        e0, e1 = _rates_used(lo)
+        assert e0 >= x0 and e1 >= x1, (r0, r1)
+        assert (lo.n, lo.pa, lo.pb, lo.p0) == (pr.n, pr.pa, pr.pb, pr.p0)
+    if _rates_used(pr) == (x0, x1):  # exact rates: the pair itself, both sides (every r0 = r1 pair)
+        assert up == pr and lo == pr
+
+
+@pytest.mark.parametrize("r0,r1", _RATE_CASES)
+def test_rate_rounded_pairs_bound_the_exact_rates(r0: float, r1: float) -> None:
+    """The pairs whose bounds renyi_bounds takes have rates at most (upper ends) / at least (lower ends) the exact
+    rates of the pair, in rational arithmetic; an r0 = r1 pair is its own (no change)."""
+    _check_rate_rounded(r0, r1)
+
+
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+@settings(max_examples=200, deadline=None)
+def test_rate_rounded_pairs_bound_the_exact_rates_random(a: float, b: float) -> None:
+    if a + b > 1.0:
+        a, b = a / 2.0, b / 2.0
+    _check_rate_rounded(a, b)
+
+
+def test_rate_rounding_is_needed_and_exceeds_the_binomial_budget() -> None:
+    """Why the rounded pairs (found by review): ``r0 = 0.1, r1 = 0.2`` gives ``p = 0.30000000000000004``, 9.3e-17
+    relative above the exact rate, so the engine's own pair is *more* private than the exact one (its rates are not
+    below the exact ones: its bounds were those of another pair). At ``N = 1e9`` the clone count's mass at ``c = 0.6
+    N`` moves by 4e-8 in the log (60-digit mpmath), 40 times Boost's budget for the value: no existing charge covered
+    it. The upper pair's ``p`` is at most the exact one."""
+    pr = ClonePair(10**9 + 1, 0.1, 0.2, 0.75, 0.25, 0.0)
+    x0, x1 = _rates_exact(0.1, 0.2)
+    e0, e1 = _rates_used(pr)
+    assert e0 + e1 > x0 + x1 and (e0 > x0 or e1 > x1)
+    N, c = 10**9, 6 * 10**8
+    with mpmath.workdps(60):
+        p_ex = mpmath.mpf((x0 + x1).numerator) / (x0 + x1).denominator
+        p_fl = mpmath.mpf(pr.clone_probability)
+        shift = abs(c * mpmath.log(p_ex / p_fl) + (N - c) * mpmath.log((1 - p_ex) / (1 - p_fl)))
+    assert shift > 20 * bn.pmf_error_budget(N), float(shift)
+    up = R._rate_rounded_pair(pr, 1)
+    assert up is not None and Fraction(up.clone_probability) <= x0 + x1
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(2, 6), st.sampled_from(["0.05", "0.2", "0.45"]), st.sampled_from(["0.01", "0.3"]),
+       st.sampled_from(["0", "0.003", "0.1"]), st.sampled_from(["0", "1e-9", "0.05"]), st.sampled_from(["0.6", "0.97"]))
+def test_divergences_non_increasing_in_each_clone_rate(n, r0, r1, d0, d1, pa) -> None:
+    """The lemma of ``_rate_rounded_pair`` (p0 = 0) on the brute-force oracle: raising ``r0`` and/or ``r1`` never
+    raises the Rényi divergence, in either direction, at orders 1.5 .. 64 (60 digits)."""
+    with mpmath.workdps(60):
+        r0_, r1_, pa_ = mpmath.mpf(r0), mpmath.mpf(r1), mpmath.mpf(pa)
+        big = (r0_ + mpmath.mpf(d0), r1_ + mpmath.mpf(d1))
+        P, Q = oracle.clone_pair(n, r0_, r1_, pa_, 1 - pa_, 0, dps=60)
+        P2, Q2 = oracle.clone_pair(n, big[0], big[1], pa_, 1 - pa_, 0, dps=60)
+        for a in (1.5, 2.0, 8.0, 64.0):
+            for (A, B), (A2, B2) in (((P, Q), (P2, Q2)), ((Q, P), (Q2, P2))):
+                d, d2 = oracle.renyi(A, B, a, dps=60), oracle.renyi(A2, B2, a, dps=60)
+                assert d2 <= d * (1 + mpmath.mpf("1e-40")) + mpmath.mpf("1e-50"), (a, d, d2)
+
+
+@pytest.mark.parametrize("r0,r1,n,tight", [(0.1, 0.2, 9, True), (0.1, 0.2, 40, True), (0.3, 0.7, 12, True),
+                                          (0.5, 1.2 * 2.0**-54, 7, False)])
+def test_inexact_rates_bracket_the_exact_pair(r0: float, r1: float, n: int, tight: bool) -> None:
+    """Pairs whose ``p = fl(r0 + r1)`` or ``s`` is rounded (the upper ends from a pair with rates at most the exact
+    ones, the lower ends from one with rates at least them, or the pair's own): both directions bracket the
+    60-digit divergence of the pair with the exact float rates. (r1 = 1.2 2^-54: the split rounds to 1 - 2^-52, which
+    the engine brackets only trivially, [0, log 4] before; the upper end now comes from the pair without r1, whose
+    split is 1: tight above, 0 below.)"""
+    orders = [1.5, 2.0, 8.0, 64.0]
+    pr = ClonePair(n, r0, r1, 0.8, 0.2, 0.0)
+    rb = renyi_bounds(pr, orders, rtol=1e-9)
+    x0, x1 = _rates_exact(r0, r1)
+    with mpmath.workdps(60):
+        f0, f1 = (mpmath.mpf(x.numerator) / x.denominator for x in (x0, x1))
+        pa = mpmath.mpf(0.8)
+        P, Q = oracle.clone_pair(n, f0, f1, pa / (pa + mpmath.mpf(0.2)), mpmath.mpf(0.2) / (pa + mpmath.mpf(0.2)), 0, dps=60)
+        for a, lo, up in zip(orders, rb.lower, rb.upper):
+            exact = max(oracle.renyi(P, Q, a, dps=60), oracle.renyi(Q, P, a, dps=60))
+            assert lo <= exact <= up, (a, lo, float(exact), up)
+            assert up - lo <= 1e-8 * exact + 1e-14 or not tight
+            assert up - exact <= 1e-8 * exact + 1e-14

@@ -74,7 +74,12 @@ the others are bounded as above (see ``RenyiDirection.bounds``). Which orders ge
 slab would stay wider than its budget from the weights it clips (:func:`_slab_clip_floor`) is planned without one.
 
 Floating-point errors (Boost's binomial budget from :mod:`.binomial`, rounding of ``g``)
-are added to upper bounds and subtracted from lower bounds.
+are added to upper bounds and subtracted from lower bounds. The engine takes the float clone probability
+``p = fl(r0 + r1)`` and split ``s = fl(r0 / p)`` as exact (a shift of up to ``N u`` in the log of the clone count's
+masses, ``c u`` in the kernels'): :func:`renyi_bounds` bounds a pair whose rates ``p s``, ``p (1 - s)`` are at most
+the exact ones for its upper ends and one with rates at least them for its lower ends (the divergences are
+non-increasing in each rate, :func:`_rate_rounded_pair`); for every ``r0 = r1`` pair the rates are exact and the pair
+is its own.
 
 Refinement stops when the relative width of the *divergence* ``D_alpha`` (the reported
 number) is at most ``rtol``; for ``(alpha - 1) D_alpha`` large this allows a much wider
@@ -87,6 +92,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy.special import gammaln, xlog1py, xlogy
@@ -3980,6 +3986,108 @@ def _to_divergence(log_excess: np.ndarray, alpha: np.ndarray, up: bool) -> np.nd
     return d * (1.0 + 16 * _U) if up else np.maximum(d * (1.0 - 16 * _U), 0.0)
 
 
+def _exact_rates(pair: ClonePair) -> tuple[Fraction, Fraction]:
+    """The pair's clone rates ``(r0, r1)`` in exact arithmetic: ``p s`` and ``p (1 - s)`` with ``p = min(r0 + r1, 1)``
+    and ``s = r0 / (r0 + r1)`` of its float ``r0``, ``r1`` (``ClonePair.clone_probability`` and ``split`` without their
+    rounding; for ``r0 + r1 <= 1``, ``r0`` and ``r1`` themselves)."""
+    r0, r1 = Fraction(pair.r0), Fraction(pair.r1)
+    total = r0 + r1
+    if total == 0:
+        return Fraction(0), Fraction(0)
+    p = min(total, Fraction(1))
+    return p * r0 / total, p * r1 / total
+
+
+def _engine_rates(pair: ClonePair) -> tuple[Fraction, Fraction]:
+    """The clone rates of the pair the engine bounds: every binomial of clone counts and of the split (Boost's masses,
+    Chernoff's bounds, tilted sums, the kernels' ``Bin(c, s)``, here and in :class:`.clones.TotalsGeometry`) takes the
+    floats ``p = pair.clone_probability`` and ``s = pair.split`` as exact, so the divergences certified are those of
+    the pair with rates ``p s`` and ``p (1 - s)`` (exact products of the floats)."""
+    p, s = Fraction(pair.clone_probability), Fraction(pair.split)
+    return p * s, p * (1 - s)
+
+
+#: Steps of one ulp tried by :func:`_rate_rounded_pair` (at most a few are needed: each float operation rounds by
+#: half an ulp).
+_RATE_STEPS = 64
+
+
+def _rate_rounded_pair(pair: ClonePair, side: int) -> ClonePair | None:
+    """A pair whose engine rates (:func:`_engine_rates`) bound the exact rates (:func:`_exact_rates`) of ``pair``
+    componentwise: at most them for ``side = +1`` (its divergences bound the pair's from above), at least them for
+    ``side = -1`` (from below); ``pair`` itself where its rates are exact (every ``r0 = r1`` pair: ``p = 2 r`` and
+    ``s = 1/2`` are exact), ``None`` where none is found (e.g. ``side = -1`` with ``r0 + r1 >= 1`` and a split that
+    is not a float).
+
+    Why (*derived*): ``p = fl(r0 + r1)`` and ``s = fl(r0 / p)`` are rounded, and the clone count's masses
+    ``Bin(N, p)`` move by up to ``N |log(p'/p)|`` (and the kernels' ``Bin(c, s)`` by ``c |log(s'/s)|``) in the log
+    for a relative change of ``p`` (``s``): ``~N u``, 1e-7 at ``N = 1e9``, first order, in either direction. It is
+    not charged anywhere else (Boost's budget is for its float arguments).
+
+    Lemma (``p0 = 0``): the divergences (hockey-stick and Rényi, both directions) of the clone pair are
+    non-increasing in each of ``r0``, ``r1`` (on ``r0 + r1 <= 1``). Proof: with ``p0 = 0`` the first user is always
+    counted, so ``C = a + b - 1`` is observed and ``N - C`` users are neither clone. Given ``(a, b)``, let each of
+    these become a clone of the first kind with probability ``x = (r0' - r0)/(1 - r0 - r1)``, of the second with
+    ``y = (r1' - r1)/(1 - r0 - r1)`` (``x + y <= 1`` iff ``r0' + r1' <= 1``), adding ``(1, 0)`` or ``(0, 1)``: the
+    same randomisation under ``P`` and ``Q``, and its output is the pair with rates ``(r0', r1') >= (r0, r1)``
+    (each other user independently: a clone of the first kind with probability ``r0 + (1 - r0 - r1) x = r0'``, of
+    the second ``r1'``). Data processing (FMT21 Lemma F.2's argument; Mironov 2017 Proposition 1 for Rényi).
+    Hence an upper bound for the engine pair of ``side = +1`` is one for ``pair``, and a lower bound for that of
+    ``side = -1`` is one for ``pair``.
+
+    Search: ``r0``, ``r1`` are moved by an ulp at a time (down for ``+1``, up for ``-1``) while the engine rate on
+    that side is beyond the exact one, checked in rational arithmetic; for ``+1`` then the pair without either
+    rate (its engine rates ``(r0, 0)`` or ``(0, r1)`` are exact when ``r0, r1 <= 1``)."""
+    if side not in (1, -1):
+        raise ValueError("side must be +1 or -1")
+    x0, x1 = _exact_rates(pair)
+    r0, r1 = pair.r0, pair.r1
+    toward = 0.0 if side > 0 else 2.0
+    q = pair
+    for _ in range(_RATE_STEPS):
+        e0, e1 = _engine_rates(q)
+        bad0 = e0 > x0 if side > 0 else e0 < x0
+        bad1 = e1 > x1 if side > 0 else e1 < x1
+        if not (bad0 or bad1):
+            return q
+        if bad0:
+            r0 = math.nextafter(r0, toward)
+        if bad1:
+            r1 = math.nextafter(r1, toward)
+        try:
+            q = ClonePair(pair.n, r0, r1, pair.pa, pair.pb, pair.p0)
+        except InvalidParameter:
+            break
+    if side > 0:
+        # (a rate far below an ulp of the other, whose cancelled 1 - s the steps cannot reach, e.g. r0 = 1 - 2^-53,
+        # r1 = 0.6 2^-53: p rounds to 1 and p (1 - s) = 2^-53: without it, the rates (r0, 0) and (0, r1) are exact)
+        for q in (ClonePair(pair.n, pair.r0, 0.0, pair.pa, pair.pb, pair.p0),
+                  ClonePair(pair.n, 0.0, pair.r1, pair.pa, pair.pb, pair.p0)):
+            e0, e1 = _engine_rates(q)
+            if e0 <= x0 and e1 <= x1:
+                return q
+    return None
+
+
+def _direction_bounds(p: ClonePair, alpha: np.ndarray, rtol: float, scale: float
+                      ) -> tuple[np.ndarray, np.ndarray, bool, int, int, bool]:
+    """``(log upper, log lower)`` of ``S - 1`` of one direction of ``p`` (taken as exact), converged, blocks, groups,
+    floor-limited."""
+    d = RenyiDirection(p)
+    lu, ll, ok, b, g = d.bounds(alpha, rtol, scale=scale)
+    floor = bool(np.any(d.floor_stop))
+    if not ok and d.envelope and not np.any(d.floor_stop) and not d.idle_stop:
+        # stopped at a work limit: the per-order partition can end looser than evaluating every
+        # entry at every order would (clones n = 1e7, eps0 = 8: alpha = 80 upper 2.4e-3 above);
+        # both brackets are certified, so their intersection is (not after rounds that no longer
+        # narrowed the bracket: evaluating every entry does not lift what stalled them)
+        full = RenyiDirection(p)
+        full.envelope = False
+        lu2, ll2, ok2, b2, g2 = full.bounds(alpha, rtol, scale=scale)
+        lu, ll, ok, b, g = np.minimum(lu, lu2), np.maximum(ll, ll2), ok2, max(b, b2), max(g, g2)
+    return lu, ll, ok, b, g, floor
+
+
 def renyi_bounds(
     pair: ClonePair,
     orders: object = DEFAULT_ORDERS,
@@ -4016,19 +4124,25 @@ def renyi_bounds(
     floor = False
     ls = math.log(scale)
     for p in pairs:
-        d = RenyiDirection(p)
-        lu, ll, ok, b, g = d.bounds(alpha, rtol, scale=scale)
-        floor = floor or bool(np.any(d.floor_stop))
-        if not ok and d.envelope and not np.any(d.floor_stop) and not d.idle_stop:
-            # stopped at a work limit: the per-order partition can end looser than evaluating every
-            # entry at every order would (clones n = 1e7, eps0 = 8: alpha = 80 upper 2.4e-3 above);
-            # both brackets are certified, so their intersection is (not after rounds that no longer
-            # narrowed the bracket: evaluating every entry does not lift what stalled them)
-            full = RenyiDirection(p)
-            full.envelope = False
-            lu2, ll2, ok2, b2, g2 = full.bounds(alpha, rtol, scale=scale)
-            lu, ll, ok, b, g = np.minimum(lu, lu2), np.maximum(ll, ll2), ok2, max(b, b2), max(g, g2)
-        conv, nb, ng = conv and ok, max(nb, b), max(ng, g)
+        # the pair the engine bounds has the float p, s as exact rates: bound one above / below the exact pair
+        # (:func:`_rate_rounded_pair`; the pair itself when its rates are exact, e.g. every r0 = r1 pair); p0 > 0
+        # (no such lemma): exact rates only, else the trivial bracket [0, log L] (no method builds such a pair: the ones
+        # with p0 > 0 have r0 = r1)
+        if p.p0 == 0.0:
+            p_up, p_lo = _rate_rounded_pair(p, 1), _rate_rounded_pair(p, -1)
+        else:
+            p_up = p_lo = p if _engine_rates(p) == _exact_rates(p) else None
+        if p_up is not None:
+            lu, ll, ok, b, g, fl = _direction_bounds(p_up, alpha, rtol, scale)
+            conv, nb, ng, floor = conv and ok, max(nb, b), max(ng, g), floor or fl
+        else:
+            lu, ll, conv = np.full(alpha.size, np.inf), np.full(alpha.size, -np.inf), False
+        if p_lo != p_up:
+            # (p_lo is None: no float pair dominates the exact rates, e.g. binary-rr-lower with r0 + r1 >= 1 exactly
+            # and a split that is not a float; its lower ends stay those of the pair's own floats, as before: not
+            # certified against the rounding of p and s, ~N u relative)
+            _, ll, ok, b, g, fl = _direction_bounds(p if p_lo is None else p_lo, alpha, rtol, scale)
+            conv, nb, ng, floor = conv and ok, max(nb, b), max(ng, g), floor or fl
         ups.append(_to_divergence(lu + ls, alpha, True))
         los.append(_to_divergence(ll + ls, alpha, False))
     upper = np.minimum(np.max(ups, axis=0), cap * (1.0 + 4 * _U))
