@@ -680,3 +680,29 @@ def test_inexact_rates_bracket_the_exact_pair(r0: float, r1: float, n: int, tigh
             assert lo <= exact <= up, (a, lo, float(exact), up)
             assert up - lo <= 1e-8 * exact + 1e-14 or not tight
             assert up - exact <= 1e-8 * exact + 1e-14
+
+
+def test_kernel_cells_with_q_near_zero_bracket_the_exact_kernel() -> None:
+    """binary-rr-lower at eps0 = 16, mirrored, n = 1e7 (``r0 + r1`` rounds to 1: one clone count, ``C = n - 1``):
+    at ``x = 0`` the kernel's ``q(0) = (1 - v)/(1 - s)`` is 1.1e-7, computed as ``1 + bq y`` with a relative error
+    ~1e-9 (the computed ``bq`` against the exact pair's, through ``log1p``'s condition ``1 / (1 + z)``), raised to ``1
+    - alpha``: the cells' lower ends lay ~1e-9 (alpha = 1024) above the 60-digit log of the kernel's excess before
+    :func:`renyi._g` charged it (found while checking the rate-rounded pairs)."""
+    pr = pair_for("binary-rr-lower", 16.0, 10).pair
+    n, orders = 10**7, [256.0, 512.0, 1024.0]
+    q = ClonePair(n, pr.r0, pr.r1, pr.pb, pr.pa, 0.0)
+    assert q.clone_probability == 1.0
+    d = R.RenyiDirection(q)
+    lu, ll, _, _, _ = d.bounds(np.array(orders), 1e-3)
+    with mpmath.workdps(60):
+        s = mpmath.mpf(q.split)  # (the engine's pair: p = 1, s = its float split; the rates' rounding is separate)
+        pa, pb = mpmath.mpf(q.pa), mpmath.mpf(q.pb)
+        u, v = pa / (pa + pb), pb / (pa + pb)
+        c = n - 1
+        B = [mpmath.binomial(c, a) * s**a * (1 - s) ** (c - a) for a in range(300)]
+        for j, al in enumerate(orders):
+            x = mpmath.mpf(al)
+            tot = mpmath.fsum((u * (B[a - 1] if a else 0) + (1 - u) * B[a]) ** x
+                              * (v * (B[a - 1] if a else 0) + (1 - v) * B[a]) ** (1 - x) for a in range(299))
+            exact = mpmath.log(tot - 1)  # (terms beyond a = 299: below e^-1000 of the sum)
+            assert ll[j] <= exact <= lu[j], (al, ll[j], float(exact), lu[j])

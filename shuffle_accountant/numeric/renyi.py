@@ -363,6 +363,7 @@ class _G:
     err: np.ndarray
     ell: np.ndarray  # log of p^alpha q^(1-alpha)
     dy: np.ndarray  # f'(s) y
+    cond: np.ndarray  # the error of ell from z's (see :func:`_g`), beyond the rounding margin of logs()
 
     def logs(self, idx) -> tuple[np.ndarray, np.ndarray]:
         """Upper and lower bounds on ``log g`` at the positions ``idx``."""
@@ -370,20 +371,57 @@ class _G:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             big = ell > _BIG_LOG
             corr = np.log1p(np.exp(-np.maximum(ell, _BIG_LOG)) * (1.0 + np.abs(dy)))
-            margin = 1e-12 * (1.0 + np.abs(ell))
+            margin = 1e-12 * (1.0 + np.abs(ell)) + np.broadcast_to(self.cond, self.ell.shape)[idx]
             log_up = np.where(big, ell + margin + corr, _safe_log(g + err))
             log_lo = np.where(big, ell - margin - corr, _safe_log(g - err))
         return log_up, log_lo
 
 
-def _g(y: np.ndarray, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, err_y: np.ndarray) -> _G:
+def _b_err(w: np.ndarray | float, s: float) -> np.ndarray:
+    """Absolute error bound of the computed ``b = (w - s) / (s (1 - s))`` (``bp`` from ``w = u``, ``bq`` from ``v``)
+    against the exact pair's, beyond the rounding of the quotient itself: ``w`` (``pa / (pa + pb)`` and, for ``lam <
+    1``, ``lam pa' + (1 - lam) s``, two more roundings) is within ``(_PAIR_REL + 3u) w`` of the exact one, and ``s``
+    is exact for the pair the engine bounds (``renyi_bounds`` takes pairs whose float rates are exact,
+    :func:`_rate_rounded_pair`), so ``b`` moves by at most that over ``s (1 - s)`` (charged 1.01 times)."""
+    return 1.01 * (_PAIR_REL + 3 * _U) * np.abs(np.asarray(w, dtype=float)) / (s * (1.0 - s))
+
+
+def _g(y: np.ndarray, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, err_y: np.ndarray,
+       eb: tuple[np.ndarray | float, np.ndarray | float]) -> _G:
+    """``g`` at ``y`` with its error bound. ``eb``: :func:`_b_err` of ``bp`` and ``bq`` (broadcast like them).
+
+    *Derived*. Rounding: ``z = b y`` carries ``5u |z|`` (the quotient ``b`` and the product) and ``|b| err_y`` (``y``'s
+    error, charged through ``g'`` below), and ``log1p`` turns ``z``'s error into ``1 / (1 + z)`` times it: ``log p``
+    moves by at most ``cr = 1.01 5u |z| / (1 + z)``, ``log f`` by ``alpha cr_p + (alpha - 1) cr_q`` (added to the
+    rounding of ``log f``; ``f`` times it bounds ``f``'s error while it is at most 2, ``e^x - 1 <= 4x`` there, the
+    factor 4 below; beyond it, ``inf``). The exact pair's ``b`` (within ``eb`` of the computed one): along the segment
+    between them ``dg/dbp = alpha y (f/p - 1)``, ``dg/dbq = (1 - alpha) y (f/q - 1)`` (``g = f - 1 - f'(s) y``; the
+    linear term's derivative cancels ``f``'s at ``f = p = 1``), and ``p``, ``q`` move by at most ``cw = 1.01 eb |y| / (1
+    + z)`` relative, so ``f/p``, ``f/q`` by at most ``Cw = 1.01 (alpha + 1)(cw_p + cw_q)`` in the log: ``|g - g_exact|
+    <= alpha eb_p |y| (|f/p - 1| + f/p (e^Cw - 1)) + (alpha - 1) eb_q |y| (|f/q - 1| + f/q (e^Cw - 1))`` (mean value
+    theorem; near ``f = 1`` this is second order, e.g. eps0 = 1e-9, where ``f`` times ``eb`` alone was 1e4 times
+    ``g``). Both need ``eb |y| + 5u |z| <= (1 + z) / 100``; where ``1 + z`` is smaller (``p`` or ``q`` near 0, e.g.
+    ``q(0) = (1 - v)/(1 - s)``, 1.1e-7 at eps0 = 16 with a 1e-9 relative error: times ``alpha - 1`` it put the cells'
+    lower ends of binary-rr-lower above the exact kernel, 60 digits) the error is unbounded for ``q`` (exponent ``1 -
+    alpha < 0``: ``inf``), and for ``p`` (exponent ``alpha``) ``f`` is at most ``(p + 101 (eb |y| + 5u |z|))^alpha
+    q^(1 - alpha)`` (``p = 1 + z``), charged as an absolute error. ``cond``: the bound on ``log f``'s error from
+    both, for :meth:`_G.logs`."""
     y = y[..., None]
     bp, bq, err_y = bp[..., None], bq[..., None], err_y[..., None]
+    ebp, ebq = np.asarray(eb[0], dtype=float)[..., None], np.asarray(eb[1], dtype=float)[..., None]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # order-independent parts first (shape (..., 1)), then one pass per term over orders
-        lp, lq = np.log1p(bp * y), np.log1p(bq * y)
-        rp, rq = bp / (1.0 + bp * y), bq / (1.0 + bq * y)
+        zp, zq = bp * y, bq * y
+        lp, lq = np.log1p(zp), np.log1p(zq)
+        rp, rq = bp / (1.0 + zp), bq / (1.0 + zq)
         alp, alq = np.abs(lp), np.abs(lq)
+        ay = np.abs(y)
+        wp, wq = ebp * ay, ebq * ay  # z's distance from the exact pair's
+        rnp, rnq = 5 * _U * np.abs(zp), 5 * _U * np.abs(zq)  # z's rounding
+        okp, okq = wp + rnp <= 0.01 * (1.0 + zp), wq + rnq <= 0.01 * (1.0 + zq)
+        ip, iq = 1.01 / np.where(okp, 1.0 + zp, 1.0), 1.01 / np.where(okq, 1.0 + zq, 1.0)
+        crp, cwp = np.where(okp, rnp * ip, 0.0), np.where(okp, wp * ip, 0.0)
+        crq, cwq = np.where(okq, rnq * iq, np.inf), np.where(okq, wq * iq, np.inf)
         ell = alpha * lp + (1.0 - alpha) * lq
         em = np.expm1(np.minimum(ell, _BIG_LOG))
         d = alpha * bp + (1.0 - alpha) * bq
@@ -391,9 +429,22 @@ def _g(y: np.ndarray, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, err_y: 
         g = em - dy
         f = em + 1.0
         gprime = np.abs(f * (alpha * rp + (1.0 - alpha) * rq) - d)
-        err_ell = (2 * _U) * (alpha * alp + (alpha - 1.0) * alq + np.abs(ell))
+        cond_r = alpha * crp + (alpha - 1.0) * crq
+        err_ell = (2 * _U) * (alpha * alp + (alpha - 1.0) * alq + np.abs(ell)) + cond_r
+        err_ell = np.where(err_ell <= 2.0, err_ell, np.inf)
         err = 4.0 * (f * err_ell + (2 * _U) * (np.abs(em) + np.abs(dy)) + (gprime + _U * np.abs(d)) * err_y)
-    return _G(np.maximum(g, 0.0), err, ell, dy)
+        big_w = 1.01 * (alpha + 1.0) * (cwp + cwq)
+        e_w = np.expm1(np.minimum(big_w, _BIG_LOG))
+        f_p, f_q = np.exp(np.minimum(ell - lp, _BIG_LOG)), np.exp(np.minimum(ell - lq, _BIG_LOG))
+        d_w = alpha * wp * (np.abs(f_p - 1.0) + f_p * e_w) + (alpha - 1.0) * wq * (np.abs(f_q - 1.0) + f_q * e_w)
+        err = err + 1.01 * np.where(okp, d_w, (alpha - 1.0) * wq * (np.abs(f_q - 1.0) + f_q * e_w))
+        cond = cond_r + 1.01 * (alpha * cwp + (alpha - 1.0) * cwq)
+        if not np.all(okp):  # p near 0: f below (p + 101 x numerator)^alpha q^(1 - alpha), absolute
+            top = alpha * np.log(np.maximum(1.0 + zp, 0.0) + 101.0 * (wp + rnp)) + (1.0 - alpha) * lq
+            err = err + np.where(okp, 0.0, 4.0 * np.exp(np.minimum(top, _BIG_LOG)) * (1.0 + 1e-12))
+            cond = np.where(okp, cond, np.maximum(cond, top - np.minimum(ell, top) + 1e-12))
+        err = np.where(np.isnan(err), np.inf, err)
+    return _G(np.maximum(g, 0.0), err, ell, dy, cond)
 
 
 # ---------------------------------------------------------------------------------------
@@ -410,6 +461,7 @@ class _Kernel:
         self.c, self.s = c, s
         ss = s * (1.0 - s)
         self.bp, self.bq = (u - s) / ss, (v - s) / ss
+        self.eb_p, self.eb_q = _b_err(u, s), _b_err(v, s)
         m1 = c + 1.0
         self.a1, self.a2 = edges[:, :-1], edges[:, 1:] - 1.0
         self.empty = self.a2 < self.a1
@@ -465,8 +517,9 @@ class _Kernel:
         shape ``(entries, groups, orders)``."""
         bp, bq = self.bp[:, None], self.bq[:, None]
         bp, bq = np.broadcast_to(bp, self.y1.shape), np.broadcast_to(bq, self.y1.shape)
-        g1 = _g(self.y1, bp, bq, alpha, self.err_y)
-        g2 = _g(self.y2, bp, bq, alpha, self.err_y)
+        eb = (np.broadcast_to(self.eb_p[:, None], self.y1.shape), np.broadcast_to(self.eb_q[:, None], self.y1.shape))
+        g1 = _g(self.y1, bp, bq, alpha, self.err_y, eb)
+        g2 = _g(self.y2, bp, bq, alpha, self.err_y, eb)
         mass = self.mass[..., None]
         m_up = mass + self.mass_err[..., None]
         width = (self.x2 - self.x1)[..., None]
@@ -485,7 +538,7 @@ class _Kernel:
         xbar = np.where(self.unit, self.x1, np.clip(xbar, self.x1, self.x2))
         ybar = np.where(self.unit, self.y1, xbar - self.s)
         ybar_err = np.where(self.unit, self.err_y, np.minimum(xbar_err, self.x2 - self.x1) + self.err_y)
-        gb = _g(ybar, bp, bq, alpha, ybar_err)
+        gb = _g(ybar, bp, bq, alpha, ybar_err, eb)
         m_lo = np.maximum(mass - self.mass_err[..., None], 0.0)
         jensen = m_lo * np.maximum(gb.value - gb.err, 0.0) * (1.0 - 8 * _U)
         crude = self.tiny[..., None] | (np.maximum(g1.ell, g2.ell) > _BIG_LOG)
@@ -554,7 +607,8 @@ def _two_term_excess(u: np.ndarray, v: np.ndarray, s: float, alpha: np.ndarray
         return np.full((ne, alpha.size), np.inf), np.full((ne, alpha.size), -np.inf), plain
     err_y = 4 * _U * (np.abs(y) + s)
     lg_up, lg_lo = _g(np.broadcast_to(y, (ne, 2)), np.broadcast_to(bp[:, None], (ne, 2)),
-                      np.broadcast_to(bq[:, None], (ne, 2)), alpha, np.broadcast_to(err_y, (ne, 2))
+                      np.broadcast_to(bq[:, None], (ne, 2)), alpha, np.broadcast_to(err_y, (ne, 2)),
+                      (np.broadcast_to(_b_err(u, s)[:, None], (ne, 2)), np.broadcast_to(_b_err(v, s)[:, None], (ne, 2)))
                       ).logs((slice(None), slice(None)))
     lw = np.array([math.log1p(-s), math.log(s)])[None, :, None]
     with np.errstate(invalid="ignore"):
@@ -2375,7 +2429,8 @@ class _Slab:
             oj = np.repeat(todo, cnt)
             ci = np.arange(int(np.sum(cnt))) - np.repeat(seg, cnt) + np.repeat(first[todo], cnt)
             ak = alpha[oj][:, None]
-            g_up, g_lo = _g(yb[ci], np.full(ci.size, bp), np.full(ci.size, bq), ak, yb_err[ci]).logs(
+            g_up, g_lo = _g(yb[ci], np.full(ci.size, bp), np.full(ci.size, bq), ak, yb_err[ci],
+                            (_b_err(u, self.s), _b_err(v, self.s))).logs(
                 (slice(None), slice(None)))
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 lf_hi = ak * lp_hi[ci, None] + (1.0 - ak) * lq_lo[ci, None]
@@ -2437,8 +2492,8 @@ class _Slab:
         xk = self.x_lo + np.arange(nc + 1) * H
         ends = np.clip(np.concatenate((xk[:-1] - _SLAB_DELTA, xk[1:] + _SLAB_DELTA)), 0.0, 1.0)
         y = ends - s
-        g_e = _g(y, np.full(y.size, bp), np.full(y.size, bq), alpha, 4 * _U * (np.abs(y) + s + 1.0)
-                 ).logs((slice(None), slice(None)))[0]
+        g_e = _g(y, np.full(y.size, bp), np.full(y.size, bq), alpha, 4 * _U * (np.abs(y) + s + 1.0),
+                 (_b_err(u, s), _b_err(v, s))).logs((slice(None), slice(None)))[0]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             crude = np.log(W * (1.0 + rho))[:, None] + self.ref + np.maximum(g_e[:nc], g_e[nc:])
             crude = crude + 1e-12 * (1.0 + np.abs(crude))
@@ -2519,7 +2574,8 @@ class _Slab:
             y = xs - self.s
             ends = np.arange(xs.size - 1)
             lg, _ = _g(y[:-1], np.full(ends.size, bp), np.full(ends.size, bq), alpha,
-                       4 * _U * (np.abs(y[:-1]) + self.s)).logs((slice(None), slice(None)))
+                       4 * _U * (np.abs(y[:-1]) + self.s), (_b_err(u, self.s), _b_err(v, self.s))
+                       ).logs((slice(None), slice(None)))
             g_far = _log_g_bound(np.array([bp]), np.array([bq]), np.array([u]), np.array([v]), self.s, alpha, far)
             lg = np.concatenate((lg, g_far), axis=0)  # log g (upper) at the pieces' ends
             g_max = np.maximum(lg[:-1], lg[1:])
