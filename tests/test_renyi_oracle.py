@@ -493,6 +493,23 @@ def test_log_tilted_mass_brackets_the_exact_sum(N, p, theta):
             assert up[0] - lo[0] < 1e-9 * max(1.0, abs(le)) + 1e-5 * (N > 10**6)
 
 
+@pytest.mark.parametrize("N, p, theta, c1, c2", [(10, 1.0 - 2.0**-53, 8.315280276641322e-07, 0, 9),
+                                                 (2999, 1.0 - 2.0**-53, 8.315280276641322e-07, 0, 371),
+                                                 (10**9 - 1, 0.999999, 0.01, 0, 0), (40, 1.0 - 2.0**-52, 0.3, 5, 40),
+                                                 (12, 1.0, 0.5, 12, 12), (12, 1.0, 0.5, 0, 11)])
+def test_log_tilted_mass_without_cancellation_near_p_one(N, p, theta, c1, c2):
+    """renyi._log_tilted_mass where x = p (1 - theta) is near 1 (review of 88291d5: 1 - x as a difference lost u x /
+    (1 - x) relative, the first case's upper was -160.5095 against the exact -160.4342; binary-rr-lower reaches p =
+    1 - 2^-53) and at p = 1 exactly (C = N surely; was nan): brackets the 50-digit sum of the terms."""
+    up, lo = R._log_tilted_mass(np.array([float(c1)]), np.array([float(c2)]), float(N), p, theta)
+    with mpmath.workdps(50):
+        pm, tm = mpmath.mpf(p), mpmath.mpf(theta)
+        exact = mpmath.fsum(mpmath.binomial(N, c) * pm**c * (1 - pm) ** (N - c) * tm**c for c in range(c1, c2 + 1))
+        le = float(mpmath.log(exact)) if exact > 0 else -math.inf
+    assert math.isfinite(le) or (p == 1.0 and up[0] == -math.inf)  # (p = 1, c2 < N: an empty sum)
+    assert lo[0] <= le <= up[0], (N, p, theta, c1, c2, lo[0], le, up[0])
+
+
 @pytest.mark.parametrize("pr", [pair_for("clones", 2.0, 2000).pair, pair_for("clones", 6.0, 12000).pair,
                                 ClonePair(1500, 0.2, 0.05, 0.05, 0.95, 0.0)])
 def test_end_bounds_in_use_bracket_the_exact_sum(pr):

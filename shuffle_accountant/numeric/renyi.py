@@ -2659,19 +2659,28 @@ def _log_tilted_mass(c1: np.ndarray, c2: np.ndarray, N: float, p: float, theta: 
     p theta)^N C(N, c) p_t^c (1 - p_t)^(N - c)`` with ``p_t = p theta / (1 - p + p theta)``, so the sum is ``(1 - p (1 -
     theta))^N Pr[c1 <= Bin(N, p_t) <= c2]``: one interval mass of a binomial (Boost, with its absolute error budget from
     :func:`.binomial.interval_mass`; where it is at most ``_TINY``, the Chernoff bound :func:`_log_chernoff` instead, as
-    :meth:`RenyiDirection._log_block_mass` does: Boost's value may underflow to 0). Rounding: the
-    computed ``p_t`` and ``1 - p_t`` are within ``6u`` relative of the exact ones (a product, a difference, a division),
-    which moves every term's log by at most ``6u (c + (N - c) p_t / (1 - p_t)) <= 6u N max(1, p_t / (1 - p_t))``
-    (charged ``8u``), and ``N log1p(-p (1 - theta))`` carries ``3u`` of its argument relative (through ``log1p``: at
-    most ``3u x / (1 - x)``) and ``u`` of itself (charged ``8u`` of each)."""
+    :meth:`RenyiDirection._log_block_mass` does: Boost's value may underflow to 0). Rounding: ``1 - p (1 - theta)`` is
+    formed as ``(1 - p) + p theta``, a sum of two non-negative terms each within ``u`` relative (``1 - p`` is exact for
+    ``p >= 1/2``), so within ``3u`` relative with no cancellation (the difference ``1 - x``, ``x = p (1 - theta)``,
+    loses ``u x / (1 - x)`` relative where ``x`` is near 1: ``p = 1 - 2^-53``, ``theta = 1e-6``, found by review);
+    the computed ``p_t`` is then within ``5u`` relative and ``1 - p_t`` within ``5u p_t / (1 - p_t)``, which moves
+    every term's log by at most ``5u (c + (N - c) p_t / (1 - p_t)) <= 5u N max(1, p_t / (1 - p_t))``, and ``N log(1 -
+    x)`` carries ``3u`` absolute from its argument and ``u`` of itself, times ``N`` (all charged ``8u``, with
+    ``p_t / (1 - p_t) = p theta / (1 - p)`` formed from the same accurate pieces). ``p = 1``: ``C = N`` surely, the sum is
+    ``theta^N`` where ``c1 <= N <= c2`` (a log, charged as above)."""
     c1 = np.maximum(np.asarray(c1, dtype=float), 0.0)
     c2 = np.minimum(np.asarray(c2, dtype=float), N)
-    x = p * (1.0 - theta)
-    pt = p * theta / (1.0 - x)
-    head = N * math.log1p(-x)
-    with np.errstate(divide="ignore"):
-        odds = pt / (1.0 - pt) if pt < 1.0 else math.inf
-    margin = 8 * _U * N * (max(1.0, odds) + x / (1.0 - x) + abs(math.log1p(-x))) + 1e-300
+    p_theta = p * theta
+    one_minus_x = (1.0 - p) + p_theta  # (no cancellation: see the docstring)
+    head = N * math.log(one_minus_x)
+    if p >= 1.0:
+        margin = 8 * _U * (N + abs(head)) + 1e-300
+        sure = (c1 <= N) & (N <= c2)
+        up = np.where(sure, head + margin, -np.inf)
+        return up, np.where(sure, head - margin, -np.inf)
+    pt = min(p_theta / one_minus_x, 1.0)
+    odds = p_theta / (1.0 - p)
+    margin = 8 * _U * (N * (max(1.0, odds) + 1.0) + abs(head)) + 1e-300
     mass, err = bn.interval_mass(c1, c2, int(N), pt)
     up = _safe_log(mass + err)
     lo = _safe_log(mass - err)
