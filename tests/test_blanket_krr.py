@@ -1847,3 +1847,140 @@ def test_tails_by_runs_same_numbers_whatever_the_order_of_equal_requests(monkeyp
             monkeypatch.undo()
         for a, b in zip(*got):
             assert np.array_equal(a, b)
+
+
+# ---------------------------------------------------------------------------------------
+# A real k: three-class pairs (unary encoding / local hashing with k = 2; module docstring §6)
+# ---------------------------------------------------------------------------------------
+
+from shuffle_accountant import randomizers as rz  # noqa: E402
+from shuffle_accountant.errors import InvalidParameter  # noqa: E402
+from shuffle_accountant.numeric.blanket_krr import PairKrrBlanket  # noqa: E402
+
+
+def _oracle_matrix(name: str, eps0: float) -> list[list[mpmath.mpf]]:
+    """The exact (mpmath) k = 2 matrix of the oracle, OLH with the package's default g."""
+    if name == "sue":
+        return ob.sue_matrix(2, eps0)
+    if name == "oue":
+        return ob.oue_matrix(2, eps0)
+    return ob.olh_matrix(2, max(2, round(math.exp(eps0) + 1.0)), eps0)
+
+
+def _package_randomizer(name: str, eps0: float) -> rz.Randomizer:
+    return {"sue": rz.SUE, "oue": rz.OUE, "olh": rz.OLH}[name](2, eps0)
+
+
+@functools.lru_cache(maxsize=None)
+def _class_delta(name: str, eps0: float, n: int, eps: float) -> mpmath.mpf:
+    """Spec blanket.md §2 by an exact sum over class counts (60 digits), from the oracle's *matrix*: outputs
+    grouped by their exact ``(a, b)`` for each ordered pair, ``(1/n) Σ Mult(N; n, p, 1 - γ) (Σ c_j N_j)_+``,
+    maximised over both ordered pairs. Independent of the package (the masses come from the oracle's rows)."""
+    with mpmath.workdps(60):
+        m = _oracle_matrix(name, eps0)
+        g = mpmath.exp(mpmath.mpf(eps))
+        best = mpmath.mpf(0)
+        for x1, x2 in ((0, 1), (1, 0)):
+            classes: list[list[mpmath.mpf]] = []  # [mass, a, b]
+            for y in range(len(m[0])):
+                mass = min(row[y] for row in m)
+                a, b = m[x1][y] / mass, m[x2][y] / mass
+                for c in classes:
+                    if abs(c[1] - a) < mpmath.mpf(10) ** -40 and abs(c[2] - b) < mpmath.mpf(10) ** -40:
+                        c[0] += mass
+                        break
+                else:
+                    classes.append([mass, a, b])
+            assert len(classes) <= 3
+            while len(classes) < 3:
+                classes.append([mpmath.mpf(0), mpmath.mpf(1), mpmath.mpf(1)])
+            p = [c[0] for c in classes]
+            coef = [c[1] - g * c[2] for c in classes]
+            rest = 1 - mpmath.fsum(p)
+            fact = [mpmath.factorial(i) for i in range(n + 1)]
+            tot = mpmath.mpf(0)
+            for n1 in range(n + 1):
+                for n2 in range(n + 1 - n1):
+                    for n3 in range(n + 1 - n1 - n2):
+                        s = coef[0] * n1 + coef[1] * n2 + coef[2] * n3
+                        if s <= 0:
+                            continue
+                        r = n - n1 - n2 - n3
+                        w = fact[n] / (fact[n1] * fact[n2] * fact[n3] * fact[r])
+                        tot += w * p[0] ** n1 * p[1] ** n2 * p[2] ** n3 * rest**r * s
+            best = max(best, tot / n)
+        return best
+
+
+def _pair_krr(name: str, eps0: float, n: int, **kw: Any) -> PairKrrBlanket:
+    s = _package_randomizer(name, eps0).pair_structures()[0]
+    assert s.classes == 3 and s.mass[1] == s.mass[2]
+    return PairKrrBlanket(n, s.mass[1], s.mass[0], eps0, s.rel_err, **kw)
+
+
+def test_class_sum_oracle_matches_the_blanket_oracle() -> None:
+    """Self-check of :func:`_class_delta` against the oracle's own enumeration over outputs."""
+    for name, eps0, n, eps in (("sue", 1.0, 9, 0.3), ("oue", 3.0, 7, 1.2)):  # (OLH: g^3 outputs, too many here)
+        with mpmath.workdps(50):
+            ref = ob.blanket_delta(_oracle_matrix(name, eps0), n, eps)
+            assert abs(_class_delta(name, eps0, n, eps) - ref) <= mpmath.mpf(10) ** -35 * ref
+
+
+@pytest.mark.parametrize("name", ["sue", "oue", "olh"])
+@pytest.mark.parametrize("eps0, n", [(0.5, 60), (1.0, 40), (3.0, 60), (1.0, 3), (3.0, 12)])
+def test_real_k_engine_brackets_exact_blanket_of_k2_pairs(name: str, eps0: float, n: int) -> None:
+    """k-RR's engines at the real ``k^ = 2 + O/P`` (with the charge of §6) bracket the exact blanket of
+    SUE / OUE / OLH with ``k = 2`` (mpmath class sum from the oracle's matrices) at several eps."""
+    prof = _pair_krr(name, eps0, n, shared=False)
+    for frac in (0.05, 0.3, 0.7, 0.95):
+        eps = frac * eps0
+        got = prof.bounds(eps, 1e-9)
+        ref = _class_delta(name, eps0, n, eps)
+        with mpmath.workdps(50):
+            assert mpmath.mpf(got.lower) <= ref <= mpmath.mpf(got.upper), (name, eps0, n, eps, got, ref)
+        assert got.upper - got.lower <= 1e-6 * got.lower or got.upper < 1e-12
+        low = prof.lower_at(eps * (1.0 - 1e-5))
+        with mpmath.workdps(50):
+            assert mpmath.mpf(low) <= _class_delta(name, eps0, n, eps * (1.0 - 1e-5))
+
+
+@pytest.mark.parametrize("name, eps0, n", [("sue", 1.0, 60), ("oue", 3.0, 60)])
+def test_real_k_charge_covers_stored_mass_error(name: str, eps0: float, n: int) -> None:
+    """Masses off by 0.9 of a claimed ``rel_err = 1e-7`` in the worst direction for ``k``: the charged
+    bracket still holds the exact delta, and the engine's own (uncharged) bracket at the moved ``k^`` does
+    not (so the charge is what makes it hold: a charge too small fails this test)."""
+    s = _package_randomizer(name, eps0).pair_structures()[0]
+    for sign in (1.0, -1.0):
+        side, third = s.mass[1] * (1.0 + sign * 0.9e-7), s.mass[0] * (1.0 - sign * 0.9e-7)
+        prof = PairKrrBlanket(n, side, third, eps0, 1e-7, shared=False)
+        eps = 0.4 * eps0
+        got = prof.bounds(eps, 1e-9)
+        inner = prof.blanket.bounds(eps, 1e-9)
+        ref = _class_delta(name, eps0, n, eps)
+        with mpmath.workdps(50):
+            assert mpmath.mpf(got.lower) <= ref <= mpmath.mpf(got.upper)
+            assert not mpmath.mpf(inner.lower) <= ref <= mpmath.mpf(inner.upper)
+        assert got.upper / got.lower < 1.0 + 20.0 * n * 1e-7  # (the charge is ~2 n (2 rel_err) (2 - 2/k), not more)
+
+
+def test_real_k_validation_stays_integer_for_krr_and_dataset_lower() -> None:
+    with pytest.raises(InvalidParameter):
+        KrrBlanket(10, 3.5, 1.0)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameter):
+        KrrDatasetLower(10, 3.5, 1.0)  # type: ignore[arg-type]
+    for bad in (2.0, 1.5, math.inf, math.nan, 2e9, True):
+        with pytest.raises(InvalidParameter):
+            KrrBlanket(10, bad, 1.0, real_k=True)
+    with pytest.raises(InvalidParameter):
+        PairKrrBlanket(10, 0.1, 0.5, 1.0, 1e-3)  # rel_err beyond PAIR_MAX_REL
+    with pytest.raises(InvalidParameter):
+        rz.KRR(3.5, 1.0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n, k, eps0", [(50, 3, 1.0), (700, 4, 2.0), (5000, 10, 0.5)])
+def test_real_k_engine_at_an_integer_is_krr(n: int, k: int, eps0: float) -> None:
+    """``real_k`` with an integer-valued ``k`` is k-RR's engine: the very same brackets."""
+    a = KrrBlanket(n, float(k), eps0, shared=False, real_k=True)
+    b = KrrBlanket(n, k, eps0, shared=False)
+    for frac in (0.1, 0.5):
+        assert a.bounds(frac * eps0, 1e-8) == b.bounds(frac * eps0, 1e-8)

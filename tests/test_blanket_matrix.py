@@ -529,11 +529,13 @@ def test_separable_pairs_trust_their_estimate_from_100_draws(rand, n):
 
 @pytest.mark.parametrize("rand,n", [(SUE(2, 1.0), 1000), (OUE(2, 0.5), 300), (OLH(2, 1.0), 100),
                                     (SUE(100, 3.0), 3000)], ids=lambda v: v.describe() if hasattr(v, "describe") else str(v))
-def test_one_lattice_or_exact_pair_trusts_its_estimate_where_measured(rand, n):
+def test_one_lattice_or_exact_pair_trusts_its_estimate_where_measured(rand, n, monkeypatch):
     """One pair on the lattice (n gamma >= 200) or exact path (>= 60) with eps0 <= 3.5 declares its
     saddle-point root within 1e-3 (steering only): it is within that of the certified eps(1e-6); the
     trusted search's bracket meets the one of the same pair searched without the declaration (a bare
-    PairBlanket) and is as narrow as asked; k = 2 at eps0 = 6 declares nothing."""
+    PairBlanket) and is as narrow as asked; k = 2 at eps0 = 6 declares nothing. (The pair's own engines:
+    OUE k = 2 at n = 300 goes to k-RR's engines otherwise, :func:`.blanket_matrix._krr_route`.)"""
+    monkeypatch.setattr(bm, "KRR_ROUTE", False)
     prof = BlanketProfile(rand, n)
     pair = prof.pairs[0]
     assert not pair.separable and n * pair.structure.gamma >= (60.0 if pair.exact else 200.0)
@@ -1669,3 +1671,30 @@ def test_separable_bracket_missing_rtol_is_narrowed_by_the_lattice():
     b = api.delta(6.0, 8352, 2.305454350889346, method="blanket", randomizer=r)
     lo, up = b.bracket
     assert 0.0 < lo <= up <= lo * (1.0 + 1e-6), b.bracket
+
+
+# ---------------------------------------------------------------------------------------
+# Unary encoding / local hashing with k = 2 on k-RR's engines (blanket_krr §6; routing only)
+# ---------------------------------------------------------------------------------------
+
+
+def test_k2_unary_and_hashing_routed_to_krr_engines_where_it_pays() -> None:
+    assert BlanketProfile(SUE(2, 3.0), 1000)._krr is not None
+    assert BlanketProfile(OUE(2, 1.0), 300)._krr is not None
+    assert BlanketProfile(OLH(2, 3.0), 1000)._krr is not None
+    assert BlanketProfile(SUE(2, 0.5), 10_000)._krr is None  # (n P ~ 1900: the lattice)
+    assert BlanketProfile(SUE(2, 3.0), 100)._krr is None  # (exact enumeration)
+    assert BlanketProfile(SUE(2, 3.0), 1000, method="lattice")._krr is None
+    assert BlanketProfile(SUE(3, 3.0), 1000)._krr is None
+
+
+@pytest.mark.parametrize("make, eps0, n", [("SUE", 3.0, 1000), ("OUE", 1.0, 300), ("OLH", 2.0, 500), ("OUE", 6.0, 3000)])
+def test_k2_krr_route_brackets_overlap_the_pairs(make: str, eps0: float, n: int) -> None:
+    """The k-RR route's brackets (charged, blanket_krr §6) meet the pair engines' (exact / lattice) at several eps."""
+    rand = {"SUE": SUE, "OUE": OUE, "OLH": OLH}[make](2, eps0)
+    prof = BlanketProfile(rand, n)
+    assert prof._krr is not None
+    pair = PairBlanket(rand.pair_structures()[0], n)
+    for frac in (0.05, 0.3, 0.6):
+        a, b = prof.bounds(frac * eps0, 1e-6), pair.bounds(frac * eps0, 1e-6)
+        assert a.lower <= b.upper and b.lower <= a.upper, (a, b)

@@ -330,6 +330,57 @@ See :class:`KrrDatasetLower`: exact hockey-stick divergences of concrete neighbo
 ``δ = 1e-6``): for ``k >= 3`` the blanket ``ε`` is within 0.1 % of the attained one at
 ``n = 1e3`` and within 0.01 % from ``n = 1e4``; for ``k = 2`` the blanket is the stronger-clone
 pair and stays 10-47 % above binary RR's attained value (the generic gap, not closed here).
+
+6. A real k: three-class blanket pairs (*derived*; tested against the oracle's exact blanket)
+------------------------------------------------------------------------------------------------
+Spec blanket.md §2 writes the blanket bound of one ordered pair with classes ``j`` (masses ``p_j``,
+ratios ``a_j = R(x1)(y)/m(y)``, ``b_j = R(x1')(y)/m(y)``) as ``δ(ε) = (1/n) E[S_+]``, ``S = Σ_j c_j N_j``,
+``c_j = a_j - e^ε b_j``, ``(N_j, rest) ~ Mult(n; p_j, 1 - γ)`` (:mod:`.blanket_matrix`, whose
+:class:`~.randomizers.PairStructure` this is). Take a pair of exactly three classes
+``(P, r, 1)``, ``(P, 1, r)``, ``(O, 1, 1)`` (unary encoding and local hashing with ``k = 2``: the bits /
+hash hits at ``x1`` and ``x1'``; spec §4) of a pure LDP randomizer. Every output ``R(x1)`` reaches has
+``m(y) > 0``, so ``Σ_j p_j a_j = Σ_y R(x1)(y) = 1``: ``P (r + 1) + O = 1`` exactly. Put
+``k = 2 + O/P`` (real, ``> 2``) and ``q = 1/(r + k - 1)``. Then ``q = P/(P (r + 1) + O) = P``,
+``O = (k - 2) q``, ``1 - γ = 1 - 2P - O = (r - 1) q``, and the coefficients ``r - e^ε``,
+``1 - r e^ε``, ``1 - e^ε`` are those of spec §3 with ``e^ε0 = r``: *the pair's δ is spec §3's trinomial
+form at this real k*. Nothing in §1-§3 needs ``k`` to count values once the form is read this way:
+
+* §1's hockey-stick form: ``(1/n) E[S_+] = Σ_h (P(h) - e^ε Q(h))_+`` over class histograms ``h``, with
+  ``P`` the first user drawn from ``(r q, q, (k-2) q)`` (on ``x1``, ``x1'``, a third class) and the
+  others from ``(q, q, (k-2) q, (r-1) q)``, because ``Mult_{n-1}(h - e_j) = Mult_n(h) h_j / (n p_j)``
+  gives ``P(h) - e^ε Q(h) = Mult_n(h) S(h) / n``: an identity of the per-user laws, which are laws
+  for every real ``k >= 2`` (non-negative, ``(r + k - 1) q = 1``);
+* §2: ``(T, J)`` has one law under both hypotheses and the count of ``x1`` given it is the kernel
+  pair; ``Pr[silent, t, j] / Pr[counted, t, j] = (p0 / (1 - p0)) (j / t) (2q / ((k-2) q)) = κ j / t``
+  holds for real ``k`` (the multinomial coefficients do not involve ``k``); (P1)-(P6) are about
+  binomials in ``c``, ``t``, ``j`` and the convexity in ``λ``;
+* §3: every engine sums over totals ``t`` and third-class counts ``j`` (integers in ``0 .. n``) with
+  masses from ``Bin(n - 1, 2q)`` and ``Bin(m, ρ)``, ``ρ = (k - 2)/(e^ε0 + k - 3)``.
+
+Where ``k`` enters the upper-bound engines: only through :class:`KrrConstants` (``q``, ``p``,
+``p0 = (k - 2) q``, ``ρ``; ``κ``, ``d``, ``pa``, ``pb`` do not involve it), the cache key of
+:class:`KrrBlanket` and the test ``k == 2`` (binary RR: the stronger-clone pair; a real ``k`` is
+``> 2``). It is never a count, a loop bound or an array size there. It *is* an integer in the
+dataset lower bounds (:class:`KrrDatasetLower`: ``k`` values of the other users' data,
+``FAMILY_SCAN_MAX_N[min(k, 4)]``) and in the k-RR randomizer: both keep their integer validation;
+:class:`KrrBlanket` takes a real ``k`` only with ``real_k=True``.
+
+*Rounding of the parameters* (:class:`PairKrrBlanket`). The engine is given ``ε0`` and
+``k^ = fl(2 + fl(O/P))`` from the stored masses. The ratio ``r`` is taken as exactly ``e^ε0`` of the
+randomizer's own ``ε0`` (the named randomizers define ``a = e^ε0`` exactly and store ``math.exp(ε0)``,
+as :class:`KrrConstants` computes it: the engine's convention for k-RR itself), so only ``k`` differs
+from the exact pair's ``k* = 2 + O*/P*``. With the stored masses within ``ε_s`` (the structure's
+``rel_err``) of the exact ones, ``|k^ - k*| <= D = u k^ + 1.01 (2 ε_s + u) w`` (``w = fl(O/P)``; one
+quotient, one sum). Both per-user laws are of the k-RR form, ``π(k) = (q, q, (k-2) q, (r-1) q)`` with
+``q = 1/(r + k - 1)``, and each ratio ``π*_i / π^_i`` and ``π^_i / π*_i`` is at most
+``1 + η = (1 + D/(k^ - D))(1 + D/(k^ - 2 - D))`` (``q*/q^ = 1 + (k^ - k*)/(r + k* - 1)``, ``q^/q* = 1 + (k* - k^)/(r + k^ - 1)``
+and ``r + k - 1 >= k >= k^ - D`` for both ``k`` as ``r >= 1``;
+``(k* - 2)/(k^ - 2)`` and its inverse within ``1 + D/(k^ - 2 - D)``). ``δ = (1/n) Σ_h Mult_n(h; π) S(h)_+``
+with ``S(h)`` not depending on ``π`` and ``Mult_n(h; π*) <= (1 + η)^n Mult_n(h; π^)`` term by term
+(a product of ``n`` per-user probabilities), so ``δ* <= (1 + η)^n δ^`` and ``δ* >= (1 + η)^-n δ^``: the
+engine's upper end is multiplied by ``e^{n η}`` and its lower end divided by it (``η ~ 1e-13`` for the
+named randomizers' ``ε_s = 2.8e-14``: ``1e-9`` relative at ``n = 1e4``). The engine's own treatment
+of ``e^ε0`` and of its derived constants (a few ulps, module-wide) is unchanged.
 """
 
 from __future__ import annotations
@@ -2178,7 +2229,7 @@ class KrrConstants:
     ``pa' = e^ε0/(e^ε0 + 1)``, ``pb' = 1/(e^ε0 + 1)``."""
 
     n: int
-    k: int
+    k: float  # an integer for k-RR; a real k > 2 for a three-class pair (module docstring §6)
     eps0: float
 
     @property
@@ -2219,7 +2270,7 @@ class KrrConstants:
         return 1.0 / (self.e0 + 1.0)
 
 
-def _validate(n: int, k: int, eps0: float) -> tuple[int, int, float]:
+def _validate(n: int, k: object, eps0: float) -> tuple[int, int, float]:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_N:
         raise InvalidParameter(f"n must be an integer in [1, {MAX_N:g}], got {n!r}")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= 10**9:
@@ -2227,6 +2278,16 @@ def _validate(n: int, k: int, eps0: float) -> tuple[int, int, float]:
     if not (isinstance(eps0, (int, float, np.floating)) and math.isfinite(eps0) and 0.0 < eps0 <= 700.0):
         raise InvalidParameter(f"eps0 must be in (0, 700], got {eps0!r}")
     return int(n), int(k), float(eps0)
+
+
+def _validate_real(n: int, k: float, eps0: float) -> tuple[int, float, float]:
+    """:func:`_validate` with a *real* ``k`` in ``(2, 1e9]`` (module docstring §6: the upper-bound
+    engine of a three-class pair; the k-RR randomizer and the dataset lower bounds keep an integer)."""
+    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)) or not (
+            math.isfinite(k) and 2.0 < k <= 1e9):
+        raise InvalidParameter(f"k must be a real number in (2, 1e9], got {k!r}")
+    n_, _, eps0_ = _validate(n, 3, eps0)
+    return n_, float(k), eps0_
 
 
 # ---------------------------------------------------------------------------------------
@@ -2668,7 +2729,7 @@ class _TotalsWindow:
     product and sum its rounding (``4u`` per operation, widened per piece count).
     """
 
-    def __init__(self, n: int, k: int, eps0: float, half_sd: float = WINDOW_SD, tails_elsewhere: bool = False) -> None:
+    def __init__(self, n: int, k: float, eps0: float, half_sd: float = WINDOW_SD, tails_elsewhere: bool = False) -> None:
         """The totals ``mean ± (half_sd sd + 40)``. ``tails_elsewhere``: the totals outside are not
         counted here (0 in both ends; the block engine restricted to them bounds them,
         :class:`_BlanketBackend`), else bounded by ``2d`` times their mass."""
@@ -3461,7 +3522,7 @@ class _LineWindow:
     engine (:class:`_BlanketBackend`, route ``lines``).
     """
 
-    def __init__(self, n: int, k: int, eps0: float, half_sd: float = LINES_SD,
+    def __init__(self, n: int, k: float, eps0: float, half_sd: float = LINES_SD,
                  half_totals: float = LINES_HALF_TOTALS) -> None:
         """The totals ``mean ± min(half_sd sd, half_totals)`` of ``T`` (within ``1 .. n - 1``)."""
         c = KrrConstants(n, k, eps0)
@@ -3683,7 +3744,7 @@ class _BlanketBackend:
     (:class:`_TotalsWindow`) and the block engine (:class:`_Engine`), each built on first use (a
     query the window answers never builds the engine)."""
 
-    def __init__(self, n: int, k: int, eps0: float) -> None:
+    def __init__(self, n: int, k: float, eps0: float) -> None:
         self.n, self.k, self.eps0 = n, k, eps0
         self._engine: _Engine | None = None
         self._window: _TotalsWindow | None = None
@@ -3833,10 +3894,10 @@ def _lambdas_separable(c: KrrConstants, t_hi: float) -> bool:
     return c.kappa >= 1e-6 or (c.kappa >= 128.0 * _U * (t_hi + 1.0) and c.kappa * (c.n - 1.0) <= 1.0)
 
 
-_BACKENDS: dict[tuple[int, int, float], HockeyStick | _BlanketBackend] = {}
+_BACKENDS: dict[tuple[int, float, float], HockeyStick | _BlanketBackend] = {}
 
 
-def blanket_model(n: int, k: int, eps0: float) -> _Model:
+def blanket_model(n: int, k: float, eps0: float) -> _Model:
     """The blanket mixture of module docstring §2 (``k >= 3``)."""
     c = KrrConstants(n, k, eps0)
     p0 = c.p0
@@ -3872,10 +3933,13 @@ class KrrBlanket:
     True
     """
 
-    def __init__(self, n: int, k: int, eps0: float, shared: bool = True) -> None:
+    def __init__(self, n: int, k: float, eps0: float, shared: bool = True, real_k: bool = False) -> None:
         """``shared=False``: a private engine (not taken from or added to the cache of recent
-        ``(n, k, eps0)``; for independent re-checks)."""
-        self.n, self.k, self.eps0 = _validate(n, k, eps0)
+        ``(n, k, eps0)``; for independent re-checks). ``real_k``: ``k`` may be any real number in
+        ``(2, 1e9]`` (the trinomial form of module docstring §6, which the engine bounds for a real
+        ``k`` as it does for an integer one); otherwise ``k`` must be an integer >= 2 (k-RR)."""
+        self.k: float
+        self.n, self.k, self.eps0 = _validate_real(n, k, eps0) if real_k else _validate(n, k, eps0)
         self.const = KrrConstants(self.n, self.k, self.eps0)
         c = self.const
         self._pair: HockeyStick | None = None
@@ -4087,6 +4151,79 @@ class KrrBlanket:
         every route, never for ``k = 2`` (the stronger-clone pair has none)."""
         be = self._backend
         return None if be is None else be.lower_at
+
+
+#: :class:`PairKrrBlanket` needs the stored masses within this relative error (its bound on
+#: ``|k^ - k*|`` uses ``1.01 (2 ε_s + u)``, valid for ``ε_s`` below ~4e-3).
+PAIR_MAX_REL = 1e-6
+
+
+class PairKrrBlanket:
+    """Certified blanket ``δ(ε)`` of a pair of three classes ``(P, e^ε0, 1)``, ``(P, 1, e^ε0)``,
+    ``(O, 1, 1)`` (unary encoding and local hashing with ``k = 2``) by :class:`KrrBlanket`'s engines
+    at the real ``k^ = 2 + O/P`` (module docstring §6: the pair's δ is the trinomial form at
+    ``k* = 2 + O*/P*``; the engine's ends are moved by ``e^{± n η}`` for ``|k^ - k*|``, proved there).
+    ``side_mass = P`` and ``third_mass = O`` are the stored floats, within ``rel_err`` (relative) of
+    the exact masses; ``eps0`` is the randomizer's own, whose ``e^ε0`` is *exactly* the pair's ratio
+    (the caller's duty: the named randomizers define it so). A :class:`~.profile.PrivacyProfile`
+    with the search's steering hooks of :class:`KrrBlanket`."""
+
+    def __init__(self, n: int, side_mass: float, third_mass: float, eps0: float, rel_err: float,
+                 shared: bool = True) -> None:
+        if not (side_mass > 0.0 and third_mass > 0.0 and math.isfinite(side_mass) and math.isfinite(third_mass)):
+            raise InvalidParameter(f"pair masses must be positive and finite, got {side_mass!r}, {third_mass!r}")
+        if not 0.0 <= rel_err <= PAIR_MAX_REL:
+            raise InvalidParameter(f"rel_err must be in [0, {PAIR_MAX_REL:g}], got {rel_err!r}")
+        w = third_mass / side_mass
+        k = 2.0 + w
+        # |k^ - k*| <= u k^ + 1.01 (2 eps_s + u) w (module docstring §6), and eta from it; the few
+        # roundings of these lines covered by the factor (1 + 1e-6)
+        dk = (_U * k + 1.01 * (2.0 * rel_err + _U) * w) * (1.0 + 1e-6)
+        room = k - 2.0 - dk
+        if not (room > 0.0 and math.isfinite(k)) or k > 1e9:
+            raise InvalidParameter(f"no k-RR form for the pair masses {side_mass!r}, {third_mass!r}")
+        eta = ((1.0 + dk / (k - dk)) * (1.0 + dk / room) - 1.0) * (1.0 + 1e-6) + 4.0 * _U
+        self.blanket = KrrBlanket(n, k, eps0, shared=shared, real_k=True)
+        self.n, self.k, self.eps0 = self.blanket.n, self.blanket.k, self.blanket.eps0
+        #: ``(1 + η)^n <= e^{n η}``, rounded up (``exp`` within one ulp)
+        self.log_charge = self.n * eta
+        self.up = math.exp(self.log_charge) * (1.0 + 4.0 * _U)
+        self.down = math.exp(-self.log_charge) * (1.0 - 4.0 * _U)
+
+    @property
+    def max_log_ratio(self) -> float:
+        """``δ(ε) = 0`` for ``ε >= ε0`` (every ``c_j <= 0`` at ``e^ε >= r``)."""
+        return self.eps0
+
+    def bounds(self, eps: float, rtol: float = 1e-10) -> DeltaBounds:
+        """The engine's bracket at ``k^`` (asked for ``rtol`` less the charge's width), its ends moved by
+        ``e^{± n η}`` (module docstring §6)."""
+        if not 0.0 < rtol < 1.0:
+            raise InvalidParameter(f"rtol must be in (0, 1), got {rtol!r}")
+        inner = self.blanket.bounds(eps, max(rtol - 3.0 * (self.up - 1.0), 0.5 * rtol))
+        upper = inner.upper * self.up if inner.upper > 0.0 else 0.0
+        lower = inner.lower * self.down
+        return DeltaBounds(inner.eps, lower, upper, inner.blocks,
+                           upper - lower <= rtol * lower or upper <= 1e-300)
+
+    def lower_at(self, eps: float) -> float:
+        """The engine's :attr:`KrrBlanket.lower_at` (certified for ``k^``), divided by ``e^{n η}``."""
+        fn = self.blanket.lower_at
+        return fn(eps) * self.down if fn is not None else 0.0
+
+    @property
+    def look_rtol(self) -> float:
+        return self.blanket.look_rtol
+
+    @property
+    def surrogate_rtol(self) -> float | None:
+        return self.blanket.surrogate_rtol
+
+    def log_slope(self, eps: float) -> float:
+        return self.blanket.log_slope(eps)
+
+    def surrogate(self, eps: np.ndarray) -> np.ndarray:
+        return self.blanket.surrogate(eps)
 
 
 # ---------------------------------------------------------------------------------------
