@@ -324,10 +324,34 @@ class ScaledPair:
 _CLONE_METHODS = ("clones", "stronger-clones", "krr", "krr-lower", "binary-rr-lower")
 
 
+#: ulps by which :func:`pair_for` moves a clone rate or an upper bound's ``scale`` computed from ``eps0``
+#: (each within 8 ulps of the exact value: ``exp`` within 1 ulp, then at most four roundings; ``scale`` is
+#: formed as ``(e^eps0 + 1) / (e^eps0 + k - 1)``, not as ``1 - p0``, which cancels)
+_PAIR_ULPS = 16
+
+
+def _ulps(x: float, toward: float) -> float:
+    """``x`` moved :data:`_PAIR_ULPS` ulps toward ``toward`` (``nextafter`` stops there)."""
+    for _ in range(_PAIR_ULPS):
+        x = math.nextafter(x, toward)
+    return x
+
+
 def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPair:
     """The clone pair of a numerical analysis (spec §1 table).
 
     ``eps0`` may be ``math.inf`` (the family's corner); callers validate user input.
+
+    Rounding (*derived*): the numbers are computed from ``eps0`` in floating point and the engines take the
+    floats as exact. The clone rate ``r`` of the upper bounds is moved :data:`_PAIR_ULPS` ulps down and the
+    non-identical share ``scale`` (``krr``) up, well past the computation's error: with ``p0 = 0`` the divergences
+    (hockey-stick and Rényi) are non-increasing in each clone rate (a post-processing turns non-clones into
+    clones: FMT21 Lemma F.2's argument, :func:`.numeric.renyi._rate_rounded_pair`), and ``delta = scale *
+    delta_pair``. Unmoved the rate's error reaches every binomial mass as ``~n u`` in the log (``1e-7`` relative
+    at ``n = 1e9``), first order and of either sign. The first user's ``pa``, ``pb`` stay the nearest floats
+    (each within ``4u`` relative: every probability of either law then within ``4u`` relative pointwise, which
+    moves ``delta`` by at most ``8u`` absolute, of the order of the engines' own rounding budgets, not charged),
+    as do the lower bounds' pairs.
     """
     if method not in _CLONE_METHODS:
         raise InvalidParameter(f"method {method!r} is not a clone-pair analysis")
@@ -335,10 +359,10 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
     # first user (e^eps0, 1) / (e^eps0 + 1), written to stay exact for large eps0
     pa, pb = (1.0 / (1.0 + 1.0 / e), 1.0 / (e + 1.0)) if math.isfinite(e) else (1.0, 0.0)
     if method == "clones":
-        r = 0.5 * math.exp(-eps0)
+        r = _ulps(0.5 * math.exp(-eps0), 0.0)
         return ScaledPair(ClonePair(n, r, r, pa, pb, 0.0))
     if method == "stronger-clones":
-        r = pb
+        r = _ulps(pb, 0.0)
         return ScaledPair(ClonePair(n, r, r, pa, pb, 0.0))
     if method == "binary-rr-lower":
         return ScaledPair(ClonePair(n, pb, pa, pa, pb, 0.0))
@@ -351,7 +375,7 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
         # (each other user reports either value with probability >= 1/(e^eps0 + 1)).
         if method == "krr-lower":
             return ScaledPair(ClonePair(n, pb, pa, pa, pb, 0.0))
-        return ScaledPair(ClonePair(n, pb, pb, pa, pb, 0.0))
+        return ScaledPair(ClonePair(n, _ulps(pb, 0.0), _ulps(pb, 0.0), pa, pb, 0.0))
     denom = (e + k - 1.0) if math.isfinite(e) else math.inf
     r = 1.0 / denom if math.isfinite(denom) else 0.0
     if method == "krr-lower":
@@ -365,7 +389,8 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
     # (The unrevealed pair of the spec table is exact only when all other users hold a
     # third value; tests/oracle.py shows it is exceeded by other datasets.)
     p0 = (k - 2.0) / denom if math.isfinite(denom) else 0.0
-    return ScaledPair(ClonePair(n, r, r, pa, pb, 0.0), scale=1.0 - p0)
+    r_down = _ulps(r, 0.0)
+    return ScaledPair(ClonePair(n, r_down, r_down, pa, pb, 0.0), scale=_ulps((e + 1.0) / denom, 1.0) if p0 > 0.0 else 1.0)
 
 
 def profile_for(method: str, eps0: float, n: int, k: int | None = None) -> PrivacyProfile:

@@ -189,3 +189,24 @@ def test_narrow_block_masses_match_mpmath_on_both_sides_of_the_mode():
 def test_regression_small_n_large_eps0_bounds_ordered():
     lower = eps(4.25, 167, 1e-3, "binary-rr-lower")
     assert eps(4.25, 167, 1e-3, "clones") >= lower and eps(4.25, 167, 1e-3, "stronger-clones") >= lower
+
+
+@pytest.mark.parametrize("method,k", [("clones", None), ("stronger-clones", None), ("krr", 2), ("krr", 3), ("krr", 100),
+                                      ("krr", 10**6)])
+def test_pair_rates_rounded_toward_fewer_clones(method, k):
+    """analyses.pair_for: the upper bounds' clone rate is at most the exact one (fewer clones: the divergences are
+    non-increasing in the rates) and the krr scale at least the exact 1 - p0, both within 1e-13 relative, against
+    60-digit values from eps0 (nearest-float rates were above the exact ones for about half of eps0, by an ulp)."""
+    import mpmath
+
+    from shuffle_accountant.analyses import pair_for
+
+    for eps0 in [0.01 * 1.37**j for j in range(33)] + [700.0, 705.0]:
+        sp = pair_for(method, eps0, 1000, k)
+        with mpmath.workdps(60):
+            e = mpmath.exp(mpmath.mpf(eps0))
+            exact = mpmath.exp(-mpmath.mpf(eps0)) / 2 if method == "clones" else 1 / (e + (1 if k in (None, 2) else k - 1))
+            assert sp.pair.r0 == sp.pair.r1 and exact * (1 - mpmath.mpf(1e-13)) <= sp.pair.r0 <= exact, (eps0, sp.pair.r0)
+            if k is not None and k > 2:
+                scale = 1 - (k - 2) / (e + k - 1)
+                assert scale <= sp.scale <= scale * (1 + mpmath.mpf(1e-13)), (eps0, sp.scale)
