@@ -1984,3 +1984,18 @@ def test_real_k_engine_at_an_integer_is_krr(n: int, k: int, eps0: float) -> None
     b = KrrBlanket(n, k, eps0, shared=False)
     for frac in (0.1, 0.5):
         assert a.bounds(frac * eps0, 1e-8) == b.bounds(frac * eps0, 1e-8)
+
+
+@pytest.mark.parametrize("n,k,eps0,eps", [(30000, 5, 2.0, 0.04), (50000, 4, 0.5, 0.005)])
+def test_delta_at_rtol_1e9_not_limited_by_walked_tails(n, k, eps0, eps, monkeypatch):
+    """delta(eps) at the default rtol 1e-9 on the window route where bulk tails are walked along their kink's
+    lineage (d8b46ef): the walked tails' budgets left these brackets 2e-8 .. 5e-8 wide (review); the window now
+    evaluates again with Boost's tails when a bracket misses an rtol below LINEAGE_RETRY_RTOL. Converged, and
+    it meets the bracket computed with the walk switched off."""
+    import shuffle_accountant.numeric.blanket_krr as K
+
+    got = KrrBlanket(n, k, eps0).bounds(eps, 1e-9)
+    assert got.converged and got.upper - got.lower <= 1e-9 * got.lower
+    monkeypatch.setattr(K, "LINEAGE_MIN_N", 10**12)
+    ref = KrrBlanket(n, k, eps0).bounds(eps, 1e-9)
+    assert got.lower <= ref.upper and ref.lower <= got.upper

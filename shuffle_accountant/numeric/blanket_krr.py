@@ -2528,6 +2528,11 @@ LINEAGE_ACCEPT = 64.0
 LINEAGE_MIN_N = 30_000
 #: ... where at least this many boundaries lie in the bulk (cost only).
 LINEAGE_MIN_BULK = 512
+#: a window whose bracket misses an rtol below this with walked tails in its cache is evaluated again with
+#: Boost's tails, and keeps them (:meth:`_TotalsWindow.bounds`; cost only: the walked tails' budgets, up to
+#: LINEAGE_ACCEPT pmf budgets, ~4e-10 relative, matter only for brackets that tight, e.g. ``delta(eps)`` at its
+#: default rtol 1e-9; the eps(delta) searches ask 1e-6, where windows miss their rtol for other reasons)
+LINEAGE_RETRY_RTOL = 1e-7
 _LINEAGE_WIDTHS = np.array([2, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 48, 64])
 
 
@@ -2784,6 +2789,12 @@ class _TotalsWindow:
             self.jb = np.minimum(np.ceil(self.jb / self.grid) * self.grid, m1)
         self.tables = _TableCache(WINDOW_TABLE_WIDTH)
         self.masses = _Rows({f: 1 for f in self._MASS_FIELDS + self._ANCHOR_FIELDS}, np.int64)
+        #: bulk tails walked along their kink's lineage (:func:`_lineage_tails`) while True; :meth:`bounds`
+        #: turns it off for good (and starts a fresh mass cache) when a bracket built on walked tails misses
+        #: the rtol asked: their budgets (up to LINEAGE_ACCEPT pmf budgets) can limit a delta(eps) bracket at
+        #: rtol 1e-9 (review of d8b46ef: api.delta, krr k = 5, eps0 = 2, n = 3e4 at eps = 0.04: 4.9e-8 wide)
+        self.lineage = True
+        self._lineage_used = False
         #: brackets by eps, and whether kinks were moved onto cached boundaries for it
         self._memo: dict[float, tuple[DeltaBounds, bool]] = {}
         self._snapped = False  # (the last evaluation moved a kink: :meth:`_snap_kinks`)
@@ -2848,11 +2859,12 @@ class _TotalsWindow:
             if np.any(off):
                 po = bn.pmf(yy[off], m[off], rho)
                 p[off], ep[off] = po, self.rel * po + 1e-300
-                if self.N + 1 >= LINEAGE_MIN_N:  # bulk boundaries walked along their kink's lineage
+                if self.lineage and self.N + 1 >= LINEAGE_MIN_N:  # bulk boundaries walked along their kink's lineage
                     fo = np.nonzero(off)[0]
                     lin, xl, exl = _lineage_tails(t_int[off], y_int[off], self.N, rho, po, self.rel)
                     x[fo[lin]], ex[fo[lin]] = xl[lin], exl[lin]
                     off[fo[lin]] = False
+                    self._lineage_used = self._lineage_used or bool(np.any(lin))
             if np.any(off):
                 yo, mo, bo = yy[off], m[off], below[off]
                 xo = np.empty(yo.size)  # the small tail at (m, y): Boost's cdf below the mean, its sf above
@@ -3122,6 +3134,12 @@ class _TotalsWindow:
                     got = (self._evaluate(eps), False)
                 finally:
                     self.snapping = True
+            wide = got[0].upper - got[0].lower > rtol * got[0].lower and got[0].upper > 1e-300
+            if wide and rtol < LINEAGE_RETRY_RTOL and self._lineage_used:  # walked tails may have limited it
+                self.lineage, self._lineage_used = False, False
+                self.masses = _Rows({f: 1 for f in self._MASS_FIELDS + self._ANCHOR_FIELDS}, np.int64)
+                self._memo.clear()
+                got = (self._evaluate(eps), self._snapped)
             if len(self._memo) >= 256:
                 self._memo.clear()
             self._memo[eps] = got
