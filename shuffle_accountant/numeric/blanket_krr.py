@@ -2821,8 +2821,9 @@ class _TotalsWindow:
         """At boundaries ``(t, y)``: ``Fc = F_{m+1}(y)`` (counted branch, ``J <= y``), ``Fs =
         F_m(y-1)`` (silent branch, ``J = 1 + J' <= y``), ``m = N - t``, their complements ``G``
         and an absolute error bound for each (the computed side: Boost's budgets and the identity's
-        roundings; its complement ``1 - x`` one rounding more). Cached by ``(t, y)``: the same
-        numbers a fresh computation gives. A boundary within :data:`WALK_MAX` of a cached one of
+        roundings; its complement ``1 - x`` one rounding more). Cached by ``(t, y)``, each value
+        certified with its own bound (a walked value depends on the boundaries computed with it, so a
+        fresh computation may differ in the last bits, within both bounds). A boundary within :data:`WALK_MAX` of a cached one of
         the same total (a kink that moved with ``ε``) is walked from it (:meth:`_walk`); from
         :data:`LINEAGE_MIN_N` users on, boundaries near their mean are walked along the lineage of their
         kink from a Boost anchor of a total two below (:func:`_lineage_tails`)."""
