@@ -447,11 +447,13 @@ class OLH(_OnDomain):
         p, q = self.probabilities()
         g = float(self.g)  # type: ignore[arg-type]
         e = math.exp(self.eps0)
-        const = math.exp((1 - self.k) * math.log(g))  # g^{1-k}: P(H constant) * g
+        const = math.pow(g, 1.0 - self.k)  # g^{1-k}: P(H constant) * g (pow: within an ulp)
         classes = [
             (q * (1.0 - 1.0 / g), e, 1.0),
             (q * (1.0 - 1.0 / g), 1.0, e),
-            (q * (1.0 / g - const), e, e),
+            # q (1/g - g^{1-k}) = (q/g)(1 - g^{2-k}): exactly 0 for k = 2 (the difference left ~1e-21 there, a
+            # spurious class whose relative error no rel can bound), no cancellation for k >= 3 (g^{2-k} <= 1/2)
+            (q / g * (1.0 - math.pow(g, 2.0 - self.k)), e, e),
             (q * (g - 2.0 + 1.0 / g) + p * const, 1.0, 1.0),
         ]
         # 1 - gamma = 1 - q g - (p - q) g^{1-k} = (e - 1) q - (e - 1) q g^{1-k}

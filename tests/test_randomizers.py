@@ -248,3 +248,27 @@ def test_missing_and_huge_files(tmp_path):
     many.write_text(("0," * 600_000 + "1\n") * 2)  # < 10 MB but > 1e6 entries
     with pytest.raises(InvalidParameter, match="entries accepted"):
         load_matrix(str(many))
+
+
+@pytest.mark.parametrize("k", [2, 3, 7, 100])
+@pytest.mark.parametrize("eps0", [0.5, 1.0, 4.0, 6.0, 10.0])
+def test_olh_pair_classes_within_their_rel_of_the_exact_masses(k, eps0):
+    """OLH's pair structure: every class mass within rel_err of its 50-digit value from the docstring's formulas,
+    and k = 2 has exactly three classes (the H(x1) = H(x1') = y class, q (1/g - g^{1-k}), is 0 there: computed as a
+    difference it was ~1e-21 at eps0 >= 4, a class whose relative error no rel_err bounds)."""
+    from shuffle_accountant.randomizers import OLH
+
+    r = OLH(k, eps0)
+    st = r.pair_structure()
+    with mpmath.workdps(50):
+        e, g = mpmath.exp(mpmath.mpf(eps0)), mpmath.mpf(r.g)
+        p, q = e / (e + g - 1), 1 / (e + g - 1)
+        const = g ** (1 - k)
+        exact = {(1.0, 1.0): q * (g - 2 + 1 / g) + p * const, (1.0, float(e)): q * (1 - 1 / g),
+                 (float(e), 1.0): q * (1 - 1 / g), (float(e), float(e)): q * (1 / g - const)}
+        want = {key: m for key, m in exact.items() if m > 0}
+        got = {(float(a), float(b)): m for m, a, b in zip(st.mass, st.a, st.b)}
+        assert set(got) == set(want), (sorted(got), sorted(want))
+        for key, m in got.items():
+            assert abs(mpmath.mpf(m) / want[key] - 1) <= st.rel_err, (key, m, want[key])
+    assert len(st.mass) == (3 if k == 2 else 4)
