@@ -1698,3 +1698,92 @@ def test_k2_krr_route_brackets_overlap_the_pairs(make: str, eps0: float, n: int)
     for frac in (0.05, 0.3, 0.6):
         a, b = prof.bounds(frac * eps0, 1e-6), pair.bounds(frac * eps0, 1e-6)
         assert a.lower <= b.upper and b.lower <= a.upper, (a, b)
+
+
+# ---------------------------------------------------------------------------------------
+# Large eps0: a far, light atom of the tilted law (review crash: lattice upper end nan)
+# ---------------------------------------------------------------------------------------
+
+
+def _olh2_reference(s, n: int, eps: float) -> mpmath.mpf:
+    """``(1/n) E[S_+]`` at 50 digits for an OLH k = 2 pair at large eps0, by a double sum: the classes of ratio
+    ``a < b`` or ``a = b = E`` have ``c <= -e^{eps0} + 1``, below ``-n`` times the one positive ``c`` (asserted), so ``S > 0`` needs
+    none of them and is then ``c_0 N_0 + c_+ N_+`` (``a = b = 1`` and the positive class; everyone else silent)."""
+    with mpmath.workdps(50):
+        t = mpmath.exp(mpmath.mpf(eps))
+        c = [mpmath.mpf(a) - t * mpmath.mpf(b) for a, b in zip(s.a, s.b)]
+        pos = max(range(len(c)), key=lambda j: c[j])
+        zero = [j for j in range(len(c)) if s.a[j] == s.b[j] == 1.0]
+        assert c[pos] > 0 and len(zero) == 1 and c[zero[0]] <= 0
+        assert all(c[j] + n * c[pos] < 0 for j in range(len(c)) if j != pos and j != zero[0])
+        p0, pp, rest = mpmath.mpf(s.mass[zero[0]]), mpmath.mpf(s.mass[pos]), mpmath.mpf(s.rest)
+        tot = mpmath.mpf(0)
+        for n2 in range(1, n + 1):
+            for n0 in range(n - n2 + 1):
+                val = c[zero[0]] * n0 + c[pos] * n2
+                if val > 0:
+                    tot += mpmath.binomial(n, n2) * mpmath.binomial(n - n2, n0) * pp**n2 * p0**n0 * rest ** (n - n2 - n0) * val
+        return tot / n
+
+
+def _olh2_four_classes():
+    """The OLH k = 2, eps0 = 20 pair as it was before the pair structure dropped its spurious fourth class (mass
+    ``4.26e-34``, ratio ``(E, E)``): the review's profile reproducer took the lattice with it."""
+    s = OLH(2, 20.0).pair_structures()[0]
+    big = s.b[1]
+    return dataclasses.replace(s, mass=tuple(s.mass) + (4.262365791736629e-34,), a=tuple(s.a) + (big,),
+                               b=tuple(s.b) + (big,))
+
+
+@pytest.mark.parametrize("n, eps", [(60, 7.050002188803587), (100, 7.050002188803587), (262, 14.169),
+                                    (263, 7.050002188803587)])
+@pytest.mark.parametrize("four", [False, True], ids=["3cls", "4cls"])
+def test_lattice_far_light_atom_gives_a_certified_bracket(n: int, eps: float, four: bool) -> None:
+    """OLH k = 2, eps0 = 20 on the lattice: the tilted law has mass ~4e-9 at 1.7e6 standard deviations; the
+    Chernoff tails of the lattice window were e^700 (no lam = 0), times 1/(e theta) inf, and 0 * inf made the upper
+    end nan (CertificationError before). Now a certified bracket: it contains the 50-digit value, lies within the
+    local bound E[X_+], and meets exact enumeration's where that fits."""
+    s = _olh2_four_classes() if four else OLH(2, 20.0).pair_structures()[0]
+    want = _olh2_reference(s, n, eps)
+    trivial = bm._trivial(bm.coefficients(s, eps))
+    lat = PairBlanket(s, n, "lattice").bounds(eps, 1e-9)
+    assert 0.0 <= lat.lower <= want * (1 + 1e-12) and want <= lat.upper * (1 + 1e-12), (lat, want)
+    assert lat.upper <= trivial and math.isfinite(lat.upper)
+    b = PairBlanket(s, n).bounds(eps, 1e-9)  # (auto: the profile's route for this pair)
+    assert b.lower <= want * (1 + 1e-12) and want <= b.upper * (1 + 1e-12), (b, want)
+    if bm.exact_size(n, s.classes) <= bm.EXACT_BUDGET:
+        ex = PairBlanket(s, n, "exact").bounds(eps, 1e-9)
+        assert ex.lower <= lat.upper and lat.lower <= ex.upper, (ex, lat)
+
+
+@pytest.mark.parametrize("rand, n, delta, eps", [
+    (Subset(8, 50.0), 670, 5.035599291509643e-05, 2.814077165792284),
+    (Subset(8, 20.0), 7277, 3.1e-5, 19.41014591067445),
+    (Subset(16, 20.0), 14062, 4.4e-5, 19.410133278387374),
+    (Hadamard(3, 50.0), 2784, 4.6e-11, 0.0),
+], ids=str)
+def test_large_eps0_queries_certified(rand, n: int, delta: float, eps: float) -> None:
+    """The review's api reproducers (nan upper end, CertificationError before): a certified eps at most eps0, and at
+    the eps where the lattice failed every pair's bracket lies within the local bound [0, E[X_+]] and is finite."""
+    from shuffle_accountant import api
+
+    b = api.epsilon(rand.eps0, n, delta, method="blanket", randomizer=rand)
+    assert math.isfinite(b.value) and 0.0 <= b.value <= rand.eps0, b
+    for s in rand.pair_structures():
+        pb = PairBlanket(s, n, "lattice").bounds(eps, 1e-6)
+        trivial = bm._trivial(bm.coefficients(s, eps))
+        assert 0.0 <= pb.lower <= pb.upper <= trivial, (pb, trivial)
+
+
+def test_chernoff_tails_at_most_the_total_mass() -> None:
+    """lam = 0 belongs to the Chernoff grid: each tail is at most e^{log_mgf(0)} however poor the other lam are
+    (before: e^700, which overflowed to inf once multiplied by 1/(e theta))."""
+
+    def lm(lam: np.ndarray) -> np.ndarray:  # a unit mass with an atom at 1e6 scales
+        return np.logaddexp(np.log1p(-1e-9) + 0.0 * lam, math.log(1e-9) + lam * 1e6)
+
+    hi, lo = bm._chernoff(lm, 10.0, -10.0, 1e-6)
+    assert hi <= 1.0 + 1e-8 and lo <= 1.0 + 1e-8 and math.isfinite(hi) and math.isfinite(lo)
+    with np.errstate(over="ignore"):
+        hi2, _ = bm._chernoff(lambda lam: np.where(lam == 0.0, 0.0, 1e6 * lam * 1e6), 0.0, 0.0, 1e-6)
+    assert hi2 <= 1.0 + 1e-8

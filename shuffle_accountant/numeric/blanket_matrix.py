@@ -1513,11 +1513,19 @@ SPECTRAL = True
 
 def _chernoff(log_mgf, upper: float, lower: float, scale: float) -> tuple[float, float]:
     """``(P[T > upper], P[T < lower])`` bounds from ``log E[e^{lam T}] <= log_mgf(lam)`` (real
-    units; minimised over a grid of ``lam``, any ``lam`` being valid)."""
+    units; minimised over a grid of ``lam``, any ``lam`` being valid, ``lam = 0`` included: each
+    tail is at most the total mass ``e^{log_mgf(0)}``). Without ``lam = 0`` a law with a far,
+    light atom (OLH k = 2 at eps0 = 20: tilted mass ~4e-9 at 1.7e6 standard deviations) got
+    ``e^700`` for a tail; times ``1/(e theta)`` that overflowed to inf, and ``0 * inf`` made the
+    lattice's upper end nan (:func:`_assemble`)."""
     lam = _LAMBDAS / scale
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         hi = np.min(log_mgf(lam) - lam * upper)
         lo = np.min(log_mgf(-lam) + lam * lower)
+        total = float(log_mgf(np.zeros(1))[0])
+    # (np.min propagates a nan; min() with a nan first argument would keep it: compare explicitly)
+    hi = total if not hi <= total else hi
+    lo = total if not lo <= total else lo
     slack = 1e-9
     # a probability bound above e^700 is useless anyway (and would overflow)
     return float(np.exp(min(hi + slack, 700.0))), float(np.exp(min(lo + slack, 700.0)))
@@ -1734,7 +1742,8 @@ def _assemble(funcs: list, z_p: np.ndarray, pz: np.ndarray, eps_z: float, z_q: n
     fuzz = 8 * _U * (n * abs(logm) + math.log(n) + 1.0)
     if not need_lower:
         u_up *= 1 + 4 * _U * terms
-        return _LatticeResult(0.0, _scaled(max(u_up, 0.0), log_scale + fuzz, up=True), size, plan)
+        upper = _scaled(max(u_up, 0.0), log_scale + fuzz, up=True) if math.isfinite(u_up) else math.nan
+        return _LatticeResult(0.0, upper if upper >= 0.0 else math.inf, size, plan)  # (a nan: see below)
     # Q path: the laws T were computed for the float v; their exact values lie within
     # (1 +- eta_v)^(users in T) of them
     _, _, h_up, h_lo, _, h_sup = funcs[0](z_q)
@@ -1763,7 +1772,12 @@ def _assemble(funcs: list, z_p: np.ndarray, pz: np.ndarray, eps_z: float, z_q: n
         float_part = (u_up - u_lo) / (u_lo - corr)
     else:
         float_part = (u_up - u_lo) / u_lo if u_lo > 0.0 else math.inf
-    return _LatticeResult(min(lower, upper), upper, size, plan, float_part, u_lo - corr, slope,
+    raw = u_lo - corr
+    if not (math.isfinite(u_up) and math.isfinite(raw) and math.isfinite(slope) and 0.0 <= min(lower, upper) <= upper):
+        # an overflow (0 * inf, inf - inf) is no number: only the ends that hold without it remain,
+        # [0, inf] (the caller caps inf at the local bound E[X_+], :meth:`PairBlanket._lattice_capped`)
+        return _LatticeResult(0.0, math.inf, size, plan, math.inf)
+    return _LatticeResult(min(lower, upper), upper, size, plan, float_part, raw, slope,
                           log_scale - fuzz)
 
 
@@ -3020,7 +3034,7 @@ class PairBlanket:
         """The lattice's bracket (on the product law where :meth:`_product_pays`), its upper end capped at
         ``trivial``, the local bound ``E[X_+]`` that holds for every ``n`` (:meth:`_compute`)."""
         b = self._product_lattice(eps, rtol) if self._product_pays(eps) else self._lattice(cf, eps, rtol)
-        if b.upper > trivial:
+        if not b.upper <= trivial:
             return DeltaBounds(eps, min(b.lower, trivial), trivial, b.blocks, trivial - b.lower <= rtol * b.lower)
         return b
 
