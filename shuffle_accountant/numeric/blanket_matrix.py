@@ -1518,14 +1518,13 @@ def _chernoff(log_mgf, upper: float, lower: float, scale: float) -> tuple[float,
     light atom (OLH k = 2 at eps0 = 20: tilted mass ~4e-9 at 1.7e6 standard deviations) got
     ``e^700`` for a tail; times ``1/(e theta)`` that overflowed to inf, and ``0 * inf`` made the
     lattice's upper end nan (:func:`_assemble`)."""
-    lam = _LAMBDAS / scale
+    lam = np.concatenate(([0.0], _LAMBDAS / scale))
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        hi = np.min(log_mgf(lam) - lam * upper)
-        lo = np.min(log_mgf(-lam) + lam * lower)
-        total = float(log_mgf(np.zeros(1))[0])
-    # (np.min propagates a nan; min() with a nan first argument would keep it: compare explicitly)
-    hi = total if not hi <= total else hi
-    lo = total if not lo <= total else lo
+        hi_all = log_mgf(lam) - lam * upper
+        lo_all = log_mgf(-lam) + lam * lower
+    # (a nan, inf - inf at some lam, bounds nothing: the other lam answer; np.min would propagate it)
+    hi = float(np.min(np.where(np.isnan(hi_all), np.inf, hi_all)))
+    lo = float(np.min(np.where(np.isnan(lo_all), np.inf, lo_all)))
     slack = 1e-9
     # a probability bound above e^700 is useless anyway (and would overflow)
     return float(np.exp(min(hi + slack, 700.0))), float(np.exp(min(lo + slack, 700.0)))
