@@ -2619,6 +2619,10 @@ class PairBlanket:
         self._direct_failures = 0
         #: eps answered in closed form (:meth:`_closed`)
         self._closed_eps: set[float] = set()
+        #: the lattice gave no finite upper end (a far, light atom of the tilted law: every Chernoff tilt useless,
+        #: 082c4b4); later evaluations answer [0, E[X_+]] at once (cost only: 98 evaluations of 0.18 s each
+        #: for Hadamard k = 8, eps0 = 20, n = 1e3 before)
+        self._lattice_failed = False
         self._top: float | None = None  # max_log_ratio
         self._auto = method == "auto"
         self._floor_closed: float | None = None  # (_regime_floor)
@@ -3032,8 +3036,11 @@ class PairBlanket:
     def _lattice_capped(self, cf: _Coefficients, eps: float, rtol: float, trivial: float) -> DeltaBounds:
         """The lattice's bracket (on the product law where :meth:`_product_pays`), its upper end capped at
         ``trivial``, the local bound ``E[X_+]`` that holds for every ``n`` (:meth:`_compute`)."""
+        if self._lattice_failed and self._auto:
+            return DeltaBounds(eps, 0.0, trivial, 0, trivial <= 0.0)
         b = self._product_lattice(eps, rtol) if self._product_pays(eps) else self._lattice(cf, eps, rtol)
         if not b.upper <= trivial:
+            self._lattice_failed = self._lattice_failed or not math.isfinite(b.upper)
             return DeltaBounds(eps, min(b.lower, trivial), trivial, b.blocks, trivial - b.lower <= rtol * b.lower)
         return b
 
