@@ -3333,8 +3333,8 @@ TRUST_MAX_EPS0 = 3.5
 #: query at delta 1e-6 against one clones query, CPU min of 3 interleaved, SUE / OUE / OLH k = 2, n 300 ..
 #: 1e4, eps0 0.5 .. 6): k-RR's engines 3.4-6x wherever n P < 65 against the lattice's 5.4-22x (n = 300 all
 #: eps0, 1e3 eps0 >= 2, 3e3 eps0 >= 4, 1e4 eps0 >= 5); from n P ~ 70 the lattice's 1.6-4x (one or two
-#: evaluations of ~2 ms) against 4-6x. Not taken: OLH's pair at eps0 = 4 and 6 has a fourth class of
-#: mass ~1e-21 (``1/g - g^{1-k}`` rounded) and stays on the lattice.
+#: evaluations of ~2 ms) against 4-6x. (OLH's pair at eps0 >= 4 had a spurious fourth class of mass ~1e-21
+#: until f38a5ea; it is three classes now and takes this route too.)
 KRR_ROUTE = True
 KRR_ROUTE_MAX_NP = 65.0
 
