@@ -375,7 +375,8 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
         # (each other user reports either value with probability >= 1/(e^eps0 + 1)).
         if method == "krr-lower":
             return ScaledPair(ClonePair(n, pb, pa, pa, pb, 0.0))
-        return ScaledPair(ClonePair(n, _ulps(pb, 0.0), _ulps(pb, 0.0), pa, pb, 0.0))
+        r = _ulps(pb, 0.0)
+        return ScaledPair(ClonePair(n, r, r, pa, pb, 0.0))
     denom = (e + k - 1.0) if math.isfinite(e) else math.inf
     r = 1.0 / denom if math.isfinite(denom) else 0.0
     if method == "krr-lower":
@@ -388,9 +389,9 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
     # the silent branch a separate, identical component, so delta = (1 - p0) delta'.
     # (The unrevealed pair of the spec table is exact only when all other users hold a
     # third value; tests/oracle.py shows it is exceeded by other datasets.)
-    p0 = (k - 2.0) / denom if math.isfinite(denom) else 0.0
-    r_down = _ulps(r, 0.0)
-    return ScaledPair(ClonePair(n, r_down, r_down, pa, pb, 0.0), scale=_ulps((e + 1.0) / denom, 1.0) if p0 > 0.0 else 1.0)
+    r = _ulps(r, 0.0)
+    scale = _ulps((e + 1.0) / denom, 1.0) if math.isfinite(denom) else 1.0  # 1 - p0, p0 = (k - 2)/denom
+    return ScaledPair(ClonePair(n, r, r, pa, pb, 0.0), scale=scale)
 
 
 def profile_for(method: str, eps0: float, n: int, k: int | None = None) -> PrivacyProfile:

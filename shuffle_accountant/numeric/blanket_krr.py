@@ -2788,7 +2788,7 @@ class _TotalsWindow:
             self.ja = np.floor(self.ja / self.grid) * self.grid
             self.jb = np.minimum(np.ceil(self.jb / self.grid) * self.grid, m1)
         self.tables = _TableCache(WINDOW_TABLE_WIDTH)
-        self.masses = _Rows({f: 1 for f in self._MASS_FIELDS + self._ANCHOR_FIELDS}, np.int64)
+        self.masses = self._empty_masses()
         #: bulk tails walked along their kink's lineage (:func:`_lineage_tails`) while True; :meth:`bounds`
         #: turns it off for good (and starts a fresh mass cache) when a bracket built on walked tails misses
         #: the rtol asked: their budgets (up to LINEAGE_ACCEPT pmf budgets) can limit a delta(eps) bracket at
@@ -2816,6 +2816,10 @@ class _TotalsWindow:
     def _unkey(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(t, y)`` of cache keys (:meth:`_key`), as int64."""
         return (keys >> _KEY_BITS) + self.t_range[0], keys & ((1 << _KEY_BITS) - 1)
+
+    def _empty_masses(self) -> _Rows:
+        """An empty boundary-mass cache (:meth:`_boundary_masses`), keyed by :meth:`_key`."""
+        return _Rows({f: 1 for f in self._MASS_FIELDS + self._ANCHOR_FIELDS}, np.int64)
 
     def _boundary_masses(self, t: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
         """At boundaries ``(t, y)``: ``Fc = F_{m+1}(y)`` (counted branch, ``J <= y``), ``Fs =
@@ -3138,7 +3142,7 @@ class _TotalsWindow:
             wide = got[0].upper - got[0].lower > rtol * got[0].lower and got[0].upper > 1e-300
             if wide and rtol < LINEAGE_RETRY_RTOL and self._lineage_used:  # walked tails may have limited it
                 self.lineage, self._lineage_used = False, False
-                self.masses = _Rows({f: 1 for f in self._MASS_FIELDS + self._ANCHOR_FIELDS}, np.int64)
+                self.masses = self._empty_masses()
                 self._memo.clear()
                 got = (self._evaluate(eps), self._snapped)
             if len(self._memo) >= 256:
