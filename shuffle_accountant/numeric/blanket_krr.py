@@ -380,13 +380,91 @@ with ``S(h)`` not depending on ``π`` and ``Mult_n(h; π*) <= (1 + η)^n Mult_n(
 (a product of ``n`` per-user probabilities), so ``δ* <= (1 + η)^n δ^`` and ``δ* >= (1 + η)^-n δ^``: the
 engine's upper end is multiplied by ``e^{n η}`` and its lower end divided by it (``η ~ 1e-13`` for the
 named randomizers' ``ε_s = 2.8e-14``: ``1e-9`` relative at ``n = 1e4``). The engine's own treatment
-of ``e^ε0`` and of its derived constants (a few ulps, module-wide) is unchanged.
+of ``e^ε0`` and of its derived constants is §7's (its ``k^`` taken as exact there).
+
+7. Rounding of ε0 and of the derived constants (issue 10; *derived*, tested)
+------------------------------------------------------------------------------
+The user states ``ε0``; every upper end must hold for the exact k-RR with ``r* = e^ε0`` (a real number).
+The engines take float constants as exact and charge only their own evaluations at those floats.
+
+*Inventory* (the upper-bound engines: :class:`_TotalsWindow`, :class:`_LineWindow`, :class:`_Engine` on
+:func:`blanket_model`, all from :func:`upper_constants`; before: :class:`KrrConstants` of ``fl(exp(ε0))``):
+
+* ``r = e^ε0`` (``fl(exp(ε0))``, within an ulp): enters only through the constants below.
+* ``q2 = 2q = 2/(r + k - 1)``: the clone count ``C ~ Bin(n-1, q2)`` (the windows' ``pmf_points``, the
+  engine's clone masses; the routing's mean and sd). A rate off by ``x`` (relative) moves the log of the
+  mass at ``c`` by about ``x (c - mean)/(1 - q2)``: up to ``n x`` at the extreme counts.
+* ``ρ = (k-2)/(r + k - 3)``: ``J' | c ~ Bin(n-1-c, ρ)`` in every hinge functional and tail
+  (:func:`_tails_by_runs`, :func:`_hinges`, :func:`_branch_cdfs`, the lineage walks). Its complement
+  ``1 - ρ`` (the non-blanket others) has a relative error ``~ (u/2)(k-2)/(r-1)``: 7.7e-14 at
+  ``k = 100, ε0 = 0.1``.
+* ``p0 = (k-2) q`` and ``fl(1 - p0)``: the first user's branch weights (``W0``, ``W1``, the engine's
+  branches): one user, a factor that does not grow with ``n``.
+* ``κ = 2/(r + 1)``: ``λ(t, j) = t/(t + κ j)`` of every kernel request (the engine's ``λ``; the windows'
+  pieces and kinks), while the windows' sums are exact in the ``λ`` the float masses imply,
+  ``κ_m = (p0/fl(1 - p0)) q2/((1 - q2) ρ)``, which the windows' 16u slack must cover. It did not always:
+  ``fl(1 - p0)`` has the absolute resolution of an ulp of 1, so ``κ_m`` was ``~u p0/(1 - p0)`` off
+  (``1.9e-15 = 17u`` at k = 100, ε0 = 0.538; ``5e-8`` at k = 1e9, small ε0). Now ``κ`` is ``κ_m``
+  rounded down (within an ulp).
+* ``d = (r-1)/(2(r+1))`` and ``pb = 1/(r+1)`` (:class:`FirstUserGap`): the first user's ``u, v`` in every
+  kernel; the kernels charge ``u, v`` within ``4u`` of their values at the exact ``d, pb``
+  (:func:`_first_user_v`, :func:`_kernel_lines`' budget): not ``n``-fold.
+
+In these terms the engines bound ``F^ = E_π^[f]``, ``f = h(T - 1, λ^(T, J))`` with ``λ^`` from ``κ``
+(engine) or ``κ_m`` (windows), over the product law ``π^`` of the first user's branch (weights
+``fl(1 - p0)``, ``p0``) and the others' classes (clone ``q2``, third ``(1 - q2) ρ``, rest
+``(1 - q2)(1 - ρ)``; these three sum to 1 exactly in real arithmetic).
+
+*Proof of the upper end.* (M) *The blanket δ is non-decreasing in r* (any real ``k >= 2``, fixed): by
+§6 it is the hockey-stick divergence of two laws of class histograms (``x1``, ``x1'``, third, rest),
+the first user from ``(r q, q, (k-2) q, 0)`` resp. ``(q, r q, (k-2) q, 0)``, the others from
+``(q, q, (k-2) q, (r-1) q)``. For ``r' >= r`` (``q' <= q <= 1/k``) the channel that replaces each
+report, independently with probability ``s = (q - q')/(1/k - q')``, by a draw from
+``(1/k, 1/k, (k-2)/k, 0)`` maps each of the three laws at ``r'`` to the one at ``r`` (the ``x1'`` entry:
+``(1 - s) q' + s/k = q``; the third entry follows, the rest shrinks by ``1 - s`` to ``(r-1) q``, the first
+entry by the totals). It acts on the histogram (every entry alike), so it is one Markov kernel for both
+hypotheses: data processing. (For integer ``k`` this is the garbling k-RR(ε0) = uniform replacement after
+k-RR(ε0'), which commutes with the shuffler; the blanket *bound* itself is monotone, not only the exact
+shuffled δ.) So ``δ_bl(r*) <= δ_bl(r')`` with ``r' = fl(exp(ε0))`` moved :data:`E0_UP_ULPS` ulps up.
+(G) ``δ_bl(r') = E_π*[h(T - 1, λ*(T, J))]`` (§2 at ``r'``; ``π*`` the exact law at ``r'``,
+``λ* = t/(t + κ* j)``, ``κ* = 2/(r' + 1)``). :func:`upper_constants` moves ``p0`` down until
+``κ_m <= κ*`` and takes ``κ <= κ_m`` (checked in rational arithmetic), so ``λ^ >= λ*`` and by (P3)
+``h(λ*) <= f``; ``d, pb`` are those of ``r'``. Hence ``δ_bl(r') <= E_π*[f]``, and ``0 <= f <= 2d < 1``.
+(H) *Change of measure* (Hölder). Let ``c1 = max_b π*_1(b)/π^_1(b)`` (first user), ``s1 = fl(1 - p0) + p0``
+and ``R = Π_i π*(X_i)/π^(X_i)`` over the ``N = n - 1`` others, ``x_i = π*_i/π^_i - 1`` per class,
+``χ² = Σ_i π^_i x_i²``, ``x = max |x_i|``. With ``ν = π^_1 ⊗ π^_others`` (mass ``s1``),
+``E_π*[f] <= c1 ∫ R f dν <= c1 (∫ f dν)^{1-1/α} (∫ f R^α dν)^{1/α}`` for every ``α > 1``, and
+``∫ f R^α dν <= s1 Π E_π^[r_i^α]``. For ``α >= 2`` Taylor's theorem gives ``(1 + x_i)^α <= 1 + α x_i +
+α(α-1)/2 · x_i² (1 + x)^α``, and ``Σ_i π^_i x_i = 0`` (both laws sum to 1), so ``E_π^[r^α] <= 1 +
+α(α-1)/2 · χ² (1 + x)^α``. With ``F^ <= U`` (the engines' certified upper end):
+
+    log(E_π*[f] / U) <= log c1 + min over α >= 2 of [ log(s1/U)/α + (α-1)/2 · N χ² (1 + x)^α ],     (H)
+
+about ``sqrt(2 log(1/U) N χ²)`` at the best ``α``; also ``<= log c1 + N log(1 + x)`` (every ratio
+pointwise). :meth:`KrrUpperConstants.charge_up` takes the smaller (:func:`_hoelder_log`), with ``c1``,
+``s1``, ``N χ²`` and ``x`` computed exactly (``Fraction``) from the floats and rounded up. Measured at
+``n = 1e9``, ``U = 1e-9``: ``log`` charge 3.6e-12 (k = 3, ε0 = 4) .. 1.7e-10 (k = 3, ε0 = 0.1) ..
+5.1e-10 (k = 100, ε0 = 0.1, the rest class above); the pointwise bound would be 1e-7 .. 1e-4.
+So ``δ ≤ δ_bl(r*) <= δ_bl(r') <= E_π*[f] <= charge_up(U)``: :meth:`KrrBlanket.bounds`' upper end.
+
+*Lower ends* of :meth:`KrrBlanket.bounds` and :attr:`KrrBlanket.lower_at` stay the engines' (certified
+below ``F^``, not charged): they bracket ``F^``, which lies within (H)'s factor of ``E_π*[f]``, itself an
+upper bound on ``δ_bl(r*)`` within a few ulps of ``r`` and ``κ``. They are no privacy claim (the blanket is
+an upper bound); ``converged`` says the upper end is within ``rtol`` of them.
+
+*k = 2* is the stronger-clone pair of :func:`~shuffle_accountant.analyses.pair_for` (clone rate rounded
+down 16 ulps: the rate lemma there; first user's ``pa, pb`` the nearest floats, as documented there).
+:class:`PairKrrBlanket`: ``δ(k*, r*) <= e^{n η} δ(k^, r*)`` (§6, same ``r*``) and ``δ(k^, r*)`` is bounded as
+above with ``k^`` exact (§6: (M) holds for real ``k``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Callable
 
 import numpy as np
@@ -2270,6 +2348,140 @@ class KrrConstants:
         return 1.0 / (self.e0 + 1.0)
 
 
+#: ``math.exp`` is within one ulp of ``e^ε0`` (glibc: below 1 ulp); :func:`upper_constants` starts
+#: from ``e^ε0`` moved this many ulps up, so its ``r'`` is ``>= e^ε0`` (tested at 50 digits).
+E0_UP_ULPS = 2
+#: The first-user weights and every class probability of the others must be within this
+#: (relative) of their exact values at ``r'`` for the charge's Taylor bound (else: no charge route).
+_CHARGE_MAX_X = 1e-3
+
+
+def _up_ulps(x: float, ulps: int, toward: float) -> float:
+    for _ in range(ulps):
+        x = math.nextafter(x, toward)
+    return x
+
+
+def _rel_dev(exact: Fraction, fl: Fraction) -> Fraction:
+    """``exact/fl - 1`` (``fl > 0``)."""
+    return exact / fl - 1
+
+
+@dataclass(frozen=True)
+class KrrUpperConstants(KrrConstants):
+    """The constants the upper-bound engines use (module docstring §7): those of a k-RR whose
+    ``e^ε0`` is ``r' = fl(exp(ε0))`` moved :data:`E0_UP_ULPS` ulps up (``r' >= e^ε0``), with ``κ``
+    and the implied ``κ`` of the float masses at most ``2/(r' + 1)``, and the data of the measure
+    charge (:meth:`charge_up`, :meth:`charge_down`) computed in exact rational arithmetic from
+    the floats. Built by :func:`upper_constants` (cached)."""
+
+    e0: float = 1.0  # (these fields take the place of the base class's properties)
+    q: float = 0.0
+    p0: float = 0.0
+    rho: float = 0.0
+    kappa: float = 0.0
+    pb: float = 0.0
+    d_: float = 0.0
+    #: first user: the largest ratio exact/float of its two branches (counted, silent), rounded up
+    first_up: float = math.inf
+    #: total float mass of the first user's branches (``fl(1 - p0) + p0``, at least 1, rounded up)
+    first_mass: float = math.inf
+    #: the others (classes clone, third, rest): ``N χ²(π*||π^)`` and ``max |π*/π^ - 1|``, rounded up
+    a_up: float = math.inf
+    x_up: float = math.inf
+
+    @property
+    def d(self) -> FirstUserGap:
+        return FirstUserGap(self.d_, self.pb)
+
+    def log_charge_up(self, upper: float) -> float:
+        """``log`` of the factor by which an upper end ``upper`` of the engine's sum (at the float
+        masses) is multiplied to bound the sum at the exact masses (module docstring §7, Hölder)."""
+        return _hoelder_log(-math.log(upper) + math.log(self.first_mass), self.a_up, self.x_up,
+                            self.first_up, self.n - 1)
+
+    def charge_up(self, upper: float) -> float:
+        if not upper > 0.0:
+            return 0.0
+        got = upper * math.exp(self.log_charge_up(upper)) * (1.0 + 8.0 * _U)
+        return got if math.isfinite(got) else math.inf
+
+    def charge_width(self) -> float:
+        """An *estimate* of the relative width the charge adds at upper ends near ``1e-30`` (it grows
+        as the square root of ``log(1/end)``); only sets the rtol the engines are asked for."""
+        w = self.log_charge_up(1e-30)
+        return math.expm1(w) if math.isfinite(w) else math.inf
+
+
+def _hoelder_log(ell: float, a: float, x: float, first: float, others: int) -> float:
+    """An upper bound on ``log first + min(others log(1 + x), min over α >= 2 of (ell / α + (α - 1) / 2 ·
+    a (1 + x)^α))`` (module docstring §7, (H) and the pointwise bound), with slack for its own
+    rounding; ``ell`` is ``log(s1 / end)``, ``a = N χ²``, ``x`` the largest per-class deviation."""
+    if not (math.isfinite(first) and first > 0.0 and math.isfinite(x) and x >= 0.0 and math.isfinite(a)):
+        return math.inf
+    best = others * math.log1p(x) * (1.0 + 1e-9)  # pointwise: every likelihood ratio within (1 + x)^N
+    ell = max(ell, 0.0)
+    if a > 0.0 and ell > 0.0:
+        alpha0 = math.sqrt(2.0 * ell / a)
+        for i in range(40):
+            alpha = max(alpha0 / 2.0**i, 2.0)
+            grow = alpha * math.log1p(x)
+            if grow < 50.0:
+                val = ell / alpha + 0.5 * (alpha - 1.0) * a * math.exp(grow)
+                best = min(best, val * (1.0 + 1e-9))
+            if alpha == 2.0:
+                break
+    elif a == 0.0:
+        best = 0.0
+    return math.log(first) * (1.0 + 1e-9 if first >= 1.0 else 1.0 - 1e-9) + best + 4.0 * _U
+
+
+def _round_up(x: Fraction) -> float:
+    f = float(x)
+    return math.nextafter(f, math.inf) if Fraction(f) < x else f
+
+
+@functools.lru_cache(maxsize=64)
+def upper_constants(n: int, k: float, eps0: float) -> KrrUpperConstants:
+    """:class:`KrrUpperConstants` of ``(n, k, eps0)`` (``k > 2``; module docstring §7)."""
+    e = _up_ulps(math.exp(eps0), E0_UP_ULPS, math.inf)
+    q = 1.0 / (e + k - 1.0)
+    rho = (k - 2.0) / (e + k - 3.0)
+    pb = 1.0 / (e + 1.0)
+    d = 0.5 * ((e - 1.0) / (e + 1.0))
+    E, K = Fraction(e), Fraction(k)
+    Q = 1 / (E + K - 1)
+    kap_x = 2 / (E + 1)  # κ of r'
+    Q2, R = Fraction(2.0 * q), Fraction(rho)
+    p0 = (k - 2.0) * q
+    for _ in range(64):  # the float masses' κ_m (of λ = Pr[counted | t, j]) at most kap_x
+        P0, W1 = Fraction(p0), Fraction(1.0 - p0)
+        kap_m = P0 * Q2 / (W1 * (1 - Q2) * R)
+        if kap_m <= kap_x:
+            break
+        p0 = math.nextafter(p0, 0.0)
+    else:
+        raise CertificationError(f"k-RR constants: no p0 for k = {k!r}, eps0 = {eps0!r} (please report)")
+    # κ: κ_m rounded down (within an ulp of the λ the windows' sums are exact in; 1 - p0 has an absolute
+    # resolution of an ulp of 1, so κ_m may lie ~u p0/(1 - p0) below 2/(r' + 1): 27u at k = 100, ε0 = 0.5)
+    kappa = float(kap_m)
+    while Fraction(kappa) > kap_m:
+        kappa = math.nextafter(kappa, 0.0)
+    fl_cls = (Q2, (1 - Q2) * R, (1 - Q2) * (1 - R))
+    ex_cls = (2 * Q, (K - 2) * Q, (E - 1) * Q)
+    first = ((E + 1) * Q, W1), ((K - 2) * Q, P0)
+    base = KrrUpperConstants(n, k, eps0, e0=e, q=q, p0=p0, rho=rho, kappa=kappa, pb=pb, d_=d)
+    if min(fl_cls) <= 0 or min(f for _, f in first) <= 0:
+        return base  # (infinite charges: upper ends inf)
+    xs = [_rel_dev(x, f) for x, f in zip(ex_cls, fl_cls)]
+    if max(abs(v) for v in xs) > _CHARGE_MAX_X:
+        return base
+    chi = sum((f * v * v for f, v in zip(fl_cls, xs)), Fraction(0))  # χ²(π*||π^) of one other user
+    return dataclasses.replace(
+        base, first_up=_round_up(max(x / f for x, f in first)), first_mass=_round_up(max(W1 + P0, Fraction(1))),
+        a_up=_round_up((n - 1) * chi), x_up=_round_up(max(abs(v) for v in xs)))
+
+
 def _validate(n: int, k: object, eps0: float) -> tuple[int, int, float]:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_N:
         raise InvalidParameter(f"n must be an integer in [1, {MAX_N:g}], got {n!r}")
@@ -2738,7 +2950,7 @@ class _TotalsWindow:
         """The totals ``mean ± (half_sd sd + 40)``. ``tails_elsewhere``: the totals outside are not
         counted here (0 in both ends; the block engine restricted to them bounds them,
         :class:`_BlanketBackend`), else bounded by ``2d`` times their mass."""
-        c = KrrConstants(n, k, eps0)
+        c = upper_constants(n, k, eps0)
         self.N = N = n - 1
         self.q2, self.rho, self.kappa, self.d, self.p0 = 2.0 * c.q, c.rho, c.kappa, c.d, c.p0
         self.rel = bn.pmf_error_budget(max(n, 2))
@@ -3548,7 +3760,7 @@ class _LineWindow:
     def __init__(self, n: int, k: float, eps0: float, half_sd: float = LINES_SD,
                  half_totals: float = LINES_HALF_TOTALS) -> None:
         """The totals ``mean ± min(half_sd sd, half_totals)`` of ``T`` (within ``1 .. n - 1``)."""
-        c = KrrConstants(n, k, eps0)
+        c = upper_constants(n, k, eps0)
         self.N = N = n - 1
         q2, rho, self.kappa, self.d, p0 = 2.0 * c.q, c.rho, c.kappa, c.d, c.p0
         self.rho = rho
@@ -3817,7 +4029,7 @@ class _BlanketBackend:
     def core(self) -> _TotalsWindow:
         """The central window ``mean ± (HYBRID_SD sd + 40)`` whose outside is left to :attr:`tails`."""
         if self._core is None:
-            c = KrrConstants(self.n, self.k, self.eps0)
+            c = upper_constants(self.n, self.k, self.eps0)
             self._core = _TotalsWindow(self.n, self.k, self.eps0, self._core_sd(c), tails_elsewhere=True)
         return self._core
 
@@ -3859,7 +4071,7 @@ class _BlanketBackend:
         """An *estimate* of the width of the blocks the block engine needs at ``rtol`` near the mean
         total, ``rtol t / (1.5 - λ)`` at the means of ``T`` and ``J`` (see :data:`LINES_RT`; a cost
         decision only, no window built)."""
-        c = KrrConstants(self.n, self.k, self.eps0)
+        c = upper_constants(self.n, self.k, self.eps0)
         t = (self.n - 1) * 2.0 * c.q + (1.0 - c.p0)
         lam = t / (t + c.kappa * ((self.n - 1 - t) * c.rho + c.p0))
         return rtol * t / (1.5 - lam)
@@ -3880,7 +4092,7 @@ class _BlanketBackend:
         engine on the other totals), with the route the rule above names as :attr:`fallback` for the
         evaluations the line window is not expected to answer. Cost decisions only."""
         if self._route is None:
-            c = KrrConstants(self.n, self.k, self.eps0)
+            c = upper_constants(self.n, self.k, self.eps0)
             lo, hi = _window_range(c, WINDOW_SD)
             if self.n >= 3 and hi - lo + 1 <= min(WINDOW_ALONE_MAX, WINDOW_MAX) and _lambdas_separable(c, hi):
                 self._route = "window"
@@ -3921,8 +4133,8 @@ _BACKENDS: dict[tuple[int, float, float], HockeyStick | _BlanketBackend] = {}
 
 
 def blanket_model(n: int, k: float, eps0: float) -> _Model:
-    """The blanket mixture of module docstring §2 (``k >= 3``)."""
-    c = KrrConstants(n, k, eps0)
+    """The blanket mixture of module docstring §2 (``k >= 3``) at the upper-bound constants (§7)."""
+    c = upper_constants(n, k, eps0)
     p0 = c.p0
     return _Model(n=n, q2=2.0 * c.q, rho=c.rho, branches=((1.0 - p0, 1, 0), (p0, 0, 1)), orient=1,
                   kappa=c.kappa, w0=0.0, wt=0.0, wz=1.0, d=c.d)
@@ -3963,15 +4175,20 @@ class KrrBlanket:
         ``k`` as it does for an integer one); otherwise ``k`` must be an integer >= 2 (k-RR)."""
         self.k: float
         self.n, self.k, self.eps0 = _validate_real(n, k, eps0) if real_k else _validate(n, k, eps0)
-        self.const = KrrConstants(self.n, self.k, self.eps0)
-        c = self.const
+        self.const: KrrConstants = KrrConstants(self.n, self.k, self.eps0)
+        self._upper: KrrUpperConstants | None = None
         self._pair: HockeyStick | None = None
         self._backend: _BlanketBackend | None = None
+        if self.k != 2:
+            self._upper = self.const = upper_constants(self.n, self.k, self.eps0)
         key = (self.n, self.k, self.eps0)
         cached = _BACKENDS.pop(key, None) if shared else None
         if cached is None:
             if self.k == 2:
-                cached = HockeyStick(ClonePair(self.n, c.pb, c.pb, c.pa, c.pb, 0.0))
+                # the stronger-clone pair with its clone rate rounded down (module docstring §7)
+                from ..analyses import pair_for
+
+                cached = HockeyStick(pair_for("stronger-clones", self.eps0, self.n).pair)
             else:
                 cached = _BlanketBackend(self.n, self.k, self.eps0)
         if shared:
@@ -4082,8 +4299,15 @@ class KrrBlanket:
             return self._pair.bounds(eps, rtol)
         from .blanket_matrix import reused_memory  # (speed only: freed memory kept during the evaluation)
 
+        c = self._upper
+        assert c is not None
+        inner_rtol = max(rtol - 3.0 * c.charge_width(), 0.5 * rtol)  # (cost only)
         with reused_memory():
-            return self._bounds(eps, rtol)
+            got = self._bounds(eps, inner_rtol)
+        # module docstring §7: the engines' upper end is for the float masses; moved to the exact ones
+        upper = c.charge_up(got.upper)
+        return DeltaBounds(got.eps, got.lower, upper, got.blocks,
+                           got.converged and (upper - got.lower <= rtol * got.lower or upper <= 1e-300))
 
     def _bounds(self, eps: float, rtol: float) -> DeltaBounds:
         """:meth:`bounds` for ``k >= 3`` and ``ε < ε0`` (the route decisions; cost only). Runs inside
