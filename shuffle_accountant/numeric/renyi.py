@@ -672,6 +672,28 @@ def _scratch(size: int) -> tuple[np.ndarray, np.ndarray]:
     return work
 
 
+#: Largest array (elements) that :func:`_pooled` keeps between calls; larger ones are fresh each time.
+_POOL_MAX = 1 << 18
+
+
+def _pooled(key: str, shape: tuple[int, ...], dtype: type = float) -> np.ndarray:
+    """A scratch array of ``shape`` for the named use ``key``, kept per thread between calls (contents undefined; up to
+    :data:`_POOL_MAX` elements, else fresh). Work only: :func:`_exact_chunk`'s order-free arrays (entries x window, a
+    few hundred kB each) were fresh every chunk, and the heap's trimming between chunks made each one page-fault on
+    first touch (measured at eps0 = 2, n = 21544: ~10^4 minor faults a curve, 80 -> 64 ms of its kernels' CPU time
+    without them)."""
+    n = math.prod(shape)
+    if n > _POOL_MAX:
+        return np.empty(shape, dtype=dtype)
+    pool = getattr(_SCRATCH, "pool", None)
+    if pool is None:
+        pool = _SCRATCH.pool = {}
+    buf = pool.get(key)
+    if buf is None or buf.size < n:
+        buf = pool[key] = np.empty(max(n, 4096), dtype=dtype)
+    return buf[:n].reshape(shape)
+
+
 def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray,
                    width: float, m_top: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A first guess, per entry and order, of the window ``[lo, hi]`` of ``a`` that carries
@@ -831,7 +853,8 @@ def _x_and_complement(x: np.ndarray | tuple[np.ndarray, np.ndarray], shape: tupl
 
 
 def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarray, np.ndarray], y: np.ndarray, s: float,
-                    err_y: np.ndarray | float | None = 0.0) -> tuple[np.ndarray, np.ndarray | None]:
+                    err_y: np.ndarray | float | None = 0.0, out: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
     """``log p(x)`` for ``p(x) = 1 + b (x - s) = w x/s + (1-w)(1-x)/(1-s)`` (the first user's
     weight in the kernel, module docstring) and a bound on its rounding error: ``log1p(b y)``
     where ``p >= 1/2`` (accurate near ``y = 0``), else the log of the two non-negative terms
@@ -846,12 +869,13 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarr
     its relative error is at most the larger of theirs: charged to ``log p`` (*derived*).
 
     ``err_y = None``: the values only (the error bound is ``None``; :func:`_first_user_row_err` bounds its largest
-    value per row). ``x`` may be given as ``(a, m)`` for ``a / m``, divided only where it is used (the same values)."""
-    z = b * y
+    value per row). ``x`` may be given as ``(a, m)`` for ``a / m``, divided only where it is used (the same values).
+    ``out``: with ``err_y = None``, an array of the result's shape to compute the values in (:func:`_pooled`)."""
+    z = b * y if out is None or err_y is not None else np.multiply(b, y, out=out)
     near = z > -0.5
     if err_y is None:
         with np.errstate(divide="ignore", invalid="ignore"):
-            lg = np.log1p(z)
+            lg = np.log1p(z, out=z)  # (z is not used after near)
             if not np.all(near):
                 far = ~near
                 x_, cx_ = _x_and_complement(x, z.shape, far)
@@ -1102,16 +1126,28 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     size = ne * max(w * alpha[cols].size for cols, _, w in groups)  # each group's (entries, orders, slice)
     if work is None or work[0].size < size:
         work = _scratch(size)
-    a = start[:, None] + np.arange(width, dtype=float)[None, :]
-    valid = a <= m[:, None]
-    a = np.minimum(a, m[:, None])
+    # (the order-free arrays, entries x window, live in per-thread scratch (:func:`_pooled`), computed in place: the
+    # same operations in the same order as the expressions in the comments, so the same values)
+    sh = (ne, width)
+    mc = m[:, None]
+    a = np.add(start[:, None], np.arange(width, dtype=float)[None, :], out=_pooled("a", sh))
+    valid = np.less_equal(a, mc, out=_pooled("valid", sh, bool))  # a <= m
+    invalid = np.logical_not(valid, out=_pooled("invalid", sh, bool))
+    np.minimum(a, mc, out=a)
     # log M(a), M = Bin(m, s), by the exact ratio recurrence from the term nearest the mode
     ls = math.log(s) - math.log1p(-s)
+    inc = np.subtract(mc, a, out=_pooled("inc", sh))
     with np.errstate(divide="ignore", invalid="ignore"):
-        inc = np.log((m[:, None] - a + 1.0) / a) + ls  # log M(a) - log M(a-1)
+        inc += 1.0
+        inc /= a
+        np.log(inc, out=inc)
+        inc += ls  # log((m - a + 1) / a) + ls = log M(a) - log M(a-1)
     inc[:, 0] = 0.0
-    inc = np.where(valid & (a > 0.0), inc, 0.0)
-    cum = np.cumsum(inc, axis=1)
+    off = np.greater(a, 0.0, out=_pooled("off", sh, bool))
+    off &= valid
+    np.logical_not(off, out=off)
+    np.copyto(inc, 0.0, where=off)  # np.where(valid & (a > 0), inc, 0)
+    cum = np.cumsum(inc, axis=1, out=_pooled("cum", sh))
     i0 = np.clip(np.floor((m + 1.0) * s) - start, 0, width - 1)
     i0 = np.minimum(i0, m - start).astype(np.int64)
     a0 = start + i0
@@ -1120,17 +1156,27 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     # bracket's midpoint is taken with its half-width as the error (:func:`_log_pmf_bracket`)
     l0, l0_err = _log_pmf_anchor(a0, m, s, rel)
     rows = np.arange(ne)
-    log_m = l0[:, None] + (cum - cum[rows, i0][:, None])
-    big_inc = np.max(np.abs(inc), axis=1)
+    log_m = np.subtract(cum, cum[rows, i0][:, None], out=_pooled("log_m", sh))
+    log_m += l0[:, None]  # l0 + (cum - cum[i0])
+    tmp = np.abs(inc, out=_pooled("tmp", sh))
+    big_inc = np.max(tmp, axis=1)
+    max_cum = np.max(np.abs(cum, out=tmp), axis=1)
     err_log_m = (l0_err + 4 * _U * np.abs(l0)
-                 + width * _U * (6.0 * big_inc + 2.0 * abs(ls) + 2.0 * np.max(np.abs(cum), axis=1) + 4.0))
-    keep = valid & (log_m >= -700.0)
-    mass = np.where(keep, np.exp(np.maximum(log_m, -700.0)), 0.0)
-    log_m = np.where(valid, log_m, -np.inf)
+                 + width * _U * (6.0 * big_inc + 2.0 * abs(ls) + 2.0 * max_cum + 4.0))
+    keep = np.greater_equal(log_m, -700.0, out=_pooled("keep", sh, bool))
+    keep &= valid
+    drop = np.logical_not(keep, out=off)
+    mass = np.maximum(log_m, -700.0, out=_pooled("mass", sh))
+    np.exp(mass, out=mass)
+    np.copyto(mass, 0.0, where=drop)  # np.where(keep, exp(max(log_m, -700)), 0)
+    drop &= valid  # valid & ~keep
+    np.copyto(log_m, -np.inf, where=invalid)  # np.where(valid, log_m, -inf)
     # y = a/m - s and log p, log q with their rounding (bp, bq taken with relative error 4u)
     ss = s * (1.0 - s)
     bp, bq = (u - s) / ss, (v - s) / ss
-    y = np.where(valid, (a - s * m[:, None]) / m[:, None], 0.0)  # 0 beyond the support (log p = log q = 0 there)
+    y = np.subtract(a, s * mc, out=_pooled("y", sh))
+    y /= mc
+    np.copyto(y, 0.0, where=invalid)  # np.where(valid, (a - s m) / m, 0): 0 beyond the support (log p = log q = 0 there)
     # log p = log1p(bp y) where bp y > -1/2 over the whole window (its extremes are at the window's
     # ends: the computed y is non-decreasing in a), with one error bound per entry from the ends;
     # other entries (p or q near 0 somewhere) term by term, :func:`_log_first_user`
@@ -1140,10 +1186,14 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     z_min = [np.min(b[:, None] * y_end, axis=1) for b in (bp, bq)]
     plain = (z_min[0] > -0.5) & (z_min[1] > -0.5)
     if np.all(plain):
-        lp = np.log1p(np.multiply(bp[:, None], y))
-        lq = np.log1p(np.multiply(bq[:, None], y))
+        lp = np.multiply(bp[:, None], y, out=_pooled("lp", sh))
+        np.log1p(lp, out=lp)
+        lq = np.multiply(bq[:, None], y, out=_pooled("lq", sh))
+        np.log1p(lq, out=lq)
     else:  # (the other rows are computed term by term below, from the same log1p where b y > -1/2: zeros until then)
-        lp, lq = np.zeros(y.shape), np.zeros(y.shape)
+        lp, lq = _pooled("lp", sh), _pooled("lq", sh)
+        lp[...] = 0.0
+        lq[...] = 0.0
         pr = np.flatnonzero(plain)
         if pr.size:
             lp[pr] = np.log1p(np.multiply(bp[pr, None], y[pr]))
@@ -1160,15 +1210,17 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
         r = np.flatnonzero(~plain)
         whole = r.size == ne  # (then no gathers and scatters of rows: the same values)
         a_r, y_r = (a, y) if whole else (a[r], y[r])
-        lp_r = _log_first_user(bp[r, None], u[r, None], (a_r, m[r, None]), y_r, s, None)[0]
-        lq_r = _log_first_user(bq[r, None], v[r, None], (a_r, m[r, None]), y_r, s, None)[0]
+        lp_r = _log_first_user(bp[r, None], u[r, None], (a_r, m[r, None]), y_r, s, None, _pooled("lp_r", y_r.shape))[0]
+        lq_r = _log_first_user(bq[r, None], v[r, None], (a_r, m[r, None]), y_r, s, None, _pooled("lq_r", y_r.shape))[0]
         if whole:
             lp, lq = lp_r, lq_r
         else:
             lp[r], lq[r] = lp_r, lq_r
         # p = 0 (an outcome P never produces): f = 0 there; q = 0 < p: an infinite likelihood ratio
-        p_zero = np.zeros(valid.shape, dtype=bool)
-        finite = valid.copy()
+        p_zero = _pooled("p_zero", sh, bool)
+        p_zero[...] = False
+        finite = _pooled("finite", sh, bool)
+        finite[...] = valid
         p_zero[r] = valid[r] & np.isneginf(lp_r)
         finite[r] = valid[r] & np.isfinite(lp_r) & np.isfinite(lq_r)
         bad_f[r] = np.any(valid[r] & ~p_zero[r] & ~finite[r], axis=1)
@@ -1187,12 +1239,14 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     log_est = np.empty((ne, na))
     # the groups' order-free operands of log f, once for the chunk (each group takes its slice)
     # (written in place: the values of np.stack((lp_f - lq_f, lq_f), axis=1))
-    rhs = np.empty((ne, 2, width))
+    rhs = _pooled("rhs", (ne, 2, width))
     if finite is None:
         lp_f = lp
         rhs[:, 1] = lq
     else:
-        lp_f = np.where(finite, lp, 0.0)
+        lp_f = _pooled("lp_f", sh)
+        lp_f[...] = 0.0
+        np.copyto(lp_f, lp, where=finite)  # np.where(finite, lp, 0)
         rhs[:, 1] = 0.0
         np.copyto(rhs[:, 1], lq, where=finite)
     lq_f = rhs[:, 1]
@@ -1200,7 +1254,7 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     for cols, o, w in groups:
         sl = slice(o, o + w)
         log_up[:, cols], log_lo[:, cols], log_est[:, cols] = _window_orders(
-            log_m[:, sl], mass[:, sl], np.sum((valid & ~keep)[:, sl], axis=1), err_log_m, y[:, sl],
+            log_m[:, sl], mass[:, sl], np.sum(drop[:, sl], axis=1), err_log_m, y[:, sl],
             lp[:, sl], lq[:, sl], None if finite is None else finite[:, sl], None if p_zero is None else p_zero[:, sl],
             e_max, bp, bq, alpha[cols], work, (lp_f[:, sl], lq_f[:, sl], rhs[:, :, sl]))
     nonpos = ~np.isfinite(l0) | bad_f  # l0: never expected (0 <= a0 <= m); bad_f: an infinite likelihood ratio
