@@ -149,9 +149,23 @@ class PairStructure:
     @property
     def max_log_ratio(self) -> float:
         """``max_j log(a_j / b_j)``, rounded up by the stored error: for ``eps`` at or above it
-        every ``c_j <= 0`` exactly, so ``delta(eps) = 0``."""
-        v = max(math.log(x) - math.log(y) for x, y in zip(self.a, self.b))
-        return max(v, 0.0) + 4.0 * self.rel_err + 1e-15 if v > 0.0 else 0.0
+        every *exact* ``c_j = a*_j - e^eps b*_j <= 0``, so ``delta(eps) = 0``.
+
+        Proof: ``a*_j <= a_j (1 + r)`` and ``b*_j >= b_j (1 - r)`` (``r = rel_err <= 0.9``), so ``log(a*_j /
+        b*_j) <= log(a_j / b_j) + 2 atanh(r)``; the float ``log(a_j) - log(b_j)`` is within ``u (|log a_j| +
+        |log b_j|)`` of ``log(a_j / b_j)`` (``log`` within an ulp, one subtraction). ``2 atanh(r) <= 2.5 r``
+        for ``r <= 0.2``, so ``2.5 r + 4 u (|log a_j| + |log b_j|)`` covers both there; ``4 r >= 2 atanh(r) +
+        0.3`` for ``0.2 <= r <= 0.9`` covers any log rounding; the larger of the two is charged, and ``1e-15``
+        the last roundings. (For the named randomizers, ``r = 256 u`` and ``|log a_j| <= 50``, this is ``4 r``
+        as before; a matrix with a small ``rel_err`` and a large log-ratio needs the log term.) The charge
+        applies also where no stored ``a_j`` exceeds its ``b_j``: a randomizer whose ``e^eps0`` rounds to 1
+        (``eps0 < 2^-53``: every class ``(1, 1)``), or a matrix whose rows are equal up to their
+        normalisation, still has exact ratios above 1; this returned 0 there (``delta = 0`` claimed at every
+        ``eps`` although the exact delta is positive below the exact largest log-ratio; review sep93s)."""
+        r = self.rel_err
+        top = max(math.log(x) - math.log(y) + max(4.0 * r, 2.5 * r + 4.0 * _U * (abs(math.log(x)) + abs(math.log(y))))
+                  for x, y in zip(self.a, self.b)) + 1e-15
+        return max(top, 0.0)
 
 
 def _structure(classes: Sequence[tuple[float, float, float]], rest: float, rel: float,
@@ -349,8 +363,13 @@ class _UnaryEncoding(_OnDomain):
             (f0 * q * q * ones_but_two, r, r),
             (f0 * qc * qc + f1 * qk, 1.0, 1.0),
         ]
-        # 1 - gamma = (1 - f0)(1 - q^k) - (f1 - 1) q^k  with 1 - f0 = (p - q)/(1 - q)
-        rest = diff / qc * (-math.expm1(self.k * math.log(q))) - (f1 - 1.0) * qk
+        # 1 - gamma = (1 - f0)(1 - q^k) - (f1 - 1) q^k with 1 - f0 = (p - q)/(1 - q), f1 - 1 = (p - q)/q:
+        # (p - q)[(1 - q^k)/(1 - q) - q^{k-1}] = (p - q)(1 - q^{k-1})/(1 - q) (the geometric sum 1 + q + ..
+        # + q^{k-2}), no cancellation. (The difference form lost f1 - 1 ~ eps0/2 to cancellation: relative
+        # error 780 u at eps0 = 1e-3, 1.2e4 u at 1e-5, SUE / OUE k = 2, beyond rel_err; review sep93s.) Error:
+        # diff and 1 - q within 4 u, log q within 4 u relative (q <= 1/2), so (k - 1) log q within 5 u |x| and
+        # -expm1(x) within 6 u (|x| e^x / (1 - e^x) <= 1 for x < 0): about 20 u in all, inside rel_err
+        rest = diff / qc * (-math.expm1((self.k - 1) * math.log(q)))
         return _structure(classes, max(rest, 0.0), _CLOSED_FORM_REL, (x1, x2))
 
     def matrix(self) -> np.ndarray:

@@ -641,6 +641,15 @@ def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float, float]:
     # each), their sum and the quotient (< 2 eta + 4 u); 1 - rho's: rho's absolute error over 1 - rho
     # plus the subtraction, (2 eta + 4 u) rho / (1 - rho) + u, so both are within (2 eta + 4 u) / (1 - rho) + u
     rho_rel = (2 * cf.eta + 4 * _U) / max(1.0 - rho, 1e-300) + _U
+    local = math.inf
+    if not n * rho_rel < 1.0:
+        # 1 - rho poorly resolved (the silent mass within ~ n u of the largest class: eps0 below ~1e-13; it
+        # overflowed below ~1e-15, or where e^eps0 rounds to 1): also the local bound delta = E[S_+] / n <=
+        # E[X_+] (S is a sum of n i.i.d. X, (x + y)_+ <= x_+ + y_+), X = c_j with probability p_j: every mass
+        # within (1 + eta), c_j <= up_j, the r products and sums within (r + 4) u (review sep93s)
+        local = float(np.sum(cf.p * np.maximum(cf.up, 0.0))) * (1.0 + cf.eta) * (1.0 + (r + 4) * _U)
+        if not n * rho_rel < 700.0:
+            return 0.0, local, 0.0
     rel = bn.relative_error_budget(max(n, 1)) + math.expm1(n * rho_rel)
     result = []
     slope = 0.0
@@ -662,6 +671,7 @@ def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float, float]:
     lo, up = result
     if 0.0 < up < fp.MIN_PROBABILITY:
         up = fp.MIN_PROBABILITY
+    up = min(up, local)
     return min(lo, up), up, slope
 
 
