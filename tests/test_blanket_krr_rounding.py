@@ -172,28 +172,6 @@ def _tail(N: int, p: mpf, cut: int) -> mpf:
     return total
 
 
-@pytest.mark.parametrize("x", [1e-3, 3e-4])
-def test_hoelder_bound_against_exact_tails(x: float) -> None:
-    """(H) on laws with a large rate error (x relative on class 0 of two): for tail indicators
-    f = 1{C >= cut} (the worst case for a change of measure) the charged E_pi^[f] covers E_pi*[f] (50
-    digits); the uncharged value is too small, and a charge with N chi^2 quartered (half the square root)
-    fails for some cut: (H) is tight to first order."""
-    N = 4000
-    with mpmath.workdps(50):
-        pf, px = mpf(3) / 10, mpf(3) / 10 * (1 + mpf(x))
-        xs = [px / pf - 1, (1 - px) / (1 - pf) - 1]
-        chi = pf * xs[0] ** 2 + (1 - pf) * xs[1] ** 2
-        a, xm = float(N * chi) * (1 + 1e-12), max(abs(float(v)) for v in xs) * (1 + 1e-12)
-        failed_quarter = False
-        for cut in range(1300, 1500, 20):
-            ef, ex = _tail(N, pf, cut), _tail(N, px, cut)
-            u = float(ef) * (1 + 1e-15)
-            assert ex > ef  # the uncharged value is too small
-            assert mpf(u) * mpmath.exp(bk._hoelder_log(-math.log(u), a, xm, 1.0, N)) >= ex
-            failed_quarter |= mpf(u) * mpmath.exp(bk._hoelder_log(-math.log(u), a / 4.0, xm, 1.0, N)) < ex
-        assert failed_quarter
-
-
 @pytest.mark.parametrize("eps0", [0.538, 1.978, 3.505, 13.567])
 def test_k2_pair_rate_at_most_exact(eps0: float) -> None:
     """k = 2: the stronger-clone pair's clone rate at most 1/(e^eps0 + 1) (the rate lemma; fails before
@@ -225,3 +203,79 @@ def test_pair_blanket_uses_charged_engine() -> None:
     b = pk.bounds(0.02, 1e-9)
     inner = pk.blanket._bounds(0.02, 1e-9)
     assert b.upper >= inner.upper * pk.up
+
+
+@settings(max_examples=60, deadline=None)
+@given(eps0=st.floats(1e-6, 700.0), k=st.integers(2, 10**6))
+def test_lower_rates_exact_kRR_below(eps0: float, k: int) -> None:
+    """The lower bounds' rates: q >= 1/(e^eps0 + k - 1) (50 digits), p + (k - 1) q = 1 exactly, every
+    probability the pairs use an exact float, so p/q <= e^eps0 is an exact k-RR below the stated one."""
+    rates = bk.lower_rates(k, eps0)
+    if rates is None:
+        return
+    q, p = rates
+    Q, P = Fraction(q), Fraction(p)
+    assert P + (k - 1) * Q == 1 and P > Q
+    for v in (P + Q, (k - 2) * Q, (k - 3) * Q, 1 - 2 * Q):
+        assert Fraction(float(v)) == v
+    with mpmath.workdps(80 + int(eps0 / 2.3)):
+        assert mpf(q) >= 1 / (_exact_e0(eps0) + k - 1)
+        assert mpf(p) / mpf(q) <= _exact_e0(eps0)
+
+
+@pytest.mark.parametrize("k, eps0", [(4, 0.538), (5, 1.978), (10, 13.567), (4, 16.0)])
+def test_dataset_model_lambda_below_exact(k: int, eps0: float) -> None:
+    """k >= 4, a = 0: the engine's kappa >= 2/(r'' + 1) and wz >= -(1 - 1/r'') (so its lambda is at most the
+    exact one of r''), its branches and clone rate exact; the charge map lowers and is < 1e-6 here."""
+    q, p = bk.lower_rates(k, eps0)  # type: ignore[misc]
+    m = bk.dataset_model(1000, k, eps0)
+    Q, P = Fraction(q), Fraction(p)
+    assert Fraction(m.kappa) >= 2 * Q / (P + Q)
+    assert Fraction(m.wz) >= -(P - Q) / P
+    assert sum(Fraction(w) for w, _, _ in m.branches) == 1 and Fraction(m.q2) == 2 * Q
+    down = bk.dataset_charge_down(m, k)
+    assert 0.0 < down(1e-9) < 1e-9 and down(1e-9) > 1e-9 * (1 - 1e-6)
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [(60, 4, 1.0, 0.3), (40, 3, 0.538, 0.2), (50, 2, 1.978, 0.5)])
+def test_dataset_lower_below_exact(n: int, k: int, eps0: float, eps: float) -> None:
+    """The attained lower end lies below the exact delta (50 digits, the oracle) of the dataset it names,
+    at the exact eps0."""
+    r = bk.krr_dataset_lower(n, k, eps0, eps)
+    with mpmath.workdps(50):
+        if k == 2:
+            m = int(r.dataset.split(";")[1].split()[0])
+            exact = ob.binary_rr_family_delta(n, eps0, eps, m)
+        else:
+            a = 0 if r.dataset.startswith("a = 0") else n - 1
+            exact = ob.krr_family_delta(n, k, eps0, eps, a)
+        assert 0 < r.lower <= exact
+        assert r.lower >= exact * (1 - 1e-6)
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+@pytest.mark.parametrize("x", [1e-3, 3e-4])
+def test_hoelder_against_exact_tails(x: float, shift: int) -> None:
+    """(H) (shift 0: an upper end of the float law's value moved up) and (H') (shift 1: a lower end moved
+    down) on laws with a large rate error (x relative on class 0 of two), for tail indicators
+    f = 1{C >= cut} (the worst case for a change of measure): the charged value covers the exact law's
+    (50 digits); uncharged it never does here; with N chi^2 quartered (half the square root) some cut
+    fails: the charge is tight to first order."""
+    N, sign = 4000, 1 - 2 * shift
+    with mpmath.workdps(50):
+        p_lo, p_hi = mpf(3) / 10, mpf(3) / 10 * (1 + mpf(x))
+        pf, px = (p_lo, p_hi) if shift == 0 else (p_hi, p_lo)  # float law, exact law
+        dev = [pf / px - 1, (1 - pf) / (1 - px) - 1] if shift else [px / pf - 1, (1 - px) / (1 - pf) - 1]
+        base = px if shift else pf
+        chi = base * dev[0] ** 2 + (1 - base) * dev[1] ** 2
+        a, xm = float(N * chi) * (1 + 1e-12), max(abs(float(v)) for v in dev) * (1 + 1e-12)
+        failed_quarter = False
+        for cut in range(1300, 1500, 20):
+            ef, ex = _tail(N, pf, cut), _tail(N, px, cut)
+            end = float(ef) * (1 + sign * 1e-15)
+            assert sign * (ex - ef) > 0  # the uncharged end is on the wrong side
+            got = mpf(end) * mpmath.exp(sign * bk._hoelder_log(-math.log(end), a, xm, 1.0, N, shift=shift))
+            assert sign * (got - ex) >= 0
+            quarter = mpf(end) * mpmath.exp(sign * bk._hoelder_log(-math.log(end), a / 4.0, xm, 1.0, N, shift=shift))
+            failed_quarter |= sign * (quarter - ex) < 0
+        assert failed_quarter

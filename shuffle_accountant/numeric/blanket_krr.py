@@ -452,6 +452,31 @@ below ``F^``, not charged): they bracket ``F^``, which lies within (H)'s factor 
 upper bound on ``δ_bl(r*)`` within a few ulps of ``r`` and ``κ``. They are no privacy claim (the blanket is
 an upper bound); ``converged`` says the upper end is within ``rtol`` of them.
 
+*Lower bounds* (:class:`KrrDatasetLower`; a lower end may be loosened, never raised). For a *fixed* pair of
+neighbouring datasets the exact shuffled δ is non-decreasing in ``r`` (the garbling above, per report, commutes
+with the shuffler). Before, every family but the exhaustive scan took the nearest floats of ``e^ε0`` as exact
+(the same ``n``-fold rate error, of either sign, uncharged). Now:
+
+* the scan (:func:`_family_laws`, ``n <= 40``): unchanged; its ``η = 16 (n + 2) u`` covers each user's
+  probabilities within ``~5u`` of those of ``e^ε0`` (one ulp of ``exp``, three roundings) plus the additions;
+* binary RR, ``k = 3`` with ``a = 0`` and ``a = n - 1``: :func:`lower_rates` gives ``q = M/2^53 >= 1/(r_d + k - 1)``
+  (``r_d <= e^ε0``) and ``p = 1 - (k - 1) q``, every probability of these pairs an exact float, so the pairs are
+  *exactly* k-RR at ``r'' = p/q <= e^ε0`` (the loss: ``r''`` is within ``(r + k - 1) 2^-53`` relative of ``r``,
+  1e-9 at ε0 = 16, k = 3; from ε0 ~ 30 it grows: at ε0 > 36.7 ``r''`` is ``2^53 - k + 1``);
+* ``k >= 4``, ``a = 0`` (:func:`dataset_model`, the block engine): the same ``q, p`` (so ``q2``, the first user's
+  three branches and ``1 - 2q`` exact), ``κ`` rounded up and ``wz = -(1 - 1/r'')`` toward 0 (the engine's ``λ``
+  at most the exact one: ``h`` non-decreasing in ``λ``, (P3)), ``d, pb`` of ``r''``; the float ``ρ`` is charged by
+  the mirror image of (H): with ``y_i = π^_i/π*_i - 1``, ``χ'² = Σ π*_i y_i²``, ``F^ = ∫ f R^{-1} dμ <=
+  (E_π*[f])^{1-1/α} (Π E_π*[(1 + y)^α])^{1/α}``, so
+
+    log(E_π*[f] / L) >= -min over α >= 2 of [ log(1/L)/(α - 1) + α/2 · N χ'² (1 + y)^α ]            (H')
+
+  for a lower end ``L <= F^`` (or ``-N log(1 + y)``; :func:`dataset_charge_down`). At ε0 = 16, k = 4 the rest
+  class ``(1 - q2)(1 - ρ)`` is ``~1e-9`` off (relative): the charge is ``1.2e-8`` at ``n = 1e9``, ``L = 1e-9``
+  (``1.1e-11`` at k = 10, ε0 = 1).
+
+The upper ends of these brackets are the engines' (upper bounds on the datasets' δ at ``r''``, not charged).
+
 *k = 2* is the stronger-clone pair of :func:`~shuffle_accountant.analyses.pair_for` (clone rate rounded
 down 16 ulps: the rate lemma there; first user's ``pa, pb`` the nearest floats, as documented there).
 :class:`PairKrrBlanket`: ``δ(k*, r*) <= e^{n η} δ(k^, r*)`` (§6, same ``r*``) and ``δ(k^, r*)`` is bounded as
@@ -2413,21 +2438,22 @@ class KrrUpperConstants(KrrConstants):
         return math.expm1(w) if math.isfinite(w) else math.inf
 
 
-def _hoelder_log(ell: float, a: float, x: float, first: float, others: int) -> float:
-    """An upper bound on ``log first + min(others log(1 + x), min over α >= 2 of (ell / α + (α - 1) / 2 ·
-    a (1 + x)^α))`` (module docstring §7, (H) and the pointwise bound), with slack for its own
-    rounding; ``ell`` is ``log(s1 / end)``, ``a = N χ²``, ``x`` the largest per-class deviation."""
+def _hoelder_log(ell: float, a: float, x: float, first: float, others: int, shift: int = 0) -> float:
+    """An upper bound on ``log first + min(others log(1 + x), min over α >= 2 of (ell / (α - shift) +
+    (α - 1 + shift) / 2 · a (1 + x)^α))`` (module docstring §7: ``shift = 0`` (H) for upper ends, ``1``
+    (H') for lower ends; and the pointwise bound), with slack for its own rounding; ``ell`` is
+    ``log(s1 / end)``, ``a = N χ²``, ``x`` the largest per-class deviation."""
     if not (math.isfinite(first) and first > 0.0 and math.isfinite(x) and x >= 0.0 and math.isfinite(a)):
         return math.inf
     best = others * math.log1p(x) * (1.0 + 1e-9)  # pointwise: every likelihood ratio within (1 + x)^N
     ell = max(ell, 0.0)
     if a > 0.0 and ell > 0.0:
-        alpha0 = math.sqrt(2.0 * ell / a)
+        alpha0 = math.sqrt(2.0 * ell / a) + shift
         for i in range(40):
             alpha = max(alpha0 / 2.0**i, 2.0)
             grow = alpha * math.log1p(x)
             if grow < 50.0:
-                val = ell / alpha + 0.5 * (alpha - 1.0) * a * math.exp(grow)
+                val = ell / (alpha - shift) + 0.5 * (alpha - 1.0 + shift) * a * math.exp(grow)
                 best = min(best, val * (1.0 + 1e-9))
             if alpha == 2.0:
                 break
@@ -2480,6 +2506,26 @@ def upper_constants(n: int, k: float, eps0: float) -> KrrUpperConstants:
     return dataclasses.replace(
         base, first_up=_round_up(max(x / f for x, f in first)), first_mass=_round_up(max(W1 + P0, Fraction(1))),
         a_up=_round_up((n - 1) * chi), x_up=_round_up(max(abs(v) for v in xs)))
+
+
+_TWO53 = 2**53
+
+
+@functools.lru_cache(maxsize=64)
+def lower_rates(k: int, eps0: float) -> tuple[float, float] | None:
+    """``(q, p)`` of an *exact* k-RR with ``e^ε0'' <= e^ε0`` for the attained lower bounds (module
+    docstring §7, *Lower bounds*): ``q = M / 2^53 >= 1/(r_d + k - 1)`` (``r_d`` = ``fl(exp(ε0))`` moved
+    :data:`E0_UP_ULPS` ulps down, at most ``e^ε0``), ``p = 1 - (k - 1) q``: ``q``, ``p``, ``(k - 2) q``,
+    ``(k - 3) q``, ``p + q`` and ``1 - 2q`` are all exact floats (integers below ``2^53`` over ``2^53``),
+    so every per-user law built from them is exactly k-RR's at ``r'' = p / q <= e^ε0``. None when
+    ``p <= q`` (the grid is too coarse: ``k`` near ``2^53 q``)."""
+    e = _up_ulps(math.exp(eps0), E0_UP_ULPS, 0.0)
+    q_x = 1 / (Fraction(e) + k - 1)
+    m = math.ceil(q_x * _TWO53)
+    if (k - 1) * m >= _TWO53:
+        return None
+    q, p = m / _TWO53, (_TWO53 - (k - 1) * m) / _TWO53
+    return (q, p) if p > q else None
 
 
 def _validate(n: int, k: object, eps0: float) -> tuple[int, int, float]:
@@ -4502,13 +4548,52 @@ def dataset_model(n: int, k: int, eps0: float) -> _Model:
     ``Pr[silent, t, z] / Pr[counted, t, z] = κ (q z / p + n - t - z) / t``, i.e.
     ``λ(t, z) = t / (t + κ (n - t - (1 - e^-ε0) z))``: non-decreasing in ``t`` and in ``z``
     (so the engine works in ``v = -z``), convex in ``z``.
+
+    *Rounding* (module docstring §7, *Lower bounds*): the rates are :func:`lower_rates`' (an exact k-RR at
+    ``r'' <= e^ε0``: ``q2``, the branches and ``1 - 2q`` exact), ``κ`` rounded up and ``wz`` toward 0 (so
+    the engine's ``λ`` is at most the exact one of ``r''``), ``d``, ``pb`` those of ``r''``; only ``ρ`` is
+    rounded, charged by :func:`dataset_charge_down`.
     """
-    c = KrrConstants(n, k, eps0)
-    q, p = c.q, c.p
-    rho = p / (p + (k - 2.0) * q - q)  # p / (1 - 2q)
-    return _Model(n=n, q2=2.0 * q, rho=rho,
+    rates = lower_rates(k, eps0)
+    if rates is None:
+        raise InvalidParameter(f"no exact k-RR rates below eps0 = {eps0!r} at k = {k!r}")
+    q, p = rates
+    Q, P = Fraction(q), Fraction(p)
+    kappa = 2.0 * q / (p + q)
+    while Fraction(kappa) < 2 * Q / (P + Q):
+        kappa = math.nextafter(kappa, math.inf)
+    wz = -((p - q) / p)  # -(1 - 1/r'')
+    while Fraction(wz) < -(P - Q) / P:
+        wz = math.nextafter(wz, 0.0)
+    return _Model(n=n, q2=2.0 * q, rho=p / (1.0 - 2.0 * q),
                   branches=((p + q, 1, 0), (q, 0, 1), ((k - 3.0) * q, 0, 0)), orient=-1,
-                  kappa=c.kappa, w0=float(n), wt=-1.0, wz=math.expm1(-eps0), d=c.d)
+                  kappa=kappa, w0=float(n), wt=-1.0, wz=wz, d=FirstUserGap(0.5 * ((p - q) / (p + q)), q / (p + q)))
+
+
+def dataset_charge_down(model: _Model, k: int) -> Callable[[float], float]:
+    """The map from a lower end of the engine on :func:`dataset_model` (the float ``ρ``) to one at the
+    exact masses of ``r''`` (module docstring §7, (H')): the others' classes (clone ``q2``, third value
+    ``(1 - q2) ρ``, rest ``(1 - q2)(1 - ρ)``) against the exact ``(2q, p, (k - 3) q)``, in ``Fraction``;
+    the first user's branches are exact."""
+    q2, rho = Fraction(model.q2), Fraction(model.rho)
+    q = q2 / 2
+    ex_cls = (q2, 1 - (k - 1) * q, (k - 3) * q)
+    fl_cls = (q2, (1 - q2) * rho, (1 - q2) * (1 - rho))
+    if min(fl_cls) <= 0:
+        return lambda lower: 0.0
+    ys = [f / x - 1 for x, f in zip(ex_cls, fl_cls)]
+    if max(abs(v) for v in ys) > _CHARGE_MAX_X:
+        return lambda lower: 0.0
+    a = _round_up((model.n - 1) * sum((x * v * v for x, v in zip(ex_cls, ys)), Fraction(0)))
+    y = _round_up(max(abs(v) for v in ys))
+
+    def down(lower: float) -> float:
+        if not lower > 0.0:
+            return 0.0
+        lc = _hoelder_log(-math.log(lower), a, y, 1.0, model.n - 1, shift=1)
+        return max(lower * math.exp(-lc) * (1.0 - 8.0 * _U), 0.0) if math.isfinite(lc) else 0.0
+
+    return down
 
 
 def _family_laws(n: int, k: int, eps0: float, a: int) -> tuple[np.ndarray, np.ndarray, float]:
@@ -4576,8 +4661,8 @@ class _BinaryFamily:
 
     def __init__(self, n: int, eps0: float) -> None:
         self.n = n
-        c = KrrConstants(n, 2, eps0)
-        self.p, self.q = c.pa, c.pb
+        rates = lower_rates(2, eps0)  # exact binary RR at e^eps0'' <= e^eps0 (module docstring §7)
+        self.q, self.p = rates if rates is not None else (0.5, 0.5)
         self.rel = bn.pmf_error_budget(max(n, 2))
 
     def _parts(self, m: int) -> tuple[int, float, int, float]:
@@ -4699,11 +4784,11 @@ class KrrDatasetLower:
 
     def __init__(self, n: int, k: int, eps0: float) -> None:
         self.n, self.k, self.eps0 = _validate(n, k, eps0)
-        c = KrrConstants(self.n, self.k, self.eps0)
         n, k = self.n, self.k
         self._binary: _BinaryFamily | None = None
         self._laws: dict[int, tuple[np.ndarray, np.ndarray, float]] = {}
-        self._profiles: list[tuple[str, object]] = []
+        #: (label, profile, map of its lower end to a certified one: module docstring §7)
+        self._profiles: list[tuple[str, object, Callable[[float], float]]] = []
         self._scan_all = False
         if k == 2:
             self._binary = _BinaryFamily(n, self.eps0)
@@ -4711,15 +4796,21 @@ class KrrDatasetLower:
         if n <= FAMILY_SCAN_MAX_N[min(k, 4)]:
             self._scan_all = True
             return
+        rates = lower_rates(k, self.eps0)  # exact k-RR at e^eps0'' <= e^eps0; None: no dataset tried
+        if rates is None:
+            return
+        q, p = rates
+        same: Callable[[float], float] = float
         zero: HockeyStick | _Engine  # both offer bounds(eps, rtol)
         if k == 3:
-            zero = HockeyStick(ClonePair(n, c.q, c.q, c.p, c.q, c.q))
+            zero, down = HockeyStick(ClonePair(n, q, q, p, q, q)), same
         else:
-            zero = _Engine(dataset_model(n, k, self.eps0))
-        self._profiles.append(("a = 0: all other users hold one third value", zero))
+            model = dataset_model(n, k, self.eps0)
+            zero, down = _Engine(model), dataset_charge_down(model, k)
+        self._profiles.append(("a = 0: all other users hold one third value", zero, down))
         if n <= ALL_X1_MAX_N:
             self._profiles.append((f"a = n-1 = {n - 1}: all other users hold x1",
-                                   HockeyStick(ClonePair(n, c.p, c.q, c.p, c.q, c.p0))))
+                                   HockeyStick(ClonePair(n, p, q, p, q, (k - 2.0) * q)), same))
 
     @property
     def max_log_ratio(self) -> float:
@@ -4767,9 +4858,9 @@ class KrrDatasetLower:
                 lo, hi = self._family(a, eps)
                 consider(lo, hi, f"a = {a} other users hold x1, {self.n - 1 - a} hold a third value")
         else:
-            for label, prof in self._profiles:
+            for label, prof, down in self._profiles:
                 b = prof.bounds(eps, rtol)  # type: ignore[attr-defined]
-                consider(b.lower, b.upper, label)
+                consider(down(b.lower), b.upper, label)
         return DatasetLower(eps, best.lower, max(best.upper, best.lower), best.dataset)
 
     def bounds(self, eps: float, rtol: float = 1e-9) -> DeltaBounds:
