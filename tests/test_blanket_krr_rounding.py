@@ -198,11 +198,13 @@ def test_upper_end_charged() -> None:
 
 
 def test_pair_blanket_uses_charged_engine() -> None:
-    """PairKrrBlanket's upper end includes the engine's charge (its own k charge on top)."""
+    """PairKrrBlanket's upper end includes the engine's charge and its own k charge on top (the Hölder
+    one: far below the pointwise e^{n eta} here)."""
     pk = PairKrrBlanket(10**5, 0.2, 0.1, 1.978, 1e-15, shared=False)
     b = pk.bounds(0.02, 1e-9)
-    inner = pk.blanket._bounds(0.02, 1e-9)
-    assert b.upper >= inner.upper * pk.up
+    inner = pk.blanket.bounds(0.02, 1e-9)
+    assert inner.upper * math.exp(pk._log_charge(inner.upper, 0)) <= b.upper <= inner.upper * (1 + 1e-9)
+    assert pk._log_charge(inner.upper, 0) < 0.1 * pk.n * pk.eta
 
 
 @settings(max_examples=60, deadline=None)
@@ -279,3 +281,18 @@ def test_hoelder_against_exact_tails(x: float, shift: int) -> None:
             quarter = mpf(end) * mpmath.exp(sign * bk._hoelder_log(-math.log(end), a / 4.0, xm, 1.0, N, shift=shift))
             failed_quarter |= sign * (quarter - ex) < 0
         assert failed_quarter
+
+
+@pytest.mark.parametrize("rel_err", [1e-7, 1e-9])
+def test_pair_blanket_brackets_exact_k(rel_err: float) -> None:
+    """PairKrrBlanket with masses known to rel_err: its bracket holds the exact blanket (50-digit mixture at
+    e^eps0 exactly) at both extreme k* = 2 + (O/P)(1 +- rel_err)/(1 -+ rel_err), with the Hölder k charge."""
+    n, side, third, eps0, eps = 16, 0.2, 0.1, 1.978, 0.6
+    pk = PairKrrBlanket(n, side, third, eps0, rel_err, shared=False)
+    b = pk.bounds(eps, 1e-6)
+    with mpmath.workdps(50):
+        w = mpf(third) / mpf(side)
+        for s in (1, -1):
+            k_star = 2 + w * (1 + s * mpf(rel_err)) / (1 - s * mpf(rel_err))
+            exact = _mixture(n, *_exact_law(_exact_e0(eps0), k_star), eps)
+            assert mpf(b.lower) <= exact <= mpf(b.upper)

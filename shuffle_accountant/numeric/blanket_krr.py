@@ -379,7 +379,10 @@ and ``r + k - 1 >= k >= k^ - D`` for both ``k`` as ``r >= 1``;
 with ``S(h)`` not depending on ``π`` and ``Mult_n(h; π*) <= (1 + η)^n Mult_n(h; π^)`` term by term
 (a product of ``n`` per-user probabilities), so ``δ* <= (1 + η)^n δ^`` and ``δ* >= (1 + η)^-n δ^``: the
 engine's upper end is multiplied by ``e^{n η}`` and its lower end divided by it (``η ~ 1e-13`` for the
-named randomizers' ``ε_s = 2.8e-14``: ``1e-9`` relative at ``n = 1e4``). The engine's own treatment
+named randomizers' ``ε_s = 2.8e-14``: ``1e-9`` relative at ``n = 1e4``). Sharper (§7, (H) and (H')):
+``δ = E[f]`` over the ``n`` users' product law with ``f = S_+/n <= r`` and every per-user ratio within
+``1 + η``, so ``N χ² <= n η²``: a log factor ``~ η sqrt(2 n log(r/δ))`` (2e-9 instead of 1e-6 at
+``n = 1e7``); :meth:`PairKrrBlanket._log_charge` takes the smaller. The engine's own treatment
 of ``e^ε0`` and of its derived constants is §7's (its ``k^`` taken as exact there).
 
 7. Rounding of ε0 and of the derived constants (issue 10; *derived*, tested)
@@ -4478,10 +4481,20 @@ class PairKrrBlanket:
         eta = ((1.0 + dk / (k - dk)) * (1.0 + dk / room) - 1.0) * (1.0 + 1e-6) + 4.0 * _U
         self.blanket = KrrBlanket(n, k, eps0, shared=shared, real_k=True)
         self.n, self.k, self.eps0 = self.blanket.n, self.blanket.k, self.blanket.eps0
-        #: ``(1 + η)^n <= e^{n η}``, rounded up (``exp`` within one ulp)
-        self.log_charge = self.n * eta
-        self.up = math.exp(self.log_charge) * (1.0 + 4.0 * _U)
-        self.down = math.exp(-self.log_charge) * (1.0 - 4.0 * _U)
+        self.eta = eta
+        #: ``S_+/n <= r - e^ε <= r <= fmax`` (``exp`` within one ulp)
+        self.fmax = math.exp(self.eps0) * (1.0 + 4.0 * _U)
+        #: the factor at ends near 1e-30 (an estimate; sets the engine's rtol only)
+        self.up = math.exp(self._log_charge(1e-30, 0)) * (1.0 + 4.0 * _U)
+
+    def _log_charge(self, end: float, shift: int) -> float:
+        """``log`` of the factor by which an end of the engine's bracket at ``k^`` moves to one at ``k*``
+        (module docstring §6): the smaller of ``n log(1 + η)`` (every probability) and Hölder's bound
+        (§7 (H) for the upper end, ``shift = 0``; (H') for the lower one) with ``N χ² <= n η²`` (all ``n``
+        users, the first one too: each law is a probability law and each ratio within ``1 + η``) and
+        ``f = S_+/n <= fmax``."""
+        return _hoelder_log(math.log(self.fmax / end), self.n * self.eta**2 * (1.0 + 1e-9), self.eta, 1.0,
+                            self.n, shift)
 
     @property
     def max_log_ratio(self) -> float:
@@ -4494,15 +4507,24 @@ class PairKrrBlanket:
         if not 0.0 < rtol < 1.0:
             raise InvalidParameter(f"rtol must be in (0, 1), got {rtol!r}")
         inner = self.blanket.bounds(eps, max(rtol - 3.0 * (self.up - 1.0), 0.5 * rtol))
-        upper = inner.upper * self.up if inner.upper > 0.0 else 0.0
-        lower = inner.lower * self.down
+        upper = self._moved(inner.upper, 0)
+        lower = self._moved(inner.lower, 1)
         return DeltaBounds(inner.eps, lower, upper, inner.blocks,
                            upper - lower <= rtol * lower or upper <= 1e-300)
 
+    def _moved(self, end: float, shift: int) -> float:
+        """An upper end (``shift = 0``) or a lower end (``1``) at ``k^`` moved to one at ``k*``."""
+        if not end > 0.0:
+            return 0.0
+        lc = self._log_charge(end, shift)
+        if shift:
+            return max(end * math.exp(-lc) * (1.0 - 4.0 * _U), 0.0) if math.isfinite(lc) else 0.0
+        return end * math.exp(lc) * (1.0 + 4.0 * _U)
+
     def lower_at(self, eps: float) -> float:
-        """The engine's :attr:`KrrBlanket.lower_at` (certified for ``k^``), divided by ``e^{n η}``."""
+        """The engine's :attr:`KrrBlanket.lower_at` (certified for ``k^``), moved to ``k*``."""
         fn = self.blanket.lower_at
-        return fn(eps) * self.down if fn is not None else 0.0
+        return self._moved(fn(eps), 1) if fn is not None else 0.0
 
     @property
     def look_rtol(self) -> float:
