@@ -28,9 +28,10 @@ lattice and large-n separable runs once). Not part of the test suite.
 OLH with ``--ks`` (default 2, 100), ``--eps0`` (default 0.5, 1, 3, 6) and ``--ns`` (default 10, 100, 300, 1e3,
 3e3, 1e4) against one clones query ``api.epsilon(eps0, n, 1e-6)`` in the same process (CPU, least of
 ``--repeats``, interleaved; cold: the shared pmf runs cleared first, warm: the same query again), with the
-evaluations, the engines of the query's pairs and ``MISS`` where the cold ratio exceeds 3. ``trivial`` marks
-cells where the clones query answers ``eps0`` itself without an evaluation (under 0.3 ms: at eps0 >= 3 and small
-n), which no blanket query that evaluates once can come within 3x of.
+evaluations, the engines of the query's pairs (``k-RR`` where k-RR's engines answer for a k = 2 pair) and
+``MISS`` where the cold ratio exceeds 3. ``trivial`` marks cells where the clones query answers ``eps0`` itself
+without an evaluation (under 0.3 ms: at eps0 >= 3 and small n), which no blanket query that evaluates once can
+come within 3x of.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import time
 from typing import Callable, Iterator
 
 from shuffle_accountant import api, randomizers
-from shuffle_accountant.numeric.blanket_matrix import PairBlanket
+from shuffle_accountant.numeric.blanket_matrix import BlanketProfile, PairBlanket
 from shuffle_accountant.numeric.blanket_separable import SeparableBlanket, applies
 from shuffle_accountant.numeric.search import epsilon_for_delta
 
@@ -144,6 +145,8 @@ def grid_table(ns: list[float], eps0s: list[float], ks: list[int], repeats: int)
             out = api.epsilon(eps0, n, DELTA, method="blanket", randomizer=rand)
             tb = min(tb, time.process_time() - t)
             engines = {"separable" if p.separable else ("exact" if p.exact else "lattice") for p in made}
+            if BlanketProfile(rand, n)._krr is not None:  # (k = 2: k-RR's engines answer, blanket_matrix._krr_route)
+                engines = {"k-RR"}
             t = time.process_time()
             api.epsilon(eps0, n, DELTA, method="blanket", randomizer=rand)
             tw = min(tw, time.process_time() - t)

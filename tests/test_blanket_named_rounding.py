@@ -357,3 +357,31 @@ def test_exact_checker_against_oracle_matrices() -> None:
                 assert abs(got[key] - mine[key]) < mpf(10) ** -40, (r, key)
     assert np.isfinite(0.0)
 
+
+# ---------------------------------------------------------------------------------------
+# The k = 2 route where exact enumeration would answer (issue 10; a cost decision, both certified)
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("r,n", [(SUE(2, 1.0), 200), (OUE(2, 2.0), 130), (OLH(2, 0.5), 262)], ids=str)
+def test_krr_route_over_exact_agrees_with_exact_enumeration(r, n) -> None:  # type: ignore[no-untyped-def]
+    """From :data:`.blanket_matrix.KRR_ROUTE_EXACT_SIZE` count vectors at eps0 <= ``KRR_ROUTE_EXACT_EPS0`` the
+    k-RR engines answer for a k = 2 pair that exact enumeration would evaluate: their brackets overlap the
+    exact path's at several eps, and the api's eps(delta) bracket contains delta's crossing."""
+    prof = bm.BlanketProfile(r, n)
+    assert prof._krr is not None and prof.pairs[0].exact
+    exact = bm.PairBlanket(r.pair_structure(), n, "exact")
+    for f in (0.05, 0.3, 0.7, 0.95):
+        eps = f * r.eps0
+        a, b = prof.bounds(eps, 1e-6), exact.bounds(eps, 1e-6)
+        assert a.lower <= b.upper and b.lower <= a.upper, (eps, a, b)
+    lo, up = api.epsilon(r.eps0, n, 1e-6, method="blanket", randomizer=r).details["bracket"]
+    assert exact.bounds(up, 1e-9).lower <= 1e-6 * (1 + 1e-9)
+    assert exact.bounds(lo, 1e-9).upper >= 1e-6 * (1 - 1e-9)
+
+
+def test_krr_route_not_taken_below_its_sizes() -> None:
+    """Outside them the exact path answers alone (k-RR's engines cost more at delta 1e-9 from eps0 = 3)."""
+    assert bm.BlanketProfile(SUE(2, 6.0), 262)._krr is None
+    assert bm.BlanketProfile(SUE(2, 3.0), 200)._krr is None
+    assert bm.BlanketProfile(SUE(2, 1.0), 100)._krr is None

@@ -3347,6 +3347,18 @@ TRUST_MAX_EPS0 = 3.5
 #: until f38a5ea; it is three classes now and takes this route too.)
 KRR_ROUTE = True
 KRR_ROUTE_MAX_NP = 65.0
+#: ... and also where exact enumeration would answer (three classes up to :data:`AUTO_EXACT_BUDGET_3` count
+#: vectors, n <= 262) once it has at least :data:`KRR_ROUTE_EXACT_SIZE` of them (n >= 117) and the largest
+#: log-ratio is at most :data:`KRR_ROUTE_EXACT_EPS0` (issue 10: the exact path's cost grows like n^2 per
+#: evaluation, k-RR's engines' barely). Cost decisions only (both certified). Measured against the frozen HEAD
+#: 0eeaad2 (api eps at delta 1e-6, CPU least of 3 interleaved after a warm-up, SUE / OUE / OLH k = 2, ratio to
+#: one clones query at the same n): eps0 0.5 / 1 / 2, n = 120 .. 150: 2.5-7.1x -> 1.0-2.7x; n = 200: 4.7-8.3x ->
+#: 0.8-1.2x; n = 262: 6.1-13x -> 0.9-1.4x (n = 100: unchanged). Not from eps0 = 3: there k-RR's engines are
+#: as fast at delta 1e-6 (n = 262, eps0 3 / 4 / 6: 15-21 / 12-14 / 78-109x -> 1.1-2.9 / 2.2-2.5 / 29-45x) but
+#: 3-10x slower at delta 1e-9 (cold query, n 117 .. 262: exact 3-9 ms, k-RR's engines 22-97 ms) and their
+#: api.delta bracket at rtol 1e-9 did not converge at eps0 >= 10 where the exact path's did
+KRR_ROUTE_EXACT_SIZE = 7_000
+KRR_ROUTE_EXACT_EPS0 = 2.0
 
 
 def _krr_route(randomizer: Randomizer, pairs: list[PairBlanket], method: str) -> PairKrrBlanket | None:
@@ -3358,9 +3370,12 @@ def _krr_route(randomizer: Randomizer, pairs: list[PairBlanket], method: str) ->
     from .blanket_krr import PAIR_MAX_REL, PairKrrBlanket
 
     if not (KRR_ROUTE and method == "auto" and isinstance(randomizer, (SUE, OUE, OLH)) and randomizer.k == 2
-            and len(pairs) == 1 and not pairs[0].exact):
+            and len(pairs) == 1):
         return None
     s = pairs[0].structure
+    size = exact_size(pairs[0].n, s.classes)
+    if pairs[0].exact and not (size >= KRR_ROUTE_EXACT_SIZE and randomizer.eps0 <= KRR_ROUTE_EXACT_EPS0):
+        return None
     r = math.exp(randomizer.eps0)
     if not (s.classes == 3 and s.a == (1.0, 1.0, r) and s.b == (1.0, r, 1.0) and s.mass[1] == s.mass[2]
             and s.rel_err <= PAIR_MAX_REL):
