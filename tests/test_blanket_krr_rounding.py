@@ -191,10 +191,16 @@ def test_upper_end_charged() -> None:
     n = 1e6 and delta ~ 1e-8), the lower end the engines' (fails before: the engines' upper end as is)."""
     prof = KrrBlanket(10**6, 3, 0.538, shared=False)
     b = prof.bounds(0.002, 1e-6)
-    inner = max(1e-6 - 3.0 * upper_constants(10**6, 3, 0.538).charge_width(), 0.5e-6)
-    raw = KrrBlanket(10**6, 3, 0.538, shared=False)._bounds(0.002, inner)
+    raw = KrrBlanket(10**6, 3, 0.538, shared=False)._bounds(0.002, 1e-6)
     assert b.upper > raw.upper and b.upper <= raw.upper * (1 + 1e-10)
     assert b.lower == raw.lower and b.converged == raw.converged
+
+
+def test_charge_keeps_convergence() -> None:
+    """Review case: n = 1e7, k = 100, eps0 = 0.1 at delta ~ 1e-6 converges at rtol 1e-9 with the charge
+    (the engines asked for rtol itself; asked for less they met their rounding floor: width 1.6e-9)."""
+    b = KrrBlanket(10**7, 100, 0.1, shared=False).bounds(1.9161136260364523e-06, 1e-9)
+    assert b.converged and b.upper - b.lower <= 1e-9 * b.lower
 
 
 def test_pair_blanket_uses_charged_engine() -> None:
