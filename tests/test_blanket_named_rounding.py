@@ -385,3 +385,72 @@ def test_krr_route_not_taken_below_its_sizes() -> None:
     assert bm.BlanketProfile(SUE(2, 6.0), 262)._krr is None
     assert bm.BlanketProfile(SUE(2, 3.0), 200)._krr is None
     assert bm.BlanketProfile(SUE(2, 1.0), 100)._krr is None
+
+
+# ---------------------------------------------------------------------------------------
+# The exact path's far count vectors (bounded without binomial tails)
+# ---------------------------------------------------------------------------------------
+
+
+def _delta_three_classes_50(r, n: int, eps: float) -> mpf:  # type: ignore[no-untyped-def]
+    """The exact blanket delta of a k = 2 pair (three classes and the silent users) at 50 digits: the sum over
+    every count vector (A on (E, 1), B on (1, E), O on (1, 1)) of its multinomial probability times S_+ / n."""
+    with mpmath.workdps(50):
+        E, cls = exact_classes(r)
+        mass = {(y1, y2): m for m, y1, y2 in cls}
+        pa, pb, po = mass[(1, 0)], mass[(0, 1)], mass[(0, 0)]
+        silent = 1 - pa - pb - po
+        g = mpmath.exp(mpf(eps))
+        ca, cb, co = E - g, 1 - g * E, 1 - g
+        tot = mpf(0)
+        for a in range(n + 1):
+            for b in range(n + 1 - a):
+                for o in range(n + 1 - a - b):
+                    s = a * ca + b * cb + o * co
+                    if s > 0:
+                        w = mpmath.factorial(n) / (mpmath.factorial(a) * mpmath.factorial(b) * mpmath.factorial(o)
+                                                   * mpmath.factorial(n - a - b - o))
+                        tot += w * pa**a * pb**b * po**o * silent ** (n - a - b - o) * s
+        return tot / n
+
+
+def test_exact_path_far_vectors_against_50_digits() -> None:
+    """OUE k = 2, eps0 = 8, n = 40: most count vectors lie e^-80 below the largest probability, so the exact
+    path sums the near ones and bounds the far ones by ``sum pmf_up (x_+ + c_+ m)``; the bracket contains the
+    50-digit delta and equals the all-vector bracket up to that charge."""
+    r, n = OUE(2, 8.0), 40
+    s = r.pair_structure()
+    bm._exact_layout.cache_clear()
+    for eps in (0.5, 4.0, 7.5):
+        cf = bm.coefficients(s, eps)
+        lo, up, _ = bm._exact_bounds(cf, n)
+        assert bm._exact_layout(n, tuple(s.mass), s.rest, s.rel_err)[4] is not None  # (pruning active)
+        exact = _delta_three_classes_50(r, n, eps)
+        assert mpf(lo) <= exact <= mpf(up), (eps, lo, float(exact), up)
+        old = bm.EXACT_PRUNE_LOG
+        try:
+            bm.EXACT_PRUNE_LOG = math.inf
+            bm._exact_layout.cache_clear()
+            flo, fup, _ = bm._exact_bounds(cf, n)
+        finally:
+            bm.EXACT_PRUNE_LOG = old
+            bm._exact_layout.cache_clear()
+        assert lo <= fup and flo <= up and up <= fup * (1 + 1e-11)
+
+
+def test_exact_path_far_charge_bounds_the_far_terms() -> None:
+    """The far vectors' charge (no binomial tails) is at least their own certified upper-end sum (the closed
+    forms), at an eps where they matter most (near 0)."""
+    r, n = SUE(2, 6.0), 262
+    s = r.pair_structure()
+    cf = bm.coefficients(s, 0.01)
+    p = tuple(s.mass)
+    vec, m, pmf_up, pmf_lo, far = bm._exact_layout(n, p, s.rest, s.rel_err)
+    assert far is not None
+    last = int(np.argmax(cf.p))
+    outer = [j for j in range(len(p)) if j != last]
+    tail = cf.p[last] + cf.rest
+    rho = cf.p[last] / tail
+    _, far_up, _ = bm._exact_sums(cf, n, outer, last, vec[far], m[far], pmf_up[far], pmf_lo[far], rho, 1e-12)
+    charge = bm._exact_far_charge(cf, outer, last, vec[far], m[far], pmf_up[far]) / n
+    assert 0.0 < far_up <= charge

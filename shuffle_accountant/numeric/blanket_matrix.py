@@ -337,6 +337,7 @@ noise (SUE / OUE ``n = 1e4`` 14.1 / 20.7 -> 14.7 / 21.9 ms, ``1e5`` 16.9 / 18.2 
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from contextlib import contextmanager
@@ -611,31 +612,13 @@ def _count_vectors(n: int, dims: int) -> np.ndarray:
 
 def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float, float]:
     """``(lower, upper, slope)`` on ``E[S_+] / n`` by enumeration (module docstring); ``slope`` is a
-    lower bound on ``E[T 1{S > 0}] / n`` (module docstring item 8; 0 without ``cf.b_lo``)."""
+    lower bound on ``E[T 1{S > 0}] / n`` (module docstring item 8; 0 without ``cf.b_lo``). The count vectors
+    and their probabilities' bounds do not depend on ``eps``: :func:`_exact_layout` keeps them."""
     r = len(cf.p)
     last = int(np.argmax(cf.p))  # summed in closed form
     outer = [j for j in range(r) if j != last]
-    vec = _count_vectors(n, len(outer)).astype(float)
-    used = vec.sum(axis=1)
-    m = n - used
-    p_out = cf.p[outer]
     tail_mass = cf.p[last] + cf.rest  # P[last class or not blanket], no cancellation
     rho = cf.p[last] / tail_mass
-    with np.errstate(divide="ignore"):
-        logs = np.log(p_out)
-        log_tail = math.log(tail_mass)
-    g_vec, g_m = gammaln(vec + 1.0).sum(axis=1), gammaln(m + 1.0)  # (each used twice below)
-    lg = gammaln(n + 1.0) - g_vec - g_m
-    lp = (vec * logs).sum(axis=1) if len(outer) else np.zeros(len(vec))
-    logpmf = lg + lp + m * log_tail
-    # error of the log: gammaln (~ 1e-15 relative), logs, products, sums; masses' own error
-    scale = gammaln(n + 1.0) + g_vec + g_m + np.abs(lp) + np.abs(m * log_tail)
-    log_err = 1e-14 * scale + 1e-15 * (r + 2) + n * (cf.eta + 4 * _U) * 2.0
-    # below e^-690 (~1e-300) a probability is only bounded (never rounded down to 0 when
-    # it must be an upper bound)
-    floor = -690.0
-    pmf_up = np.exp(np.maximum(logpmf + log_err + 4 * _U, floor))
-    pmf_lo = np.where(logpmf - log_err > floor, np.exp(logpmf - log_err - 4 * _U), 0.0)
     # rho and 1 - rho (Boost forms it from the float rho) carry relative errors; each moves the
     # Bin(m, rho) probabilities by a factor within exp(+-m * that). rho's own: the two masses' (eta
     # each), their sum and the quotient (< 2 eta + 4 u); 1 - rho's: rho's absolute error over 1 - rho
@@ -651,6 +634,76 @@ def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float, float]:
         if not n * rho_rel < 700.0:
             return 0.0, local, 0.0
     rel = bn.relative_error_budget(max(n, 1)) + math.expm1(n * rho_rel)
+    vec, m, pmf_up, pmf_lo, far = _exact_layout(n, tuple(float(x) for x in cf.p), float(cf.rest), float(cf.eta))
+    if far is not None:
+        near = ~far
+        lo, up, slope = _exact_sums(cf, n, outer, last, vec[near], m[near], pmf_up[near], pmf_lo[near], rho, rel)
+        charge = _exact_far_charge(cf, outer, last, vec[far], m[far], pmf_up[far]) / n * (1.0 + 2 * _U)
+        if charge <= EXACT_PRUNE_REL * up:
+            up = (up + charge) * (1.0 + 2 * _U) if charge > 0.0 else up
+        else:  # (the far vectors matter after all: every vector)
+            lo, up, slope = _exact_sums(cf, n, outer, last, vec, m, pmf_up, pmf_lo, rho, rel)
+    else:
+        lo, up, slope = _exact_sums(cf, n, outer, last, vec, m, pmf_up, pmf_lo, rho, rel)
+    if 0.0 < up < fp.MIN_PROBABILITY:
+        up = fp.MIN_PROBABILITY
+    up = min(up, local)
+    return min(lo, up), up, slope
+
+
+@functools.lru_cache(maxsize=4)
+def _exact_layout(n: int, p: tuple[float, ...], rest: float, eta: float
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """The eps-independent part of :func:`_exact_bounds` for class masses ``p`` (relative error ``eta``) and
+    ``rest``: the outer count vectors (rows; every class but the largest, which is summed in closed form),
+    the draws ``m`` left for it, certified upper / lower bounds on each vector's probability, and the mask
+    of the vectors far below the largest (:data:`EXACT_PRUNE_LOG`; None when under a quarter of them). The
+    arrays are read-only (shared by the evaluations of every eps)."""
+    r = len(p)
+    pa = np.asarray(p)
+    last = int(np.argmax(pa))
+    outer = [j for j in range(r) if j != last]
+    vec = _count_vectors(n, len(outer)).astype(float)
+    used = vec.sum(axis=1)
+    m = n - used
+    p_out = pa[outer]
+    tail_mass = pa[last] + rest
+    with np.errstate(divide="ignore"):
+        logs = np.log(p_out)
+        log_tail = math.log(tail_mass)
+    g_vec, g_m = gammaln(vec + 1.0).sum(axis=1), gammaln(m + 1.0)  # (each used twice below)
+    lg = gammaln(n + 1.0) - g_vec - g_m
+    lp = (vec * logs).sum(axis=1) if len(outer) else np.zeros(len(vec))
+    logpmf = lg + lp + m * log_tail
+    # error of the log: gammaln (~ 1e-15 relative), logs, products, sums; masses' own error
+    scale = gammaln(n + 1.0) + g_vec + g_m + np.abs(lp) + np.abs(m * log_tail)
+    log_err = 1e-14 * scale + 1e-15 * (r + 2) + n * (eta + 4 * _U) * 2.0
+    # below e^-690 (~1e-300) a probability is only bounded (never rounded down to 0 when
+    # it must be an upper bound)
+    floor = -690.0
+    log_up = logpmf + log_err
+    pmf_up = np.exp(np.maximum(log_up + 4 * _U, floor))
+    pmf_lo = np.where(logpmf - log_err > floor, np.exp(logpmf - log_err - 4 * _U), 0.0)
+    far = log_up < float(np.max(log_up)) - EXACT_PRUNE_LOG
+    for arr in (vec, m, pmf_up, pmf_lo, far):
+        arr.flags.writeable = False
+    # (under a quarter of the vectors far: not worth a second look)
+    return vec, m, pmf_up, pmf_lo, (far if int(np.count_nonzero(far)) * 4 >= len(vec) else None)
+
+
+#: the exact path leaves out, at first, the count vectors whose probability's upper bound is below ``e^-EXACT_PRUNE_LOG``
+#: of the largest one (:func:`_exact_bounds`): their upper-end terms are bounded without binomial tails
+#: (:func:`_exact_far_charge`) and the bound is added when at most ``EXACT_PRUNE_REL`` of the upper end, else every
+#: vector is evaluated; the lower end and the slope drop them (non-negative terms)
+EXACT_PRUNE_LOG = 80.0
+EXACT_PRUNE_REL = 1e-12
+
+
+def _exact_sums(cf: _Coefficients, n: int, outer: list[int], last: int, vec: np.ndarray, m: np.ndarray,
+                pmf_up: np.ndarray, pmf_lo: np.ndarray, rho: float, rel: float) -> tuple[float, float, float]:
+    """The sums of :func:`_exact_bounds` over the given count vectors (rows of ``vec``, ``m`` draws left for
+    the closed-form class, their probabilities' bounds): ``(lower, upper, slope)``, each divided by ``n``."""
+    r = len(cf.p)
     result = []
     slope = 0.0
     for coef, sign in ((cf.lo, -1.0), (cf.up, 1.0)):
@@ -668,11 +721,25 @@ def _exact_bounds(cf: _Coefficients, n: int) -> tuple[float, float, float]:
                 tv = _slope_terms(x, m, t, float(coef[last]), float(b_lo[last]), rho, rel)
                 slope = max(float(np.sum(pmf_lo * tv)) * (1.0 - 4 * _U * len(vec)), 0.0) / n * (1.0 - 2 * _U)
         result.append(max(total, 0.0) / n)
-    lo, up = result
-    if 0.0 < up < fp.MIN_PROBABILITY:
-        up = fp.MIN_PROBABILITY
-    up = min(up, local)
-    return min(lo, up), up, slope
+    return result[0], result[1], slope
+
+
+def _exact_far_charge(cf: _Coefficients, outer: list[int], last: int, vec: np.ndarray, m: np.ndarray,
+                      pmf_up: np.ndarray) -> float:
+    """An upper bound on the given count vectors' share of ``E[S_+]`` (before the division by ``n``), without
+    binomial tails: ``sum pmf_up (x_+ + c_+ m)``, ``x`` the outer part at the upper coefficients plus its
+    rounding bound and ``c`` the closed-form class's upper coefficient. Proof: ``N <= m`` gives ``x + c N <= x +
+    c_+ m``, so ``E[(x + c N)_+] <= x_+ + c_+ m`` for every law of ``N`` on ``[0, m]`` (the true ``rho``'s
+    included), and ``pmf_up`` bounds each vector's probability; the products and the sum within ``(4 len + 8)
+    u``."""
+    if len(vec) == 0:
+        return 0.0
+    r = len(cf.p)
+    coef = cf.up
+    x = vec @ coef[outer] if len(outer) else np.zeros(len(vec))
+    x = x + 4 * _U * (vec @ np.abs(coef[outer]) if len(outer) else np.zeros(len(vec))) * (r + 1)
+    bound = np.maximum(x, 0.0) + max(float(coef[last]), 0.0) * m
+    return float(np.sum(pmf_up * bound)) * (1.0 + (4 * len(vec) + 8) * _U)
 
 
 def _slope_terms(x: np.ndarray, m: np.ndarray, t: np.ndarray, c: float, b: float, rho: float,
