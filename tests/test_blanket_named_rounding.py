@@ -380,6 +380,18 @@ def test_krr_route_over_exact_agrees_with_exact_enumeration(r, n) -> None:  # ty
     assert exact.bounds(lo, 1e-9).upper >= 1e-6 * (1 - 1e-9)
 
 
+@pytest.mark.parametrize("r,n", [(SUE(2, 3.0), 3000), (OUE(2, 0.5), 700)], ids=str)
+def test_krr_route_up_to_its_np_agrees_with_the_lattice(r, n) -> None:  # type: ignore[no-untyped-def]
+    """n P between 65 and :data:`.blanket_matrix.KRR_ROUTE_MAX_NP` (150): the k-RR engines answer, and their
+    brackets overlap the lattice's (the pair alone) at several eps."""
+    prof = bm.BlanketProfile(r, n)
+    assert prof._krr is not None and 65.0 <= n * r.pair_structure().mass[1] < bm.KRR_ROUTE_MAX_NP
+    pair = bm.PairBlanket(r.pair_structure(), n)
+    for eps in (0.02, 0.1, 0.3):
+        a, b = prof.bounds(eps, 1e-7), pair.bounds(eps, 1e-7)
+        assert a.lower <= b.upper and b.lower <= a.upper, (eps, a, b)
+
+
 def test_krr_route_not_taken_below_its_sizes() -> None:
     """Outside them the exact path answers alone (k-RR's engines cost more at delta 1e-9 from eps0 = 3)."""
     assert bm.BlanketProfile(SUE(2, 6.0), 262)._krr is None

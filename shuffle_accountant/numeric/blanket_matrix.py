@@ -3413,7 +3413,11 @@ TRUST_MAX_EPS0 = 3.5
 #: evaluations of ~2 ms) against 4-6x. (OLH's pair at eps0 >= 4 had a spurious fourth class of mass ~1e-21
 #: until f38a5ea; it is three classes now and takes this route too.)
 KRR_ROUTE = True
-KRR_ROUTE_MAX_NP = 65.0
+#: (was 65: measured again after the k-RR engines' later changes, api eps at delta 1e-6 / 1e-9, CPU least of 3
+#: interleaved, SUE / OUE / OLH k = 2, eps0 0.5 .. 6, n P 67 .. 197, 36 cells each: k-RR's engines faster in 35
+#: of 36 at both deltas, e.g. SUE eps0 = 3, n = 3000 (n P = 100): lattice 6.6x -> 2.1x the clones query; eps0 =
+#: 0.5, n = 400: 4.3-8.4x -> 1.2-1.8x; from n P ~ 180 about even: 2.9-3.4x against 2.4-3.1x)
+KRR_ROUTE_MAX_NP = 150.0
 #: ... and also where exact enumeration would answer (three classes up to :data:`AUTO_EXACT_BUDGET_3` count
 #: vectors, n <= 262) once it has at least :data:`KRR_ROUTE_EXACT_SIZE` of them (n >= 117) and the largest
 #: log-ratio is at most :data:`KRR_ROUTE_EXACT_EPS0` (issue 10: the exact path's cost grows like n^2 per
