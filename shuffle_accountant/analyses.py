@@ -21,6 +21,7 @@ entry point a :class:`Method`, or a callable returning one or several) or by cal
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any, Callable
@@ -337,35 +338,95 @@ def _ulps(x: float, toward: float) -> float:
     return x
 
 
+def _first_user_up(pb: float) -> tuple[float, float]:
+    """The upper bounds' first user ``(pa', pb')`` for a computed ``pb`` (within 8 ulps of the exact
+    ``1/(e^eps0 + 1)``): ``pb'`` is ``pb`` moved :data:`_PAIR_ULPS` ulps down (at most the exact value) and
+    ``pa'`` the least float with ``pa' + pb' >= 1`` (checked exactly), so ``pa' >= 1 - pb' >= pa*``."""
+    lo = _ulps(pb, 0.0)
+    hi = 1.0 - lo
+    if Fraction(hi) + Fraction(lo) < 1:
+        hi = math.nextafter(hi, 2.0)
+    return hi, lo
+
+
+def _grid_up(x: float) -> float:
+    """The least multiple of ``2^-53`` at or above ``x`` moved :data:`_PAIR_ULPS` ulps up (so at least the exact
+    value ``x`` approximates to 8 ulps); exact in floating point (power-of-two scalings, an integer ceiling)."""
+    return math.ceil(_ulps(x, 1.0) * 2.0**53) / 2.0**53
+
+
+def _exact_rr_pair(n: int, q: float, k: int) -> ClonePair:
+    """The clone pair of k-RR (``k >= 2``) whose other-value probability is ``q``, a multiple of ``2^-53`` with
+    ``k q <= 1``: ``p = 1 - (k - 1) q``, ``p0 = (k - 2) q`` and the rates ``q`` are exact floats (integer numerators
+    below ``2^53``), so the engines' pair is exactly a k-RR. ``k = 2``: binary RR (clone rates ``q``, ``p``)."""
+    p = 1.0 - (k - 1) * q
+    if k == 2:
+        return ClonePair(n, q, p, p, q, 0.0)
+    return ClonePair(n, q, q, p, q, (k - 2) * q)
+
+
+def _lower_pair(n: int, q: float, k: int, corner: bool) -> ClonePair:
+    """A lower bound's pair: an exact k-RR whose ``e^eps0'' = p/q`` is at most ``e^eps0`` (``q`` from
+    :func:`_grid_up` of the computed ``1/(e^eps0 + k - 1)``), or the exact corner ``(1, 0)`` at ``eps0 = inf``.
+    Where no grid point lies in ``[q*, 1/k]`` (``eps0`` below ``~k^2 2^-53``) the pair of ``eps0'' = 0``
+    (divergence 0, a lower bound)."""
+    if corner:
+        return ClonePair(n, 0.0, 1.0, 1.0, 0.0, 0.0) if k == 2 else ClonePair(n, 0.0, 0.0, 1.0, 0.0, 0.0)
+    g = _grid_up(q)
+    m = round(g * 2.0**53)
+    if k * m > 2**53:  # k q'' > 1: no k-RR with q'' >= q* and eps0'' >= 0 on the grid
+        m = 2**53 // k
+        g = m / 2.0**53
+        return ClonePair(n, g, g, g, g, 1.0 - 2.0 * g)
+    return _exact_rr_pair(n, g, k)
+
+
 def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPair:
     """The clone pair of a numerical analysis (spec §1 table).
 
     ``eps0`` may be ``math.inf`` (the family's corner); callers validate user input.
 
     Rounding (*derived*): the numbers are computed from ``eps0`` in floating point and the engines take the
-    floats as exact. The clone rate ``r`` of the upper bounds is moved :data:`_PAIR_ULPS` ulps down and the
-    non-identical share ``scale`` (``krr``) up, well past the computation's error: with ``p0 = 0`` the divergences
-    (hockey-stick and Rényi) are non-increasing in each clone rate (a post-processing turns non-clones into
-    clones: FMT21 Lemma F.2's argument, :func:`.numeric.renyi._rate_rounded_pair`), and ``delta = scale *
-    delta_pair``. Unmoved the rate's error reaches every binomial mass as ``~n u`` in the log (``1e-7`` relative
-    at ``n = 1e9``), first order and of either sign. The first user's ``pa``, ``pb`` stay the nearest floats
-    (each within ``4u`` relative: every probability of either law then within ``4u`` relative pointwise, which
-    moves ``delta`` by at most ``8u`` absolute, of the order of the engines' own rounding budgets, not charged),
-    as do the lower bounds' pairs.
+    floats as exact, so each is moved to the side where the divergences can only grow (upper bounds) or only
+    shrink (lower bounds):
+
+    * upper bounds (``clones``, ``stronger-clones``, ``krr``; ``p0 = 0``, ``r0 = r1``): the clone rate ``r`` is
+      moved :data:`_PAIR_ULPS` ulps down and the non-identical share ``scale`` (``krr``) up, well past the
+      computation's error: the divergences (hockey-stick and Rényi) are non-increasing in each clone rate (a
+      post-processing turns non-clones into clones: FMT21 Lemma F.2's argument,
+      :func:`.numeric.renyi._rate_rounded_pair`), and ``delta = scale * delta_pair``. Unmoved the rate's error
+      reaches every binomial mass as ``~n u`` in the log (``1e-7`` relative at ``n = 1e9``). The first user is
+      :func:`_first_user_up`: ``pb' <= pb*`` and ``pa' >= 1 - pb' >= pa*``; the engines use it normalised,
+      ``(pa', pb')/(pa' + pb')``, whose first entry is ``>= pa*`` (``pa' pb* >= pa* pb'``). *Mixing lemma*: the
+      exact first user ``(pa*, pb*)`` is ``(1 - θ)`` times that one plus ``θ`` times ``(1/2, 1/2)`` for a
+      ``θ in [0, 1]`` (both have ``pa >= 1/2``), under both inputs with the same ``θ`` (the mirror swaps the two
+      entries); with ``r0 = r1`` the ``θ``-branch has the same law under both inputs, so by joint convexity the
+      hockey-stick divergence, and ``sum P^α Q^(1-α)`` (a perspective of ``x^α``; the branch's term is 1 ``<=``
+      the pair's), of the exact pair are at most the engines' pair's. The pair's own log-ratio is then a few
+      ulps above ``eps0``; it carries ``ratio_cap = eps0`` (:attr:`.numeric.clones.ClonePair.ratio_cap`: the
+      exact mechanism is ``eps0``-DP after shuffling, so ``delta(eps) = 0`` from ``eps0`` on).
+    * lower bounds (``binary-rr-lower``, ``krr-lower``): each is the divergence of a fixed pair of datasets (or
+      a projection of it) under k-RR, and k-RR at ``eps0'' <= eps0`` is a garbling of k-RR at ``eps0``
+      (replace each report by a uniform value with some probability; it commutes with the shuffler), so the
+      pair of an *exact* k-RR at ``eps0''`` is a lower bound: :func:`_lower_pair` (``q`` on the ``2^-53`` grid,
+      every probability an exact float; loss: ``eps0''`` within ``(e^eps0 + k - 1) 2^-53`` of ``eps0``, and
+      ``eps0''`` at most ``~36.7`` where ``q* < 2^-53``).
     """
     if method not in _CLONE_METHODS:
         raise InvalidParameter(f"method {method!r} is not a clone-pair analysis")
     e = math.exp(eps0) if eps0 < 709.0 else math.inf
+    corner = math.isinf(eps0)
     # first user (e^eps0, 1) / (e^eps0 + 1), written to stay exact for large eps0
-    pa, pb = (1.0 / (1.0 + 1.0 / e), 1.0 / (e + 1.0)) if math.isfinite(e) else (1.0, 0.0)
+    pb = 1.0 / (e + 1.0) if math.isfinite(e) else 0.0
+    pa_up, pb_up = _first_user_up(pb)
     if method == "clones":
         r = _ulps(0.5 * math.exp(-eps0), 0.0)
-        return ScaledPair(ClonePair(n, r, r, pa, pb, 0.0))
+        return ScaledPair(ClonePair(n, r, r, pa_up, pb_up, 0.0, eps0))
     if method == "stronger-clones":
         r = _ulps(pb, 0.0)
-        return ScaledPair(ClonePair(n, r, r, pa, pb, 0.0))
+        return ScaledPair(ClonePair(n, r, r, pa_up, pb_up, 0.0, eps0))
     if method == "binary-rr-lower":
-        return ScaledPair(ClonePair(n, pb, pa, pa, pb, 0.0))
+        return ScaledPair(_lower_pair(n, pb, 2, corner))
     if k is None:
         raise InvalidParameter(f"method {method!r} needs --k (the alphabet size, k >= 2)")
     if isinstance(k, bool) or not isinstance(k, int) or k < 2:
@@ -374,15 +435,13 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
         # Binary RR: the k-RR decomposition with k = 2 is the stronger-clone pair
         # (each other user reports either value with probability >= 1/(e^eps0 + 1)).
         if method == "krr-lower":
-            return ScaledPair(ClonePair(n, pb, pa, pa, pb, 0.0))
+            return ScaledPair(_lower_pair(n, pb, 2, corner))
         r = _ulps(pb, 0.0)
-        return ScaledPair(ClonePair(n, r, r, pa, pb, 0.0))
+        return ScaledPair(ClonePair(n, r, r, pa_up, pb_up, 0.0, eps0))
     denom = (e + k - 1.0) if math.isfinite(e) else math.inf
     r = 1.0 / denom if math.isfinite(denom) else 0.0
     if method == "krr-lower":
-        if math.isfinite(e):
-            return ScaledPair(ClonePair(n, r, r, e / denom, 1.0 / denom, (k - 2.0) / denom))
-        return ScaledPair(ClonePair(n, 0.0, 0.0, 1.0, 0.0, 0.0))
+        return ScaledPair(_lower_pair(n, r, k, corner))
     # Upper bound: the other users are clones of value 0 / value 1 with probability r each;
     # the first user reports a third value with probability (k-2)/denom, identical under
     # both inputs. Revealing the clone count (a post-processing the analyst is given) makes
@@ -391,7 +450,7 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
     # third value; tests/oracle.py shows it is exceeded by other datasets.)
     r = _ulps(r, 0.0)
     scale = _ulps((e + 1.0) / denom, 1.0) if math.isfinite(denom) else 1.0  # 1 - p0, p0 = (k - 2)/denom
-    return ScaledPair(ClonePair(n, r, r, pa, pb, 0.0), scale=scale)
+    return ScaledPair(ClonePair(n, r, r, pa_up, pb_up, 0.0, eps0), scale=scale)
 
 
 def profile_for(method: str, eps0: float, n: int, k: int | None = None) -> PrivacyProfile:

@@ -210,3 +210,80 @@ def test_pair_rates_rounded_toward_fewer_clones(method, k):
             if k is not None and k > 2:
                 scale = 1 - (k - 2) / (e + k - 1)
                 assert scale <= sp.scale <= scale * (1 + mpmath.mpf(1e-13)), (eps0, sp.scale)
+
+
+UPPER_PAIRS = [("clones", None), ("stronger-clones", None), ("krr", 2), ("krr", 3), ("krr", 100)]
+LOWER_PAIRS = [("binary-rr-lower", None), ("krr-lower", 2), ("krr-lower", 3), ("krr-lower", 100)]
+EPS0_GRID = [0.01 * 1.37**j for j in range(33)] + [1e-17, 30.0, 40.0, 700.0]
+
+
+@pytest.mark.parametrize("method,k", UPPER_PAIRS)
+def test_upper_pairs_first_user_dominates_the_exact_one(method, k):
+    """analyses.pair_for, upper bounds: the first user's ``pb' <= 1/(e^eps0 + 1) = pb*`` and ``pa' + pb' >= 1``
+    exactly, so the normalised ``pa'/(pa' + pb') >= pa*`` (the mixing lemma of pair_for's docstring makes the
+    exact pair's divergences at most the engines'); the pair's log-ratio is capped at eps0 itself. 60-digit
+    values; fails before (nearest floats: pa below pa* for about half of eps0)."""
+    import mpmath
+    from fractions import Fraction
+
+    from shuffle_accountant.analyses import pair_for
+
+    for eps0 in EPS0_GRID:
+        pair = pair_for(method, eps0, 1000, k).pair
+        assert Fraction(pair.pa) + Fraction(pair.pb) >= 1, eps0
+        with mpmath.workdps(60):
+            pb_exact = 1 / (mpmath.exp(mpmath.mpf(eps0)) + 1)
+            assert pair.pb <= pb_exact, (eps0, pair.pb)
+            assert mpmath.mpf(pair.pa) * pb_exact >= (1 - pb_exact) * pair.pb, eps0  # pa'/(pa' + pb') >= pa*
+        assert pair.max_log_ratio == eps0 or (eps0 < 1e-15 and pair.max_log_ratio <= 1e-14)
+
+
+@pytest.mark.parametrize("method,k", LOWER_PAIRS)
+def test_lower_pairs_are_exact_krr_below_eps0(method, k):
+    """analyses.pair_for, lower bounds: the pair is *exactly* k-RR (or binary RR) at some eps0'' <= eps0 in
+    rational arithmetic (every probability an exact float: first user (p, q, (k - 2) q), clone rates q and
+    q or p), within (e^eps0 + k) 2^-52 of eps0 where q* >= 2^-53 (garbling: a lower bound for eps0). Fails
+    before (nearest floats: p/q above e^eps0 for some eps0, and p + q + p0 != 1 exactly)."""
+    import mpmath
+    from fractions import Fraction
+
+    from shuffle_accountant.analyses import pair_for
+
+    kk = 2 if k is None else k
+    for eps0 in EPS0_GRID:
+        pair = pair_for(method, eps0, 1000, k).pair
+        pa, pb, p0 = Fraction(pair.pa), Fraction(pair.pb), Fraction(pair.p0)
+        assert pa + pb + p0 == 1, eps0
+        if pa == pb:  # eps0'' = 0 (no grid point in [q*, 1/k]): divergence 0
+            assert eps0 < 1e-12
+            continue
+        assert p0 == (kk - 2) * pb, eps0
+        if kk == 2:
+            assert (Fraction(pair.r0), Fraction(pair.r1)) == (pb, pa), eps0
+        else:
+            assert Fraction(pair.r0) == Fraction(pair.r1) == pb, eps0
+        with mpmath.workdps(60):
+            e = mpmath.exp(mpmath.mpf(eps0))
+            ratio = mpmath.mpf(pa.numerator) / pa.denominator / (mpmath.mpf(pb.numerator) / pb.denominator)
+            assert ratio <= e, eps0
+            if 1 / (e + kk - 1) >= mpmath.mpf(2) ** -50:
+                assert e - ratio <= (e + kk) ** 2 * mpmath.mpf(2) ** -49, eps0
+
+
+def test_mixing_lemma_first_user_toward_one_half():
+    """The lemma behind pair_for's first user: moving the first user's (pa, pb) toward (1/2, 1/2) does not
+    increase the hockey-stick divergence or sum P^a Q^(1-a) of a clone pair, symmetric or not (exact 50-digit
+    sums of tests/oracle.py); and it can increase when moved away (the direction matters)."""
+    import mpmath
+
+    import oracle
+
+    with mpmath.workdps(50):
+        for r0, r1 in [(0.2, 0.2), (0.1, 0.6), (0.0, 0.0)]:
+            outer = oracle.clone_pair(7, mpmath.mpf(r0), mpmath.mpf(r1), mpmath.mpf("0.85"), mpmath.mpf("0.15"), 0)
+            inner = oracle.clone_pair(7, mpmath.mpf(r0), mpmath.mpf(r1), mpmath.mpf("0.7"), mpmath.mpf("0.3"), 0)
+            for eps in ["0", "0.3", "1"]:
+                assert oracle.delta_exact(inner, mpmath.mpf(eps)) <= oracle.delta_exact(outer, mpmath.mpf(eps))
+            assert oracle.delta_exact(inner, 0) < oracle.delta_exact(outer, 0)
+            for alpha in ["1.5", "4", "32"]:
+                assert oracle.rdp_exact(inner, mpmath.mpf(alpha)) <= oracle.rdp_exact(outer, mpmath.mpf(alpha))

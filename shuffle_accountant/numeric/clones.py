@@ -75,6 +75,11 @@ class ClonePair:
     pa: float
     pb: float
     p0: float = 0.0
+    #: an ``eps`` at which the *exact* object the pair stands for is known to have ``delta = 0`` (the
+    #: ``eps0`` of an ``eps0``-LDP randomizer: a shuffled output is a post-processing of ``eps0``-LDP reports),
+    #: where the pair's floats were moved to dominate it (:func:`.analyses.pair_for`) and so have a log-ratio a
+    #: few ulps above; :attr:`max_log_ratio` takes the smaller. ``inf``: none.
+    ratio_cap: float = math.inf
 
     def __post_init__(self) -> None:
         if isinstance(self.n, bool) or not isinstance(self.n, (int, np.integer)) or not 1 <= self.n <= MAX_N:
@@ -91,6 +96,8 @@ class ClonePair:
             raise InvalidParameter(f"need pa + pb + p0 = 1, got {self.pa + self.pb + self.p0!r}")
         if self.pa + self.pb <= 0.0:
             raise InvalidParameter("need pa + pb > 0 (the first user must sometimes be counted)")
+        if not (isinstance(self.ratio_cap, (int, float)) and self.ratio_cap >= 0.0):
+            raise InvalidParameter(f"ratio_cap must be a number >= 0, got {self.ratio_cap!r}")
 
     @property
     def clone_probability(self) -> float:
@@ -112,15 +119,15 @@ class ClonePair:
     def max_log_ratio(self) -> float:
         """``log max(pa/pb, pb/pa)``: every likelihood ratio of the pair lies within
         ``[e^-L, e^L]`` (a ratio of mixtures with these weights), so ``delta(eps) = 0``
-        for ``eps >= L``."""
+        for ``eps >= L``; at most :attr:`ratio_cap`."""
         if self.pa == self.pb:
             return 0.0
         lo, hi = min(self.pa, self.pb), max(self.pa, self.pb)
-        return math.inf if lo == 0.0 else math.log(hi) - math.log(lo)
+        return min(math.inf if lo == 0.0 else math.log(hi) - math.log(lo), float(self.ratio_cap))
 
     def mirrored(self) -> "ClonePair":
         """The pair with P and Q exchanged (for the ``Q || P`` direction)."""
-        return ClonePair(self.n, self.r0, self.r1, self.pb, self.pa, self.p0)
+        return ClonePair(self.n, self.r0, self.r1, self.pb, self.pa, self.p0, self.ratio_cap)
 
     @property
     def block_monotone(self) -> bool:
