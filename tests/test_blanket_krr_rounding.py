@@ -302,3 +302,24 @@ def test_pair_blanket_brackets_exact_k(rel_err: float) -> None:
             k_star = 2 + w * (1 + s * mpf(rel_err)) / (1 - s * mpf(rel_err))
             exact = _mixture(n, *_exact_law(_exact_e0(eps0), k_star), eps)
             assert mpf(b.lower) <= exact <= mpf(b.upper)
+
+
+def test_charge_up_degenerate_ends() -> None:
+    """Review rev93k: an upper end of 1 or inf with a pointwise-only charge overflowed (OverflowError), and nan
+    was certified as 0; now inf for both (certified, uninformative), 0 stays 0, and a normal end is charged."""
+    c = upper_constants(10**9, 10**9, 0.01)
+    assert c.charge_up(1.0) == math.inf and c.charge_up(math.inf) == math.inf and c.charge_up(math.nan) == math.inf
+    assert c.charge_up(0.0) == 0.0
+    small = upper_constants(10**6, 3, 0.5).charge_up(1e-6)
+    assert 1e-6 < small < 1e-6 * (1 + 1e-9)
+
+
+def test_walk_tops_zero_clone_rows_no_warning() -> None:
+    """Review rev93k: a k-RR blanket search after another at the same n reached _walk_tops with c = 0 rows and
+    divided by sqrt(0) (a RuntimeWarning; an error under the suite's warnings-as-errors)."""
+    from shuffle_accountant import api
+    from shuffle_accountant.randomizers import KRR
+
+    api.epsilon(0.1, 10**9, 1e-6, method="blanket", randomizer=KRR(3, 0.1))
+    got = api.epsilon(0.1, 10**9, 1e-9, method="blanket", randomizer=KRR(3, 0.1))
+    assert 0.0 < got.value < 0.1

@@ -1429,8 +1429,8 @@ def _walk_tops(c: np.ndarray, lo: np.ndarray, hi: np.ndarray, B: np.ndarray, R: 
     L = WALK_ROWS_MIN
     slack = max(walk_rel, 2.0 * float(np.min(tb))) - float(np.max(tb))
     if np.any(link) and slack > 0.0:
-        t_est = special.ndtr((0.5 * c - hi - 0.5) / (0.5 * np.sqrt(c)))
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):  # c = 0 rows: t_est = 0, never linked
+            t_est = special.ndtr((0.5 * c - hi - 0.5) / (0.5 * np.sqrt(c)))
             ratio = (P + N) / t_est
             growth = e_p * ratio + 2.01 * _U * (1.0 + ratio)
         link &= growth <= 0.25 * slack
@@ -2429,9 +2429,17 @@ class KrrUpperConstants(KrrConstants):
                             self.first_up, self.n - 1)
 
     def charge_up(self, upper: float) -> float:
+        """``upper`` (an engine's upper end for the float masses) moved to the exact ones (module docstring
+        §7): 0 stays 0 (the exact law is absolutely continuous w.r.t. the float one), ``nan`` or a charge
+        that overflows gives ``inf`` (certified, uninformative; review rev93k)."""
+        if math.isnan(upper):
+            return math.inf
         if not upper > 0.0:
             return 0.0
-        got = upper * math.exp(self.log_charge_up(upper)) * (1.0 + 8.0 * _U)
+        log_charge = self.log_charge_up(upper)
+        if not log_charge < 700.0:
+            return math.inf
+        got = upper * math.exp(log_charge) * (1.0 + 8.0 * _U)
         return got if math.isfinite(got) else math.inf
 
 
