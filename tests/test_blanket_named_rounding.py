@@ -466,3 +466,34 @@ def test_exact_path_far_charge_bounds_the_far_terms() -> None:
     _, far_up, _ = bm._exact_sums(cf, n, outer, last, vec[far], m[far], pmf_up[far], pmf_lo[far], rho, 1e-12)
     charge = bm._exact_far_charge(cf, outer, last, vec[far], m[far], pmf_up[far]) / n
     assert 0.0 < far_up <= charge
+
+
+@pytest.mark.parametrize("cls", ["SUE", "OUE", "OLH"])
+def test_tiny_eps0_k2_not_routed_and_no_crash(cls) -> None:
+    """Review rev93s of b2be266: at eps0 ~ 1e-15 (n 117 .. 259) k = 2 went to the k-RR engines, whose upper end
+    was infinite (ValueError in the k charge: exit 4) and whose lower end (float masses) lay above the exact
+    delta by ~u/eps0 relative; now the pairs answer below KRR_ROUTE_MIN_EPS0 (no crash; an ordered, small
+    bracket)."""
+    import shuffle_accountant.randomizers as R
+    from shuffle_accountant import api
+    from shuffle_accountant.numeric.blanket_matrix import KRR_ROUTE_MIN_EPS0, BlanketProfile
+
+    for eps0 in (1e-15, 5e-16, 1e-8):
+        rnd = getattr(R, cls)(k=2, eps0=eps0)
+        assert eps0 < KRR_ROUTE_MIN_EPS0 and BlanketProfile(rnd, 150)._krr is None
+        got = api.delta(eps0, 150, 0.0, method="blanket", randomizer=rnd)
+        lo, up = got.details["bracket"]
+        assert 0.0 <= lo <= up < 1e-6
+
+
+def test_pair_krr_blanket_infinite_end_moves_to_infinity() -> None:
+    """PairKrrBlanket._moved: an infinite upper end stays infinite (was a math domain error in the Hölder charge's
+    log(fmax / end)), an infinite or nan lower end becomes 0."""
+    from shuffle_accountant.numeric.blanket_matrix import BlanketProfile
+    from shuffle_accountant.randomizers import SUE
+
+    pb = BlanketProfile(SUE(k=2, eps0=1.0), 200)._krr
+    assert pb is not None
+    assert pb._moved(math.inf, 0) == math.inf and pb._moved(math.nan, 0) == math.inf
+    assert pb._moved(math.inf, 1) == 0.0 and pb._moved(math.nan, 1) == 0.0
+    assert 1e-9 < pb._moved(1e-9, 0) < 1e-9 * (1 + 1e-6)

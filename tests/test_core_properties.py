@@ -287,3 +287,38 @@ def test_mixing_lemma_first_user_toward_one_half():
             assert oracle.delta_exact(inner, 0) < oracle.delta_exact(outer, 0)
             for alpha in ["1.5", "4", "32"]:
                 assert oracle.rdp_exact(inner, mpmath.mpf(alpha)) <= oracle.rdp_exact(outer, mpmath.mpf(alpha))
+
+
+@SETTINGS
+@given(st.floats(1e-300, 0.5), st.floats(0.0, 1.0))
+def test_max_log_ratio_rounded_up(lo, frac):
+    """ClonePair.max_log_ratio is at least the exact log(pa/pb) of the pair's floats (60 digits): the float
+    difference of logs fell up to 1e-6 relative short near pa = pb (review rev93s: delta = 0 claimed at
+    eps0 = 1.0135680834546642e-10, n = 1 where it is positive); and within 1e-12 relative of it."""
+    import mpmath
+
+    from shuffle_accountant.numeric.clones import ClonePair
+
+    hi = lo + frac * (1.0 - 2.0 * lo) if lo < 0.5 else 0.5
+    hi = max(hi, lo)
+    pair = ClonePair(5, 0.1, 0.1, hi, lo, 1.0 - hi - lo) if hi + lo <= 1.0 else None
+    if pair is None or hi == lo:
+        return
+    with mpmath.workdps(60):
+        exact = mpmath.log(mpmath.mpf(hi) / mpmath.mpf(lo))
+        assert pair.max_log_ratio >= exact
+        assert pair.max_log_ratio <= exact * (1 + mpmath.mpf(1e-12)) + mpmath.mpf(1e-300)
+
+
+def test_delta_positive_just_below_tiny_eps0():
+    """Review rev93s: clones at eps0 = 1.0135680834546642e-10, n = 1 claimed delta = 0 at eps = 1.0135675e-10
+    (max_log_ratio below eps0); the exact shuffled delta there is positive (the single user's RR pair, 50
+    digits), and the upper end must be at least it."""
+    import mpmath
+
+    eps0, e = 1.0135680834546642e-10, 1.0135675e-10
+    got = api.delta(eps0, 1, e, method="clones").value
+    with mpmath.workdps(50):
+        a = mpmath.exp(mpmath.mpf(eps0))
+        exact = (a - mpmath.exp(mpmath.mpf(e))) / (a + 1)  # P(x1) - e^eps Q(x1) of one RR report
+    assert exact > 0 and got >= exact

@@ -4517,7 +4517,10 @@ class PairKrrBlanket:
                            upper - lower <= rtol * lower or upper <= 1e-300)
 
     def _moved(self, end: float, shift: int) -> float:
-        """An upper end (``shift = 0``) or a lower end (``1``) at ``k^`` moved to one at ``k*``."""
+        """An upper end (``shift = 0``) or a lower end (``1``) at ``k^`` moved to one at ``k*`` (an infinite or
+        nan upper end stays infinite, such a lower end becomes 0: review rev93s)."""
+        if not math.isfinite(end):
+            return math.inf if shift == 0 and not end < 0.0 else 0.0
         if not end > 0.0:
             return 0.0
         lc = self._log_charge(end, shift)

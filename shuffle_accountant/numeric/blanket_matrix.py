@@ -3430,6 +3430,10 @@ KRR_ROUTE_MAX_NP = 150.0
 #: api.delta bracket at rtol 1e-9 did not converge at eps0 >= 10 where the exact path's did
 KRR_ROUTE_EXACT_SIZE = 7_000
 KRR_ROUTE_EXACT_EPS0 = 2.0
+#: ... and never below this eps0: there the k-RR engines' lower end (for the float masses, module docstring
+#: §7 of :mod:`.blanket_krr`) is off by ~u/eps0 relative (review rev93s: 0.73 % at eps0 = 1e-12, none seen
+#: from 1e-4), and at eps0 ~ 1e-15 their upper end is infinite; the pairs answer there as before
+KRR_ROUTE_MIN_EPS0 = 1e-3
 
 
 def _krr_route(randomizer: Randomizer, pairs: list[PairBlanket], method: str) -> PairKrrBlanket | None:
@@ -3441,7 +3445,7 @@ def _krr_route(randomizer: Randomizer, pairs: list[PairBlanket], method: str) ->
     from .blanket_krr import PAIR_MAX_REL, PairKrrBlanket
 
     if not (KRR_ROUTE and method == "auto" and isinstance(randomizer, (SUE, OUE, OLH)) and randomizer.k == 2
-            and len(pairs) == 1):
+            and len(pairs) == 1 and randomizer.eps0 >= KRR_ROUTE_MIN_EPS0):
         return None
     s = pairs[0].structure
     size = exact_size(pairs[0].n, s.classes)
