@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import signal
 import subprocess
@@ -545,6 +546,19 @@ def test_randomizer_with_nearly_equal_rows_is_answered_or_refused_cleanly(tmp_pa
     f = tmp_path / "m.csv"
     f.write_text("0.5,0.5\n0.5,0.5000000000001\n")
     assert_contract(run("epsilon", "--n", "1000", "--randomizer-file", str(f)), (0, 1))
+
+
+@pytest.mark.parametrize("log_ratio", [60.0, 689.0, 690.0])
+def test_randomizer_file_beyond_the_blanket_eps0_is_refused_cleanly(tmp_path, log_ratio):
+    """A matrix file whose eps0 (computed) exceeds the blanket engines' 50: a 3 x 3 matrix with entries e^-689 failed
+    inside the lattice's moments (internal error, exit 4) and a 2 x 2 with e^-690 printed a nan bracket (review rev93s);
+    now exit 1 with the reason, one line."""
+    tiny = math.exp(-log_ratio)
+    f = tmp_path / "m.json"
+    f.write_text(json.dumps([[0.5, 0.5 - tiny, tiny], [tiny, 0.5, 0.5 - tiny], [0.25, 0.5, 0.25]]))
+    r = run("delta", "--eps", str(log_ratio / 2), "--n", "3", "-m", "blanket", "--randomizer-file", str(f))
+    assert_contract(r, (1,))
+    assert "eps0 <= 50" in r.stderr
 
 
 def test_blanket_overflow_at_large_eps0_is_one_line():

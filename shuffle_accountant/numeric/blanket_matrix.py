@@ -3470,8 +3470,17 @@ class BlanketProfile:
     reports at every pair of neighbouring datasets)."""
 
     def __init__(self, randomizer: Randomizer, n: int, method: str = "auto") -> None:
+        from ..randomizers import MAX_EPS0
+
         self.randomizer = randomizer
         self.n = _check_n(n)
+        if not randomizer.eps0 <= MAX_EPS0:
+            # (a randomizer file's eps0 is computed, up to 700: the engines handle e^eps0 times n, as for the named
+            # randomizers' MAX_EPS0; beyond it a 3 x 3 matrix with entries e^-689 failed inside the lattice's
+            # moments, review rev93s)
+            raise CertificationError(
+                f"the blanket bound handles randomizers with eps0 <= {MAX_EPS0:g}; this one has eps0 = "
+                f"{randomizer.eps0:.6g} (the generic methods clones / stronger-clones still apply)")
         self.pairs = [PairBlanket(s, self.n, method) for s in randomizer.pair_structures()]
         #: unary encoding / local hashing with k = 2 on k-RR's engines where that pays (:func:`_krr_route`)
         self._krr = _krr_route(randomizer, self.pairs, method)
