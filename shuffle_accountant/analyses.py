@@ -397,13 +397,14 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
       :func:`.numeric.renyi._rate_rounded_pair`), and ``delta = scale * delta_pair``. Unmoved the rate's error
       reaches every binomial mass as ``~n u`` in the log (``1e-7`` relative at ``n = 1e9``). The first user is
       :func:`_first_user_up`: ``pb' <= pb*`` and ``pa' >= 1 - pb' >= pa*``; the engines use it normalised,
-      ``(pa', pb')/(pa' + pb')``, whose first entry is ``>= pa*`` (``pa' pb* >= pa* pb'``). *Mixing lemma*: the
-      exact first user ``(pa*, pb*)`` is ``(1 - θ)`` times that one plus ``θ`` times ``(1/2, 1/2)`` for a
-      ``θ in [0, 1]`` (both have ``pa >= 1/2``), under both inputs with the same ``θ`` (the mirror swaps the two
-      entries); with ``r0 = r1`` the ``θ``-branch has the same law under both inputs, so by joint convexity the
-      hockey-stick divergence, and ``sum P^α Q^(1-α)`` (a perspective of ``x^α``; the branch's term is 1 ``<=``
-      the pair's), of the exact pair are at most the engines' pair's. The pair's own log-ratio is then a few
-      ulps above ``eps0``; it carries ``ratio_cap = eps0`` (:attr:`.numeric.clones.ClonePair.ratio_cap`: the
+      ``u = pa'/fl(pa' + pb') >= pa*`` and ``v = pb'/fl(pa' + pb') <= pb*`` (checked at 80 digits by review
+      rev93p). *Mixing lemma*: write the first user by its probabilities ``(x, y)`` of reporting the first
+      value under the two inputs. The exact ``(pa*, pb*)`` lies in the triangle ``v <= y <= x <= u`` with
+      corners ``(u, v)``, ``(u, u)``, ``(v, v)``, so it is a convex combination of them with the same weights
+      under both inputs; at the last two corners both inputs give the same law, so by joint convexity the
+      hockey-stick divergence (both directions), and ``sum P^α Q^(1-α)`` for ``α > 1`` (a perspective of
+      ``x^α``; the corners' terms are 1 ``<=`` the pair's), of the exact pair are at most the engines' pair's.
+      The pair's own log-ratio is then a few ulps above ``eps0``; it carries ``ratio_cap = eps0`` (:attr:`.numeric.clones.ClonePair.ratio_cap`: the
       exact mechanism is ``eps0``-DP after shuffling, so ``delta(eps) = 0`` from ``eps0`` on).
     * lower bounds (``binary-rr-lower``, ``krr-lower``): each is the divergence of a fixed pair of datasets (or
       a projection of it) under k-RR, and k-RR at ``eps0'' <= eps0`` is a garbling of k-RR at ``eps0``

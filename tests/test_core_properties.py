@@ -322,3 +322,12 @@ def test_delta_positive_just_below_tiny_eps0():
         a = mpmath.exp(mpmath.mpf(eps0))
         exact = (a - mpmath.exp(mpmath.mpf(e))) / (a + 1)  # P(x1) - e^eps Q(x1) of one RR report
     assert exact > 0 and got >= exact
+
+
+@pytest.mark.parametrize("eps0,n,delta,rtol", [(1e-310, 2, 1e-9, 1e-6), (1e-300, 3, 1e-12, 1e-12), (5e-324, 2, 1e-6, 1e-6)])
+def test_subnormal_eps0_search(eps0, n, delta, rtol):
+    """Review rev93p of 9cb723a: with the search's top at eps0 itself (ratio_cap) a subnormal or tiny eps0 made the
+    chord start divide by zero (g_r rounds onto g_top; ZeroDivisionError, CLI exit 4); the answer lies in [0, eps0]."""
+    for method in ("clones", "stronger-clones"):
+        got = api.epsilon(eps0, n, delta, method, rtol=rtol).value
+        assert 0.0 <= got <= eps0

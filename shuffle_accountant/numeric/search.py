@@ -537,7 +537,7 @@ def _fast_phase(
         # the infeasible side (for exact values), and the chord's log-slope there a slope.
         g_top, g_x = math.expm1(top), math.expm1(x)
         g_r = g_top - (g_top - g_x) * delta / d_hi
-        if not g_r > 0.0:
+        if not 0.0 < g_r < g_top:  # (at a tiny top, e.g. eps0 = 1e-310, g_r rounds onto g_top: no chord)
             return lo, hi, lo_cert, f_lo, f_hi
         x_r = math.log1p(g_r)
         start = (x_r, -(g_r + 1.0) / (g_top - g_r))
