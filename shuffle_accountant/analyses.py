@@ -410,7 +410,7 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
       a projection of it) under k-RR, and k-RR at ``eps0'' <= eps0`` is a garbling of k-RR at ``eps0``
       (replace each report by a uniform value with some probability; it commutes with the shuffler), so the
       pair of an *exact* k-RR at ``eps0''`` is a lower bound: :func:`_lower_pair` (``q`` on the ``2^-53`` grid,
-      every probability an exact float; loss: ``eps0''`` within ``(e^eps0 + k - 1) 2^-53`` of ``eps0``, and
+      every probability an exact float; loss: ``e^eps0''`` within ``(e^eps0 + k - 1)^2 2^-53`` of ``e^eps0``, and
       ``eps0''`` at most ``~36.7`` where ``q* < 2^-53``).
     """
     if method not in _CLONE_METHODS:

@@ -323,3 +323,19 @@ def test_walk_tops_zero_clone_rows_no_warning() -> None:
     api.epsilon(0.1, 10**9, 1e-6, method="blanket", randomizer=KRR(3, 0.1))
     got = api.epsilon(0.1, 10**9, 1e-9, method="blanket", randomizer=KRR(3, 0.1))
     assert 0.0 < got.value < 0.1
+
+
+@pytest.mark.parametrize("n,eps0,eps", [(10, 16.0, 15.9), (10, 30.0, 25.0), (1000, 16.0, 15.9)])
+def test_binary_family_cut_past_n(n, eps0, eps) -> None:
+    """Review rev93d: the binary family's cut search started past n + width (normal start) with an empty window, and
+    the dataset lower bound fell to ~0 (eps0 = 16, n = 10, eps = 15.9: 1.4e-22 against 0.095). Now within 1 % below
+    the exact delta of the all-x1 dataset (50-digit oracle), never above it."""
+    import mpmath
+
+    from shuffle_accountant import api
+    from shuffle_accountant.randomizers import KRR
+
+    got = api.delta(eps0, n, eps, method="dataset-lower", randomizer=KRR(2, eps0)).value
+    with mpmath.workdps(50):
+        exact = ob.binary_rr_family_delta(n, eps0, eps, n - 1)
+        assert 0.99 * exact <= got <= exact

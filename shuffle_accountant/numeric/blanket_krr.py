@@ -464,8 +464,9 @@ with the shuffler). Before, every family but the exhaustive scan took the neares
   probabilities within ``~5u`` of those of ``e^ε0`` (one ulp of ``exp``, three roundings) plus the additions;
 * binary RR, ``k = 3`` with ``a = 0`` and ``a = n - 1``: :func:`lower_rates` gives ``q = M/2^53 >= 1/(r_d + k - 1)``
   (``r_d <= e^ε0``) and ``p = 1 - (k - 1) q``, every probability of these pairs an exact float, so the pairs are
-  *exactly* k-RR at ``r'' = p/q <= e^ε0`` (the loss: ``r''`` is within ``(r + k - 1) 2^-53`` relative of ``r``,
-  1e-9 at ε0 = 16, k = 3; from ε0 ~ 30 it grows: at ε0 > 36.7 ``r''`` is ``2^53 - k + 1``);
+  *exactly* k-RR at ``r'' = p/q <= e^ε0`` (the loss: ``r'' = 1/q - (k - 1)`` is within ``(r + k - 1)^2 2^-53 / r``
+  relative of ``r``, 1e-9 at ε0 = 16, k = 3; from ε0 ~ 30 it grows: at ε0 > 36.7 ``r''`` is ``2^53 - k + 1``; and
+  with ``k`` large against ``r``: ε0'' = 0.09 for ε0 = 0.1 at k = 1e7, none from k ~ 1e8, review rev93d);
 * ``k >= 4``, ``a = 0`` (:func:`dataset_model`, the block engine): the same ``q, p`` (so ``q2``, the first user's
   three branches and ``1 - 2q`` exact), ``κ`` rounded up and ``wz = -(1 - 1/r'')`` toward 0 (the engine's ``λ``
   at most the exact one: ``h`` non-decreasing in ``λ``, (P3)), ``d, pb`` of ``r''``; the float ``ρ`` is charged by
@@ -4733,7 +4734,9 @@ class _BinaryFamily:
         # start where the normal approximation puts the cut: S(h-1)/S(h) ~ exp((h - mu)/var) = R
         mu = m * p + (n - 1 - m) * q
         var = max(m * p * q + (n - 1 - m) * q * p, 1.0)
-        h0 = mu + var * math.log(R) + 1.0
+        # (clamped into [0, n]: a start past n + width left the window empty and the lower bound 0, e.g. eps0 = 16,
+        # n = 10, eps = 15.9: 1.4e-22 for an exact 0.095; review rev93d)
+        h0 = min(max(mu + var * math.log(R) + 1.0, 0.0), float(n))
         width = 8 + int(4.0 * math.sqrt(self._parts(m)[0] + 1.0))
         while True:
             lo = max(int(h0) - width, 0)
