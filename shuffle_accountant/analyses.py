@@ -21,14 +21,15 @@ entry point a :class:`Method`, or a callable returning one or several) or by cal
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from dataclasses import dataclass, field
+from fractions import Fraction
 from importlib.metadata import entry_points
 from typing import Any, Callable
 
 from . import closed_forms
 from .comparators import BLANKET19, COMPARATOR_METHODS, ERLINGSSON19, Outcome, comparator_delta, comparator_epsilon
 from .errors import InvalidParameter
+from .numeric import fp
 from .numeric.clones import ClonePair, HockeyStick
 from .numeric.profile import MaxProfile, PrivacyProfile, ScaledProfile
 
@@ -343,10 +344,7 @@ def _first_user_up(pb: float) -> tuple[float, float]:
     ``1/(e^eps0 + 1)``): ``pb'`` is ``pb`` moved :data:`_PAIR_ULPS` ulps down (at most the exact value) and
     ``pa'`` the least float with ``pa' + pb' >= 1`` (checked exactly), so ``pa' >= 1 - pb' >= pa*``."""
     lo = _ulps(pb, 0.0)
-    hi = 1.0 - lo
-    if Fraction(hi) + Fraction(lo) < 1:
-        hi = math.nextafter(hi, 2.0)
-    return hi, lo
+    return fp.up(1 - Fraction(lo)), lo
 
 
 def _grid_up(x: float) -> float:

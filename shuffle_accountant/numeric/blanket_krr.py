@@ -482,7 +482,8 @@ with the shuffler). Before, every family but the exhaustive scan took the neares
 The upper ends of these brackets are the engines' (upper bounds on the datasets' δ at ``r''``, not charged).
 
 *k = 2* is the stronger-clone pair of :func:`~shuffle_accountant.analyses.pair_for` (clone rate rounded
-down 16 ulps: the rate lemma there; first user's ``pa, pb`` the nearest floats, as documented there).
+down 16 ulps: the rate lemma there; the first user's ``pa, pb`` moved to dominate the exact one: the mixing
+lemma there).
 :class:`PairKrrBlanket`: ``δ(k*, r*) <= e^{n η} δ(k^, r*)`` (§6, same ``r*``) and ``δ(k^, r*)`` is bounded as
 above with ``k^`` exact (§6: (M) holds for real ``k``).
 """
@@ -502,6 +503,7 @@ from scipy import special
 from ..errors import CertificationError, InvalidParameter
 from ..validation import MAX_N
 from . import binomial as bn
+from . import fp
 from .clones import ClonePair, HockeyStick
 from .profile import DeltaBounds
 
@@ -2385,12 +2387,6 @@ E0_UP_ULPS = 2
 _CHARGE_MAX_X = 1e-3
 
 
-def _up_ulps(x: float, ulps: int, toward: float) -> float:
-    for _ in range(ulps):
-        x = math.nextafter(x, toward)
-    return x
-
-
 def _rel_dev(exact: Fraction, fl: Fraction) -> Fraction:
     """``exact/fl - 1`` (``fl > 0``)."""
     return exact / fl - 1
@@ -2468,15 +2464,10 @@ def _hoelder_log(ell: float, a: float, x: float, first: float, others: int, shif
     return math.log(first) * (1.0 + 1e-9 if first >= 1.0 else 1.0 - 1e-9) + best + 4.0 * _U
 
 
-def _round_up(x: Fraction) -> float:
-    f = float(x)
-    return math.nextafter(f, math.inf) if Fraction(f) < x else f
-
-
 @functools.lru_cache(maxsize=64)
 def upper_constants(n: int, k: float, eps0: float) -> KrrUpperConstants:
     """:class:`KrrUpperConstants` of ``(n, k, eps0)`` (``k > 2``; module docstring §7)."""
-    e = _up_ulps(math.exp(eps0), E0_UP_ULPS, math.inf)
+    e = fp.next_up(math.exp(eps0), E0_UP_ULPS)
     q = 1.0 / (e + k - 1.0)
     rho = (k - 2.0) / (e + k - 3.0)
     pb = 1.0 / (e + 1.0)
@@ -2496,9 +2487,7 @@ def upper_constants(n: int, k: float, eps0: float) -> KrrUpperConstants:
         raise CertificationError(f"k-RR constants: no p0 for k = {k!r}, eps0 = {eps0!r} (please report)")
     # κ: κ_m rounded down (within an ulp of the λ the windows' sums are exact in; 1 - p0 has an absolute
     # resolution of an ulp of 1, so κ_m may lie ~u p0/(1 - p0) below 2/(r' + 1): 27u at k = 100, ε0 = 0.5)
-    kappa = float(kap_m)
-    while Fraction(kappa) > kap_m:
-        kappa = math.nextafter(kappa, 0.0)
+    kappa = fp.down(kap_m)
     fl_cls = (Q2, (1 - Q2) * R, (1 - Q2) * (1 - R))
     ex_cls = (2 * Q, (K - 2) * Q, (E - 1) * Q)
     first = ((E + 1) * Q, W1), ((K - 2) * Q, P0)
@@ -2510,8 +2499,8 @@ def upper_constants(n: int, k: float, eps0: float) -> KrrUpperConstants:
         return base
     chi = sum((f * v * v for f, v in zip(fl_cls, xs)), Fraction(0))  # χ²(π*||π^) of one other user
     return dataclasses.replace(
-        base, first_up=_round_up(max(x / f for x, f in first)), first_mass=_round_up(max(W1 + P0, Fraction(1))),
-        a_up=_round_up((n - 1) * chi), x_up=_round_up(max(abs(v) for v in xs)))
+        base, first_up=fp.up(max(x / f for x, f in first)), first_mass=fp.up(max(W1 + P0, Fraction(1))),
+        a_up=fp.up((n - 1) * chi), x_up=fp.up(max(abs(v) for v in xs)))
 
 
 _TWO53 = 2**53
@@ -2525,7 +2514,7 @@ def lower_rates(k: int, eps0: float) -> tuple[float, float] | None:
     ``(k - 3) q``, ``p + q`` and ``1 - 2q`` are all exact floats (integers below ``2^53`` over ``2^53``),
     so every per-user law built from them is exactly k-RR's at ``r'' = p / q <= e^ε0``. None when
     ``p <= q`` (the grid is too coarse: ``k`` near ``2^53 q``)."""
-    e = _up_ulps(math.exp(eps0), E0_UP_ULPS, 0.0)
+    e = fp.next_down(math.exp(eps0), E0_UP_ULPS)
     q_x = 1 / (Fraction(e) + k - 1)
     m = math.ceil(q_x * _TWO53)
     if (k - 1) * m >= _TWO53:
@@ -4227,12 +4216,10 @@ class KrrBlanket:
         ``k`` as it does for an integer one); otherwise ``k`` must be an integer >= 2 (k-RR)."""
         self.k: float
         self.n, self.k, self.eps0 = _validate_real(n, k, eps0) if real_k else _validate(n, k, eps0)
-        self.const: KrrConstants = KrrConstants(self.n, self.k, self.eps0)
-        self._upper: KrrUpperConstants | None = None
+        self._upper: KrrUpperConstants | None = None if self.k == 2 else upper_constants(self.n, self.k, self.eps0)
+        self.const: KrrConstants = KrrConstants(self.n, self.k, self.eps0) if self._upper is None else self._upper
         self._pair: HockeyStick | None = None
         self._backend: _BlanketBackend | None = None
-        if self.k != 2:
-            self._upper = self.const = upper_constants(self.n, self.k, self.eps0)
         key = (self.n, self.k, self.eps0)
         cached = _BACKENDS.pop(key, None) if shared else None
         if cached is None:
@@ -4589,12 +4576,8 @@ def dataset_model(n: int, k: int, eps0: float) -> _Model:
         raise InvalidParameter(f"no exact k-RR rates below eps0 = {eps0!r} at k = {k!r}")
     q, p = rates
     Q, P = Fraction(q), Fraction(p)
-    kappa = 2.0 * q / (p + q)
-    while Fraction(kappa) < 2 * Q / (P + Q):
-        kappa = math.nextafter(kappa, math.inf)
-    wz = -((p - q) / p)  # -(1 - 1/r'')
-    while Fraction(wz) < -(P - Q) / P:
-        wz = math.nextafter(wz, 0.0)
+    kappa = fp.up(2 * Q / (P + Q))
+    wz = fp.up(-(P - Q) / P)  # -(1 - 1/r''), toward 0
     return _Model(n=n, q2=2.0 * q, rho=p / (1.0 - 2.0 * q),
                   branches=((p + q, 1, 0), (q, 0, 1), ((k - 3.0) * q, 0, 0)), orient=-1,
                   kappa=kappa, w0=float(n), wt=-1.0, wz=wz, d=FirstUserGap(0.5 * ((p - q) / (p + q)), q / (p + q)))
@@ -4614,8 +4597,8 @@ def dataset_charge_down(model: _Model, k: int) -> Callable[[float], float]:
     ys = [f / x - 1 for x, f in zip(ex_cls, fl_cls)]
     if max(abs(v) for v in ys) > _CHARGE_MAX_X:
         return lambda lower: 0.0
-    a = _round_up((model.n - 1) * sum((x * v * v for x, v in zip(ex_cls, ys)), Fraction(0)))
-    y = _round_up(max(abs(v) for v in ys))
+    a = fp.up((model.n - 1) * sum((x * v * v for x, v in zip(ex_cls, ys)), Fraction(0)))
+    y = fp.up(max(abs(v) for v in ys))
 
     def down(lower: float) -> float:
         if not lower > 0.0:

@@ -91,7 +91,7 @@ from __future__ import annotations
 
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -4179,14 +4179,13 @@ def _rate_rounded_pair(pair: ClonePair, side: int) -> ClonePair | None:
         if bad1:
             r1 = math.nextafter(r1, toward)
         try:
-            q = ClonePair(pair.n, r0, r1, pair.pa, pair.pb, pair.p0)
+            q = replace(pair, r0=r0, r1=r1)
         except InvalidParameter:
             break
     if side > 0:
         # (a rate far below an ulp of the other, whose cancelled 1 - s the steps cannot reach, e.g. r0 = 1 - 2^-53,
         # r1 = 0.6 2^-53: p rounds to 1 and p (1 - s) = 2^-53: without it, the rates (r0, 0) and (0, r1) are exact)
-        for q in (ClonePair(pair.n, pair.r0, 0.0, pair.pa, pair.pb, pair.p0),
-                  ClonePair(pair.n, 0.0, pair.r1, pair.pa, pair.pb, pair.p0)):
+        for q in (replace(pair, r1=0.0), replace(pair, r0=0.0)):
             e0, e1 = _engine_rates(q)
             if e0 <= x0 and e1 <= x1:
                 return q
