@@ -2433,11 +2433,19 @@ class KrrUpperConstants(KrrConstants):
             return math.inf
         if not upper > 0.0:
             return 0.0
-        log_charge = self.log_charge_up(upper)
+        return _charged(upper, self.log_charge_up(upper), True, 8.0 * _U)
+
+
+def _charged(end: float, log_charge: float, up: bool, slack: float) -> float:
+    """A bracket end ``end > 0`` moved by the factor ``e^{log_charge}`` (module docstring §7 (H), (H'); §6): an
+    upper end (``up``) multiplied by it and rounded up by ``1 + slack``, ``inf`` where that overflows; a lower end
+    divided by it and rounded down by ``1 - slack``, 0 where the charge is not finite."""
+    if up:
         if not log_charge < 700.0:
             return math.inf
-        got = upper * math.exp(log_charge) * (1.0 + 8.0 * _U)
+        got = end * math.exp(log_charge) * (1.0 + slack)
         return got if math.isfinite(got) else math.inf
+    return max(end * math.exp(-log_charge) * (1.0 - slack), 0.0) if math.isfinite(log_charge) else 0.0
 
 
 def _hoelder_log(ell: float, a: float, x: float, first: float, others: int, shift: int = 0) -> float:
@@ -4511,10 +4519,7 @@ class PairKrrBlanket:
             return math.inf if shift == 0 and not end < 0.0 else 0.0
         if not end > 0.0:
             return 0.0
-        lc = self._log_charge(end, shift)
-        if shift:
-            return max(end * math.exp(-lc) * (1.0 - 4.0 * _U), 0.0) if math.isfinite(lc) else 0.0
-        return end * math.exp(lc) * (1.0 + 4.0 * _U)
+        return _charged(end, self._log_charge(end, shift), not shift, 4.0 * _U)
 
     def lower_at(self, eps: float) -> float:
         """The engine's :attr:`KrrBlanket.lower_at` (certified for ``k^``), moved to ``k*``."""
@@ -4603,8 +4608,7 @@ def dataset_charge_down(model: _Model, k: int) -> Callable[[float], float]:
     def down(lower: float) -> float:
         if not lower > 0.0:
             return 0.0
-        lc = _hoelder_log(-math.log(lower), a, y, 1.0, model.n - 1, shift=1)
-        return max(lower * math.exp(-lc) * (1.0 - 8.0 * _U), 0.0) if math.isfinite(lc) else 0.0
+        return _charged(lower, _hoelder_log(-math.log(lower), a, y, 1.0, model.n - 1, shift=1), False, 8.0 * _U)
 
     return down
 
