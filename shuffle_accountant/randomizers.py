@@ -64,7 +64,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .errors import InvalidParameter
+from .errors import CertificationError, InvalidParameter
 from .validation import IntRange, RealRange
 from .validation import K as K_RANGE
 
@@ -79,6 +79,8 @@ MAX_EPS0 = 50.0
 #: ranges of the parameters (one message family, :mod:`shuffle_accountant.validation`)
 EPS0_RANGE = RealRange("eps0", 0.0, MAX_EPS0, low_open=True)
 G_RANGE = IntRange("g", 2, 10**9)
+#: ``--d`` of subset selection (``d = 1`` is k-RR; ``d <= k - 1`` is checked against ``k``)
+D_RANGE = IntRange("d", 1, 10**9)
 #: largest number of matrix entries built explicitly (``matrix()``) or loaded from a file
 MAX_ENTRIES = 10**6
 #: largest randomizer file accepted, in bytes (checked before the file is read)
@@ -205,6 +207,13 @@ class Randomizer:
     #: registry name (``"krr"``, ...; ``"matrix"`` for a loaded file)
     name: ClassVar[str] = ""
     eps0: float
+
+    @property
+    def eps0_upper(self) -> float:
+        """An upper bound on the randomizer's exact ``eps0``, for capping an upper bound on the shuffled
+        ``eps`` (shuffling is post-processing). The named randomizers are *defined* by the ``eps0``
+        stated, so it is that; a matrix rounds its computed ``eps0`` up (review rev94m)."""
+        return self.eps0
 
     @property
     def blanket_mass(self) -> float:
@@ -656,7 +665,7 @@ class MatrixRandomizer(Randomizer):
         self.source = source
         try:
             arr = np.asarray(matrix, dtype=float)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InvalidParameter(f"{where or 'randomizer ' + source}: not a numeric matrix ({exc})") from None
         self._m = validate_matrix(arr, where or f"randomizer {source}")
         sums = np.array([math.fsum(row) for row in self._m])
@@ -666,9 +675,19 @@ class MatrixRandomizer(Randomizer):
         self._used = used
         self._mins = mins
         with np.errstate(divide="ignore"):
-            ratio = np.log(self._m.max(axis=0)[used]) - np.log(mins[used])
+            l_max, l_min = np.log(self._m.max(axis=0)[used]), np.log(mins[used])
+            ratio = l_max - l_min
         self.eps0 = float(np.max(ratio)) if ratio.size else 0.0
+        # each log within an ulp (libm: below one), the difference one rounding; the rows are normalised in exact
+        # arithmetic (module docstring), which moves each log ratio by at most |log(sum_x / sum_x')| <= 2.01 dev
+        slack = 2.0 * _U * (np.abs(l_max) + np.abs(l_min)) + _U * np.abs(ratio)
+        self._eps0_upper = (math.nextafter(float(np.max(ratio + slack)) + 2.01 * self._dev, math.inf)
+                            if ratio.size else 0.0)
         self._structures: tuple[PairStructure, ...] | None = None
+
+    @property
+    def eps0_upper(self) -> float:
+        return self._eps0_upper
 
     @property
     def n_inputs(self) -> int:
@@ -708,8 +727,17 @@ class MatrixRandomizer(Randomizer):
         return _structure([(float(p), float(a_rep[k[0]]), float(b_rep[k[1]])) for p, k in zip(mass, keys)],
                           min(max(rest, 0.0), 1.0), max(rel, rest_rel), (x1, x2))
 
+    def check_pairwise_size(self, analysis: str) -> None:
+        """Refuse (exit 1: valid, but too large to finish) the analyses over every pair of inputs
+        beyond :data:`MAX_MATRIX_INPUTS` inputs (review rev94m: 1000 inputs ran for minutes)."""
+        if self.n_inputs > MAX_MATRIX_INPUTS:
+            raise CertificationError(
+                f"{self.describe()}: {analysis} looks at every pair of its {self.n_inputs} inputs; at most "
+                f"{MAX_MATRIX_INPUTS} are analysed (the generic methods still apply: they need only eps0)")
+
     def pair_structures(self) -> tuple[PairStructure, ...]:
         if self._structures is None:
+            self.check_pairwise_size("the blanket bound")
             seen: dict[tuple, PairStructure] = {}
             for x1 in range(self.n_inputs):
                 for x2 in range(self.n_inputs):
@@ -724,6 +752,10 @@ class MatrixRandomizer(Randomizer):
 #: the structure's ``rel_err``), so that matrices built in floating point from a structured
 #: randomizer keep its few classes
 GROUP_RTOL = 1e-12
+#: A matrix randomizer's mechanism-aware bounds look at every ordered pair of inputs (the blanket: ``k (k - 1)``
+#: structures; the attained lower bound: ``k^2 (k - 1) / 2`` datasets): refused beyond this many inputs (~2 s and
+#: ~4 s at 48 inputs)
+MAX_MATRIX_INPUTS = 48
 
 
 def _cluster(values: np.ndarray, tol: float = GROUP_RTOL) -> tuple[np.ndarray, np.ndarray, float]:
@@ -833,7 +865,10 @@ def _number(token: object, where: str, r: int, c: int) -> float:
         except ValueError:
             raise InvalidParameter(f"{where}: row {r} column {c}: {t!r} is not a number") from None
     else:
-        x = float(token)
+        try:
+            x = float(token)
+        except OverflowError:  # an integer beyond the double range (review rev94m)
+            raise InvalidParameter(f"{where}: row {r} column {c}: an integer too large for a probability") from None
     return x
 
 
@@ -858,6 +893,8 @@ def _parse_json(text: str, where: str) -> list[list[float]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidParameter(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more digits than Python converts, deep nesting
+        raise InvalidParameter(f"{where}: not a JSON matrix ({type(exc).__name__}: {str(exc)[:80]})") from None
     if isinstance(data, dict):
         unknown = sorted(set(data) - {"matrix"})
         if unknown:
@@ -1025,7 +1062,7 @@ class RandomizerFamily:
         params = {}
         for p in spec.required + spec.optional:
             if p in d:
-                params[p] = (G_RANGE if p == "g" else K_RANGE).check(d[p], p)
+                params[p] = {"g": G_RANGE, "d": D_RANGE}.get(p, K_RANGE).check(d[p], p)
         return cls.named(name, **params)
 
 

@@ -11,7 +11,8 @@ from typing import Any, Callable
 import click
 
 from .. import validation as v
-from ..randomizers import Randomizer, RandomizerFamily, load_matrix, registry
+from ..errors import InvalidParameter
+from ..randomizers import D_RANGE, Randomizer, RandomizerFamily, load_matrix, registry
 from .params import RangeType
 
 _NAMES = ", ".join(f"{name} ({spec.summary})" for name, spec in registry.items())
@@ -26,7 +27,7 @@ def randomizer_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      "Adds the mechanism-aware rows 'blanket' (upper) and 'dataset-lower' (attained)."),
         click.option("--g", "g", type=RangeType(v.K), default=None,
                      help="Hash range of --randomizer olh (default round(e^eps0 + 1))."),
-        click.option("--d", "d", type=RangeType(v.K), default=None,
+        click.option("--d", "d", type=RangeType(D_RANGE), default=None,
                      help="Subset size of --randomizer subset (default ceil(k / (e^eps0 + 1)))."),
         click.option("--randomizer-file", "randomizer_file", type=click.Path(dir_okay=False), default=None,
                      help="Any finite randomizer as a matrix (rows = inputs, columns = outputs, each row a "
@@ -48,7 +49,11 @@ def build_family(k: int | None, randomizer_name: str | None, g: int | None, d: i
     if (g is not None or d is not None) and not randomizer_name:
         raise click.UsageError("--g and --d are parameters of --randomizer olh / subset")
     if randomizer_file:
-        return RandomizerFamily.of(load_matrix(randomizer_file))
+        matrix = load_matrix(randomizer_file)
+        if not 0.0 < matrix.eps0 <= v.MAX_EPS0:  # (named here: the user gave no eps0; review rev94m)
+            why = "its rows are all equal: nothing to amplify" if matrix.eps0 == 0.0 else f"more than {v.MAX_EPS0:g}"
+            raise InvalidParameter(f"randomizer file {randomizer_file}: its eps0 = {matrix.eps0:.6g} ({why})")
+        return RandomizerFamily.of(matrix)
     if not randomizer_name:
         return None
     return RandomizerFamily.named(randomizer_name, k=k, g=g, d=d)
