@@ -2851,6 +2851,118 @@ def _end_block_bounds(cu: np.ndarray, cl: np.ndarray, k_up: np.ndarray, k_lo: np
     return up, lo
 
 
+#: Blocks of totals get the chord bounds (:meth:`RenyiDirection._chord_bounds`) only where at most this many counts wide
+#: (they sum count by count; wider blocks keep the other bounds until split; work only) ...
+_CHORD_MAX_WIDTH = 4096
+#: ... where ``log K`` at the lower corner is at least this, above (``K >= e^0.5``; work only: the bound is certified for
+#: any ``K``, but near ``K = 1`` the chord of ``log K`` gains nothing over the corners) ...
+_CHORD_MIN_LOG_K = 0.5
+#: ... and where the corners' ``log(K - 1)`` bounds differ by more than this (elsewhere they are as tight; work only).
+_CHORD_GAP = 1e-3
+#: ... and where the corners' upper bound exceeds this share of the order's budget of the round before (work only).
+_CHORD_SHARE = 0.01
+#: At most this many (count, order) terms per round (the widest blocks are left out beyond it; work only).
+_CHORD_MAX_TERMS = 2_000_000
+
+
+def _chord_applies(u: float, v: float, s: float) -> bool:
+    """Whether ``log K(c)`` is convex in the clone count ``c >= 0`` at every integer order ``alpha >= 2`` for the
+    ``lam = 1`` kernels of the pair ``(u, v, s)`` (*proved*; the hypothesis checked with a relative margin of
+    ``2 _PAIR_REL`` on each of ``u``, ``v``, ``s``, ``1 - v``: the floats are within :data:`_PAIR_REL` of the exact
+    values the entries certify, :func:`_end_constants`).
+
+    Theorem (lemma94, 2026-11-24; exact-arithmetic checks of every step for ``m <= 110``, of the conclusion for ``m <=
+    364``): for ``S_m ~ Bin(m, s)``, any ``s`` in ``[0, 1]`` and real ``k >= 1``, ``mu_k(m) = E[(S_m / m)^k]`` is
+    log-convex in the integer ``m >= 1``. Proof sketch: with ``A, B ~ Bin(m, s)``, ``A' ~ Bin(m - 1, s)``, ``B' ~
+    Bin(m + 1, s)`` independent, ``(A/m)(B/m) <=cx (A'/(m - 1))(B'/(m + 1))`` (convex order), so ``mu_k(m)^2 = E[((A/m)
+    (B/m))^k] <= E[((A'/(m-1))(B'/(m+1)))^k] = mu_k(m - 1) mu_k(m + 1)``. For the convex order, draw ``2m`` iid
+    Bernoulli(s) and condition on their sum ``N``: ``A`` and ``A'`` are the ones among the first ``m`` and ``m - 1``
+    (hypergeometric; ``s`` drops out), and it suffices that ``phi(A) / m^2 <=cx phi(A') / (m^2 - 1)``, ``phi(h) = h (N
+    - h)``. Both have the mean ``N (N - 1) / (2m (2m - 1))``; a thinning of ``phi(A)`` (from level ``kappa = |2h - N|``
+    to ``kappa + 2`` with probability ``v_kappa / (m^2 (kappa + 1))``) gives ``Y`` with ``E[Y | phi(A)] = (1 - 1/m^2)
+    phi(A)``, so ``phi(A)/m^2 <=cx Y/(m^2 - 1)`` (Jensen); and ``law(phi(A')) - law(Y)``, a signed measure with total
+    and first moment 0, has the sign pattern ``(+)* (-)* (+)*`` (closed forms of the hypergeometric ratios and a
+    quartic in ``kappa``), which integrates every convex function to ``>= 0`` (subtract the chord over the negative
+    part's hull). Corollary (Cauchy-Schwarz): ``E f(S_m / m)`` is log-convex in ``m >= 1`` for every ``f(x) = sum_k c_k
+    x^k`` with ``c_k >= 0`` converging on ``[0, 1]`` (sums of log-convex functions are log-convex).
+
+    Here ``K(c) = E f(X_m)``, ``X_m = Bin(m, s)/m``, ``m = c + 1``, ``f = p^alpha q^(1 - alpha)`` with ``p(x) = u x /
+    s + (1 - u)(1 - x)/(1 - s)``, ``q`` likewise with ``v`` (module docstring). For integer ``alpha >= 2`` and ``u >=
+    s >= v > 0``: ``p`` is affine, non-decreasing with ``p(0) >= 0``, so ``p^alpha`` is a polynomial with non-negative
+    coefficients; ``q = q(0) (1 - g x)``, ``q(0) = (1 - v)/(1 - s) > 0``, ``g = (s - v)/(s (1 - v))`` in ``[0, 1)``,
+    so ``q^(1 - alpha) = q(0)^(1 - alpha) sum_k C(alpha - 2 + k, k) g^k x^k`` (non-negative, converging on ``[0, 1]``);
+    their product is such an ``f``. The mirror case ``u <= s <= v < 1`` is the same under ``x -> 1 - x`` (``s -> 1 -
+    s``, ``u -> 1 - u``, ``v -> 1 - v``; ``X_m`` becomes ``Bin(m, 1 - s)/m``). Non-integer orders are *not* covered
+    (the Taylor coefficients of ``f`` eventually alternate, e.g. ``alpha = 1.5``, ``u = 0.8``, ``v = 0.2`` from
+    ``x^5``)."""
+    if not 0.0 < s < 1.0:
+        return False
+    m = 2.0 * _PAIR_REL
+    rising = u * (1.0 - m) >= s * (1.0 + m) and 0.0 < v * (1.0 + m) <= s * (1.0 - m)
+    falling = u * (1.0 + m) <= s * (1.0 - m) and s * (1.0 + m) <= v * (1.0 - m) and v * (1.0 + m) < 1.0
+    return rising or falling
+
+
+def _chord_orders(alpha: np.ndarray, u: float, v: float, s: float) -> np.ndarray:
+    """Per order, whether :func:`_chord_applies` covers it: integer orders ``>= 2`` of a pair meeting its hypothesis."""
+    alpha = np.asarray(alpha, dtype=float)
+    return (alpha >= 2.0) & (alpha == np.floor(alpha)) & _chord_applies(u, v, s)
+
+
+def _log_k(log_excess: np.ndarray, side: int) -> np.ndarray:
+    """``log K = log(1 + e^log_excess)`` from a bound on ``log(K - 1)``, rounded outwards (``side = +1``: up; ``logaddexp``
+    is within a few ulps of its result, relative: charged ``8u``)."""
+    with np.errstate(over="ignore"):
+        out = np.logaddexp(0.0, log_excess)
+    return out * (1.0 + side * 8 * _U)
+
+
+def _log_expm1(h: np.ndarray, side: int) -> np.ndarray:
+    """``log(e^h - 1)`` for ``h > 0``, rounded outwards (``side = +1``: up): ``h + log(-expm1(-h))``, each operation
+    within an ulp or two of its result (charged ``8u`` of the magnitudes, and ``4u`` of ``1 / h`` for the log of
+    ``-expm1(-h)`` near 0); ``-inf`` for ``h <= 0``."""
+    pos = h > 0.0
+    hh = np.where(pos, h, 1.0)
+    with np.errstate(divide="ignore"):
+        t = np.log(-np.expm1(-hh))
+    out = hh + t
+    err = 8 * _U * (np.abs(hh) + np.abs(t) + np.abs(out)) + 4 * _U
+    return np.where(pos, out + side * err, -np.inf)
+
+
+def _log_pmf_counts(c: np.ndarray, N: float, p: float, rel: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(value, error)`` with ``|log Pr[Bin(N, p) = c] - value| <= error`` at integer counts ``c`` (runs of consecutive
+    counts by the ratio recurrence of :func:`.binomial.pmf_points`, with its relative bound, and at least ``rel``);
+    where the pmf is below ``e^-650`` (or underflows), :func:`_log_pmf_bracket`'s midpoint and half-width."""
+    v, rv = bn.pmf_points(c, N, p)
+    with np.errstate(divide="ignore"):
+        val = np.log(v)
+    err = 1.01 * np.maximum(rv, rel) + 2 * _U * np.abs(np.where(np.isfinite(val), val, 0.0))
+    low = ~(val >= _PMF_LOG_MIN)
+    if np.any(low):
+        b_lo, b_up = _log_pmf_bracket(c[low], np.full(int(low.sum()), N), p)
+        with np.errstate(invalid="ignore"):
+            val[low] = 0.5 * (b_lo + b_up)
+            err[low] = np.nan_to_num(0.5 * (b_up - b_lo), nan=0.0) * (1.0 + 1e-12)
+    return val, err
+
+
+def _best_of(found: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]], shape: tuple[int, int]
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per (block, order) element the least upper bound, largest lower bound and least estimate of several ``(rows,
+    orders, upper, lower, estimate)`` sets of block bounds (each certified, so their best is), as one such set with each
+    element once (``None``: none; one set: itself)."""
+    if len(found) < 2:
+        return found[0] if found else None
+    up, lo, est = np.full(shape, np.inf), np.full(shape, -np.inf), np.full(shape, np.inf)
+    seen = np.zeros(shape, dtype=bool)
+    for r, o, u, l, e in found:
+        up[r, o], lo[r, o], est[r, o] = np.minimum(up[r, o], u), np.maximum(lo[r, o], l), np.minimum(est[r, o], e)
+        seen[r, o] = True
+    r, o = np.nonzero(seen)
+    return r, o, up[r, o], lo[r, o], est[r, o]
+
+
 def _segment_logsumexp(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """``log sum exp`` of the rows of ``x`` (cells, orders) over the consecutive segments
     beginning at ``starts``; all ``-inf`` gives ``-inf``; no warnings."""
@@ -2923,6 +3035,10 @@ class RenyiDirection:
         self._ends: list[tuple[float, np.ndarray, float]] = []
         #: whether they are in use (set by :meth:`bounds` after its first round; :meth:`_envelope` applies them then)
         self._ends_on = bool(self._ends)
+        #: per order, whether the chord bounds apply (:meth:`_chord_bounds`, set by :meth:`bounds`); and how many (block,
+        #: order) elements they were computed at in the last :meth:`bounds`
+        self._chord_cols = np.zeros(0, dtype=bool)
+        self.chord_used = 0
         #: whether the last :meth:`bounds` stopped after :data:`_IDLE_ROUNDS` rounds without progress (or beyond
         #: :data:`_MAX_CELLS`)
         self.idle_stop = False
@@ -3365,6 +3481,114 @@ class RenyiDirection:
             u_best, l_best, e_best = np.minimum(u_best, u_k), np.maximum(l_best, l_k), np.minimum(e_best, e_k)
         return r, o, u_best, l_best, e_best
 
+    def _chord_bounds(self, e_up: np.ndarray, e_lo: np.ndarray, iu: np.ndarray, il: np.ndarray, counted: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """Bounds of blocks from the log-convexity of ``K`` in ``c`` (:func:`_chord_applies`; the orders of
+        :attr:`_chord_cols`), as ``(rows, orders, upper, lower, estimate)`` of ``log sum_{c in block} Pr[C = c] (K(c) -
+        1)`` where computed (``None``: nowhere); the estimate is the upper bound from the corners' lower bounds (for the
+        refinement's scores, as :meth:`_end_bounds`'). ``e_up``, ``e_lo``: the entries' ``log(K - 1)`` bounds.
+
+        *Derived* from ``h = log K`` convex on the integers ``c >= 0``. A block of counts ``c1 .. c2`` lies in ``[cu, cl]``
+        (its corners' counts, ``cu < cl``). Upper (chord): ``h(c) <= h(cl) + (cl - c) g`` on ``[cu, cl]`` for every ``g
+        >= (h(cu) - h(cl)) / (cl - cu)``, taken from the corners' upper bounds ``H(cu)``, ``H(cl)``: the chord of upper
+        bounds lies above the chord of ``h``, which lies above ``h`` (also ``h(c) <= H(cu)``, ``K`` non-increasing).
+        Lower (secants): for ``c <= cl < c'`` (``c'`` the nearest entry above ``cl`` evaluated at the order), ``h(c) >=
+        h(cl) + (cl - c) sigma`` for every ``0 <= sigma <= (h(cl) - h(c')) / (c' - cl)`` (the slopes of a convex function
+        increase: that of ``[c, cl]`` is at most that of ``[cl, c']``), taken from the lower bound at ``cl`` and the upper
+        one at ``c'``; for ``c'' < cu <= c`` (``c''`` the nearest evaluated entry below ``cu``), ``h(c) >= h(cu) - (c -
+        cu) tau`` for every ``tau >= (h(c'') - h(cu)) / (cu - c'')``; and ``h(c) >= h(cl)`` (monotone). Per count the
+        least upper and the largest lower of these, turned into ``log(K - 1) = log(e^h - 1)`` (increasing in ``h``) and
+        summed term by term with the counts' binomial masses (:func:`_log_pmf_counts`): exact sums of pointwise bounds.
+        Only for blocks of at most :data:`_CHORD_MAX_WIDTH` counts and orders whose lower corner has ``log K >=``
+        :data:`_CHORD_MIN_LOG_K` (work only).
+
+        Rounding: the slopes are a difference and a quotient of floats (within ``2.01u`` of their value: moved by
+        ``4u`` outwards, and clipped at 0, which only loosens: ``g`` up, ``sigma`` down, ``tau`` up); each pointwise
+        bound a product by an exact integer and a sum (charged ``16u`` of its operands' magnitudes and its own);
+        :func:`_log_k`, :func:`_log_expm1` round outwards; the pmf's error bound is added (subtracted); the sums over
+        counts in log space move by at most a few ulps of the largest term's and the result's magnitudes and ``W u``
+        relative (charged ``16u`` of those and ``2 W u``)."""
+        lo, hi = self.lo, self.hi
+        nb, na = lo.size, self.alpha.size
+        width = hi - lo + 1.0
+        with np.errstate(invalid="ignore"):
+            hl_l_all = _log_k(e_lo[il], -1)
+            mask = (np.broadcast_to(counted, (nb, na)) & self._chord_cols[None, :]
+                    & ((hi > lo) & (width <= _CHORD_MAX_WIDTH))[:, None]
+                    & np.isfinite(e_up[iu]) & np.isfinite(e_up[il]) & (hl_l_all >= _CHORD_MIN_LOG_K)
+                    & (e_up[iu] - e_lo[il] > _CHORD_GAP)
+                    & (self.lw_up[:, None] + e_up[iu] > self._end_budget[None, :] + math.log(_CHORD_SHARE)))
+        r, o = np.nonzero(mask)
+        if r.size == 0:
+            return None
+        w = width[r].astype(np.int64)
+        if int(np.sum(w)) > _CHORD_MAX_TERMS:
+            keep = np.cumsum(np.sort(w)) <= _CHORD_MAX_TERMS
+            cap = np.sort(w)[int(np.sum(keep)) - 1] if np.any(keep) else 0
+            sel = w <= cap
+            r, o, w = r[sel], o[sel], w[sel]
+            if r.size == 0:
+                return None
+        ne = self.ent_c.size
+        ia, ib = iu[r], il[r]
+        cu, cl = self.ent_c[ia], self.ent_c[ib]
+        hu_u, hu_l = _log_k(e_up[ia, o], 1), _log_k(e_up[ib, o], 1)
+        hl_u, hl_l = _log_k(e_lo[ia, o], -1), hl_l_all[r, o]
+        # the nearest entries evaluated at the order above cl and below cu (sorted by c)
+        order = self._c_order()
+        pos = np.empty(ne, dtype=np.int64)
+        pos[order] = np.arange(ne)
+        done = self.ent_done[order]
+        ar = np.arange(ne)[:, None]
+        nxt = np.minimum.accumulate(np.where(done, ar, ne)[::-1], axis=0)[::-1]
+        prv = np.maximum.accumulate(np.where(done, ar, -1), axis=0)
+        jn = np.where(pos[ib] + 1 < ne, nxt[np.minimum(pos[ib] + 1, ne - 1), o], ne)
+        jp = np.where(pos[ia] >= 1, prv[np.maximum(pos[ia] - 1, 0), o], -1)
+        en, ep = order[np.minimum(jn, ne - 1)], order[np.maximum(jp, 0)]
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            g = (hu_u - hu_l) / (cl - cu)
+            g = np.where(g > 0.0, g * (1.0 + 4 * _U), 0.0)
+            g_est = np.maximum((hl_u - hl_l) / (cl - cu), 0.0)
+            sigma = (hl_l - _log_k(e_up[en, o], 1)) / (self.ent_c[en] - cl)
+            sigma = np.where((jn < ne) & (sigma > 0.0), sigma * (1.0 - 4 * _U), 0.0)
+            tau = (_log_k(e_up[ep, o], 1) - hl_u) / (cu - self.ent_c[ep])
+            tau = np.where((jp >= 0) & np.isfinite(tau), np.maximum(tau * (1.0 + 4 * _U), 0.0), np.inf)
+        # the blocks' counts (lo - 1 .. hi - 1) and their masses, once per block
+        rows, r_inv = np.unique(r, return_inverse=True)
+        wr = width[rows].astype(np.int64)
+        first = np.cumsum(wr) - wr
+        counts = np.repeat(lo[rows] - 1.0, wr) + (np.arange(int(wr.sum())) - np.repeat(first, wr))
+        lp, lp_err = _log_pmf_counts(counts, float(self.N), self.p, self.rel)
+        # per (element, count)
+        starts = np.cumsum(w) - w
+        rep = np.repeat(np.arange(r.size), w)
+        off = np.arange(int(w.sum())) - np.repeat(starts, w)
+        at = first[r_inv][rep] + off
+        c = counts[at]
+        d_l, d_u = cl[rep] - c, c - cu[rep]
+        with np.errstate(invalid="ignore", over="ignore"):
+            a_u, a_l = hu_u[rep], hu_l[rep]
+            h_up = a_l + d_l * g[rep]
+            h_up = np.minimum(h_up + 16 * _U * (np.abs(a_u) + np.abs(a_l) + np.abs(h_up)), a_u)
+            b_u, b_l = hl_u[rep], hl_l[rep]
+            s1 = d_l * sigma[rep]
+            h1 = b_l + s1
+            h1 = h1 - 16 * _U * (np.abs(b_l) + s1 + np.abs(h1))
+            s2 = d_u * tau[rep]
+            h2 = np.where(np.isfinite(s2), b_u - s2, -np.inf)
+            h2 = h2 - 16 * _U * (np.abs(b_u) + np.where(np.isfinite(s2), s2, 0.0) + np.abs(h2))
+            h_lo = np.maximum(np.maximum(h1, h2), b_l)
+            t_up = lp[at] + lp_err[at] + _log_expm1(h_up, 1)
+            t_lo = lp[at] - lp_err[at] + _log_expm1(h_lo, -1)
+            t_est = lp[at] + _log_expm1(np.minimum(b_l + d_l * g_est[rep], b_u), 1)
+        out = []
+        for t, side in ((t_up, 1.0), (t_lo, -1.0), (t_est, 1.0)):
+            s = _segment_logsumexp(t[:, None], starts)[:, 0]
+            big = np.maximum.reduceat(np.abs(np.where(np.isfinite(t), t, 0.0)), starts)
+            out.append(np.where(np.isfinite(s), s + side * (16 * _U * (big + np.abs(s)) + 2 * _U * w + 1e-300), s))
+        self.chord_used += int(r.size)
+        return r, o, out[0], out[1], out[2]
+
     # -- evaluation -------------------------------------------------------------------
     def _initial_edges(self) -> np.ndarray:
         """Block edges over totals: exact single totals for pairs without block monotonicity;
@@ -3469,6 +3693,12 @@ class RenyiDirection:
         self.ls_lo = np.zeros((0, len(self._ends)))
         self._ends_on = False
         self._end_budget = np.full(na, -np.inf)
+        # the chord bounds of blocks (:meth:`_chord_bounds`): pairs with lam = 1 meeting :func:`_chord_applies`
+        self._chord_cols = (_chord_orders(self.alpha, self.pa1, self.pb1, self.s)
+                            if self.envelope and not self.bernoulli and 0.0 < self.p < 1.0 and self.N >= 1
+                            else np.zeros(na, dtype=bool))
+        self._chord_on = False
+        self.chord_used = 0
         self._raw_totals = None
         self._last_raw = None
         self._build_slabs(rtol, log_scale)
@@ -3551,14 +3781,18 @@ class RenyiDirection:
             with np.errstate(invalid="ignore"):  # -inf + inf where log S overflowed: caught below
                 t_up = np.where(counted, lw_up[:, None] + eu_b, -np.inf)
                 t_lo = np.where(counted, lw_lo[:, None] + el_b, -np.inf)
+                alts = []
                 if self._ends_on:
                     # the end bounds where they are tighter (both certified; computed at counted blocks only)
-                    end = self._end_bounds(e_up, e_lo, eu_b, el_b, lw_up, iu, il, counted)
-                    if end is not None:
-                        r_e, o_e, a_up, a_lo, a_est = end
-                        t_up0 = t_up[r_e, o_e]  # (the corners' bounds, for the scores below)
-                        t_up[r_e, o_e] = np.minimum(t_up0, a_up)
-                        t_lo[r_e, o_e] = np.maximum(t_lo[r_e, o_e], a_lo)
+                    alts.append(self._end_bounds(e_up, e_lo, eu_b, el_b, lw_up, iu, il, counted))
+                if self._chord_on:  # the chord bounds likewise
+                    alts.append(self._chord_bounds(e_up, e_lo, iu, il, counted))
+                end = _best_of([a for a in alts if a is not None], (nb, na))
+                if end is not None:
+                    r_e, o_e, a_up, a_lo, a_est = end
+                    t_up0 = t_up[r_e, o_e]  # (the corners' bounds, for the scores below)
+                    t_up[r_e, o_e] = np.minimum(t_up0, a_up)
+                    t_lo[r_e, o_e] = np.maximum(t_lo[r_e, o_e], a_lo)
                 tot_up = _logsumexp(t_up, axis=0) + math.log1p(4 * nb * _U)
                 tot_lo = _logsumexp(t_lo, axis=0) + math.log1p(-4 * nb * _U)
                 if self.slabs:
@@ -3575,17 +3809,22 @@ class RenyiDirection:
                 rel_gap = np.where(l_up <= 0.0, 0.0, np.where(l_lo > 0.0, l_up / l_lo - 1.0, np.inf))
             if np.all(rel_gap <= rtol):
                 return tot_up, tot_lo, True, nb, self._max_cells()
-            if self._ends and not self._ends_on:
-                # the end bounds from the first round that does not converge on the corners' alone and has blocks where
-                # they may pay (work only: most curves converge in their first round, and many have no such blocks)
+            again = False
+            if (self._ends and not self._ends_on) or (not self._chord_on and np.any(self._chord_cols)):
                 with np.errstate(divide="ignore"):
                     self._end_budget = np.where(l_lo > 0.0, math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo
                                                 - log_scale, math.log(rtol) + tot_up)
+            if self._ends and not self._ends_on:
+                # the end bounds from the first round that does not converge on the corners' alone and has blocks where
+                # they may pay (work only: most curves converge in their first round, and many have no such blocks)
                 if np.any(self._end_mask(eu_b, el_b, lw_up, iu, il, counted)):
-                    self._ends_on = True
-                    # (nothing evaluated since: the entries' sums over their cells are reused, not summed again)
-                    self._raw_totals = self._last_raw if self.cell_ent.size else None
-                    continue
+                    self._ends_on = again = True
+            if not self._chord_on and np.any(self._chord_cols):  # the chord bounds likewise (work only)
+                self._chord_on = again = True
+            if again:
+                # (nothing evaluated since: the entries' sums over their cells are reused, not summed again)
+                self._raw_totals = self._last_raw if self.cell_ent.size else None
+                continue
             if np.any(np.isfinite(log_floor)):
                 # orders whose budget, even at their upper bound, is below the kernels' floating-point floor
                 # cannot reach rtol: they stop once their gap is within _FLOOR_STOP floors, or a round shrank
