@@ -323,7 +323,8 @@ class ScaledPair:
     scale: float = 1.0
 
 
-_CLONE_METHODS = ("clones", "stronger-clones", "krr", "krr-lower", "binary-rr-lower")
+#: the analyses with a clone pair (:func:`pair_for`; the ``renyi`` command's methods)
+CLONE_METHODS = ("clones", "stronger-clones", "krr", "krr-lower", "binary-rr-lower")
 
 
 #: ulps by which :func:`pair_for` moves a clone rate or an upper bound's ``scale`` computed from ``eps0``
@@ -411,7 +412,7 @@ def pair_for(method: str, eps0: float, n: int, k: int | None = None) -> ScaledPa
       every probability an exact float; loss: ``e^eps0''`` within ``(e^eps0 + k - 1)^2 2^-53`` of ``e^eps0``, and
       ``eps0''`` at most ``~36.7`` where ``q* < 2^-53``).
     """
-    if method not in _CLONE_METHODS:
+    if method not in CLONE_METHODS:
         raise InvalidParameter(f"method {method!r} is not a clone-pair analysis")
     e = math.exp(eps0) if eps0 < 709.0 else math.inf
     corner = math.isinf(eps0)

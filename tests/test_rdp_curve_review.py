@@ -1,0 +1,45 @@
+"""The RDP curve's post-processing (review rev94r, 2026-11-24): monotone in the order (D_alpha is
+non-decreasing in alpha: van Erven and Harremoës 2014, Theorem 3), still above the exact divergence
+of a 50-digit oracle, and the ``renyi`` command offering only the analyses it runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import oracle
+from shuffle_accountant.cli import main
+from shuffle_accountant.composition import rdp_curve
+
+
+def _monotone(curve) -> None:
+    up, lo = np.array(curve.upper), np.array(curve.lower)
+    assert np.all(np.diff(np.array(curve.orders)) > 0)
+    assert np.all(np.diff(up) >= 0.0) and np.all(np.diff(lo) >= 0.0) and np.all(lo <= up)
+
+
+def test_an_unconverged_curve_is_capped_by_its_larger_orders() -> None:
+    # before: upper 29.0 (the eps0 cap) at alpha = 1.01 above 28.51 at 1.25
+    curve = rdp_curve(29.0, 10**12, orders=[1.01, 1.25])
+    _monotone(curve)
+    assert curve.upper[0] < 29.0
+
+
+@pytest.mark.parametrize("method", ["clones", "stronger-clones"])
+@pytest.mark.parametrize("eps0,n", [(0.5, 6), (2.0, 8), (6.0, 5)])
+def test_the_monotone_curve_stays_above_the_exact_divergence(method: str, eps0: float, n: int) -> None:
+    orders = [1.01, 1.5, 2.0, 3.0, 8.0, 64.0, 1024.0]
+    curve = rdp_curve(eps0, n, method=method, orders=orders)
+    _monotone(curve)
+    params = (oracle.clones_params if method == "clones" else oracle.stronger_clones_params)(eps0)
+    pair = oracle.clone_pair(n, *params)
+    for a, up in zip(curve.orders, curve.upper):
+        assert up >= float(oracle.rdp_exact(pair, a)) * (1 - 1e-12)
+
+
+def test_renyi_offers_only_clone_pair_analyses() -> None:
+    out = CliRunner().invoke(main, ["renyi", "--help"]).output
+    assert "blanket" not in out and "generic-lower" not in out and "binary-rr-lower" in out
+    res = CliRunner().invoke(main, ["renyi", "--eps0", "1", "--n", "100", "-m", "blanket"])
+    assert res.exit_code == 2
