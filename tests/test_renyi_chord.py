@@ -88,8 +88,9 @@ def test_chord_applies_only_where_the_hypothesis_holds():
 
 def _direction_with_entries(pr, orders, known_every: int, top: int):
     """A RenyiDirection whose entries at counts 0 .. top carry the 50-digit log(K - 1) rounded outwards, evaluated (own
-    bounds) at every ``known_every``-th count and at the others taking the monotone envelope; returns it, the entries'
-    bounds, the exact log(K - 1) and the clone count's masses (mpmath)."""
+    bounds) at every ``known_every``-th count and at the others taking the envelope (monotone, and at the chord orders
+    renyi._chord_envelope); returns it, the entries' bounds, the exact log(K - 1) and the clone count's masses
+    (mpmath)."""
     d = R.RenyiDirection(pr)
     d.alpha = orders
     N = pr.n - 1
@@ -102,9 +103,9 @@ def _direction_with_entries(pr, orders, known_every: int, top: int):
     known = np.broadcast_to((c % known_every == 0)[:, None], ex.shape).copy()
     d.ent_c, d.ent_done, d._c_sorted = c, known, None
     d._ends, d._ends_on = [], False
+    d._chord_cols, d._chord_on = R._chord_orders(orders, d.pa1, d.pb1, d.s), True
     e_up, e_lo = d._envelope(np.where(known, ex + 1e-13 * (1 + np.abs(ex)), np.inf),
                              np.where(known, ex - 1e-13 * (1 + np.abs(ex)), -np.inf))
-    d._chord_cols = R._chord_orders(orders, d.pa1, d.pb1, d.s)
     d._end_budget = np.full(orders.size, -np.inf)
     d.chord_used = 0
     return d, e_up, e_lo, ex, K, w
@@ -167,13 +168,25 @@ def _exact_log_excess(pr, alpha: float):
 
 
 @pytest.mark.parametrize("pr", [pair_for("clones", 2.0, 1500).pair, pair_for("stronger-clones", 2.0, 600).pair,
-                                pair_for("clones", 4.0, 6000).pair, pair_for("clones", 6.0, 60000).pair])
+                                pair_for("clones", 4.0, 6000).pair, pair_for("clones", 6.0, 60000).pair,
+                                pair_for("clones", 3.0, 6000).pair])
 def test_chord_in_use_brackets_the_exact_sum(pr, monkeypatch):
     """RenyiDirection.bounds with the chord bounds in use (asserted: computed at some block and order, and tighter there
     than the corners' bounds) brackets log(S_alpha - 1) at rtol 1e-6 against the sum over clone counts of Pr[C = c] (K(c)
     - 1), each kernel from its definition (orders 1.5, 3, 512, 1024). Without slabs (at these n they would hold the
-    orders' sums and leave the blocks little to do; the first round converges at eps0 = 6 below n ~ 3e4)."""
+    orders' sums and leave the blocks little to do; the first round converges at eps0 = 6 below n ~ 3e4). At eps0 = 3,
+    n = 6000 the first blocks are evaluated at the chord orders at every few corners only (asserted; the others from
+    renyi._chord_envelope)."""
     monkeypatch.setattr(R, "_SLAB_MIN_ROWS", 10**9)
+    strides = []
+    stride = R.RenyiDirection._chord_stride
+
+    def spy_stride(self, lo, hi):
+        got = stride(self, lo, hi)
+        strides.append(got is not None)
+        return got
+
+    monkeypatch.setattr(R.RenyiDirection, "_chord_stride", spy_stride)
     orders = np.array([1.5, 3.0, 512.0, 1024.0])
     won = []
     orig = R.RenyiDirection._chord_bounds
@@ -186,13 +199,11 @@ def test_chord_in_use_brackets_the_exact_sum(pr, monkeypatch):
             won.append(int(np.sum(up < corner - 1e-3)))
         return got
 
-    R.RenyiDirection._chord_bounds = spy  # type: ignore[method-assign]
-    try:
-        d = R.RenyiDirection(pr)
-        up, lo, ok, _, _ = d.bounds(orders, 1e-6)
-    finally:
-        R.RenyiDirection._chord_bounds = orig  # type: ignore[method-assign]
+    monkeypatch.setattr(R.RenyiDirection, "_chord_bounds", spy)
+    d = R.RenyiDirection(pr)
+    up, lo, ok, _, _ = d.bounds(orders, 1e-6)
     assert d.chord_used > 0 and sum(won) > 0
+    assert any(strides) == (pr.n == 6000 and pr.r0 == pair_for("clones", 3.0, 6000).pair.r0)
     for j in (0, 2, 3):
         e_lo, e_up = _exact_log_excess(pr, float(orders[j]))
         assert lo[j] <= e_up and e_lo <= up[j], (orders[j], lo[j], e_lo, up[j])
@@ -209,3 +220,47 @@ def test_chord_not_used_outside_the_theorem(pr, orders):
     d = R.RenyiDirection(pr)
     d.bounds(np.array(orders), 1e-3)
     assert not np.any(d._chord_cols) and d.chord_used == 0
+
+
+@pytest.mark.parametrize("pr", PAIRS)
+def test_chord_envelope_brackets_the_exact_kernels(pr):
+    """renyi._chord_envelope (through RenyiDirection._envelope): entries evaluated at every 4th count of 0 .. 40 (the
+    50-digit log(K - 1) rounded outwards), the others bounded from them, bracket the exact values at every count and
+    order; at the integer orders >= 64 of clones eps0 = 6 (the kernel falls fast: the monotone envelope's bounds differ
+    by e^3 or more across 4 counts) the bracket is within 0.1 where both neighbours on each side exist (counts 5 ..
+    35), which neither a wrong chord nor a wrong secant would give (the chord's sign flipped: no bracket)."""
+    orders = np.array([1.5, 2.0, 64.0, 512.0, 1024.0])
+    d, e_up, e_lo, ex, _, _ = _direction_with_entries(pr, orders, 4, 40)
+    assert np.all(e_lo <= ex) and np.all(ex <= e_up)
+    assert np.all(e_up[1:4, 0] == e_up[0, 0])  # (1.5: no chord, the monotone envelope)
+    if pr.pa == pair_for("clones", 6.0, 200).pair.pa:
+        inner = np.arange(5, 36)
+        assert np.all(e_up[inner][:, 2:] - e_lo[inner][:, 2:] < 0.1), e_up[inner][:, 2:] - e_lo[inner][:, 2:]
+
+
+def test_first_blocks_at_every_few_corners_keep_the_bracket(monkeypatch):
+    """eps0 = 2, n = 21544 (the large orders' sums lie ~24 sd below the clone count's mean): the first blocks are
+    evaluated at the chord orders at every _CHORD_STRIDE-th corner (asserted: entries not evaluated there after the first
+    round), and the curve keeps its bracket: each order's bracket overlaps the one with every corner evaluated, both
+    converged, upper ends within rtol of each other."""
+    pr = R._rate_rounded_pair(pair_for("clones", 2.0, 21544).pair, 1)
+    orders = np.array(R.DEFAULT_ORDERS)
+    seen = []
+    first = R.RenyiDirection._add_first_blocks
+
+    def spy(self, *a):
+        first(self, *a)
+        seen.append(self.ent_done.copy())
+
+    monkeypatch.setattr(R.RenyiDirection, "_add_first_blocks", spy)
+    d = R.RenyiDirection(pr)
+    up2, lo2, ok2, _, _ = d.bounds(orders, 1e-3)
+    cols = R._chord_orders(orders, d.pa1, d.pb1, d.s)
+    big = cols & (orders >= 64)  # (the small integer orders share the non-integer ones' kernel calls: evaluated too)
+    assert big.any() and seen[0][:, big].sum(axis=0).max() * 4 < seen[0][:, ~cols].sum(axis=0).min()
+    monkeypatch.setattr(R, "_CHORD_STRIDE", 1)
+    up1, lo1, ok1, _, _ = R.RenyiDirection(pr).bounds(orders, 1e-3)
+    assert ok1 and ok2
+    d_up1, d_lo1 = R._to_divergence(up1, orders, True), R._to_divergence(lo1, orders, False)
+    d_up2, d_lo2 = R._to_divergence(up2, orders, True), R._to_divergence(lo2, orders, False)
+    assert np.all(d_lo2 <= d_up1) and np.all(d_lo1 <= d_up2) and np.all(np.abs(d_up2 - d_up1) <= 1e-3 * d_up1)

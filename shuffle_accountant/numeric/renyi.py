@@ -2857,10 +2857,13 @@ _CHORD_MAX_WIDTH = 4096
 #: ... where ``log K`` at the lower corner is at least this, above (``K >= e^0.5``; work only: the bound is certified for
 #: any ``K``, but near ``K = 1`` the chord of ``log K`` gains nothing over the corners) ...
 _CHORD_MIN_LOG_K = 0.5
-#: ... and where the corners' ``log(K - 1)`` bounds differ by more than this (elsewhere they are as tight; work only).
-_CHORD_GAP = 1e-3
-#: ... and where the corners' upper bound exceeds this share of the order's budget of the round before (work only).
+#: ... and where the gap of the corners' bounds exceeds this share of the order's budget of the round before (work only).
 _CHORD_SHARE = 0.01
+#: The first blocks (without slabs) are evaluated at the chord bounds' orders at every this many upper corners only
+#: (:meth:`RenyiDirection._chord_stride`; work only).
+_CHORD_STRIDE = 8
+#: ... and where the bracket of ``log K`` they would give within the block is at most this (estimated; work only).
+_CHORD_MAX_GAP = 1.0
 #: At most this many (count, order) terms per round (the widest blocks are left out beyond it; work only).
 _CHORD_MAX_TERMS = 2_000_000
 
@@ -2928,6 +2931,78 @@ def _log_expm1(h: np.ndarray, side: int) -> np.ndarray:
     out = hh + t
     err = 8 * _U * (np.abs(hh) + np.abs(t) + np.abs(out)) + 4 * _U
     return np.where(pos, out + side * err, -np.inf)
+
+
+def _chord_upper(hu_a: np.ndarray, hu_b: np.ndarray, c_a: np.ndarray, c_b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Upper bounds on ``h(c) = log K(c)`` for ``c_a <= c <= c_b`` (``c_a < c_b``) from upper bounds ``hu_a``, ``hu_b`` at
+    ``c_a``, ``c_b``, for ``h`` convex (:func:`_chord_applies`) and non-increasing: the chord of the upper bounds lies
+    above the chord of ``h``, which lies above ``h`` on ``[c_a, c_b]``; its slope ``-g``, ``g = (hu_a - hu_b) / (c_b -
+    c_a)`` (a difference and a quotient of floats: within ``2.01u``), is taken with ``g`` moved up by ``4u`` and at
+    least 0 (a larger ``g`` only loosens; at ``g = 0`` the bound is ``hu_b``, the larger end where ``hu_a < hu_b``); the
+    product by the exact ``c_b - c`` and the sum charged ``16u`` of the magnitudes; at most ``hu_a`` (monotone).
+    Elementwise."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        g = (hu_a - hu_b) / (c_b - c_a)
+        g = np.where(g > 0.0, g * (1.0 + 4 * _U), 0.0)
+        h = hu_b + (c_b - c) * g
+        return np.minimum(h + 16 * _U * (np.abs(hu_a) + np.abs(hu_b) + np.abs(h)), hu_a)
+
+
+def _secant_lower(hl_near: np.ndarray, hu_far: np.ndarray, c_near: np.ndarray, c_far: np.ndarray, c: np.ndarray
+                  ) -> np.ndarray:
+    """Lower bounds on ``h(c) = log K(c)`` (convex, non-increasing) from a lower bound ``hl_near`` at ``c_near`` and an
+    upper bound ``hu_far`` at ``c_far``, for ``c`` on the other side of ``c_near`` than ``c_far`` (or at it): the
+    secant through ``c_far``, ``c_near`` extended beyond ``c_near`` lies below ``h`` (the slopes of a convex function
+    increase), so ``h(c) >= h(c_near) + (c - c_near) m`` with ``m`` the secant's slope; ``m = (hl_near - hu_far) / (c_near
+    - c_far)`` is at least it for ``c_far > c_near`` and at most it for ``c_far < c_near``, as needed by the sign of ``c
+    - c_near`` (for ``c < c_near`` also at most 0: ``h`` is non-increasing). ``m`` moved by ``4u`` of itself against
+    that sign (its rounding: ``2.01u``), the product and sum charged ``16u`` of the magnitudes; ``-inf`` where ``m`` is
+    not finite (no such neighbour). Elementwise."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        m = (hl_near - hu_far) / (c_near - c_far)
+        d = c - c_near
+        m = np.where(d < 0.0, np.minimum(m, 0.0) + 4 * _U * np.abs(m), m - 4 * _U * np.abs(m))
+        s = d * m
+        h = hl_near + s
+        h = h - 16 * _U * (np.abs(hl_near) + np.abs(s) + np.abs(h))
+        return np.where(np.isfinite(m), h, -np.inf)
+
+
+def _chord_envelope(c: np.ndarray, done: np.ndarray, up: np.ndarray, lo: np.ndarray, cols: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of entries not evaluated at an order from the evaluated ones, where ``log K`` is convex in ``c``
+    (:func:`_chord_applies`; *derived*): an entry at ``c`` between the nearest evaluated ones ``c_a < c < c_b`` (at that
+    order) gets the chord of their upper bounds above (:func:`_chord_upper`) and below the larger of the secants through
+    ``c_b`` and the next evaluated entry above it and through ``c_a`` and the next below it (:func:`_secant_lower`), each
+    as ``log(K - 1)`` (:func:`_log_k`, :func:`_log_expm1`, rounded outwards), where tighter than its bounds (the
+    monotone envelope's). ``c`` sorted; ``up``, ``lo`` the entries' ``log(K - 1)`` bounds in that order (entries x
+    orders); ``done`` (entries x ``cols``) whether each was evaluated at the orders ``cols``."""
+    n = c.size
+    U, L = up[:, cols], lo[:, cols]
+    ar = np.arange(n)[:, None]
+    prv = np.maximum.accumulate(np.where(done, ar, -1), axis=0)  # the nearest evaluated at or below
+    nxt = np.minimum.accumulate(np.where(done, ar, n)[::-1], axis=0)[::-1]  # ... at or above
+    miss = ~done & (prv >= 0) & (nxt < n)
+    i, j = np.nonzero(miss)
+    if i.size == 0:
+        return up, lo
+    a, b = prv[i, j], nxt[i, j]
+    a2 = np.where(a >= 1, prv[np.maximum(a - 1, 0), j], -1)  # the next evaluated below a, above b
+    b2 = np.where(b + 1 < n, nxt[np.minimum(b + 1, n - 1), j], n)
+    hu, hl = _log_k(U, 1), _log_k(L, -1)
+    hu_a2 = np.where(a2 >= 0, hu[np.maximum(a2, 0), j], np.inf)  # (none: the secant is -inf)
+    hu_b2 = np.where(b2 < n, hu[np.minimum(b2, n - 1), j], np.inf)
+    ci = c[i]
+    h_up = _chord_upper(hu[a, j], hu[b, j], c[a], c[b], ci)
+    h_lo = np.maximum(_secant_lower(hl[b, j], hu_b2, c[b], c[np.minimum(b2, n - 1)], ci),
+                      _secant_lower(hl[a, j], hu_a2, c[a], c[np.maximum(a2, 0)], ci))
+    U, L = U.copy(), L.copy()
+    with np.errstate(invalid="ignore"):
+        U[i, j] = np.minimum(U[i, j], _log_expm1(h_up, 1))
+        L[i, j] = np.maximum(L[i, j], _log_expm1(h_lo, -1))
+    up, lo = up.copy(), lo.copy()
+    up[:, cols], lo[:, cols] = U, L
+    return up, lo
 
 
 def _log_pmf_counts(c: np.ndarray, N: float, p: float, rel: float) -> tuple[np.ndarray, np.ndarray]:
@@ -3038,6 +3113,7 @@ class RenyiDirection:
         #: per order, whether the chord bounds apply (:meth:`_chord_bounds`, set by :meth:`bounds`); and how many (block,
         #: order) elements they were computed at in the last :meth:`bounds`
         self._chord_cols = np.zeros(0, dtype=bool)
+        self._chord_on = False
         self.chord_used = 0
         #: whether the last :meth:`bounds` stopped after :data:`_IDLE_ROUNDS` rounds without progress (or beyond
         #: :data:`_MAX_CELLS`)
@@ -3276,6 +3352,11 @@ class RenyiDirection:
             cols = np.flatnonzero((top > 0.0) & ~np.all(fin, axis=0) & (span > lt_min))
             if cols.size:
                 up_s, lo_s = self._end_envelope(self.ent_c[order], up_s, lo_s, cols)
+        if self._chord_on:
+            # (orders of the chord bounds with some entry not evaluated at them)
+            cols = np.flatnonzero(self._chord_cols & ~np.all(self.ent_done, axis=0))
+            if cols.size:
+                up_s, lo_s = _chord_envelope(self.ent_c[order], self.ent_done[order][:, cols], up_s, lo_s, cols)
         out_up, out_lo = np.empty_like(up), np.empty_like(lo)
         out_up[order], out_lo[order] = up_s, lo_s
         return out_up, out_lo
@@ -3515,9 +3596,11 @@ class RenyiDirection:
             hl_l_all = _log_k(e_lo[il], -1)
             mask = (np.broadcast_to(counted, (nb, na)) & self._chord_cols[None, :]
                     & ((hi > lo) & (width <= _CHORD_MAX_WIDTH))[:, None]
-                    & np.isfinite(e_up[iu]) & np.isfinite(e_up[il]) & (hl_l_all >= _CHORD_MIN_LOG_K)
-                    & (e_up[iu] - e_lo[il] > _CHORD_GAP)
-                    & (self.lw_up[:, None] + e_up[iu] > self._end_budget[None, :] + math.log(_CHORD_SHARE)))
+                    & np.isfinite(e_up[iu]) & np.isfinite(e_up[il]) & (hl_l_all >= _CHORD_MIN_LOG_K))
+            # (and where the corners' gap exceeds _CHORD_SHARE of the order's budget of the round before)
+            d = e_up[iu] - e_lo[il]
+            mask &= (d > 0.0) & (self.lw_up[:, None] + e_up[iu] + np.log(-np.expm1(-np.maximum(d, 1e-300)))
+                                 > self._end_budget[None, :] + math.log(_CHORD_SHARE))
         r, o = np.nonzero(mask)
         if r.size == 0:
             return None
@@ -3545,14 +3628,28 @@ class RenyiDirection:
         jn = np.where(pos[ib] + 1 < ne, nxt[np.minimum(pos[ib] + 1, ne - 1), o], ne)
         jp = np.where(pos[ia] >= 1, prv[np.maximum(pos[ia] - 1, 0), o], -1)
         en, ep = order[np.minimum(jn, ne - 1)], order[np.maximum(jp, 0)]
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            g = (hu_u - hu_l) / (cl - cu)
-            g = np.where(g > 0.0, g * (1.0 + 4 * _U), 0.0)
-            g_est = np.maximum((hl_u - hl_l) / (cl - cu), 0.0)
-            sigma = (hl_l - _log_k(e_up[en, o], 1)) / (self.ent_c[en] - cl)
-            sigma = np.where((jn < ne) & (sigma > 0.0), sigma * (1.0 - 4 * _U), 0.0)
-            tau = (_log_k(e_up[ep, o], 1) - hl_u) / (cu - self.ent_c[ep])
-            tau = np.where((jp >= 0) & np.isfinite(tau), np.maximum(tau * (1.0 + 4 * _U), 0.0), np.inf)
+        # (no such neighbour: an upper bound +inf there gives the secant -inf)
+        hu_n = np.where(jn < ne, _log_k(e_up[en, o], 1), np.inf)
+        hu_p = np.where(jp >= 0, _log_k(e_up[ep, o], 1), np.inf)
+        cn, cp = self.ent_c[en], self.ent_c[ep]
+        # (work only: left out where the bracket of h within the block, the chord against the lower lines at the corners
+        # and where the two secants meet, exceeds _CHORD_MAX_GAP: such a block is split in any case)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            s1 = np.maximum((hl_l - hu_n) / (cn - cl), 0.0)  # the lower lines' slopes (down), from the right ...
+            s2 = np.where(jp >= 0, np.maximum((hu_p - hl_u) / (cu - cp), 0.0), np.inf)  # ... and from the left
+            cx = np.clip(np.nan_to_num((hl_u - hl_l + s2 * cu - s1 * cl) / (s2 - s1), nan=cu), cu, cl)
+            gap = np.full(r.size, -np.inf)
+            for x in (cu, cl, cx):
+                chord = hu_l + (cl - x) * (hu_u - hu_l) / (cl - cu)
+                low = np.maximum(np.maximum(hl_l + (cl - x) * s1, np.where(x > cu, hl_u - (x - cu) * s2, hl_u)), hl_l)
+                gap = np.maximum(gap, chord - low)
+        keep = ~(gap > _CHORD_MAX_GAP)
+        if not np.all(keep):
+            r, o, w, ia, ib, cu, cl = r[keep], o[keep], w[keep], ia[keep], ib[keep], cu[keep], cl[keep]
+            hu_u, hu_l, hl_u, hl_l = hu_u[keep], hu_l[keep], hl_u[keep], hl_l[keep]
+            jn, jp, hu_n, hu_p, cn, cp = jn[keep], jp[keep], hu_n[keep], hu_p[keep], cn[keep], cp[keep]
+            if r.size == 0:
+                return None
         # the blocks' counts (lo - 1 .. hi - 1) and their masses, once per block
         rows, r_inv = np.unique(r, return_inverse=True)
         wr = width[rows].astype(np.int64)
@@ -3565,29 +3662,20 @@ class RenyiDirection:
         off = np.arange(int(w.sum())) - np.repeat(starts, w)
         at = first[r_inv][rep] + off
         c = counts[at]
-        d_l, d_u = cl[rep] - c, c - cu[rep]
+        cu_r, cl_r = cu[rep], cl[rep]
+        h_up = _chord_upper(hu_u[rep], hu_l[rep], cu_r, cl_r, c)
+        h_lo = np.maximum(np.maximum(_secant_lower(hl_l[rep], hu_n[rep], cl_r, cn[rep], c),
+                                     _secant_lower(hl_u[rep], hu_p[rep], cu_r, cp[rep], c)), hl_l[rep])
         with np.errstate(invalid="ignore", over="ignore"):
-            a_u, a_l = hu_u[rep], hu_l[rep]
-            h_up = a_l + d_l * g[rep]
-            h_up = np.minimum(h_up + 16 * _U * (np.abs(a_u) + np.abs(a_l) + np.abs(h_up)), a_u)
-            b_u, b_l = hl_u[rep], hl_l[rep]
-            s1 = d_l * sigma[rep]
-            h1 = b_l + s1
-            h1 = h1 - 16 * _U * (np.abs(b_l) + s1 + np.abs(h1))
-            s2 = d_u * tau[rep]
-            h2 = np.where(np.isfinite(s2), b_u - s2, -np.inf)
-            h2 = h2 - 16 * _U * (np.abs(b_u) + np.where(np.isfinite(s2), s2, 0.0) + np.abs(h2))
-            h_lo = np.maximum(np.maximum(h1, h2), b_l)
             t_up = lp[at] + lp_err[at] + _log_expm1(h_up, 1)
             t_lo = lp[at] - lp_err[at] + _log_expm1(h_lo, -1)
-            t_est = lp[at] + _log_expm1(np.minimum(b_l + d_l * g_est[rep], b_u), 1)
         out = []
-        for t, side in ((t_up, 1.0), (t_lo, -1.0), (t_est, 1.0)):
+        for t, side in ((t_up, 1.0), (t_lo, -1.0)):
             s = _segment_logsumexp(t[:, None], starts)[:, 0]
             big = np.maximum.reduceat(np.abs(np.where(np.isfinite(t), t, 0.0)), starts)
             out.append(np.where(np.isfinite(s), s + side * (16 * _U * (big + np.abs(s)) + 2 * _U * w + 1e-300), s))
         self.chord_used += int(r.size)
-        return r, o, out[0], out[1], out[2]
+        return r, o, out[0], out[1], out[0]
 
     # -- evaluation -------------------------------------------------------------------
     def _initial_edges(self) -> np.ndarray:
@@ -3908,7 +3996,12 @@ class RenyiDirection:
                     eu_p = eu_b.copy()
                     tighter = a_up < t_up0
                     eu_p[r_e[tighter], o_e[tighter]] = a_up[tighter] - lw_up[r_e[tighter]]
-                need, filled = self._plan_orders(lw_up, e_up, iu, il, counted, budget, live, eu_p)
+                gap_b = None
+                if self._chord_on:  # (the blocks' gaps in budgets, at the chord bounds' orders: see _plan_orders)
+                    with np.errstate(invalid="ignore", over="ignore"):
+                        gap_b = np.exp(t_up - budget[None, :]) - np.exp(t_lo - budget[None, :])
+                    gap_b = np.maximum(np.nan_to_num(gap_b, nan=np.inf), 0.0)
+                need, filled = self._plan_orders(lw_up, e_up, iu, il, counted, budget, live, eu_p, gap_b)
                 refined |= filled
             if self.cell_ent.size and np.max(inner_total) > 0.4:
                 refined |= self._refine_inner(live, ref, 0.3)
@@ -3938,6 +4031,26 @@ class RenyiDirection:
                 return tot_up, tot_lo, False, nb, self._max_cells()
         return tot_up, tot_lo, False, self.lo.size, self._max_cells()
 
+    def _chord_stride(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The orders (blocks x orders) at which the first blocks' upper and lower corners are evaluated where the chord
+        bounds apply (``None``: every order): at the orders of :attr:`_chord_cols` only every :data:`_CHORD_STRIDE`-th
+        upper corner, the first and the last block's (and the last block's lower corner); the others are bounded from
+        them by :func:`_chord_envelope` (and evaluated where a block's gap asks for it: :meth:`_plan_orders`). Only where
+        the largest such order's sum may lie far below the clone count's mean (:meth:`_end_far_below`, ``_FIRST_Z`` sd):
+        there the rounds after the first are many anyway; elsewhere the first round often converges with every corner,
+        and the stride's extra rounds cost more than it saves (measured: eps0 = 1, n = 3e5: 6.9 -> 9.3 queries; eps0 =
+        2 .. 4, n = 3.16e6: 8 -> 10 .. 13). Work only."""
+        if (_CHORD_STRIDE <= 1 or not np.any(self._chord_cols) or lo.size < 2 * _CHORD_STRIDE
+                or not self._end_far_below(float(np.max(self.alpha[self._chord_cols])), _FIRST_Z)):
+            return None
+        nb = lo.size
+        on = np.arange(nb) % _CHORD_STRIDE == 0
+        on[-1] = True
+        up = np.where(self._chord_cols[None, :], on[:, None], True)
+        low = np.broadcast_to(~self._chord_cols[None, :], (nb, self.alpha.size)).copy()
+        low[-1] = True
+        return up, low
+
     def _add_first_blocks(self, lo: np.ndarray, hi: np.ndarray, need_lo: np.ndarray | None, rtol: float,
                           log_scale: float) -> None:
         """The first blocks (``envelope`` pairs without slabs) in two steps: those below ``_FIRST_Z`` sd under the clone
@@ -3950,14 +4063,19 @@ class RenyiDirection:
         at eps0 = 6, n = 3.16e6 the orders 768 .. 1024, whose sums lie far below the mean, skipped the 80 blocks around
         it (their windows of ~2700 terms ran to a = m)."""
         na = self.alpha.size
+        need_up = None
+        stride = self._chord_stride(lo, hi)  # (the chord bounds' orders at every few corners)
+        if stride is not None:
+            need_up = stride[0]
+            need_lo = stride[1] if need_lo is None else need_lo & stride[1]
         mu = self.N * self.p + 1.0
         sd = math.sqrt(max(self.N * self.p * (1.0 - self.p), 1.0))
         low = hi < mu - _FIRST_Z * sd
         if (na < 2 or not np.any(low) or int(np.sum(~low)) < _FIRST_MIN_REST
                 or not self._end_far_below(float(self.alpha[-1]), _FIRST_Z)):
-            self._add_blocks(lo, hi, None, need_lo)
+            self._add_blocks(lo, hi, need_up, need_lo)
             return
-        self._add_blocks(lo[low], hi[low], None, None if need_lo is None else need_lo[low])
+        self._add_blocks(lo[low], hi[low], None if need_up is None else need_up[low], None if need_lo is None else need_lo[low])
         e_up, e_lo = self._entry_totals()
         counted = self.hi >= 1.0
         nb = self.lo.size
@@ -3974,6 +4092,8 @@ class RenyiDirection:
             rest_up = _logsumexp(m_up, axis=0) + math.log1p(4 * m_up.size * _U) + u_min
             skip = (l_lo > 0.0) & np.isfinite(budget) & (rest_up <= math.log(_FIRST_SKIP) + budget)
         need = np.broadcast_to(~skip, (int(np.sum(rest)), na)).copy()
+        if need_up is not None:
+            need &= need_up[rest]
         need_r = need if need_lo is None else need & need_lo[rest]
         self._add_blocks(lo[rest], hi[rest], need, need_r, (m_up, m_lo))
 
@@ -4207,7 +4327,8 @@ class RenyiDirection:
         return int(np.max(np.bincount(self.cell_ent)))
 
     def _plan_orders(self, lw_up: np.ndarray, e_up: np.ndarray, iu: np.ndarray, il: np.ndarray, counted: np.ndarray,
-                     budget: np.ndarray, live: np.ndarray, eu_b: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+                     budget: np.ndarray, live: np.ndarray, eu_b: np.ndarray | None = None, gap: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, bool]:
         """Entries evaluated per order (``envelope`` pairs). Returns the orders (blocks x orders)
         at which the corners of a block are to be evaluated when it is split: the live orders
         except those where the block is among the smallest shares of the order's upper bound,
@@ -4215,7 +4336,9 @@ class RenyiDirection:
         monotone envelope at those orders, contribute at most what the block did). Evaluates the
         entries that blocks use at orders they were not evaluated at, where those blocks' shares
         exceed ``0.3`` of the budget (so they may decide the order's convergence); returns whether
-        it did."""
+        it did. At the orders of the chord bounds (``gap``, blocks x orders, given: the blocks' gaps in budgets) an entry
+        not evaluated is bounded from its evaluated neighbours (:func:`_chord_envelope`), not by the monotone envelope:
+        there the blocks' gaps take the place of their shares in that test."""
         nb, na = lw_up.size, self.alpha.size
         # (shares near the float maximum sum to inf: not small, as they should be)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -4228,11 +4351,25 @@ class RenyiDirection:
         need = ~small & live[None, :]
         filled = False
         todo = np.zeros((self.ent_c.size, na), dtype=bool)
+        chord = np.zeros(na, dtype=bool) if gap is None else self._chord_cols & live
+        pick = np.zeros((nb, na), dtype=bool)
+        if gap is not None and np.any(chord):
+            # (at those orders the blocks with a corner not evaluated, largest gaps first, until the others' total is at
+            # most 0.3 budgets)
+            miss_b = (~self.ent_done[iu] | ~self.ent_done[il])[:, chord] & np.broadcast_to(counted, (nb, na))[:, chord]
+            g = np.where(miss_b, np.minimum(gap[:, chord], 1e300), 0.0)
+            rank = np.argsort(-g, axis=0)
+            gs = np.take_along_axis(g, rank, axis=0)
+            take = np.zeros(g.shape, dtype=bool)
+            np.put_along_axis(take, rank, (gs > 0.0) & (gs[::-1].cumsum(axis=0)[::-1] > 0.3), axis=0)
+            pick[:, chord] = take
         for ix in (iu, il):
             miss = ~self.ent_done[ix] & live[None, :]
             if np.any(miss):
                 with np.errstate(over="ignore"):
                     heavy = miss & (np.sum(np.where(miss, share, 0.0), axis=0) > 0.3)[None, :]
+                if np.any(chord):
+                    heavy[:, chord] = (miss & pick)[:, chord]
                 if np.any(heavy):
                     np.logical_or.at(todo, ix, heavy)
         rows = np.flatnonzero(np.any(todo, axis=1))
