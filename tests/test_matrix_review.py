@@ -119,3 +119,14 @@ def test_subset_selection_accepts_d_1_which_is_krr() -> None:
         return float(next(line.split()[1] for line in out.splitlines() if line.startswith("blanket")))
 
     assert value(res.output) == pytest.approx(value(ref.output), rel=1e-5)
+
+
+@pytest.mark.parametrize("name,params", [("sue", {"k": 10}), ("hadamard", {"k": 8})])
+def test_dataset_lower_beyond_its_reach_says_not_applicable(name: str, params: dict) -> None:
+    # at n = 1e12 the exact evaluation of the datasets never finished (review rev94m); now a labelled row
+    from shuffle_accountant.randomizers import RandomizerFamily
+
+    r = RandomizerFamily.named(name, **params).at(1.0)
+    b = api.epsilon(1.0, 10**12, 1e-6, method="dataset-lower", randomizer=r)
+    assert b.value is None and b.kind == "not applicable" and "too large" in b.validity
+    assert api.epsilon(1.0, 10**12, 1e-6, method="blanket", randomizer=r).kind == "upper"
