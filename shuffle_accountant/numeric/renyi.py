@@ -2857,6 +2857,9 @@ _CHORD_MAX_WIDTH = 4096
 #: ... where ``log K`` at the lower corner is at least this, above (``K >= e^0.5``; work only: the bound is certified for
 #: any ``K``, but near ``K = 1`` the chord of ``log K`` gains nothing over the corners) ...
 _CHORD_MIN_LOG_K = 0.5
+#: ... where the corners' ``log(K - 1)`` bounds differ by more than this (else the chord gains less than the masses'
+#: rounding: eps0 = 6, n = 1e9) ...
+_CHORD_GAP = 1e-3
 #: ... and where the gap of the corners' bounds exceeds this share of the order's budget of the round before (work only).
 _CHORD_SHARE = 0.01
 #: The first blocks (without slabs) are evaluated at the chord bounds' orders at every this many upper corners only
@@ -3599,7 +3602,8 @@ class RenyiDirection:
                     & np.isfinite(e_up[iu]) & np.isfinite(e_up[il]) & (hl_l_all >= _CHORD_MIN_LOG_K))
             # (and where the corners' gap exceeds _CHORD_SHARE of the order's budget of the round before)
             d = e_up[iu] - e_lo[il]
-            mask &= (d > 0.0) & (self.lw_up[:, None] + e_up[iu] + np.log(-np.expm1(-np.maximum(d, 1e-300)))
+            # (the chord of equal upper bounds, e.g. a lower corner not evaluated at the order, is the corners' bound)
+            mask &= (d > _CHORD_GAP) & (e_up[iu] - e_up[il] > _CHORD_GAP) & (self.lw_up[:, None] + e_up[iu] + np.log(-np.expm1(-np.maximum(d, 1e-300)))
                                  > self._end_budget[None, :] + math.log(_CHORD_SHARE))
         r, o = np.nonzero(mask)
         if r.size == 0:
