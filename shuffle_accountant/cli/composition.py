@@ -79,9 +79,7 @@ def renyi_cmd(eps0: float, n: int, method: str, k: int | None, orders: tuple[flo
         inputs={"eps0": eps0, "n": n, "method": method, "k": k},
         notes=[f"method: {m.citation}", f"assumes: {m.assumes}",
                "D_alpha = max(D_alpha(P||Q), D_alpha(Q||P)); the value is certified (truncation and rounding "
-               "accounted for); an upper-bound method's bracket lower end bounds the pair the engine evaluates (its "
-               "float rates moved to the side where upper bounds only grow), a convergence check, not a lower bound "
-               "on the exact pair's D_alpha"],
+               "accounted for); an upper-bound method's bracket lower end is a convergence check, not a lower bound"],
         warnings=list(curve.bounds[0].warnings),
         records=[b.to_dict() for b in curve.bounds],
     )
