@@ -43,3 +43,10 @@ def test_renyi_offers_only_clone_pair_analyses() -> None:
     assert "blanket" not in out and "generic-lower" not in out and "binary-rr-lower" in out
     res = CliRunner().invoke(main, ["renyi", "--eps0", "1", "--n", "100", "-m", "blanket"])
     assert res.exit_code == 2
+
+
+@pytest.mark.parametrize("eps0,n", [(33.0, 10**5), (36.5, 10**7)])
+def test_large_eps0_curves_raise_no_floating_point_warning(eps0: float, n: int) -> None:
+    # pytest runs with warnings as errors: a 0 * inf in the kernels' chord raised here (review rev94r)
+    curve = rdp_curve(eps0, n)
+    assert all(eps0 * 0.5 < u <= eps0 * (1 + 1e-12) for u in curve.upper)

@@ -529,7 +529,11 @@ class _Kernel:
             w2 = np.where(rising, dd + dd_err, dd - dd_err) / np.where(width > 0, width, 1.0)
         w2 = np.clip(np.where(self.unit[..., None], 0.0, w2), 0.0, m_up)
         eg = np.maximum(g1.err, g2.err)
-        chord = (m_up * (g1.value + eg) + w2 * (g2.value - g1.value)) * (1.0 + 8 * _U)
+        # (a group whose mass bound is 0 adds 0, also where its g bound is infinite: 0 * inf was nan, replaced later
+        # by the crude path but a RuntimeWarning, an error under -W error: eps0 = 33, n = 1e5, review rev94r)
+        with np.errstate(invalid="ignore"):
+            chord = np.where(m_up > 0.0, m_up * (g1.value + eg), 0.0) + np.where(w2 > 0.0, w2 * (g2.value - g1.value), 0.0)
+        chord = chord * (1.0 + 8 * _U)
         # Jensen lower bound at the conditional mean of x in the group.
         with np.errstate(divide="ignore", invalid="ignore"):
             safe_m = np.where(self.mass > 0, self.mass, 1.0)
