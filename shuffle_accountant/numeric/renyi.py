@@ -260,7 +260,7 @@ def _log_pmf_anchor(a: np.ndarray, m: np.ndarray, p: float, rel: float) -> tuple
     with np.errstate(divide="ignore"):
         boost = np.log(bn.pmf(a, m, p))
     low = ~(boost >= _PMF_LOG_MIN)
-    if not np.any(low):
+    if not low.any():
         return boost, np.full(boost.shape, 1.01 * rel)
     b_lo, b_up = _log_pmf_bracket(a, m, p)
     with np.errstate(invalid="ignore"):
@@ -713,13 +713,23 @@ def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alph
     xr = np.ones((m.size, alpha.size))
     # a guess: the mode to 1/40 of the binomial's spread sqrt(m s(1-s)) (for any s) is plenty
     # (the bisection's length from the largest m, or m_top: a subset of entries gets the same windows)
-    steps = int(min(26, math.ceil(5.5 + 0.5 * math.log2(max(float(np.max(m)) if m_top is None else m_top, 1.0)))))
+    steps = int(min(26, math.ceil(5.5 + 0.5 * math.log2(max(float(m.max()) if m_top is None else m_top, 1.0)))))
     am, a1m = al / mm, (1.0 - al) / mm
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # h = log((1 - x)/x) + ls + am bpp / (1 + bpp y) + a1m bqq / (1 + bqq y), the two fractions as one stacked pass
+        # (the same operations on the same operands, elementwise and exactly rounded, added in the same order: the same
+        # values; the loop-invariant products am bpp, a1m bqq once)
+        b2 = np.stack((bpp, bqq))
+        ab2 = np.stack((am * bpp, a1m * bqq))
         for _ in range(steps):
             x = 0.5 * (xl + xr)
             y = x - s
-            h = np.log((1.0 - x) / x) + ls + am * bpp / (1.0 + bpp * y) + a1m * bqq / (1.0 + bqq * y)
+            fr = np.multiply(b2, y)
+            fr += 1.0
+            np.divide(ab2, fr, out=fr)
+            h = np.log((1.0 - x) / x) + ls
+            h += fr[0]
+            h += fr[1]
             right = h > 0.0  # log of the term ratio still positive: the mode is further right
             xl = np.where(right, x, xl)
             xr = np.where(right, xr, x)
@@ -761,7 +771,7 @@ def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alph
     # where log(M f) is not concave at the root (an edge mode, or two), scan it on a coarse grid
     # instead: the window is where it is within width^2/2 + 20 of its largest value
     odd = ~(curv > 0.0) & (mm > 64.0)
-    if np.any(odd):
+    if odd.any():
         ei, oj = np.nonzero(odd)
         grid = np.linspace(0.0, 1.0, 257)[None, :] * m[ei][:, None]
         gx = grid / m[ei][:, None]
@@ -772,7 +782,7 @@ def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alph
             qv = 1.0 + bq[ei][:, None] * (gx - s)
             lt = log_m + alpha[oj][:, None] * np.log(pu) + (1.0 - alpha[oj][:, None]) * np.log(qv)
         lt = np.nan_to_num(lt, nan=-np.inf, posinf=1e300)
-        above = lt >= np.max(lt, axis=1, keepdims=True) - (0.5 * width**2 + 20.0)
+        above = lt >= lt.max(axis=1, keepdims=True) - (0.5 * width**2 + 20.0)
         first = np.argmax(above, axis=1)
         last = grid.shape[1] - 1 - np.argmax(above[:, ::-1], axis=1)
         step = m[ei] / 256.0
@@ -802,19 +812,20 @@ def _end_windows(mm: np.ndarray, s: float, bpp: np.ndarray, bqq: np.ndarray, al:
     ends = []
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         floor = -0.5 * np.log(2.0 * math.pi * np.maximum(mm * s * (1.0 - s), 1.0)) - _END_MARGIN
+        log_mm = np.log(mm)  # (once for both ends: the same values)
         for end in (1.0, 0.0):
             y = end - s
             p_e, q_e = 1.0 + bpp * y, 1.0 + bqq * y
             term = mm * (math.log(s) if end else math.log1p(-s)) + al * np.log(p_e) + (1.0 - al) * np.log(q_e)
             slope = al * bpp / p_e + (1.0 - al) * bqq / q_e  # phi'(end)
-            d = slope / mm - np.log(mm) + ls if end else -slope / mm - np.log(mm) - ls  # decay per step inwards
+            d = slope / mm - log_mm + ls if end else -slope / mm - log_mm - ls  # decay per step inwards
             d = np.maximum(np.where(np.isfinite(d), d, 0.0), 1e-3)
             est = term - np.log(-np.expm1(-d))
             k = np.minimum(np.ceil(room / d) + 2.0, mm)
             cand = ((est > floor) & np.isfinite(est) & (p_e > 0.0) & (q_e > 0.0) & (mm > 64.0)
                     & (np.abs(centre - end * mm) > k + width * spread))
             ends.append((end, est, k, cand))
-        if not any(np.any(c) for _, _, _, c in ends):
+        if not any(c.any() for _, _, _, c in ends):
             return lo, hi
         a_r = np.clip(np.round(centre), 0.0, mm)
         y_r = a_r / mm - s
@@ -880,7 +891,7 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarr
     if err_y is None:
         with np.errstate(divide="ignore", invalid="ignore"):
             lg = np.log1p(z, out=z)  # (z is not used after near)
-            if not np.all(near):
+            if not near.all():
                 far = ~near
                 x_, cx_ = _x_and_complement(x, z.shape, far)
                 w_ = np.broadcast_to(w, z.shape)[far]
@@ -898,7 +909,7 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarr
         err *= 1.01
         err /= z + 1.0
         err += _U * np.abs(lg)
-        if not np.all(near):
+        if not near.all():
             far = ~near
             x_, cx_ = _x_and_complement(xa, z.shape, far)
             w_ = np.broadcast_to(w, z.shape)[far]
@@ -923,7 +934,7 @@ def _first_user_row_err(lg: np.ndarray, fin: np.ndarray, b: np.ndarray, w: np.nd
     in every row overflowed the error sums and left order 8 at [0.002, 700.001] instead of [699.999, 700.001],
     63e81aa). The sum is taken ``1 + 1e-12`` larger (its terms are added in another order
     than the elementwise bound's: one ulp below it otherwise, tested)."""
-    lg_max = np.max(np.abs(np.where(fin, lg, 0.0)), axis=1)
+    lg_max = np.abs(np.where(fin, lg, 0.0)).max(axis=1)
     near = 1.02 * _U * np.abs(b) * (9.0 * y_abs + 4.0 * s) / (1.0 + np.maximum(z_min, -0.5))
     side = np.maximum(1.0, w / np.maximum(1.0 - w, 1e-300)) + max(1.0, s / (1.0 - s))
     far = np.where(has_far, 6 * _U + 1.01 * _PAIR_REL * side, 0.0)
@@ -972,27 +983,27 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         ell = buf1
         for j in range(0, width, step):
             np.matmul(coef, rhs[:, :, j:j + step], out=buf1[:, :, j:j + step])
-    if p_zero is not None and np.any(p_zero):
+    if p_zero is not None and p_zero.any():
         pe, pw = np.nonzero(p_zero)
         ell[pe, :, pw] = -np.inf
     # max log f <= alpha max log p + (1 - alpha) min log q: an upper bound without a pass over
     # the orders; computed exactly (with max log(M f)) only for orders where it decides the path
     # (terms beyond the support have lp = lq = 0 when finite is None: the bound only grows)
-    lp_max = np.max(lp_f if finite is None else np.where(finite, lp, -np.inf), axis=1)
-    lq_min = np.min(lq_f if finite is None else np.where(finite, lq, np.inf), axis=1)
+    lp_max = (lp_f if finite is None else np.where(finite, lp, -np.inf)).max(axis=1)
+    lq_min = (lq_f if finite is None else np.where(finite, lq, np.inf)).min(axis=1)
     with np.errstate(invalid="ignore"):
         max_ell = alpha[None, :] * lp_max[:, None] + (1.0 - alpha[None, :]) * lq_min[:, None]
         max_ell = np.where(np.isnan(max_ell), -np.inf, max_ell) + 1e-12
     ref = max_ell.copy()  # max log(M f) <= max log f (log M <= 0) ...
-    need = np.flatnonzero(np.any(max_ell > _BIG_REF, axis=0))
+    need = np.flatnonzero((max_ell > _BIG_REF).any(axis=0))
     if need.size:  # ... estimated where it decides the path (columns sliced, not gathered)
         k = int(need[0])
-        max_ell[:, k:] = np.max(ell[:, k:, :], axis=2)  # exact: it bounds the dropped terms below
+        max_ell[:, k:] = ell[:, k:, :].max(axis=2)  # exact: it bounds the dropped terms below
         # ref only chooses the path and the scale of the log-space sum (any finite value keeps
         # that sum certified): every few terms suffice, log(M f) moves little between them
         step = max(1, min(8, width // 64))
         tmp = np.add(log_m[:, None, ::step], ell[:, k:, ::step], out=buf2[:, k:, :(width + step - 1) // step])
-        ref[:, k:] = np.maximum(np.max(tmp, axis=2), log_m[:, -1:] + ell[:, k:, -1])  # and the last term
+        ref[:, k:] = np.maximum(tmp.max(axis=2), log_m[:, -1:] + ell[:, k:, -1])  # and the last term
     big = (max_ell > _BIG_ELL) | (ref > _BIG_REF)
     d = alpha[None, :] * bp[:, None] + (1.0 - alpha[None, :]) * bq[:, None]  # f'(s)
     err_d = 6 * _U * alpha[None, :] * (np.abs(bp) + np.abs(bq))[:, None]
@@ -1000,14 +1011,19 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
     log_lo = np.empty((ne, na))
     log_est = np.empty((ne, na))
     err_mass = 1.01 * err_log_m + _U
-    ymax = np.max(np.abs(y), axis=1)[:, None]
-    if not np.all(big):
+    y_abs = np.abs(y)
+    ymax = y_abs.max(axis=1)[:, None]
+    # the order-free sums over the terms, once for both paths below (each path needs all three)
+    sum_m = mass.sum(axis=1)[:, None]
+    sum_y = (mass * y).sum(axis=1)[:, None]
+    sum_my = (mass * y_abs).sum(axis=1)[:, None]
+    if not big.all():
         # sum M g = sum M em - f'(s) sum M y, em = expm1(log f); every error term below is a
         # bound on sum_a M(a) |error of g_a| or on the rounding of the sums
-        j1 = int(np.flatnonzero(~np.all(big, axis=0))[-1]) + 1  # orders 0 .. j1-1 (others are big)
+        j1 = int(np.flatnonzero(~big.all(axis=0))[-1]) + 1  # orders 0 .. j1-1 (others are big)
         d_n, al_n, err_d_n = d[:, :j1], alpha[:j1], err_d[:, :j1]
         em = buf2[:, :j1, :]
-        if np.max(max_ell[:, :j1]) > _BIG_ELL:
+        if max_ell[:, :j1].max() > _BIG_ELL:
             np.minimum(ell[:, :j1, :], _BIG_ELL, out=em)
             np.expm1(em, out=em)
         else:
@@ -1015,12 +1031,9 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         sum_em = np.matmul(em, mass[:, :, None])[:, :, 0]  # the one pass over the orders
         # sum M |em| <= sum M em + 2 sum M |log f| (|em| - em = 2 max(-em, 0) <= 2 |log f|), and
         # |log f| <= alpha |log p| + (alpha - 1) |log q|: sums over a only
-        m_lp = np.sum(mass * np.abs(lp_f), axis=1)[:, None]
-        m_lq = np.sum(mass * np.abs(lq_f), axis=1)[:, None]
+        m_lp = (mass * np.abs(lp_f)).sum(axis=1)[:, None]
+        m_lq = (mass * np.abs(lq_f)).sum(axis=1)[:, None]
         sum_abs = np.maximum(sum_em, 0.0) + 2.0 * (al_n * m_lp + (al_n - 1.0) * m_lq)
-        sum_m = np.sum(mass, axis=1)[:, None]
-        sum_y = np.sum(mass * y, axis=1)[:, None]
-        sum_my = np.sum(mass * np.abs(y), axis=1)[:, None]
         total = sum_em - d_n * sum_y
         e_mx = e_max[:, None]  # sum M e f <= max e (sum M + sum M |em|), f = em + 1
         err = (_U * sum_abs + 1.01 * al_n * e_mx * (sum_m + sum_abs)  # em, and log f
@@ -1035,9 +1048,9 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
             log_up[:, :j1] = np.where(up > 0.0, np.log(np.maximum(up, 1e-320)), -np.inf)
             log_lo[:, :j1] = np.where(low > 0.0, np.log(np.maximum(low, 1e-320)), -np.inf)
             log_est[:, :j1] = np.where(total > 0.0, np.log(np.maximum(total, 1e-320)), -np.inf)
-    if np.any(big):
+    if big.any():
         # sum M f in log space; g = f - 1 - f'(s) y differs from f by at most 1 + |f'(s)| max|y|
-        j0 = int(np.flatnonzero(np.any(big, axis=0))[0])  # orders j0 .. (the others are not big)
+        j0 = int(np.flatnonzero(big.any(axis=0))[0])  # orders j0 .. (the others are not big)
         cols = slice(j0, na)
         x = np.add(log_m[:, None, :], ell[:, cols, :], out=buf2[:, cols, :])
         # an entry whose terms are all zero (log -inf) has ref -inf: shift by 0 there (no -inf - -inf)
@@ -1045,15 +1058,15 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         np.subtract(x, ref_s[:, :, None], out=x)
         # ref was estimated from a sample of the terms: shifted up to the largest term where it
         # fell short (no overflow below; the sum is certified for any finite ref)
-        top = np.max(x, axis=2)
+        top = x.max(axis=2)
         empty = np.isneginf(top)  # every term is 0: the sum is 0
         short = np.maximum(top, 0.0)
-        if np.any(short > 0.0):
+        if (short > 0.0).any():
             np.subtract(x, short[:, :, None], out=x)
         ref_c = ref_s + short
         np.maximum(x, -700.0, out=x)  # each true term is in [0, this]: at most e^-700 too much
         np.exp(x, out=x)
-        total_x = np.sum(x, axis=2)  # >= 1 (the largest term is e^0)
+        total_x = x.sum(axis=2)  # >= 1 (the largest term is e^0)
         with np.errstate(divide="ignore", invalid="ignore"):
             lse = ref_c + np.log(total_x)
             lse_lo = ref_c + np.log(np.maximum(total_x - width * math.exp(-700.0), 1e-320))
@@ -1066,8 +1079,7 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         # a window reaching x ~ 1 made it ~ |f'(s)| / 2, e.g. 253 against a sum of 420 at eps0 = 6, alpha = 128): the kept
         # terms' sums with their rounding (mass relative err_mass, each sum (width + 4) u, y's error 4u (|y| + 1), f'(s)'s
         # err_d), the dropped ones at drop_m (1 + |f'(s)| max|y|) each
-        s_m = np.sum(mass, axis=1)[:, None]
-        s_my = np.sum(mass * np.abs(y), axis=1)[:, None]
+        s_m, s_my = sum_m, sum_my
         d_abs = np.abs(d[:, cols]) + err_d[:, cols]
         corr = ((s_m + d_abs * (s_my * (1.0 + 4.01 * _U) + 4.01 * _U * s_m))
                 * (1.0 + 1.01 * err_mass[:, None] + (width + 8) * _U)
@@ -1082,7 +1094,7 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
             # rounding); then e^(lse_lo - slack) - (l_c + err_l) <= sum M g <= e^(lse + slack) - (l_c - err_l), each
             # formed as A + log(1 - c e^-A) with its rounding (6u of c e^-A, and 2u) charged; the tighter of the two
             # brackets is kept (both certified)
-            s_y = np.sum(mass * y, axis=1)[:, None]
+            s_y = sum_y
             l_c = s_m + d[:, cols] * s_y
             err_l = ((s_m + d_abs * s_my) * (1.01 * err_mass[:, None] + (width + 8) * _U)
                      + d_abs * 4.01 * _U * (s_my + s_m) + err_d[:, cols] * s_my
@@ -1163,8 +1175,8 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     log_m = np.subtract(cum, cum[rows, i0][:, None], out=_pooled("log_m", sh))
     log_m += l0[:, None]  # l0 + (cum - cum[i0])
     tmp = np.abs(inc, out=_pooled("tmp", sh))
-    big_inc = np.max(tmp, axis=1)
-    max_cum = np.max(np.abs(cum, out=tmp), axis=1)
+    big_inc = tmp.max(axis=1)
+    max_cum = np.abs(cum, out=tmp).max(axis=1)
     err_log_m = (l0_err + 4 * _U * np.abs(l0)
                  + width * _U * (6.0 * big_inc + 2.0 * abs(ls) + 2.0 * max_cum + 4.0))
     keep = np.greater_equal(log_m, -700.0, out=_pooled("keep", sh, bool))
@@ -1186,10 +1198,10 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     # other entries (p or q near 0 somewhere) term by term, :func:`_log_first_user`
     last = (np.minimum(start + width - 1.0, m) - start).astype(np.int64)
     y_end = np.stack((y[:, 0], y[np.arange(ne), last]), axis=1)
-    y_abs = np.max(np.abs(y_end), axis=1)
-    z_min = [np.min(b[:, None] * y_end, axis=1) for b in (bp, bq)]
+    y_abs = np.abs(y_end).max(axis=1)
+    z_min = [(b[:, None] * y_end).min(axis=1) for b in (bp, bq)]
     plain = (z_min[0] > -0.5) & (z_min[1] > -0.5)
-    if np.all(plain):
+    if plain.all():
         lp = np.multiply(bp[:, None], y, out=_pooled("lp", sh))
         np.log1p(lp, out=lp)
         lq = np.multiply(bq[:, None], y, out=_pooled("lq", sh))
@@ -1204,13 +1216,13 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
             lq[pr] = np.log1p(np.multiply(bq[pr, None], y[pr]))
     e_max = np.zeros(ne)
     for lg, b, zm in ((lp, bp, z_min[0]), (lq, bq, z_min[1])):
-        lg_abs = np.max(np.abs(np.stack((lg[:, 0], lg[np.arange(ne), last]), axis=1)), axis=1)
+        lg_abs = np.abs(np.stack((lg[:, 0], lg[np.arange(ne), last]), axis=1)).max(axis=1)
         # rounding of log1p(b y): u |log1p| + 1.01 (|b| err_y + 5u |b y|) / (1 + b y), err_y = 4u (|y| + s);
         # doubled against a non-monotone last bit of log1p; plus 5u |log p| of the sums in log f
         e_max += 2.0 * _U * lg_abs + 2.02 * _U * np.abs(b) * (9.0 * y_abs + 4.0 * s) / (1.0 + np.maximum(zm, -0.5)) + 5 * _U * lg_abs
     finite = p_zero = None
     bad_f = np.zeros(ne, dtype=bool)
-    if not np.all(plain):
+    if not plain.all():
         r = np.flatnonzero(~plain)
         whole = r.size == ne  # (then no gathers and scatters of rows: the same values)
         a_r, y_r = (a, y) if whole else (a[r], y[r])
@@ -1227,14 +1239,14 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
         finite[...] = valid
         p_zero[r] = valid[r] & np.isneginf(lp_r)
         finite[r] = valid[r] & np.isfinite(lp_r) & np.isfinite(lq_r)
-        bad_f[r] = np.any(valid[r] & ~p_zero[r] & ~finite[r], axis=1)
+        bad_f[r] = (valid[r] & ~p_zero[r] & ~finite[r]).any(axis=1)
         # err(log f) <= alpha e_max: e_max bounds, per row, the largest of err(log p) + err(log q) + 5u (|log p| +
         # |log q|) over its finite terms by the sum of the terms' row maxima (was: elementwise, then the row's
         # maximum; at most about twice that, ~1e-14 relative, in brackets ~1e-11 wide at alpha = 1024)
         fin_r = finite[r]
         # rows with a finite far element (z = b y <= -1/2, the same products as _log_first_user's)
-        far_p = np.any(fin_r & ~(bp[r, None] * y_r > -0.5), axis=1)
-        far_q = np.any(fin_r & ~(bq[r, None] * y_r > -0.5), axis=1)
+        far_p = (fin_r & ~(bp[r, None] * y_r > -0.5)).any(axis=1)
+        far_q = (fin_r & ~(bq[r, None] * y_r > -0.5)).any(axis=1)
         e_p, mp = _first_user_row_err(lp_r, fin_r, bp[r], u[r], s, y_abs[r], z_min[0][r], far_p)
         e_q, mq = _first_user_row_err(lq_r, fin_r, bq[r], v[r], s, y_abs[r], z_min[1][r], far_q)
         e_max[r] = (e_p + e_q + 5 * _U * (mp + mq)) * (1.0 + 1e-12)
@@ -1258,7 +1270,7 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     for cols, o, w in groups:
         sl = slice(o, o + w)
         log_up[:, cols], log_lo[:, cols], log_est[:, cols] = _window_orders(
-            log_m[:, sl], mass[:, sl], np.sum(drop[:, sl], axis=1), err_log_m, y[:, sl],
+            log_m[:, sl], mass[:, sl], drop[:, sl].sum(axis=1), err_log_m, y[:, sl],
             lp[:, sl], lq[:, sl], None if finite is None else finite[:, sl], None if p_zero is None else p_zero[:, sl],
             e_max, bp, bq, alpha[cols], work, (lp_f[:, sl], lq_f[:, sl], rhs[:, :, sl]))
     nonpos = ~np.isfinite(l0) | bad_f  # l0: never expected (0 <= a0 <= m); bad_f: an infinite likelihood ratio
@@ -1282,7 +1294,7 @@ def _exact_windows(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, u: n
     lo0, hi0 = lo_o[:, :1], hi_o[:, :1]
     right = lo_o > lo0  # windows shifted off the bulk's (by the tilt)
     left = (hi_o < hi0) & ~right
-    if np.any(right | left):
+    if (right | left).any():
         mm = m[:, None]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ac = np.floor(0.5 * (lo_o + hi_o))  # the sum: about its largest term x its spread
@@ -1291,30 +1303,35 @@ def _exact_windows(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, u: n
                    + alpha * np.log1p(bp[:, None] * yc) + (1.0 - alpha) * np.log1p(bq[:, None] * yc)
                    + np.log(np.maximum(hi_o - lo_o + 1.0, 1.0) / 5.0))
             target = math.log(tail_tol) + est - 5.0
-            lg_far = np.where(right, _log_g_bound(bp, bq, u, v, s, alpha, 0.0), _log_g_bound(bp, bq, u, v, s, alpha, 1.0))
+            lg_far = _log_g_ends(right, 0.0, bp, bq, u, v, s, alpha)
         ei, oj = np.nonzero((right | left) & (lg_far < target))  # the large orders, where it can pay
         if ei.size:
             r_, al, b_p, b_q, mc = right[ei, oj], alpha[oj], bp[ei], bq[ei], m[ei]
-            d = al * b_p + (1.0 - al) * b_q
+            al1 = 1.0 - al  # (once, not per bisection step: the same values)
+            d = al * b_p + al1 * b_q
             tg = target[ei, oj]
 
-            def log_g(y: np.ndarray) -> np.ndarray:  # about log of f + (-1 - f'(s) y)_+ >= log g
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    return np.maximum(al * np.log1p(b_p * y) + (1.0 - al) * np.log1p(b_q * y),
-                                      np.log(np.maximum(-1.0 - d * y, 0.0))) + 0.7
+            b_pq, al_2 = np.stack((b_p, b_q)), np.stack((al, al1))
+
+            def log_g(y: np.ndarray) -> np.ndarray:  # about log of f + (-1 - f'(s) y)_+ >= log g (called under errstate below)
+                # (al log1p(b_p y) + al1 log1p(b_q y), the two logs as one stacked pass: the same values)
+                lf = np.log1p(np.multiply(b_pq, y))
+                lf *= al_2
+                return np.maximum(lf[0] + lf[1], np.log(np.maximum(-1.0 - d * y, 0.0))) + 0.7
 
             # g grows away from s: the edge nearest the window (between s, or the bulk's edge,
             # and the window's own) where log g <= target, by bisection
             yw = np.where(r_, lo_o[ei, oj], hi_o[ei, oj]) / mc - s
             yb = np.where(r_, np.maximum(lo0[ei, 0] / mc - s, 0.0), np.minimum(hi0[ei, 0] / mc - s, 0.0))
             yb = np.where(r_, np.minimum(yb, np.maximum(yw, 0.0)), np.maximum(yb, np.minimum(yw, 0.0)))
-            ok = log_g(yb) < tg
-            ya, yz = yb, yw
-            for _ in range(12):
-                ym = 0.5 * (ya + yz)
-                below = log_g(ym) < tg
-                ya, yz = np.where(below, ym, ya), np.where(below, yz, ym)
-            ya = np.where(log_g(yw) < tg, yw, ya)
+            with np.errstate(divide="ignore", invalid="ignore"):  # (log_g's, once for the bisection)
+                ok = log_g(yb) < tg
+                ya, yz = yb, yw
+                for _ in range(12):
+                    ym = 0.5 * (ya + yz)
+                    below = log_g(ym) < tg
+                    ya, yz = np.where(below, ym, ya), np.where(below, yz, ym)
+                ya = np.where(log_g(yw) < tg, yw, ya)
             edge = np.where(r_, np.floor((ya + s) * mc), np.ceil((ya + s) * mc))
             narrow_lo = lo_o.copy()
             narrow_hi = hi_o.copy()
@@ -1354,7 +1371,7 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     m = c + 1.0
     ss = s * (1.0 - s)
     bp, bq = (u - s) / ss, (v - s) / ss
-    if np.max(m) <= _FULL_WINDOW and alpha.size >= _FULL_ORDERS:  # small supports: every term, no tails
+    if m.max() <= _FULL_WINDOW and alpha.size >= _FULL_ORDERS:  # small supports: every term, no tails
         full = np.broadcast_to(m[:, None], (m.size, alpha.size))
         return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, np.zeros(full.shape),
                             full.copy(), [slice(0, alpha.size)])
@@ -1365,12 +1382,12 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     # (the tilted windows of every order at once, entry by entry the values of separate calls: one call's fixed
     # cost, ~30 numpy operations per bisection step, instead of two)
     ne0 = m.size
-    m_top = float(np.max(m))
+    m_top = float(m.max())
     lo_t, hi_t = _tilted_window(m, s, bp, bq, alpha, width, m_top)
     lo_f = np.clip(lo_t[:, :1], 0.0, m[:, None])
     hi_f = np.clip(hi_t[:, :1], lo_f, m[:, None])
     wide = ((hi_f - lo_f + 1.0)[:, 0] > max_window) & (bp != bq)
-    if np.all(wide | (bp == bq)):  # (what _exact_group returns then: nothing summed, identical laws done)
+    if (wide | (bp == bq)).all():  # (what _exact_group returns then: nothing summed, identical laws done)
         return np.full((ne0, alpha.size), -np.inf), np.full((ne0, alpha.size), -np.inf), bp == bq
     rows = np.unique(np.linspace(0, m.size - 1, min(m.size, 8)).astype(np.int64))  # the grouping's sample (below)
     calc = ~wide
@@ -1385,6 +1402,8 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     # computed once for all. At most three groups, split where they save the most terms,
     # counting an overhead per group (the tails, the passes' set-up)
     na = alpha.size
+    if na == 1:  # (one order: one group, what the search below returns then)
+        return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, lo_o, hi_o, [slice(0, 1)])
     # union[i, j]: width of the union of the windows of orders i .. j-1 (0 for j <= i), over a sample of
     # the entries (cost only), all (i, j) at once: running max / min along k >= i of the (i, k) triangle
     lo_s, hi_s = lo_o[rows], hi_o[rows]
@@ -1392,7 +1411,7 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     run_hi = np.maximum.accumulate(np.where(tri[None], hi_s[:, None, :], -np.inf), axis=2)
     run_lo = np.minimum.accumulate(np.where(tri[None], lo_s[:, None, :], np.inf), axis=2)
     union = np.zeros((na, na + 1))
-    union[:, 1:] = np.where(tri, np.max(run_hi - run_lo, axis=0) + 1.0, 0.0)
+    union[:, 1:] = np.where(tri, (run_hi - run_lo).max(axis=0) + 1.0, 0.0)
     idx = np.arange(na + 1)
     cost = (idx[None, :] - idx[:na, None]) * union * m.size + _GROUP_COST
     # candidates in the order (0, na); per first cut i = 1 .. na-1: (0, i, na), then the best (0, i, j, na):
@@ -1413,26 +1432,47 @@ def _exact_excess(c: np.ndarray, u: np.ndarray, v: np.ndarray, s: float, alpha: 
     return _exact_group(m, bp, bq, u, v, s, alpha, rel, tail_tol, max_window, lo_o, hi_o, ogroups)
 
 
+def _side_array(side: int | np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``side`` (one for all, or one per entry) as a read-only float array of ``shape``: a float array of that shape
+    itself, else ``np.broadcast_to`` (the same values, without its call where not needed)."""
+    if isinstance(side, np.ndarray) and side.dtype == np.float64 and side.shape == shape:
+        return side
+    return np.broadcast_to(np.asarray(side, dtype=float), shape)
+
+
 def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
     """``log(rho + rho^2 + ... + rho^count)`` for any ``rho > 0`` (stable), ``-inf`` for ``count = 0``."""
-    lr, n = np.broadcast_arrays(np.atleast_1d(np.asarray(log_rho, dtype=float)), np.atleast_1d(np.asarray(count, dtype=float)))
-    shape = np.broadcast_shapes(np.shape(log_rho), np.shape(count))  # (scalars too: the masked assignments need arrays)
+    if (isinstance(log_rho, np.ndarray) and isinstance(count, np.ndarray) and log_rho.dtype == count.dtype == np.float64
+            and log_rho.ndim >= 1 and log_rho.shape == count.shape):
+        lr, n, shape = log_rho, count, log_rho.shape  # (the arrays themselves, only read: what the line below gives)
+    else:
+        lr, n = np.broadcast_arrays(np.atleast_1d(np.asarray(log_rho, dtype=float)), np.atleast_1d(np.asarray(count, dtype=float)))
+        shape = np.broadcast_shapes(np.shape(log_rho), np.shape(count))  # (scalars too: the masked assignments need arrays)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         z = n * lr
         out = lr + np.log(-np.expm1(z)) - np.log(-np.expm1(lr))  # rho < 1 (most elements; the others replaced below)
         pos = lr > 0.0
-        if np.any(pos):  # rho > 1: log((rho^n - 1)/(1 - 1/rho)), computed only there
+        if pos.any():  # rho > 1: log((rho^n - 1)/(1 - 1/rho)), computed only there
             lp_, zp = lr[pos], z[pos]
             out[pos] = lp_ + zp + np.log(-np.expm1(-zp)) - lp_ - np.log(-np.expm1(-lp_))
         rest = ~(lr < 0.0) & ~pos  # rho = 1 (or nan)
-        if np.any(rest):
+        if rest.any():
             out[rest] = np.log(n[rest])
     tiny = np.abs(lr) < 1e-300
-    if np.any(tiny):  # (the same values as np.where over every element: the log at these only)
+    if tiny.any():  # (the same values as np.where over every element: the log at these only)
         out[tiny] = np.log(np.maximum(n[tiny], 1e-300))
-    out = np.nan_to_num(out, copy=False, nan=np.inf)  # (out is this call's own array; +-inf to +-max, as before)
+    # np.nan_to_num(out, copy=False, nan=np.inf), inline (out is this call's own array): nan to inf, +-inf to +-max,
+    # the masks taken before the replacements, as there; skipped where every element is finite (the same values)
+    if not np.isfinite(out).all():
+        nan_, pinf, ninf = np.isnan(out), out == np.inf, out == -np.inf
+        out[nan_] = np.inf
+        out[pinf] = _FLOAT_MAX
+        out[ninf] = -_FLOAT_MAX
     out[n <= 0.0] = -np.inf
     return out.reshape(shape)
+
+
+_FLOAT_MAX = float(np.finfo(float).max)
 
 
 #: Pieces of a tail in the geometric bound of :func:`_log_tail_f`.
@@ -1468,7 +1508,7 @@ def _tail_cuts(edge: np.ndarray, m: np.ndarray, side: int | np.ndarray, pieces: 
     entry and group; default the end of the support, ``m`` for ``side = 1``, 0 for ``-1``), at the fractions of the
     way (rounded outwards; the last is ``far`` itself)."""
     mm = m[:, None, None]
-    sgn = np.broadcast_to(np.asarray(side, dtype=float), (m.size,))[:, None, None]
+    sgn = _side_array(side, (m.size,))[:, None, None]
     up3 = sgn > 0.0
     far3 = np.where(up3, mm, 0.0) if far is None else far[:, :, None]
     frac = np.arange(pieces + 1, dtype=float) / pieces if fracs is None else fracs
@@ -1488,7 +1528,7 @@ def _tail_pieces(b: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarray,
     f(x_(b_0))`` (the argument of :func:`_log_tail_f`)."""
     ne, na = log_t_edge.shape
     mm = m[:, None, None]
-    sgn = np.broadcast_to(np.asarray(side, dtype=float), (ne,))[:, None, None]
+    sgn = _side_array(side, (ne,))[:, None, None]
     up3 = sgn > 0.0
     inner, outer = b[:, :, :-1], b[:, :, 1:]  # entries x groups x pieces
     count = np.abs(outer - inner)
@@ -1498,9 +1538,11 @@ def _tail_pieces(b: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarray,
         # side 1: ratio M(a+1)/M(a) at the inner end, phi' <= alpha bp/p(x_in) + (1-alpha) bq/q(x_out);
         # side -1: ratio M(a-1)/M(a) at the inner end, -phi' <= -(alpha bp/p(x_in) + (1-alpha) bq/q(x_out))
         log_rm = np.where(up3, np.log((mm - inner) / (inner + 1.0)) + ls, np.log(inner / (mm - inner + 1.0)) - ls)
-        x_p, x_q = inner / mm, outer / mm
-        sp_ = bp3 / (u3 * x_p / s + (1.0 - u3) * (1.0 - x_p) / (1.0 - s))  # bp/p
-        sq_ = bq3 / (v3 * x_q / s + (1.0 - v3) * (1.0 - x_q) / (1.0 - s))  # bq/q
+        # sp_ = bp/p = bp / (u x_p / s + (1 - u)(1 - x_p) / (1 - s)) at x_p = inner / m, sq_ = bq/q likewise from v at
+        # x_q = outer / m, as one stacked pass (the same exactly rounded operations in the same order: the same values)
+        x_pq = np.stack((inner, outer)) / mm
+        uv = np.stack((u3, v3))
+        sp_, sq_ = np.stack((bp3, bq3)) / (uv * x_pq / s + (1.0 - uv) * (1.0 - x_pq) / (1.0 - s))
         # (entries x orders x pieces, in place: the same operations on the same operands as the expressions in the
         # comments, products and sums commuted only, so the same values; ~110 ns an element before, 98 pieces of
         # 1178 counts x 2 orders of a slab's upper tails at eps0 = 6, n = 3.16e6 took 26 ms)
@@ -1573,7 +1615,7 @@ def _log_tail_split(edge: np.ndarray, m: np.ndarray, s: float, side: int | np.nd
     of the ``P + 1`` sums is returned. Every term is ``>= 0``. Rounding: the running sums (``logaddexp``, at most
     ``2 P + 2`` of them, each within a few ulps of its result's magnitude) are charged ``1e-10 (1 + |bound|)``."""
     ne = m.size
-    sgn = np.broadcast_to(np.asarray(side, dtype=float), (ne,))
+    sgn = _side_array(side, (ne,))
     end = np.where(sgn > 0.0, m, 0.0)
     far = np.broadcast_to((end - sgn)[:, None], edge.shape)
     # (an edge at or beyond E - side: no pieces, only the term at E; such a tail is bounded there alone)
@@ -1605,7 +1647,7 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
     xe_g = edge / m2
     ye_g = xe_g - s
     ye = ye_g[:, gidx]
-    sgn = np.broadcast_to(np.asarray(side, dtype=float), mg.shape)[:, None]
+    sgn = _side_array(side, mg.shape)[:, None]
     up = sgn > 0.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # side 1 (a > hi): binomial ratio M(a+1)/M(a) at a = hi; side -1 (a < lo): M(a-1)/M(a) at a = lo
@@ -1622,20 +1664,21 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
         ell_e = ell_e + 1e-12 * (1.0 + np.abs(ell_e))
         t_edge = log_me + ell_e
         tail_f = _log_tail_f(edge, mg, s, sgn[:, 0], u, v, bp, bq, alpha, gidx, t_edge, 1)
-        fine = np.flatnonzero(np.any(tail_f > log_tol + w_est, axis=1))  # one piece too coarse here
+        fine = np.flatnonzero((tail_f > log_tol + w_est).any(axis=1))  # one piece too coarse here
         if fine.size:
             # the 16 pieces only where that row and order asked for them (as below: each row's bound independent of the
             # others'), computed for the orders some row asked at (was every order of those rows: measured 7 of 40
             # orders asked, ~10 % of the pairs, at eps0 = 6, n = 3.16e6; either bound is certified)
             ask = ~(tail_f[fine] <= log_tol + w_est[fine])
-            cols = np.flatnonzero(np.any(ask, axis=0))
+            cols = np.flatnonzero(ask.any(axis=0))
             rc = np.ix_(fine, cols)
             e_g, g_c = _used_groups(edge[fine], gidx[cols])
             tail_f[rc] = np.where(ask[:, cols], _log_tail_f(e_g, mg[fine], s, sgn[fine, 0], u[fine], v[fine],
                                                             bp[fine], bq[fine], alpha[cols], g_c, t_edge[rc]),
                                   tail_f[rc])
         bpg, bqg = bp[:, None], bq[:, None]
-        extra = np.maximum(_linear_excess(bpg, bqg, alpha, ye), _linear_excess(bpg, bqg, alpha, y_end))
+        lin_e = _linear_excess(bpg, bqg, alpha, ye)  # (once: also in lg_e below)
+        extra = np.maximum(lin_e, _linear_excess(bpg, bqg, alpha, y_end))
         tail_x = np.minimum(0.0, log_me + log_rm) + np.log(np.maximum(extra, 1e-320))  # (a probability: <= 1)
         tail_x = np.where(extra > 0.0, tail_x, -np.inf)
         tail = np.logaddexp(tail_f, tail_x)
@@ -1662,13 +1705,8 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
         # third bound, for tails that reach across s (the side facing the binomial's bulk at
         # large orders, where the others fail): g is convex, so on the tail it is at most its
         # larger end value, g <= f + (-1 - f'(s) y)_+ there, and the tail's probability is <= 1
-        if np.all(up):
-            lg_far = _log_g_bound(bp, bq, u, v, s, alpha, 1.0)
-        elif not np.any(up):
-            lg_far = _log_g_bound(bp, bq, u, v, s, alpha, 0.0)
-        else:
-            lg_far = np.where(up, _log_g_bound(bp, bq, u, v, s, alpha, 1.0), _log_g_bound(bp, bq, u, v, s, alpha, 0.0))
-        lg_e = np.logaddexp(ell_e, np.log(_linear_excess(bpg, bqg, alpha, ye)))
+        lg_far = _log_g_ends(up, 1.0, bp, bq, u, v, s, alpha)
+        lg_e = np.logaddexp(ell_e, np.log(lin_e))
         tail_c = np.maximum(lg_e, lg_far) + np.minimum(0.0, log_me + log_rm)
         other = np.minimum(np.where(np.isnan(tail_c), np.inf, tail_c), tail_g)
         tail = np.where(open_[:, gidx], np.minimum(tail, other), -np.inf)
@@ -1679,7 +1717,7 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
         # window was widened twice to 1350 terms)
         if fine.size:
             redo = tail[fine] > log_tol + w_est[fine]  # (also where the 16 pieces gave inf: their sums overflowed)
-            finer, cols = fine[np.any(redo, axis=1)], np.flatnonzero(np.any(redo, axis=0))  # (only those orders)
+            finer, cols = fine[redo.any(axis=1)], np.flatnonzero(redo.any(axis=0))  # (only those orders)
             if finer.size:
                 rc = np.ix_(finer, cols)
                 e_g, g_c = _used_groups(edge[finer], gidx[cols])
@@ -1688,14 +1726,14 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
                     g_c, t_edge[rc], fracs=_TAIL_FRACS))
                 new = np.where(open_[finer][:, gidx[cols]], np.minimum(np.logaddexp(tf, tail_x[rc]), other[rc]), -np.inf)
                 # (only where that row and order asked for it: each row's bound stays independent of the others')
-                tail[rc] = np.where(redo[np.ix_(np.any(redo, axis=1), cols)], new, tail[rc])
+                tail[rc] = np.where(redo[np.ix_(redo.any(axis=1), cols)], new, tail[rc])
                 # still too large: bounded from both ends too (:func:`_log_tail_split`: terms rising again towards the
                 # end of the support), where that row and order asked for it; the term at the end E bounded as the
                 # edge's (Boost's pmf or the gammaln bracket, with its error; log f with the same 1e-12 margin)
                 in_finer = np.zeros(tail.shape[0], dtype=bool)
                 in_finer[finer] = True
                 again = open_[:, gidx] & (tail > log_tol + w_est) & in_finer[:, None]
-                r2, c2 = np.flatnonzero(np.any(again, axis=1)), np.flatnonzero(np.any(again, axis=0))
+                r2, c2 = np.flatnonzero(again.any(axis=1)), np.flatnonzero(again.any(axis=0))
                 if r2.size:
                     rc2 = np.ix_(r2, c2)
                     end_f = np.where(sgn[r2, 0] > 0.0, mg[r2], 0.0)
@@ -1750,6 +1788,17 @@ def _log_g_bound(bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v: np.ndarray, s
     return np.where(np.isnan(out), np.inf, out)
 
 
+def _log_g_ends(first: np.ndarray, x_first: float, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v: np.ndarray,
+                s: float, alpha: np.ndarray) -> np.ndarray:
+    """``np.where(first, _log_g_bound(.., x_first), _log_g_bound(.., 1 - x_first))`` (entries x orders), each end's bound
+    computed only where some element takes it (the values np.where would pick)."""
+    if first.all():
+        return _log_g_bound(bp, bq, u, v, s, alpha, x_first)
+    if not first.any():
+        return _log_g_bound(bp, bq, u, v, s, alpha, 1.0 - x_first)
+    return np.where(first, _log_g_bound(bp, bq, u, v, s, alpha, x_first), _log_g_bound(bp, bq, u, v, s, alpha, 1.0 - x_first))
+
+
 def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v: np.ndarray, s: float,
                  alpha: np.ndarray, rel: float, tail_tol: float, max_window: int, lo: np.ndarray, hi: np.ndarray,
                  ogroups: list[slice]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1777,8 +1826,8 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
         # each entry's union window, over the orders of its pending groups
         mask = pending[:, gidx]
         with np.errstate(invalid="ignore"):
-            lo_u = np.min(np.where(mask, lo, np.inf), axis=1)
-            hi_u = np.max(np.where(mask, hi, -np.inf), axis=1)
+            lo_u = np.where(mask, lo, np.inf).min(axis=1)
+            hi_u = np.where(mask, hi, -np.inf).max(axis=1)
         todo = todo[(hi_u[todo] - lo_u[todo] + 1.0) <= max_window]
         if todo.size == 0:
             break
@@ -1791,7 +1840,7 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
         while i < order.size:
             width = int(hi_u[order[i]] - lo_u[order[i]] + 1.0)
             gsel = pending[order[i]]  # the chunk's groups
-            nsel = int(np.sum(gsel[gidx]))  # and their orders
+            nsel = int(gsel[gidx].sum())  # and their orders
             per = max(1, _EXACT_CHUNK // max(width * nsel, 1))
             grp = order[i:i + per]
             grp = grp[key[i:i + grp.size] == key[i]]
@@ -1808,8 +1857,8 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
                 if not gsel[k]:
                     slices.append((cols, 0, 1))  # not summed (a placeholder: its tails are not used)
                     continue
-                o = int(np.clip(np.min(np.min(lo[grp, cols], axis=1) - start), 0, width - 1))
-                e = int(np.clip(np.max(np.max(hi[grp, cols], axis=1) - start), o, width - 1))
+                o = int(np.clip((lo[grp, cols].min(axis=1) - start).min(), 0, width - 1))
+                e = int(np.clip((hi[grp, cols].max(axis=1) - start).max(), o, width - 1))
                 slices.append((cols, o, e - o + 1))
             w_up, w_lo, w_est = _exact_chunk(mg, start, width, s, u[grp], v[grp], alpha, rel,
                                              [sl for sl, g in zip(slices, gsel) if g], work)
@@ -1826,7 +1875,7 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
         # window in a chunk, or a group not summed, gives -inf there, which adds nothing below)
         rows = np.concatenate([c[0] for c in chunks])
         e_hi, e_lo, o_hi, o_lo, w_e = (np.concatenate([c[k] for c in chunks]) for k in (6, 7, 8, 9, 5))
-        present = [sd for sd, op in ((1, o_hi), (-1, o_lo)) if np.any(op)]
+        present = [sd for sd, op in ((1, o_hi), (-1, o_lo)) if op.any()]
         tails_all = {}
         if present:
             def both(x: np.ndarray) -> np.ndarray:
@@ -1849,7 +1898,7 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
             ok = np.ones((grp.size, na), dtype=bool)
             for side in present:
                 edge, open_ = (edge_hi, open_hi) if side == 1 else (edge_lo, open_lo)
-                if not np.any(open_):
+                if not open_.any():
                     continue
                 tail = tails_all[side][rs]
                 with np.errstate(over="ignore", invalid="ignore"):
@@ -1859,7 +1908,7 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
                 for k, (cols, _, w) in enumerate(slices):  # widen past the slice just summed
                     if not gsel[k]:
                         continue
-                    side_bad = np.any(bad[:, cols], axis=1)[:, None]
+                    side_bad = bad[:, cols].any(axis=1)[:, None]
                     # doubled (a window far too narrow, e.g. a large order's, needed 13 rounds of +25 %),
                     # as far as the room below max_window allows; never less than +25 % (work only: the
                     # tails are certified for any window)
@@ -1869,12 +1918,12 @@ def _exact_group(m: np.ndarray, bp: np.ndarray, bq: np.ndarray, u: np.ndarray, v
                     else:
                         lo[grp, cols] = np.where(side_bad, np.maximum(0.0, edge[:, k] - grow)[:, None], lo[grp, cols])
             # the groups summed now whose tails were small enough: their brackets are final
-            fin = np.stack([np.all(ok[:, cols], axis=1) for cols in ogroups], axis=1) & gsel
+            fin = np.stack([ok[:, cols].all(axis=1) for cols in ogroups], axis=1) & gsel
             sel = fin[:, gidx]
             out_up[grp] = np.where(sel, np.logaddexp(w_up, t_up), out_up[grp])
             out_lo[grp] = np.where(sel, w_lo, out_lo[grp])
             pending[grp] &= ~fin
-            retry.append(grp[np.any(pending[grp], axis=1)])
+            retry.append(grp[pending[grp].any(axis=1)])
         todo = np.concatenate(retry) if retry else np.zeros(0, dtype=np.int64)
     done = ~np.any(pending, axis=1)
     return out_up, out_lo, done
@@ -2036,7 +2085,9 @@ def _saddles(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarr
     c = np.full(na, N * p)
     x = np.full(na, s)
     th = np.full(na, p)
-    ap, aq = alpha * bp, (1.0 - alpha) * bq  # (the same products as in h below, evaluated once)
+    # (the products alpha bp, (1 - alpha) bq of h below evaluated once; its two fractions as one stacked pass, the same
+    # exactly rounded operations added in the same order: the same values)
+    b_2, a_2 = np.array([[bp], [bq]]), np.stack((alpha * bp, (1.0 - alpha) * bq))
     with np.errstate(all="ignore"):
         for _ in range(3):
             xl, xr = np.full(na, 1e-9), np.full(na, 1.0 - 1e-9)
@@ -2044,7 +2095,12 @@ def _saddles(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarr
             for _ in range(18):
                 xm = 0.5 * (xl + xr)
                 y = xm - s
-                h = nc * (np.log(xm / (1.0 - xm)) - lgt_s) + ap / (1.0 + bp * y) + aq / (1.0 + bq * y)
+                fr = b_2 * y
+                fr += 1.0
+                np.divide(a_2, fr, out=fr)
+                h = nc * (np.log(xm / (1.0 - xm)) - lgt_s)
+                h += fr[0]
+                h += fr[1]
                 right = h > 0.0
                 xl, xr = np.where(right, xm, xl), np.where(right, xr, xm)
             x = 0.5 * (xl + xr)
@@ -2112,11 +2168,16 @@ def _slab_plan(N: float, p: float, s: float, bp: float, bq: float, alpha: np.nda
     if est_out is not None:
         est_out.append(est)
 
+    b_2, a_2 = np.array([[bp], [bq]]), np.stack((alpha, 1.0 - alpha))
+
     def log_gb(x: np.ndarray, j: np.ndarray) -> np.ndarray:  # about log g(x): log(f(x) + (-1 - f'(s)(x - s))_+)
         y = x - s
         with np.errstate(all="ignore"):
-            lf = alpha[j] * np.log1p(bp * y) + (1.0 - alpha[j]) * np.log1p(bq * y)
-            lf = np.where(np.minimum(bp * y, bq * y) > -1.0, lf, -np.inf)
+            # alpha log1p(bp y) + (1 - alpha) log1p(bq y), the two logs as one stacked pass (the same values)
+            z = b_2 * y
+            lz = np.log1p(z)
+            lz *= a_2[:, j]
+            lf = np.where(np.minimum(z[0], z[1]) > -1.0, lz[0] + lz[1], -np.inf)
             return np.logaddexp(lf, np.log(np.maximum(-1.0 - d[j] * y, 1e-300)))
 
     sm = np.sqrt(s * (1.0 - s) / (cs + 1.0))
