@@ -50,3 +50,14 @@ def test_large_eps0_curves_raise_no_floating_point_warning(eps0: float, n: int) 
     # pytest runs with warnings as errors: a 0 * inf in the kernels' chord raised here (review rev94r)
     curve = rdp_curve(eps0, n)
     assert all(eps0 * 0.5 < u <= eps0 * (1 + 1e-12) for u in curve.upper)
+
+
+def test_chord_helpers_turn_no_information_into_the_safe_infinity() -> None:
+    # an infinite corner bound at c = c_b made the chord nan, and log(e^nan - 1) was -inf: an upper bound of -inf
+    # on log(K - 1) for a future caller (review renyi95)
+    from shuffle_accountant.numeric.renyi import _chord_upper, _log_expm1
+
+    one = np.array([1.0])
+    assert _chord_upper(np.array([np.inf]), one, np.array([0.0]), np.array([5.0]), np.array([5.0]))[0] == np.inf
+    assert _log_expm1(np.array([np.nan]), 1)[0] == np.inf and _log_expm1(np.array([np.nan]), -1)[0] == -np.inf
+    assert _log_expm1(np.array([-1.0]), 1)[0] == -np.inf  # (K <= 1: K - 1 <= 0, unchanged)
