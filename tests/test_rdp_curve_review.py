@@ -61,3 +61,15 @@ def test_chord_helpers_turn_no_information_into_the_safe_infinity() -> None:
     assert _chord_upper(np.array([np.inf]), one, np.array([0.0]), np.array([5.0]), np.array([5.0]))[0] == np.inf
     assert _log_expm1(np.array([np.nan]), 1)[0] == np.inf and _log_expm1(np.array([np.nan]), -1)[0] == -np.inf
     assert _log_expm1(np.array([-1.0]), 1)[0] == -np.inf  # (K <= 1: K - 1 <= 0, unchanged)
+
+
+def test_log_k_rounds_subnormal_results_outwards() -> None:
+    # a relative factor does not move a subnormal: log K = log1p(e^-735.3) was returned below its exact value
+    # (review rev94c)
+    import mpmath
+
+    from shuffle_accountant.numeric.renyi import _log_k
+
+    for x in (-735.3, -740.0, -720.0):
+        exact = mpmath.log1p(mpmath.exp(x))
+        assert _log_k(np.array([x]), 1)[0] >= exact >= _log_k(np.array([x]), -1)[0]

@@ -2982,10 +2982,11 @@ def _chord_orders(alpha: np.ndarray, u: float, v: float, s: float) -> np.ndarray
 
 def _log_k(log_excess: np.ndarray, side: int) -> np.ndarray:
     """``log K = log(1 + e^log_excess)`` from a bound on ``log(K - 1)``, rounded outwards (``side = +1``: up; ``logaddexp``
-    is within a few ulps of its result, relative: charged ``8u``)."""
+    is within a few ulps of its result, relative: charged ``8u``; and ``1e-320`` absolute, for subnormal results where a
+    relative factor rounds nothing: review rev94c, unreachable from the chord's callers, whose ``K - 1`` is ``>~ 1e-41``)."""
     with np.errstate(over="ignore"):
         out = np.logaddexp(0.0, log_excess)
-    return out * (1.0 + side * 8 * _U)
+    return out * (1.0 + side * 8 * _U) + side * 1e-320
 
 
 def _log_expm1(h: np.ndarray, side: int) -> np.ndarray:
@@ -3723,7 +3724,8 @@ class RenyiDirection:
             jn, jp, hu_n, hu_p, cn, cp = jn[keep], jp[keep], hu_n[keep], hu_p[keep], cn[keep], cp[keep]
             if r.size == 0:
                 return None
-        # the blocks' counts (lo - 1 .. hi - 1) and their masses, once per block
+        # the blocks' counts (lo - 1 .. hi - 1) and their masses, once per block (a block holding the total 0 has the
+        # count -1, outside [cu, cl]: its mass is 0 exactly, log -inf, so its term vanishes whatever the bounds there)
         rows, r_inv = np.unique(r, return_inverse=True)
         wr = width[rows].astype(np.int64)
         first = np.cumsum(wr) - wr
