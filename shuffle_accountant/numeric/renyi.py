@@ -259,14 +259,19 @@ def _log_pmf_anchor(a: np.ndarray, m: np.ndarray, p: float, rel: float) -> tuple
     outside ``0 <= a <= m``)."""
     with np.errstate(divide="ignore"):
         boost = np.log(bn.pmf(a, m, p))
-    low = ~(boost >= _PMF_LOG_MIN)
-    if not low.any():
-        return boost, np.full(boost.shape, 1.01 * rel)
-    b_lo, b_up = _log_pmf_bracket(a, m, p)
-    with np.errstate(invalid="ignore"):
-        mid, half = 0.5 * (b_lo + b_up), 0.5 * (b_up - b_lo)
-    value = np.where(low, mid, boost)
-    err = np.where(low, np.nan_to_num(half, nan=0.0) * (1.0 + 1e-12), 1.01 * rel)
+    return _below_floor_from_bracket(boost, np.full(boost.shape, 1.01 * rel), a, m, p)
+
+
+def _below_floor_from_bracket(value: np.ndarray, err: np.ndarray, a: np.ndarray, m: np.ndarray | float, p: float
+                              ) -> tuple[np.ndarray, np.ndarray]:
+    """``(value, err)`` of a binomial log-pmf at counts ``a`` (size ``m``) with the entries below :data:`_PMF_LOG_MIN` (or
+    nan) replaced, in place, by :func:`_log_pmf_bracket`'s midpoint and half-width (``-inf`` outside ``0 <= a <= m``)."""
+    low = ~(value >= _PMF_LOG_MIN)
+    if np.any(low):
+        b_lo, b_up = _log_pmf_bracket(a[low], np.broadcast_to(m, a.shape)[low], p)
+        with np.errstate(invalid="ignore"):
+            value[low] = 0.5 * (b_lo + b_up)
+            err[low] = np.nan_to_num(0.5 * (b_up - b_lo), nan=0.0) * (1.0 + 1e-12)
     return value, err
 
 
@@ -3086,13 +3091,7 @@ def _log_pmf_counts(c: np.ndarray, N: float, p: float, rel: float) -> tuple[np.n
     with np.errstate(divide="ignore"):
         val = np.log(v)
     err = 1.01 * np.maximum(rv, rel) + 2 * _U * np.abs(np.where(np.isfinite(val), val, 0.0))
-    low = ~(val >= _PMF_LOG_MIN)
-    if np.any(low):
-        b_lo, b_up = _log_pmf_bracket(c[low], np.full(int(low.sum()), N), p)
-        with np.errstate(invalid="ignore"):
-            val[low] = 0.5 * (b_lo + b_up)
-            err[low] = np.nan_to_num(0.5 * (b_up - b_lo), nan=0.0) * (1.0 + 1e-12)
-    return val, err
+    return _below_floor_from_bracket(val, err, c, N, p)
 
 
 def _best_of(found: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]], shape: tuple[int, int]
