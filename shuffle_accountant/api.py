@@ -174,17 +174,17 @@ def epsilon(
             f"{m.name}: bracket relative width {width:.2g} exceeds rtol {rtol:g}: floating point limits the resolution here"
         )
     value = value_hi if m.kind == "upper" else value_lo
-    # every method here analyses eps0-DP randomizers, and shuffling is post-processing, so the
-    # randomizer's eps0 is always a valid bound (this only trims ulp-level rounding): the stated
-    # eps0, or a matrix randomizer's computed eps0 rounded up (its float eps0 may lie below the
-    # exact one, and a caller's eps0 may differ from it by 1e-12 relative: review rev94m)
-    cap = eps0
-    if randomizer is not None:
-        from .randomizers import randomizer_at
+    if m.kind == "upper" and value > eps0:
+        # every method here analyses eps0-DP randomizers, and shuffling is post-processing, so the
+        # randomizer's eps0 is always a valid bound (this only trims ulp-level rounding): the stated
+        # eps0, or a matrix randomizer's computed eps0 rounded up (its float eps0 may lie below the
+        # exact one, and a caller's eps0 may differ from it by 1e-12 relative: review rev94m)
+        cap = eps0
+        if randomizer is not None:
+            from .randomizers import randomizer_at
 
-        cap = max(eps0, randomizer_at(randomizer, eps0).eps0_upper)
-    if m.kind == "upper" and value > cap:
-        value = cap
+            cap = max(eps0, randomizer_at(randomizer, eps0).eps0_upper)
+        value = min(value, cap)
     return Bound(
         "epsilon",
         value,
