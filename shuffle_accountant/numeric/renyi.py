@@ -3046,6 +3046,16 @@ def _secant_lower(hl_near: np.ndarray, hu_far: np.ndarray, c_near: np.ndarray, c
         return np.where(np.isfinite(m), h, -np.inf)
 
 
+def _nearest_evaluated(done: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (entries sorted by ``c``) and column of ``done``: the index of the nearest row evaluated at or below it
+    (``-1``: none) and at or above it (the row count: none)."""
+    n = done.shape[0]
+    ar = np.arange(n)[:, None]
+    prv = np.maximum.accumulate(np.where(done, ar, -1), axis=0)
+    nxt = np.minimum.accumulate(np.where(done, ar, n)[::-1], axis=0)[::-1]
+    return prv, nxt
+
+
 def _chord_envelope(c: np.ndarray, done: np.ndarray, up: np.ndarray, lo: np.ndarray, cols: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Bounds of entries not evaluated at an order from the evaluated ones, where ``log K`` is convex in ``c``
@@ -3057,9 +3067,7 @@ def _chord_envelope(c: np.ndarray, done: np.ndarray, up: np.ndarray, lo: np.ndar
     orders); ``done`` (entries x ``cols``) whether each was evaluated at the orders ``cols``."""
     n = c.size
     U, L = up[:, cols], lo[:, cols]
-    ar = np.arange(n)[:, None]
-    prv = np.maximum.accumulate(np.where(done, ar, -1), axis=0)  # the nearest evaluated at or below
-    nxt = np.minimum.accumulate(np.where(done, ar, n)[::-1], axis=0)[::-1]  # ... at or above
+    prv, nxt = _nearest_evaluated(done)
     miss = ~done & (prv >= 0) & (nxt < n)
     i, j = np.nonzero(miss)
     if i.size == 0:
@@ -3694,10 +3702,7 @@ class RenyiDirection:
         order = self._c_order()
         pos = np.empty(ne, dtype=np.int64)
         pos[order] = np.arange(ne)
-        done = self.ent_done[order]
-        ar = np.arange(ne)[:, None]
-        nxt = np.minimum.accumulate(np.where(done, ar, ne)[::-1], axis=0)[::-1]
-        prv = np.maximum.accumulate(np.where(done, ar, -1), axis=0)
+        prv, nxt = _nearest_evaluated(self.ent_done[order])
         jn = np.where(pos[ib] + 1 < ne, nxt[np.minimum(pos[ib] + 1, ne - 1), o], ne)
         jp = np.where(pos[ia] >= 1, prv[np.maximum(pos[ia] - 1, 0), o], -1)
         en, ep = order[np.minimum(jn, ne - 1)], order[np.maximum(jp, 0)]
