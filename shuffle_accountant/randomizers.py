@@ -56,6 +56,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
@@ -855,15 +856,23 @@ def load_matrix(path: str | os.PathLike[str]) -> MatrixRandomizer:
     return MatrixRandomizer(np.array(rows, dtype=float), os.path.basename(name), where)
 
 
+#: A matrix entry in CSV: a plain decimal number (``0.25``, ``.5``, ``1e-3``, ``+1``). Python's ``float`` also reads
+#: ``0.2_5``, ``nan``, ``inf`` and ``infinity``; none of them is a probability a user means to write, so they are
+#: refused by this syntax (review rev94m) rather than read as something else.
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
 def _number(token: object, where: str, r: int, c: int) -> float:
+    if token is None:
+        raise InvalidParameter(f"{where}: row {r} column {c}: null is not a number")
     if isinstance(token, bool) or not isinstance(token, (Real, str)):
         raise InvalidParameter(f"{where}: row {r} column {c}: {token!r} is not a number")
     if isinstance(token, str):
         t = token.strip()
-        try:
-            x = float(t)
-        except ValueError:
-            raise InvalidParameter(f"{where}: row {r} column {c}: {t!r} is not a number") from None
+        if _DECIMAL.fullmatch(t) is None:
+            raise InvalidParameter(f"{where}: row {r} column {c}: {t!r} is not a number (a plain decimal, e.g. 0.25 "
+                                   "or 1e-3)")
+        x = float(t)
     else:
         try:
             x = float(token)
@@ -888,9 +897,19 @@ def _parse_csv(text: str, where: str) -> list[list[float]]:
     return rows
 
 
+class _NonFiniteJson(Exception):
+    """``NaN`` / ``Infinity`` / ``-Infinity`` in a matrix file: not JSON, though Python's parser reads them."""
+
+
+def _refuse_json_constant(name: str) -> float:
+    raise _NonFiniteJson(name)
+
+
 def _parse_json(text: str, where: str) -> list[list[float]]:
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_json_constant)
+    except _NonFiniteJson as exc:
+        raise InvalidParameter(f"{where}: {exc.args[0]} is not a number (JSON numbers are finite)") from None
     except json.JSONDecodeError as exc:
         raise InvalidParameter(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except (ValueError, RecursionError) as exc:  # e.g. an integer of more digits than Python converts, deep nesting
