@@ -555,6 +555,16 @@ LOWER_AT_REACH = 1e-3
 _RATIO_ERR = 8.0 * _U  # relative error bound of the computed ratios of :func:`_line_ratios`
 
 
+def _rolled(x: np.ndarray, shift: int) -> np.ndarray:
+    """``np.roll(x, shift)`` along the last axis for ``shift`` in ``{1, -1}`` (the same array: pure data
+    movement), without ``np.roll``'s per-call overhead (~10 us; the engine and the window call it ~25 times a
+    query). Cost only."""
+    if shift == -1:
+        return np.concatenate((x[..., 1:], x[..., :1]), axis=-1)
+    assert shift == 1
+    return np.concatenate((x[..., -1:], x[..., :-1]), axis=-1)
+
+
 def _line_ratios(eps_from: float, eps_to: float) -> tuple[float, float] | None:
     """The factors by which the line of a *fixed* cut (property P4) moves from ``eps_from`` to
     ``eps_to`` (module docstring §3, *lower_at*): ``r_A = (e^{eps_to} - 1)/(e^{eps_from} - 1)`` for
@@ -620,6 +630,7 @@ def _kernel_lines(
     c: np.ndarray, lam: np.ndarray, d: float, eps: float | np.ndarray, rel: float,
     tail: Callable[[np.ndarray, np.ndarray, float], np.ndarray] = bn.sf,
     pmf: Callable[[np.ndarray, np.ndarray, float], np.ndarray] = bn.pmf,
+    value_only: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``h(c, λ)`` of the fair-clone kernel (first user ``u = 1/2 + λ d`` vs ``v = 1/2 - λ d``)
     and, for the cut that attains it, the line ``A + λ' B`` (property P4 of the module
@@ -637,6 +648,8 @@ def _kernel_lines(
     ``P[Bin(c, 1/2) > k]``; anything but Boost's :func:`.binomial.sf` (whose budget is charged)
     makes the results estimates (:func:`_steering_sf`, for the search's surrogate only); ``pmf``
     computes ``P[Bin(c, 1/2) = k]`` (Boost's, or the same values by :func:`_steering_pmf`).
+    ``value_only``: ``value`` alone (the same numbers), the other five left at 0 (the surrogate's use:
+    no error budgets, no lines; cost only).
     """
     c = np.asarray(c, dtype=float)
     lam = np.asarray(lam, dtype=float)
@@ -679,7 +692,6 @@ def _kernel_lines(
     if np.any(first):
         b2[first] = pmf(k[first], cl[first], 0.5)
     s1 = tail(k - 1.0, cl, 0.5)  # S(k)
-    rel_s = np.maximum(bn.tail_error_budget(k - 1.0, cl, 0.5), rel)  # per-value tail budget
     # candidate cuts k-1, k, k+1: (B(cut-1), S(cut))
     cand_b = np.stack((b0, b1, b2))
     cand_s = np.stack((s1 + b1, s1, np.maximum(s1 - b2, 0.0)))
@@ -687,6 +699,10 @@ def _kernel_lines(
     best = np.argmax(cand_v, axis=0)
     idx = np.arange(cl.size)
     bb, ss, vv = cand_b[best, idx], cand_s[best, idx], cand_v[best, idx]
+    if value_only:
+        value[live] = np.maximum(vv, 0.0)
+        return value, verr, A, Aerr, B, Berr
+    rel_s = np.maximum(bn.tail_error_budget(k - 1.0, cl, 0.5), rel)  # per-value tail budget
     # Error budget: Boost's relative error on the anchor pmf/tail, the ratio steps, the few
     # operations here, and the rounding of u, v, du (perturbs P and Q by ~1e-16 per point).
     e_val = ((rel + 16.0 * _U) * cb * bb + (rel_s + 16.0 * _U) * gm1 * ss + 2.0 * rel * gm1 * b1
@@ -1886,7 +1902,7 @@ class _Engine:
         t1, t2 = b.t1[cb], b.t2[cb]
         last = np.zeros(b.y.size, dtype=bool)
         last[b.start + b.count - 1] = True
-        yn = np.roll(b.y, -1)
+        yn = _rolled(b.y, -1)
         # tangent points: one per piece (cell i covers [y_i, y_{i+1})), at the integer below
         # the midpoint; the last cell's line covers [y_last, inf) and touches at y_last
         yhat = np.where(~last, np.floor(0.5 * (b.y + yn)), b.y)
@@ -2011,10 +2027,10 @@ class _Engine:
             c = mode == "cert"
             up = mode != "swap"  # "swap": nominal values at the other end of each bracket
             g = dvals if mode == "dnom" and dvals is not None else K["val"] + (K["verr"] if c else 0.0)
-            gn = np.roll(g, -1)
-            yn = np.roll(y, -1)
+            gn = _rolled(g, -1)
+            yn = _rolled(y, -1)
             slope = np.where(last, 0.0, (gn - g) / np.where(last, 1.0, yn - y))
-            dslope = np.where(first, 0.0, slope - np.roll(slope, 1))
+            dslope = np.where(first, 0.0, slope - _rolled(slope, 1))
             f_fp = pick("fp", dslope, up)[c]
             f_fm = pick("fm", dslope, up)[c]
             kink = np.where(first, 0.0, np.where(right, f_fp, f_fm))
@@ -2036,7 +2052,7 @@ class _Engine:
         V = K["A"] + K["B"] * K["lam"]
         s = K["B"] * K["dlam"]
         yh = K["yhat"]
-        Vp, sp, yhp = np.roll(V, 1), np.roll(s, 1), np.roll(yh, 1)
+        Vp, sp, yhp = _rolled(V, 1), _rolled(s, 1), _rolled(yh, 1)
         switch = ~first  # every breakpoint but the first switches lines
         dsl = np.where(switch, s - sp, 0.0)
         dd = np.where(switch, (V + s * (y - yh)) - (Vp + sp * (y - yhp)), 0.0)
@@ -2062,10 +2078,10 @@ class _Engine:
                 fp_hi, _, fp_e = F["fp"]
                 ge_hi, _, ge_e = F["ge"]
                 lt_hi, _, lt_e = F["lt"]
-                lt_next = np.roll(lt_hi + lt_e, -1)
+                lt_next = _rolled(lt_hi + lt_e, -1)
                 m_piece = np.minimum(M_hi[cb], np.where(first, np.inf, ge_hi + ge_e))
                 m_piece = np.minimum(m_piece, np.where(last, np.inf, lt_next))
-                y_next = np.roll(y, -1)
+                y_next = _rolled(y, -1)
                 y_low = np.where(first, self.vmin, y)
                 reach = np.maximum(yh - y_low, np.where(last, 0.0, y_next - yh))
                 dist = np.where(last, fp_hi + fp_e, reach * m_piece)
@@ -3063,6 +3079,9 @@ class _TotalsWindow:
         self._slope: tuple[float, float] = (math.nan, math.nan)
 
     _MASS_FIELDS = ("Fc", "Gc", "eFc", "eGc", "Fs", "Gs", "eFs", "eGs")
+    #: the two entries :meth:`_boundary_masses` appends to each field: the values a piece with no
+    #: boundary on its right (``F = 1``, ``G = 0``, exact) and on its left (``F = 0``, ``G = 1``) takes
+    _MASS_ENDS = {"F": (1.0, 0.0), "G": (0.0, 1.0), "eF": (0.0, 0.0), "eG": (0.0, 0.0)}
     #: stored with them: ``P_m(y)`` and its absolute error bound (the anchor of :meth:`_walk`)
     _ANCHOR_FIELDS = ("p", "ep")
 
@@ -3088,7 +3107,9 @@ class _TotalsWindow:
         and an absolute error bound for each (the computed side: Boost's budgets and the identity's
         roundings; its complement ``1 - x`` one rounding more). Cached by ``(t, y)``, each value
         certified with its own bound (a walked value depends on the boundaries computed with it, so a
-        fresh computation may differ in the last bits, within both bounds). A boundary within :data:`WALK_MAX` of a cached one of
+        fresh computation may differ in the last bits, within both bounds). Each returned field has two
+        entries more, at ``t.size`` and ``t.size + 1`` (:data:`_MASS_ENDS`: the exact values for a piece
+        without a right / left boundary), so a piece's ends are one gather each. A boundary within :data:`WALK_MAX` of a cached one of
         the same total (a kink that moved with ``ε``) is walked from it (:meth:`_walk`); from
         :data:`LINEAGE_MIN_N` users on, boundaries near their mean are walked along the lineage of their
         kink from a Boost anchor of a total two below (:func:`_lineage_tails`)."""
@@ -3141,13 +3162,20 @@ class _TotalsWindow:
             new = _branch_cdfs(x, ex, p, ep, below, rho)
             new["p"], new["ep"] = p, ep
             full = tt > self.N  # Bin(0): F_0(y) = 1 for y >= 0; the silent branch has weight 0
-            for f, v in (("Fc", 1.0), ("Gc", 0.0), ("Fs", 0.0), ("Gs", 1.0), ("p", 0.0)):
-                new[f] = np.where(full, v, new[f])
-            for f in ("eFc", "eGc", "eFs", "eGs", "ep"):
-                new[f] = np.where(full, 0.0, new[f])
+            if np.any(full):  # (only t = N + 1, the last total of a window reaching it)
+                for f, v in (("Fc", 1.0), ("Gc", 0.0), ("Fs", 0.0), ("Gs", 1.0), ("p", 0.0)):
+                    new[f] = np.where(full, v, new[f])
+                for f in ("eFc", "eGc", "eFs", "eGs", "ep"):
+                    new[f] = np.where(full, 0.0, new[f])
             row[miss] = self.masses.add(uk[miss], new)
         r = row[inv]
-        return {f: self.masses.data[f][r] for f in self._MASS_FIELDS}
+        out: dict[str, np.ndarray] = {}
+        for f in self._MASS_FIELDS:  # (with the two end entries: see the docstring)
+            col = np.empty(r.size + 2)
+            np.take(self.masses.data[f], r, out=col[:-2])
+            col[-2:] = self._MASS_ENDS[f[:-1]]
+            out[f] = col
+        return out
 
     def _walk(self, keys: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
         """Boundaries (sorted keys, none cached) within :data:`WALK_MAX` of a cached boundary
@@ -3235,7 +3263,7 @@ class _TotalsWindow:
         take_s = np.where(up, steps < dist, (steps >= 1.0) & (steps <= dist))
         S_s = np.sum(np.where(take_s, P, 0.0), axis=1)
         # S_c: i in (a, b]: upward s = 1 .. d with P(i-1) = P[s-1]; downward s = 0 .. d-1 with P(i-1) = P[s+1]
-        prev = np.where(up, np.roll(P, 1, axis=1), np.roll(P, -1, axis=1))
+        prev = np.where(up, _rolled(P, 1), _rolled(P, -1))
         take_c = np.where(up, (steps >= 1.0) & (steps <= dist), steps < dist)
         S_c = np.sum(np.where(take_c, rho * prev + (1.0 - rho) * P, 0.0), axis=1)
         d = dk.astype(float)
@@ -3641,13 +3669,13 @@ class _TotalsWindow:
         li, ri = np.maximum(left, 0), np.maximum(right, 0)
 
         masses = {}
+        rx, lx = np.where(has_r, right, nb), np.where(has_l, left, nb + 1)  # (no boundary: the end entries)
         for br in ("c", "s"):
-            F_r = np.where(has_r, bm["F" + br][ri], 1.0)
-            F_l = np.where(has_l, bm["F" + br][li], 0.0)
+            F_r, F_l = bm["F" + br][rx], bm["F" + br][lx]
             use_f = F_r <= 0.5
-            dm = np.where(use_f, F_r - F_l, np.where(has_l, bm["G" + br][li], 1.0) - np.where(has_r, bm["G" + br][ri], 0.0))
-            e = np.where(use_f, np.where(has_r, bm["eF" + br][ri], 0.0) + np.where(has_l, bm["eF" + br][li], 0.0),
-                         np.where(has_r, bm["eG" + br][ri], 0.0) + np.where(has_l, bm["eG" + br][li], 0.0))
+            G, eF, eG = bm["G" + br], bm["eF" + br], bm["eG" + br]
+            dm = np.where(use_f, F_r - F_l, G[lx] - G[rx])
+            e = np.where(use_f, eF[rx] + eF[lx], eG[rx] + eG[lx])
             masses[br] = (np.maximum(dm, 0.0), e + 2.0 * _U * np.where(use_f, F_r, 1.0 - F_l))
         (dc, edc), (ds, eds) = masses["c"], masses["s"]
         W1, W0 = self.W1[p_own], self.W0[p_own]
@@ -4332,7 +4360,8 @@ class KrrBlanket:
                     ws.append(wb * wi * wj)
         tt = np.repeat(np.array(ts), e.size)
         ee = np.tile(e.ravel(), len(ts))
-        val = _kernel_lines(tt - 1.0, np.repeat(np.array(lams), e.size), c.d, ee, 1e-12, _steering_sf, _steering_pmf)[0]
+        val = _kernel_lines(tt - 1.0, np.repeat(np.array(lams), e.size), c.d, ee, 1e-12, _steering_sf, _steering_pmf,
+                            True)[0]  # (value_only, positional: a stand-in taking only positionals may drop it)
         return (np.array(ws) @ val.reshape(len(ts), e.size)).reshape(e.shape)
 
     def bounds(self, eps: float, rtol: float = 1e-10) -> DeltaBounds:

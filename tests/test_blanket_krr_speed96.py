@@ -1,0 +1,96 @@
+"""Correctness of the cost-only rewrites of ``shuffle_accountant/numeric/blanket_krr.py`` made for the
+cold ``eps(delta)`` speed of issue 10 (helper krr96): each rewrite must give the very numbers of the
+formulation it replaced, and the brackets built on them must hold the oracle's exact sum
+(``tests/oracle_blanket.py``: mpmath, shares no code with the package).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from shuffle_accountant.numeric import blanket_krr as bk
+from shuffle_accountant.numeric.blanket_krr import KrrBlanket, _TotalsWindow
+from shuffle_accountant.numeric.profile import DeltaBounds
+from shuffle_accountant.numeric.search import epsilon_for_delta
+
+import oracle_blanket as ob
+
+
+def _holds(b: DeltaBounds, exact: mpmath.mpf, width: float) -> None:
+    """The certified bracket ``b`` holds the oracle's exact value and is at most ``width`` wide (relative)."""
+    with mpmath.workdps(50):
+        assert b.lower <= exact <= b.upper, (b, exact)
+    assert math.isfinite(b.upper) and b.upper - b.lower <= width * b.lower
+
+
+@pytest.mark.parametrize("shape", [(1,), (2,), (7,), (3, 5), (4, 1)])
+@pytest.mark.parametrize("shift", [1, -1])
+def test_rolled_is_np_roll(shape: tuple[int, ...], shift: int) -> None:
+    """``_rolled`` is ``np.roll`` along the last axis (the 1-D calls and the 2-D ``axis=1`` call)."""
+    x = np.random.default_rng(1).standard_normal(shape)
+    assert np.array_equal(bk._rolled(x, shift), np.roll(x, shift, axis=-1))
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.05, 0.4, 2.5])
+def test_kernel_value_only_is_the_same_value(eps: float) -> None:
+    """``_kernel_lines(..., value_only=True)`` returns the value of the full call bit for bit (the surrogate's
+    steering tails and Boost's alike), per-request ``eps`` included."""
+    rng = np.random.default_rng(7)
+    c = np.floor(rng.uniform(0.0, 5e4, 400))
+    c[:20] = np.arange(20.0)  # small clone counts (the steering tails' exact branch, k < 1 corner)
+    lam = rng.uniform(0.0, 1.0, c.size)
+    lam[:5] = (0.0, 1.0, 1e-9, 0.5, 1.0 - 1e-12)
+    d = 0.23
+    for tail, pmf in ((bk.bn.sf, bk.bn.pmf), (bk._steering_sf, bk._steering_pmf)):
+        for e in (eps, np.full(c.size, eps) + rng.uniform(0.0, 0.01, c.size)):
+            full = bk._kernel_lines(c, lam, d, e, 1e-12, tail, pmf)
+            only = bk._kernel_lines(c, lam, d, e, 1e-12, tail, pmf, value_only=True)
+            assert np.array_equal(full[0], only[0])
+
+
+def test_boundary_masses_end_entries() -> None:
+    """The two entries ``_boundary_masses`` appends to each field are the exact values of a piece with no
+    boundary on its right / left (the constants the evaluation's ``np.where`` used), after the boundaries."""
+    w = _TotalsWindow(500, 3, 1.0)
+    t = np.repeat(w.t[:3], 2)
+    y = np.tile(np.array([w.ja[0] + 1.0, w.ja[0] + 3.0]), 3)
+    bm = w._boundary_masses(t, y)
+    for f, v in bm.items():
+        assert v.size == t.size + 2
+        assert tuple(v[-2:]) == w._MASS_ENDS[f[:-1]]
+    assert tuple(bm["Fc"][-2:]) == (1.0, 0.0) and tuple(bm["Gs"][-2:]) == (0.0, 1.0)
+    # the boundaries themselves: F + G = 1 within their error bounds
+    for br in ("c", "s"):
+        F, G, e = bm["F" + br][:-2], bm["G" + br][:-2], bm["eF" + br][:-2] + bm["eG" + br][:-2]
+        assert np.all(np.abs(F + G - 1.0) <= e + 4e-16)
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [(12, 3, 1.0, 0.3), (45, 5, 0.7, 0.15), (60, 3, 3.0, 1.0),
+                                             (80, 10, 2.0, 0.5)])
+def test_window_and_search_hold_the_oracle(n: int, k: int, eps0: float, eps: float) -> None:
+    """The window's bracket (its piece masses from the end entries, the engine's rolled arrays) holds the
+    oracle's exact trinomial sum and closes to rounding; the eps(delta) search steered by the value-only
+    surrogate returns a bracket whose ends straddle the oracle's delta."""
+    exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
+    window = _TotalsWindow(n, k, eps0)
+    assert window.applies
+    _holds(window.bounds(eps, 1e-9), exact, 1e-9)
+    delta = float(exact)
+    bk._BACKENDS.clear()
+    r = epsilon_for_delta(KrrBlanket(n, k, eps0), delta, 1e-6)
+    assert r.lower <= r.upper <= r.lower * (1.0 + 1e-6) + 1e-300
+    with mpmath.workdps(50):
+        assert ob.blanket_delta_krr_formula(n, k, eps0, r.upper) <= delta * (1.0 + 1e-12)
+        if r.lower > 0.0:
+            assert ob.blanket_delta_krr_formula(n, k, eps0, r.lower) >= delta * (1.0 - 1e-12)
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [(40, 3, 1.0, 0.2), (70, 4, 2.0, 0.6)])
+def test_engine_alone_holds_the_oracle(n: int, k: int, eps0: float, eps: float) -> None:
+    """The block engine (its assembly's rolled neighbours) alone brackets the oracle's exact sum."""
+    exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
+    _holds(bk._Engine(bk.blanket_model(n, k, eps0)).bounds(eps, 1e-7), exact, 1e-6)
