@@ -94,3 +94,20 @@ def test_engine_alone_holds_the_oracle(n: int, k: int, eps0: float, eps: float) 
     """The block engine (its assembly's rolled neighbours) alone brackets the oracle's exact sum."""
     exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
     _holds(bk._Engine(bk.blanket_model(n, k, eps0)).bounds(eps, 1e-7), exact, 1e-6)
+
+
+@pytest.mark.parametrize("runs", [False, True])
+def test_hinges_whole_arrays_equal_masked_path(runs: bool) -> None:
+    """``_hinges`` with every size positive (whole arrays, no masked copies) gives the numbers of its masked
+    path: the same requests with a size-0 request added (which takes the masked path) agree bit for bit on
+    them, and the size-0 request gets its exact values."""
+    rng = np.random.default_rng(3)
+    m = np.floor(rng.uniform(2.0, 2e6, 300))
+    rho = 0.37
+    x = np.clip(np.floor(m * rho + rng.normal(0.0, 3.0, m.size) * np.sqrt(m * rho * (1.0 - rho))), 0.0, m)
+    x[:3] = (0.0, 1.0, m[2])
+    whole = bk._hinges(m, x, rho, runs=runs)
+    masked = bk._hinges(np.append(m, 0.0), np.append(x, 2.0), rho, runs=runs)
+    for f in ("fp", "fm", "ge", "lt", "le", "gt", "e_fp", "e_fm", "e_ge", "e_lt", "e_le", "e_gt", "pm1"):
+        assert np.array_equal(getattr(masked, f)[:-1], getattr(whole, f)), f
+    assert (masked.fp[-1], masked.fm[-1], masked.ge[-1], masked.lt[-1]) == (0.0, 2.0, 0.0, 1.0)

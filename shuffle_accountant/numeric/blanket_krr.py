@@ -1025,10 +1025,19 @@ def _hinges(m: np.ndarray, x: np.ndarray, rho: float, runs: bool = False) -> _Hi
         out["le"][zero] = (xz >= 0.0).astype(float)
         out["gt"][zero] = (xz < 0.0).astype(float)
     pos = ~zero
+    every = not np.any(zero)  # (the usual case: whole arrays, no masked copies; the same numbers)
     if np.any(pos):
-        mm = m[pos] - 1.0
-        xx = x[pos]
-        rel = bn.pmf_error_budget(float(np.max(m[pos])))
+        mp = m if every else m[pos]
+        mm = mp - 1.0
+        xx = x if every else x[pos]
+        rel = bn.pmf_error_budget(float(np.max(mp)))
+
+        def put(name: str, val: np.ndarray) -> None:
+            if every:
+                out[name] = val
+            else:
+                out[name][pos] = val
+
         if runs:
             small, e_small, below = _tails_by_runs(mm, xx - 1.0, rho)
         else:
@@ -1050,33 +1059,36 @@ def _hinges(m: np.ndarray, x: np.ndarray, rho: float, runs: bool = False) -> _Hi
             pm1 = np.where(safe, pm * (xx * (1.0 - rho)) / ((mm - xx + 1.0) * rho), 0.0)
         if not np.all(safe):
             pm1[~safe] = bn.pmf(xx[~safe] - 1.0, mm[~safe], rho)
-        mean = m[pos] * rho
+        mean = mp * rho
         bterm = xx * (1.0 - rho) * pm
         a_fp = (mean - xx) * p_ge
         a_fm = (xx - mean) * p_lt
         e_b = rel * np.abs(bterm) + 4.0 * _U * np.abs(bterm)
-        out["fp"][pos] = np.maximum(a_fp + bterm, 0.0)
-        out["fm"][pos] = np.maximum(a_fm + bterm, 0.0)
-        out["e_fp"][pos] = (np.abs(mean - xx) * e_ge0 + e_b + 2.0 * _U * mean * p_ge
-                            + 8.0 * _U * (np.abs(a_fp) + np.abs(bterm)))
-        out["e_fm"][pos] = (np.abs(xx - mean) * e_lt0 + e_b + 2.0 * _U * mean * p_lt
-                            + 8.0 * _U * (np.abs(a_fm) + np.abs(bterm)))
+        put("fp", np.maximum(a_fp + bterm, 0.0))
+        put("fm", np.maximum(a_fm + bterm, 0.0))
+        put("e_fp", (np.abs(mean - xx) * e_ge0 + e_b + 2.0 * _U * mean * p_ge
+                     + 8.0 * _U * (np.abs(a_fp) + np.abs(bterm))))
+        put("e_fm", (np.abs(xx - mean) * e_lt0 + e_b + 2.0 * _U * mean * p_lt
+                     + 8.0 * _U * (np.abs(a_fm) + np.abs(bterm))))
         t1 = rho * pm1
         t0 = (1.0 - rho) * pm
         e_t = rel * (t0 + t1) + 4.0 * _U * (t0 + t1)
         ge = p_ge + t1
         lt = p_lt - t1
-        out["ge"][pos] = np.clip(ge, 0.0, 1.0)
-        out["lt"][pos] = np.clip(lt, 0.0, 1.0)
-        out["le"][pos] = np.clip(lt + t0 + t1, 0.0, 1.0)
-        out["gt"][pos] = np.clip(ge - t0 - t1, 0.0, 1.0)
-        out["e_ge"][pos] = e_ge0 + e_t + 4.0 * _U * ge
-        out["e_lt"][pos] = e_lt0 + e_t + 4.0 * _U * p_lt
-        out["e_le"][pos] = e_lt0 + 2.0 * e_t + 4.0 * _U * (p_lt + t0 + t1)
-        out["e_gt"][pos] = e_ge0 + 2.0 * e_t + 4.0 * _U * ge
-        out["pm1"][pos] = pm1
+        put("ge", np.clip(ge, 0.0, 1.0))
+        put("lt", np.clip(lt, 0.0, 1.0))
+        put("le", np.clip(lt + t0 + t1, 0.0, 1.0))
+        put("gt", np.clip(ge - t0 - t1, 0.0, 1.0))
+        put("e_ge", e_ge0 + e_t + 4.0 * _U * ge)
+        put("e_lt", e_lt0 + e_t + 4.0 * _U * p_lt)
+        put("e_le", e_lt0 + 2.0 * e_t + 4.0 * _U * (p_lt + t0 + t1))
+        put("e_gt", e_ge0 + 2.0 * e_t + 4.0 * _U * ge)
+        put("pm1", pm1)
         for name in names[6:12]:  # values below ~1e-300 lose relative accuracy (subnormals)
-            out[name][pos] += 1e-300
+            if every:
+                out[name] += 1e-300
+            else:
+                out[name][pos] += 1e-300
     return _Hinge(**out)
 
 
