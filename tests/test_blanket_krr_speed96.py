@@ -111,3 +111,26 @@ def test_hinges_whole_arrays_equal_masked_path(runs: bool) -> None:
     for f in ("fp", "fm", "ge", "lt", "le", "gt", "e_fp", "e_fm", "e_ge", "e_lt", "e_le", "e_gt", "pm1"):
         assert np.array_equal(getattr(masked, f)[:-1], getattr(whole, f)), f
     assert (masked.fp[-1], masked.fm[-1], masked.ge[-1], masked.lt[-1]) == (0.0, 2.0, 0.0, 1.0)
+
+
+@pytest.mark.parametrize("n, k, eps0", [(3, 3, 1.0), (50, 4, 0.5), (1000, 3, 1.0), (3000, 10, 2.0), (200, 100, 8.0)])
+def test_window_mass_below_one_call(n: int, k: int, eps0: float) -> None:
+    """The window's bound on the mass of the totals below it comes from one call for both branches; each
+    value is the one a call of its own gives, and the mass is at least the oracle-free exact sum of the
+    binomial pmf over those totals (mpmath)."""
+    w = _TotalsWindow(n, k, eps0)
+    assert w.applies
+    t_lo = w.t_range[0]
+    if t_lo <= 1:
+        assert w.mass_below == 0.0
+        return
+    N, q2, p0 = n - 1, w.q2, w.p0
+    m_c, e_c = bk.bn.interval_mass(np.array([0.0]), np.array([t_lo - 2.0]), N, q2)
+    m_s, e_s = bk.bn.interval_mass(np.array([1.0]), np.array([t_lo - 1.0]), N, q2)
+    ref = ((1.0 - p0) * float(m_c[0] + e_c[0]) + p0 * float(m_s[0] + e_s[0])) * (1.0 + 8.0 * bk._U) + 1e-300
+    assert w.mass_below == ref
+    with mpmath.workdps(40):
+        qq = mpmath.mpf(q2)
+        pmf = [mpmath.binomial(N, c) * qq**c * (1 - qq) ** (N - c) for c in range(t_lo)]
+        exact = (1 - mpmath.mpf(p0)) * mpmath.fsum(pmf[: t_lo - 1]) + mpmath.mpf(p0) * mpmath.fsum(pmf[1:t_lo])
+        assert exact <= w.mass_below

@@ -3055,9 +3055,10 @@ class _TotalsWindow:
         above = bn.sf(hi_k, N, q2) * (1.0 + np.maximum(bn.tail_error_budget(hi_k, N, q2), self.rel))
         self.mass_below = 0.0
         if t_lo > 1 and not tails_elsewhere:
-            m_c, e_c = bn.interval_mass(np.array([0.0]), np.array([t_lo - 2.0]), N, q2)
-            m_s, e_s = bn.interval_mass(np.array([1.0]), np.array([t_lo - 1.0]), N, q2)
-            self.mass_below = (((1.0 - p0) * float(m_c[0] + e_c[0]) + p0 * float(m_s[0] + e_s[0])) * (1.0 + 8.0 * _U)
+            # both branches' ranges in one call (two intervals of one width: each value is computed as
+            # a call of its own would, elementwise; cost only)
+            m_b, e_b = bn.interval_mass(np.array([0.0, 1.0]), np.array([t_lo - 2.0, t_lo - 1.0]), N, q2)
+            self.mass_below = (((1.0 - p0) * float(m_b[0] + e_b[0]) + p0 * float(m_b[1] + e_b[1])) * (1.0 + 8.0 * _U)
                                + 1e-300)
         self.mass_above = 0.0 if tails_elsewhere else ((1.0 - p0) * above[0] + p0 * above[1]) * (1.0 + 8.0 * _U) + 1e-300
         # the third-value window of each total (eps-independent)
