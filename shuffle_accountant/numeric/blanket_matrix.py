@@ -2172,13 +2172,13 @@ class _Lattice:
 
         mass = float(np.exp(lm_t1(np.zeros(1))[0]))
         z_min, z_top = kmin, kmax
-        f, c_g, c_h, err_g, err_h, wmax_g = _spectral_kernel(live, w_t1, mult, e_p, size, lm_t1, theta, h, z_min, z_top,
-                                                             sd2 * h, mu2, math.inf)[:6]
+        kern_t1 = _spectral_kernel(live, w_t1, mult, e_p, size, lm_t1, theta, h, z_min, z_top, sd2 * h, mu2, math.inf)
+        f, c_g, c_h, err_g, err_h, wmax_g = kern_t1[:6]
         corr_up = None
         if need_lower:
             corr_up = self._coupling_up(k_v, vf, e_vf + eps_v, live, mult, size, lm_t1, theta, h, z_min, z_top,
                                         sd2 * h, mu2, (kmin + np.flatnonzero(q1)).astype(np.int64), q1[q1 != 0.0],
-                                        eps_q1, mass)
+                                        eps_q1, mass, (w_t1, kern_t1))
         zs = (kmin + at_all).astype(np.int64)
         ph = _unit_phases(f[:, None], zs[None, :], size)  # (nf, shifts)
         g_at = np.sum((c_g[:, None] * ph).real, axis=0)
@@ -2194,7 +2194,8 @@ class _Lattice:
 
     def _coupling_up(self, k_v: np.ndarray, vf: np.ndarray, e_vf: np.ndarray, live: np.ndarray, mult: np.ndarray, size: int,
                      lm_t1, theta: float, h: float, z_min: int, z_top: int, scale: float, mean: float,
-                     k_q: np.ndarray, q: np.ndarray, eps_q: float, mass: float) -> float:
+                     k_q: np.ndarray, q: np.ndarray, eps_q: float, mass: float,
+                     known: tuple[np.ndarray, _Kernel] | None = None) -> float:
         """Item 10: an upper bound on the coupling term ``n sum_z Q_1(z) Hf(z)`` of item 2 (``b = 1``), summed
         over the frequencies: ``sum_z Q_1(z) F_U(z) = sum_f Re[c_H(f) Q^(f)]``, ``Q^`` the spectrum of the
         signed ``Q_1`` (:func:`_direct_spectrum`). ``T`` is the law of the *exact* tilted per-user law
@@ -2210,8 +2211,13 @@ class _Lattice:
         if not len(q):
             return 0.0
         w_q, o_q = _power(vf, e_vf, n - 1)
-        e_pq = (float(np.sum(mult * o_q)) / size + _DIRECT_DEAD_ERR) * (1.0 + fp.sum_error(len(live)) + 8 * _U)
-        kern = _spectral_kernel(live, w_q, mult, e_pq, size, lm_t1, theta, h, z_min, z_top, scale, mean, math.inf)
+        if known is not None and np.array_equal(known[0], w_q):
+            # (the same spectrum as T's: every part of the kernel used below but its uniform errors err_G, err_H,
+            # which depend on e_p and are not used here, is a function of the spectrum's values: the same bits)
+            kern = known[1]
+        else:
+            e_pq = (float(np.sum(mult * o_q)) / size + _DIRECT_DEAD_ERR) * (1.0 + fp.sum_error(len(live)) + 8 * _U)
+            kern = _spectral_kernel(live, w_q, mult, e_pq, size, lm_t1, theta, h, z_min, z_top, scale, mean, math.inf)
         q_abs = float(np.sum(np.abs(q))) * (1.0 + fp.sum_error(len(q)))
         qf, e_q = _direct_spectrum(k_q, q, live, size)
         q_up = np.minimum(np.abs(qf) * (1.0 + 4 * _U) + e_q, q_abs)
@@ -3301,13 +3307,14 @@ class PairBlanket:
                 cj = abs(float(cf.up[j]))
                 if cj > 0.0:
                     cand += [cj / math.ceil(cj / (h0 * m)) for m in (1.5, 2.0, 3.0)]
-            for hc in sorted(set(cand), reverse=True):
-                if not h0 < hc <= spread / 4.0:
-                    continue
-                t = cf.up / hc
+            # (all candidates at once, largest first: row by row the same products and sums as one at a time)
+            hcs = np.array([hc for hc in sorted(set(cand), reverse=True) if h0 < hc <= spread / 4.0])
+            if len(hcs):
+                t = cf.up[None, :] / hcs[:, None]
                 f = t - np.floor(t)
-                if float(np.sum(cf.p * f * (1.0 - f))) * hc * hc <= target:
-                    return hc
+                ok = np.flatnonzero(np.sum(cf.p * f * (1.0 - f), axis=1) * hcs * hcs <= target)
+                if len(ok):
+                    return float(hcs[ok[0]])
             return h0
 
         wsd = _window_sd(rtol)
