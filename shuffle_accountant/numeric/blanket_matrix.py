@@ -239,7 +239,8 @@ carries a floating-point error bound; nothing is truncated.
    without them. :func:`_live_frequencies` certifies the dead ones (proof in its
    docstring: a quartic bound on ``|V|^2`` from ``cos x <= 1 - x^2/2 + x^4/24`` near 0, a bound from the
    adjacent pairs of points the mean-preserving rounding creates far from 0, a Lipschitz grid in between
-   whose failing cells are live -- unary encoding and local hashing have genuine near returns of ``|V|``
+   (first on a coarse circle by one small FFT, :func:`_coarse_cells`) whose failing cells hold the candidates,
+   each then checked on its own -- unary encoding and local hashing have genuine near returns of ``|V|``
    at multiples of ``1/(E - 1)`` in real units: ``S`` is nearly ``(E - 1)`` times an integer), and
    :func:`_direct_spectrum` sums ``V`` at the live ones (about ``(8 + 2 r) u`` of its 1-norm for ``r`` points at the
    low frequencies, in place of the FFT's ``8 u log2 N``). The functionals are needed only at the shifts where ``v``,
