@@ -387,15 +387,21 @@ def _cut(c: np.ndarray, v: np.ndarray | float, du: np.ndarray | float, coef_b: n
          gm1: np.ndarray | np.floating, s: float) -> np.ndarray:
     """The cut ``k`` of the kernel pair (``u > v``, ``coef_b = u - g v > 0``), in floating
     point: the set ``{a >= k}`` is where ``rho(a) = a(1-s)/((c-a+1)s)`` exceeds
-    ``rho* = (g(1-v) - (1-u)) / (u - g v) = (du + gm1 (1-v)) / coef_b``."""
-    rho = (du + gm1 * (1.0 - v)) / coef_b
+    ``rho* = (g(1-v) - (1-u)) / (u - g v) = (du + gm1 (1-v)) / coef_b``.
+
+    Where ``rho*`` overflows (``u - g v`` tiny against ``g``, e.g. ``eps0 = 700``, ``eps`` within 1e-9 of it) and
+    ``s 1e300 > c + 1``: ``x = rho* s > 1e300 s > c + 1``, so ``a* = (c + 1) x / ((1 - s) + x)`` lies in ``[c, c + 1)``
+    (``a* >= c`` iff ``x >= c (1 - s)``) and the cut is exactly ``c + 1`` (the empty tail), not the ``nan`` of
+    ``inf / inf``. Other overflows keep ``nan`` (the callers' safe side)."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        rho = (du + gm1 * (1.0 - v)) / coef_b
         if s <= 0.0:
             astar = np.zeros(c.shape)
         elif s >= 1.0:
             astar = c + 0.5  # B is a point mass at a = c; rho(c+1) = inf, rho(c) = 0 or less
         else:
             astar = rho * s * (c + 1.0) / ((1.0 - s) + rho * s)
+            astar = np.where(np.isinf(rho) & (s * 1e300 > c + 1.0), c + 0.5, astar)
     return np.clip(np.floor(astar) + 1.0, 0.0, c + 1.0)
 
 
