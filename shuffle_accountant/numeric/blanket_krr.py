@@ -495,6 +495,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import EllipsisType
 from typing import Callable
 
 import numpy as np
@@ -1025,18 +1026,16 @@ def _hinges(m: np.ndarray, x: np.ndarray, rho: float, runs: bool = False) -> _Hi
         out["le"][zero] = (xz >= 0.0).astype(float)
         out["gt"][zero] = (xz < 0.0).astype(float)
     pos = ~zero
-    every = not np.any(zero)  # (the usual case: whole arrays, no masked copies; the same numbers)
+    # the usual case (no size 0) indexes whole arrays by ``...`` (views, no masked copies; the same numbers)
+    sel: np.ndarray | EllipsisType = ... if not np.any(zero) else pos
     if np.any(pos):
-        mp = m if every else m[pos]
+        mp = m[sel]
         mm = mp - 1.0
-        xx = x if every else x[pos]
+        xx = x[sel]
         rel = bn.pmf_error_budget(float(np.max(mp)))
 
         def put(name: str, val: np.ndarray) -> None:
-            if every:
-                out[name] = val
-            else:
-                out[name][pos] = val
+            out[name][sel] = val
 
         if runs:
             small, e_small, below = _tails_by_runs(mm, xx - 1.0, rho)
@@ -1085,10 +1084,7 @@ def _hinges(m: np.ndarray, x: np.ndarray, rho: float, runs: bool = False) -> _Hi
         put("e_gt", e_ge0 + 2.0 * e_t + 4.0 * _U * ge)
         put("pm1", pm1)
         for name in names[6:12]:  # values below ~1e-300 lose relative accuracy (subnormals)
-            if every:
-                out[name] += 1e-300
-            else:
-                out[name][pos] += 1e-300
+            out[name][sel] += 1e-300
     return _Hinge(**out)
 
 
@@ -2032,6 +2028,7 @@ class _Engine:
         out = {}
         right = idx > a[cb]
         modes = ("cert", "nom") + (() if quick else ("swap",)) + (("dnom",) if dvals is not None else ())
+        yn = _rolled(y, -1)  # (each breakpoint's successor; the upper modes and the lower lines' reach)
         for mode in () if lower_only else modes:
             if "U_" + mode in have:
                 out["U_" + mode] = have["U_" + mode]
@@ -2040,7 +2037,6 @@ class _Engine:
             up = mode != "swap"  # "swap": nominal values at the other end of each bracket
             g = dvals if mode == "dnom" and dvals is not None else K["val"] + (K["verr"] if c else 0.0)
             gn = _rolled(g, -1)
-            yn = _rolled(y, -1)
             slope = np.where(last, 0.0, (gn - g) / np.where(last, 1.0, yn - y))
             dslope = np.where(first, 0.0, slope - _rolled(slope, 1))
             f_fp = pick("fp", dslope, up)[c]
@@ -2093,9 +2089,8 @@ class _Engine:
                 lt_next = _rolled(lt_hi + lt_e, -1)
                 m_piece = np.minimum(M_hi[cb], np.where(first, np.inf, ge_hi + ge_e))
                 m_piece = np.minimum(m_piece, np.where(last, np.inf, lt_next))
-                y_next = _rolled(y, -1)
                 y_low = np.where(first, self.vmin, y)
-                reach = np.maximum(yh - y_low, np.where(last, 0.0, y_next - yh))
+                reach = np.maximum(yh - y_low, np.where(last, 0.0, yn - yh))
                 dist = np.where(last, fp_hi + fp_e, reach * m_piece)
                 line_err = np.where(piece, K["Aerr"] * m_piece + (K["Berr"] + 4.0 * _U * K["B"])
                                     * (K["lam"] * m_piece + np.abs(K["dlam"]) * dist), 0.0)
