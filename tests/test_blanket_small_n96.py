@@ -27,9 +27,9 @@ def _laws(fam: str, k: int, eps0: float, n: int) -> list[tuple[np.ndarray, np.nd
     seen: list[tuple[np.ndarray, np.ndarray, int, int, float, float]] = []
     orig = bm._live_frequencies
 
-    def spy(kk, w, m, size, slack=0.0, dead_log=bm.DEAD_LOG, max_live=bm.DIRECT_MAX_LIVE, values=False):  # type: ignore[no-untyped-def]
+    def spy(kk, w, m, size, slack=0.0, dead_log=bm.DEAD_LOG, max_live=bm.DIRECT_MAX_LIVE):  # type: ignore[no-untyped-def]
         seen.append((np.array(kk), np.array(w), m, size, slack, dead_log))
-        return orig(kk, w, m, size, slack, dead_log, max_live, values)
+        return orig(kk, w, m, size, slack, dead_log, max_live)
 
     bm._live_frequencies = spy
     try:
@@ -68,7 +68,7 @@ def test_live_set_is_the_set_of_live_frequencies(fam, k, eps0, n):
     laws = _laws(fam, k, eps0, n)
     assert laws, "the direct route should answer here"
     for kk, w, m, size, slack, dead_log in laws:
-        live, vals, err = bm._live_frequencies(kk, w, m, size, slack, dead_log, values=True)
+        live, vals, err = bm._live_frequencies(kk, w, m, size, slack, dead_log)
         thr = _threshold(m, slack, dead_log)
         spec = _spectrum(kk, w, size)
         dead = np.ones(len(spec), dtype=bool)
@@ -136,5 +136,5 @@ def test_borderline_frequency_stays_live(fam, k, eps0, n):
     thr = _threshold(m, slack, dead_log)
     gap = exact - mpmath.mpf(thr)
     assert 0 < gap < 1e-13, gap
-    live = bm._live_frequencies(kk, w, m, size, slack, dead_log)
+    live = bm._live_frequencies(kk, w, m, size, slack, dead_log)[0]
     assert f0 in set(live.tolist())

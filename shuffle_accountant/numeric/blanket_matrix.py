@@ -1415,7 +1415,8 @@ def _coarse_cells(kk: np.ndarray, w: np.ndarray, big_m: float, lip: float, thr: 
 
 
 def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: float = 0.0,
-                      dead_log: float = DEAD_LOG, max_live: int = DIRECT_MAX_LIVE, values: bool = False):  # type: ignore[no-untyped-def]
+                      dead_log: float = DEAD_LOG, max_live: int = DIRECT_MAX_LIVE
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Item 10: the frequencies ``0 <= f <= size/2`` outside of which the power ``m`` of ``V(f) = sum_j w_j
     e^{-2 pi i f k_j / size}`` (exact arithmetic on the float data ``w_j >= 0`` at distinct integers ``k_j``) is
     dead: ``|V(f)| <= e^{(1 - T) / m}`` (``T = dead_log``), so ``|V(f)^m| <= e^{1 - T}`` (with ``T =``
@@ -1439,7 +1440,7 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: fl
       the points ``k_j`` themselves, not centred) is within ``err(f)`` of the exact sum, so ``|V(f)|`` is at most the
       computed ``|V(f)| (1 + 4 u)`` (``abs`` within one ulp) ``+ err(f) + 4 u``: where that is at most ``thr`` the
       frequency is dead by the same threshold (a cell of one frequency, no Lipschitz term), else it is live. The
-      live frequencies' sums are the ones item 10 needs (``values``: returned with their error bounds; the
+      live frequencies' sums are the ones item 10 needs (returned with their error bounds; the
       same sums :func:`_direct_spectrum` gives at the live set). At most :data:`CANDIDATES_PER_LIVE` ``max_live``
       candidates, and ``max_live`` caps the live set that is left (sep96: the grid's small cells held
       30-90 % truly dead frequencies; measured live sets, first evaluation of one ``eps(1e-6)`` query: OUE k = 10,
@@ -1449,7 +1450,7 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: fl
     ``thr`` is ``exp((1 - T) / m)`` rounded down by ``256 u``, less ``slack`` (the dead frequencies are
     then dead for every law within ``slack`` of ``w`` in 1-norm: its ``|V|`` is within ``slack``). Raises :class:`_NoSpectral` where a
     bound does not apply or the work (cells and candidates) or the live set would exceed :data:`DIRECT_MAX_CELLS` /
-    ``max_live``. Returns the live frequencies (increasing), with ``values`` also ``V`` there and its error bounds."""
+    ``max_live``. Returns the live frequencies (increasing), ``V`` there and its error bounds."""
     half = size // 2
     kk = np.asarray(k, dtype=np.int64)
     r = len(kk)
@@ -1559,9 +1560,7 @@ def _live_frequencies(k: np.ndarray, w: np.ndarray, m: int, size: int, slack: fl
     keep = np.flatnonzero(np.abs(vals) * (1.0 + 4 * _U) + err + 4 * _U > thr)
     if len(keep) > max_live:
         raise _NoSpectral
-    if values:
-        return out[keep], vals[keep], err[keep]
-    return out[keep]
+    return out[keep], vals[keep], err[keep]
 
 
 def _window_l1(length: int, e: float, e_round: float, l2: float) -> float:
@@ -2162,7 +2161,7 @@ class _Lattice:
             raise _NoSpectral  # (item 9's phase indices f U < size^2 / 2 stay below 2^63)
         k_v = (kmin + at_v).astype(np.int64)
         # (dead for the float v and, eps_v being its 1-norm distance to the exact tilted law, for that law too)
-        live, vf, e_vf = _live_frequencies(k_v, v[at_v], n - 1, size, eps_v, DIRECT_DEAD_LOG, max_live, values=True)
+        live, vf, e_vf = _live_frequencies(k_v, v[at_v], n - 1, size, eps_v, DIRECT_DEAD_LOG, max_live)
         w_t1, o_t1 = _power(vf, e_vf + eps_tiny, n - 1)
         mult = np.where((live == 0) | (2 * live == size), 1.0, 2.0)
         # every other frequency is dead: error e^{1 - DIRECT_DEAD_LOG} each, at most size of them in the full spectrum
