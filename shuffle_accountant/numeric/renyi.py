@@ -1466,18 +1466,10 @@ def _log_geometric(log_rho: np.ndarray, count: np.ndarray) -> np.ndarray:
     tiny = np.abs(lr) < 1e-300
     if tiny.any():  # (the same values as np.where over every element: the log at these only)
         out[tiny] = np.log(np.maximum(n[tiny], 1e-300))
-    # np.nan_to_num(out, copy=False, nan=np.inf), inline (out is this call's own array): nan to inf, +-inf to +-max,
-    # the masks taken before the replacements, as there; skipped where every element is finite (the same values)
-    if not np.isfinite(out).all():
-        nan_, pinf, ninf = np.isnan(out), out == np.inf, out == -np.inf
-        out[nan_] = np.inf
-        out[pinf] = _FLOAT_MAX
-        out[ninf] = -_FLOAT_MAX
+    if not np.isfinite(out).all():  # (out is this call's own array: nan to +inf, +-inf to +-max; a no-op if all finite)
+        np.nan_to_num(out, copy=False, nan=np.inf)
     out[n <= 0.0] = -np.inf
     return out.reshape(shape)
-
-
-_FLOAT_MAX = float(np.finfo(float).max)
 
 
 #: Pieces of a tail in the geometric bound of :func:`_log_tail_f`.
