@@ -275,7 +275,13 @@ def check_orders(values: object, name: str = "orders") -> tuple[float, ...]:
         raise InvalidParameter(f"{name}: the list is empty (accepted: {ORDER.describe()}, comma-separated)")
     if len(items) > MAX_ORDERS:
         raise InvalidParameter(f"{name}: {len(items)} orders given (accepted: at most {MAX_ORDERS})")
-    return tuple(sorted({ORDER.check(a, f"{name}: alpha") for a in items}))
+    out = set()
+    for a in items:
+        x, why = ORDER.problem(a)
+        if why is not None or x is None:
+            raise InvalidParameter(message(f"{name}: order", a, why or "invalid", ORDER.describe()))
+        out.add(x)
+    return tuple(sorted(out))
 
 
 # ---------------------------------------------------------------------------------------

@@ -574,3 +574,11 @@ def test_pure_sum_subnormal_eps_is_one_line():
     r = run("pure", "sum", "--eps", "1e-320", "--n", "1e6", "--bits", "8")
     assert_contract(r, (1,))
     assert "mse split" in r.stderr
+
+
+@pytest.mark.parametrize("orders,bad,why", [("2,abc", "abc", "not a number"), ("0.5,2", "0.5", "out of range"),
+                                            ("2,inf", "inf", "not finite")])
+def test_bad_order_is_named_with_its_range(orders, bad, why):
+    r = run("renyi", "--eps0", "1", "--n", "100", "--orders", orders)
+    assert_contract(r, (2,))
+    assert f"order: {bad} is {why} (accepted: 1 < alpha <= 1e6)" in r.stderr
