@@ -1203,23 +1203,30 @@ class _Rows:
 
 class _HingeCache:
     """Binomial hinge quantities (:func:`_hinges`) of ``Bin(m, ρ)`` at integer ``x``, plus
-    ``P[X = x - 1]`` (for the shift identity), cached by ``(m, x)``: blocks share grid points,
-    and adjacent totals share ``m``, so each value is computed once per query."""
+    ``P[X = x - 1]`` (for the shift identity), each distinct ``(m, x)`` of one request computed once
+    (blocks share grid points, and adjacent totals share ``m``).
 
-    _SHIFT = 22
+    Nothing is kept between calls (krr99). A cache by ``(m, x)`` across calls was here; its key held
+    the breakpoints only within ``2^21`` of an origin, i.e. never from ``n ~ 2e6`` on, and where it did
+    (smaller ``n``, deep refinements) it saved nothing measurable: removed, CPU min of 3, n = 3e6 .. 1e9,
+    k 3/10/100, delta 1e-9 .. 1e-12 the same times within noise; with a key that held every request
+    (offsets to ``2^32``) the same queries were 5-40 % slower (the lookups and merges cost more than
+    the few repeated requests of later rounds). *Values*: a tail computed in a batch of other requests
+    comes from :func:`_tails_by_runs`' runs over that batch, so it may differ in the last bits from the
+    same tail computed in another batch; each is certified by the error bound computed with it (the
+    run's anchor budget and per-step charges, :func:`_tails_by_runs`), and every bracket built on them
+    is certified whatever batch each value came from (module docstring §3: any value within its stated
+    bound). Grid of 288 queries (k 2/3/10/100, eps0 0.1 .. 8, n 2 .. 1e9, delta 1e-12 .. 1e-2, and a
+    delta at eps0/3 or eps0/4 each) against the cached code: 231 identical, the rest overlap; delta upper
+    ends at most 6.8e-11 relative above (all at deltas below 4e-14), eps upper ends (rtol 1e-6) at most
+    2.9e-7 relative above (n = 1e3, k = 100, eps0 = 8, delta 1e-12: the search's steps differ), never
+    less converged."""
 
     _FIELDS = ("fp", "fm", "ge", "lt", "le", "gt", "e_fp", "e_fm", "e_ge", "e_lt", "e_le", "e_gt", "pmx", "e_pmx")
 
-    def __init__(self, rho: float, origin: float) -> None:
+    def __init__(self, rho: float, origin: float = 0.0) -> None:
+        """``origin``: unused (the old cache key's; kept for callers that name it)."""
         self.rho = rho
-        self.origin = float(origin)
-        self.rows = _Rows({"all": len(self._FIELDS)}, np.int64)  # the fields side by side
-
-    def _key(self, m: np.ndarray, x: np.ndarray) -> np.ndarray | None:
-        off = x - self.origin + 2.0 ** (self._SHIFT - 1)
-        if off.size and (off.min() < 0.0 or off.max() >= 2.0 ** self._SHIFT or m.max() >= 2.0 ** 40):
-            return None
-        return (m.astype(np.int64) << self._SHIFT) | off.astype(np.int64)
 
     @staticmethod
     def _compute(m: np.ndarray, x: np.ndarray, rho: float) -> dict[str, np.ndarray]:
@@ -1239,27 +1246,14 @@ class _HingeCache:
     def get(self, m: np.ndarray, x: np.ndarray) -> dict[str, np.ndarray]:
         m = np.asarray(m, dtype=float)
         x = np.asarray(x, dtype=float)
-        key = self._key(m, x)
-        if key is None:  # outside the key range: no caching, but each distinct (m, x) computed once
-            order = np.lexsort((x, m))
-            ms, xs = m[order], x[order]
-            first = np.ones(ms.size, dtype=bool)
-            first[1:] = (ms[1:] != ms[:-1]) | (xs[1:] != xs[:-1])
-            inv = np.empty(ms.size, dtype=np.int64)
-            inv[order] = np.cumsum(first) - 1
-            new = self._compute(ms[first], xs[first], self.rho)
-            return {f: new[f].take(inv) for f in self._FIELDS}
-        uk, inv = np.unique(key, return_inverse=True)
-        row, found = self.rows.find(uk)
-        if not found.all():
-            miss = ~found
-            first = np.zeros(uk.size, dtype=np.int64)
-            first[inv[::-1]] = np.arange(key.size)[::-1]  # a request index for every unique key
-            idx = first[miss]
-            new = self._compute(m[idx], x[idx], self.rho)
-            row[miss] = self.rows.add(uk[miss], {"all": np.stack([new[f] for f in self._FIELDS], axis=1)})
-        got = self.rows.data["all"][row[inv]]
-        return {f: got[:, i] for i, f in enumerate(self._FIELDS)}
+        order = np.lexsort((x, m))
+        ms, xs = m[order], x[order]
+        first = np.ones(ms.size, dtype=bool)
+        first[1:] = (ms[1:] != ms[:-1]) | (xs[1:] != xs[:-1])
+        inv = np.empty(ms.size, dtype=np.int64)
+        inv[order] = np.cumsum(first) - 1
+        new = self._compute(ms[first], xs[first], self.rho)
+        return {f: new[f].take(inv) for f in self._FIELDS}
 
 
 def _shifted(h: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -1764,8 +1758,7 @@ class _Engine:
         msize = max(self.N - mu, 0.0)
         sd_v = math.sqrt(max(msize * model.rho * (1.0 - model.rho), 0.25))
         self.H = 1 << max(int(math.ceil(math.log2(8.0 * sd_v))), 0)
-        mean_v = model.orient * (msize * model.rho)
-        self.cache = _HingeCache(model.rho, origin=round(model.orient * mean_v))
+        self.cache = _HingeCache(model.rho)
         # Boost tails of Bin(N, q2) at block edges asked before (neighbouring blocks, the two
         # branches' shifted ranges and refined blocks share edges): the same numbers, fewer calls
         self.tails = bn.TailMemo(self.N, model.q2)
