@@ -2961,8 +2961,8 @@ def _chord_applies(u: float, v: float, s: float) -> bool:
     so ``q^(1 - alpha) = q(0)^(1 - alpha) sum_k C(alpha - 2 + k, k) g^k x^k`` (non-negative, converging on ``[0, 1]``);
     their product is such an ``f``. The mirror case ``u <= s <= v < 1`` is the same under ``x -> 1 - x`` (``s -> 1 -
     s``, ``u -> 1 - u``, ``v -> 1 - v``; ``X_m`` becomes ``Bin(m, 1 - s)/m``). Non-integer orders are *not* covered
-    (the Taylor coefficients of ``f`` eventually alternate, e.g. ``alpha = 1.5``, ``u = 0.8``, ``v = 0.2`` from
-    ``x^5``)."""
+    by this theorem (the Taylor coefficients of ``f`` eventually alternate, e.g. ``alpha = 1.5``, ``u = 0.8``, ``v =
+    0.2`` from ``x^5``); for the exact symmetric pairs Theorem K* covers ``1 < alpha <= 16`` (:func:`_exact_symmetric`)."""
     if not 0.0 < s < 1.0:
         return False
     m = 2.0 * _PAIR_REL
@@ -2971,10 +2971,39 @@ def _chord_applies(u: float, v: float, s: float) -> bool:
     return rising or falling
 
 
-def _chord_orders(alpha: np.ndarray, u: float, v: float, s: float) -> np.ndarray:
-    """Per order, whether :func:`_chord_applies` covers it: integer orders ``>= 2`` of a pair meeting its hypothesis."""
+#: The largest order covered by Theorem K* (:func:`_exact_symmetric`).
+_KSTAR_TOP = 16.0
+
+
+def _exact_symmetric(pair: ClonePair) -> bool:
+    """Whether the ``lam = 1`` kernels the engine certifies for ``pair`` are those of Theorem K*, decided by the pair's
+    type, not by float closeness: ``p0 = 0`` (every entry at ``lam = 1``), ``r0 == r1 > 0`` (then ``s = fl(r0 / fl(r0 +
+    r1)) = 1/2`` exactly: ``r0 + r1 = 2 r0`` is exact, and the engine takes the float ``s`` as exact, the rates ``p s``,
+    ``p (1 - s)`` being the pair's own, :func:`_rate_rounded_pair`) and ``pa, pb > 0``. The entries' bounds are for the
+    exact quotients ``u = pa / (pa + pb)``, ``v = pb / (pa + pb)`` (the floats within :data:`_PAIR_REL` of them are
+    charged, :func:`_b_err`, :func:`_end_constants`), and those sum to 1 exactly whatever ``pa + pb`` is.
+
+    Theorem K* (docs/proof_binomial_moments.md; helper lemma97, reviewed VALID by revproof97, remainder re-checked in
+    rigorous arithmetic by kstar99; *computer-assisted*: exact-integer certificates and interval arithmetic). For ``s =
+    1/2``, ``u + v = 1``, ``lam = 1``, every real order ``1 < alpha <= 16`` and every ``eps0`` (``w = 2u - 1`` in
+    ``(-1, 1)``): ``K(m - 1) K(m + 1) >= K(m)^2`` for every ``m >= 2``, ``K(m) = E f(Bin(m, 1/2) / m)``, ``m = c + 1``,
+    ``f`` as in :func:`_chord_applies`; i.e. ``log K(c)`` is convex on the integers ``c >= 0``. (With ``y = 2x - 1``:
+    ``f = (1 + w y)^alpha (1 - w y)^(1 - alpha)``, ``K(m) = E F(w Y_m)``, ``F`` the even part, ``Y_m`` the mean of ``m``
+    Rademacher signs.) Scope: only this exact pair and orders ``<= 16``; for other pairs or non-integer orders above 16
+    nothing is proved (integer orders keep lemma94's rule, :func:`_chord_applies`)."""
+    return (pair.p0 == 0.0 and pair.r0 == pair.r1 and pair.r0 > 0.0 and pair.split == 0.5
+            and pair.pa > 0.0 and pair.pb > 0.0)
+
+
+def _chord_orders(alpha: np.ndarray, u: float, v: float, s: float, symmetric: bool = False) -> np.ndarray:
+    """Per order, whether ``log K`` is proved convex in ``c``: integer orders ``>= 2`` of a pair meeting
+    :func:`_chord_applies`' hypothesis (lemma94), and, where ``symmetric`` (the pair passes :func:`_exact_symmetric`:
+    Theorem K*, computer-assisted), every order ``1 < alpha <= 16``."""
     alpha = np.asarray(alpha, dtype=float)
-    return (alpha >= 2.0) & (alpha == np.floor(alpha)) & _chord_applies(u, v, s)
+    out = (alpha >= 2.0) & (alpha == np.floor(alpha)) & _chord_applies(u, v, s)
+    if symmetric:
+        out = out | ((alpha > 1.0) & (alpha <= _KSTAR_TOP))
+    return out
 
 
 def _log_k(log_excess: np.ndarray, side: int) -> np.ndarray:
@@ -3852,8 +3881,9 @@ class RenyiDirection:
         self.ls_lo = np.zeros((0, len(self._ends)))
         self._ends_on = False
         self._end_budget = np.full(na, -np.inf)
-        # the chord bounds of blocks (:meth:`_chord_bounds`): pairs with lam = 1 meeting :func:`_chord_applies`
-        self._chord_cols = (_chord_orders(self.alpha, self.pa1, self.pb1, self.s)
+        # the chord bounds of blocks (:meth:`_chord_bounds`): pairs with lam = 1 meeting :func:`_chord_applies` (integer
+        # orders) or :func:`_exact_symmetric` (Theorem K*: orders 1 < alpha <= 16)
+        self._chord_cols = (_chord_orders(self.alpha, self.pa1, self.pb1, self.s, _exact_symmetric(self.pair))
                             if self.envelope and not self.bernoulli and 0.0 < self.p < 1.0 and self.N >= 1
                             else np.zeros(na, dtype=bool))
         self._chord_on = False
