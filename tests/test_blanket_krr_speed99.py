@@ -8,6 +8,8 @@ cache answered from earlier rounds -- hold the oracle's exact sum (``tests/oracl
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import numpy as np
 import pytest
@@ -86,3 +88,55 @@ def test_engine_rounds_bracket_the_oracle(n: int, k: int, eps0: float, eps: floa
     full = prof.bounds(eps, 1e-9)  # the route KrrBlanket takes (the window here)
     with mpmath.workdps(50):
         assert full.lower <= exact <= full.upper
+
+
+# ---------------------------------------------------------------------------------------
+# KINK_CUTS_MEAN / KINK_CUTS_MIN: no kinks where their cuts are too many (cost only)
+# ---------------------------------------------------------------------------------------
+
+# (n, k, eps0, eps): the window route at sizes the oracle sums exactly
+NO_KINK_CASES = [(40, 3, 1.0, 0.2), (60, 5, 2.0, 0.7), (90, 3, 0.5, 0.05), (35, 10, 3.0, 1.5)]
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", NO_KINK_CASES)
+def test_window_without_kinks_by_the_cut_limit_brackets_the_oracle(n: int, k: int, eps0: float, eps: float,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the limit forced to 0 every evaluation places no kinks (two boundaries a total at most): the
+    window's bracket (wide) and the answer of the route, which then falls back to the block engine, both
+    hold the oracle's exact sum, and the answer is as narrow as asked."""
+    exact = ob.blanket_delta_krr_formula(n, k, eps0, eps)
+    monkeypatch.setattr(bk, "KINK_CUTS_MEAN", 0.0)
+    monkeypatch.setattr(bk, "KINK_CUTS_MIN", 0)
+    w = bk._TotalsWindow(n, k, eps0)
+    assert w.applies
+    own, _, cut_l, _ = w._pieces(math.expm1(eps), math.exp(eps))
+    assert np.all(cut_l < 0.0) and np.all(np.bincount(own) <= 2)  # window ends only
+    wb = w.bounds(eps, 1e-9)
+    full = KrrBlanket(n, k, eps0, shared=False).bounds(eps, 1e-9)
+    with mpmath.workdps(50):
+        assert wb.lower <= exact <= wb.upper, (wb, exact)
+        assert full.lower <= exact <= full.upper, (full, exact)
+    assert full.converged
+
+
+def test_cut_limit_leaves_ordinary_queries_alone_and_stops_the_flood() -> None:
+    """At the searches' epsilons the cuts stay far below the limit (kinks placed as before); at an epsilon
+    far above them (delta ~ 1e-64) the limit holds and the window keeps two boundaries a total."""
+    w = bk._TotalsWindow(10**5, 3, 1.0, bk.HYBRID_SD)
+    own, _, cut_l, _ = w._pieces(math.expm1(0.0109), math.exp(0.0109))
+    assert np.any(cut_l >= 0.0)
+    w = bk._TotalsWindow(10**6, 3, 1.0, bk.HYBRID_SD)
+    own, _, cut_l, _ = w._pieces(math.expm1(0.5), math.exp(0.5))
+    assert np.all(cut_l < 0.0) and np.all(np.bincount(own) <= 2)
+
+
+@pytest.mark.parametrize("n, k, eps0, eps", [(10**5, 3, 1.0, 0.5), (10**5, 10, 2.0, 0.4)])
+def test_large_eps_answer_after_the_cut_limit_overlaps_the_kinked_one(n: int, k: int, eps0: float, eps: float,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the limit holds (delta far below 1e-30) the answer and the answer with every kink placed (the
+    limit lifted) are both certified brackets of the same delta: they overlap, and neither is above 1e-30."""
+    got = KrrBlanket(n, k, eps0, shared=False).bounds(eps, 1e-6)
+    monkeypatch.setattr(bk, "KINK_CUTS_MIN", 10**12)
+    ref = KrrBlanket(n, k, eps0, shared=False).bounds(eps, 1e-6)
+    assert 0.0 <= got.lower <= got.upper < 1e-30 and ref.upper < 1e-30
+    assert got.lower <= ref.upper and ref.lower <= got.upper

@@ -2598,6 +2598,16 @@ J_SD_LOW = 9.0
 #: Kinks are placed for the totals within ``mean ± KINK_SD_T sd`` of ``T`` (the others carry
 #: little mass: a piece holding a kink only makes its chord a little loose, never invalid).
 KINK_SD_T = 5.5
+#: An evaluation places no kinks at all when the cuts between the ends of its totals' ``J`` windows
+#: number more than ``KINK_CUTS_MEAN`` per total and more than ``KINK_CUTS_MIN`` in all (krr99; cost
+#: only: any partition gives a certified bracket, class docstring of :class:`_TotalsWindow`). That many
+#: cuts come only at an ``ε`` far above any ``ε(δ)`` asked (each kink a boundary with a Boost tail, ~2 µs a
+#: cut: ``KrrBlanket(1e7, 3, 2).bounds(2/3, 1e-6)``, δ ~ 1e-64, took 8.6 s in the window, 6.8M cuts,
+#: whose bracket [0, 5e-20] missed the rtol as the ``J`` windows' tails alone exceed such a δ; the
+#: block engine then answered in 7 ms). Normal queries have 3-11 cuts per total (n 1e3 .. 1e7, k 3 .. 100,
+#: δ >= 1e-12). Without kinks the window's bracket is wide, the route falls back to the block engine.
+KINK_CUTS_MEAN = 64.0
+KINK_CUTS_MIN = 200_000
 #: Cuts tabulated per clone count for the window (its pieces need only a few neighbouring cuts).
 WINDOW_TABLE_WIDTH = 40
 #: A window boundary at most this far from a cached one of its total (a kink moved by a new
@@ -3460,7 +3470,11 @@ class _TotalsWindow:
         lam_b = t / (t + self.kappa * self.jb)
         ka = _closed_cut(c, lam_a, d, gm1)
         kb = _closed_cut(c, lam_b, d, gm1)
-        owner, kk = _ragged(ka - 1.0, np.maximum(kb - ka + 2.0, 0.0))
+        n_cuts = np.maximum(kb - ka + 2.0, 0.0)
+        total_cuts = float(np.sum(n_cuts))
+        if total_cuts > max(KINK_CUTS_MEAN * nt, KINK_CUTS_MIN):  # (cost only: no kinks, see KINK_CUTS_MEAN)
+            n_cuts = np.zeros(nt)
+        owner, kk = _ragged(ka - 1.0, n_cuts)
         if owner.size and gm1 > 0.0:
             cc, to = c[owner], t[owner]
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
