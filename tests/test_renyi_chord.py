@@ -210,13 +210,14 @@ def test_chord_in_use_brackets_the_exact_sum(pr, monkeypatch):
 
 
 @pytest.mark.parametrize("pr, orders", [
-    (pair_for("clones", 2.0, 1500).pair, [1.5, 2.5, 100.5, 1000.5]),  # non-integer orders only
-    (pair_for("clones", 1e-15, 1500).pair, [2.0, 64.0, 1024.0]),  # u, v within the rounding margin of s
+    (pair_for("clones", 2.0, 1500).pair, [16.5, 100.5, 1000.5]),  # non-integer orders above Theorem K*'s 16
+    (pair_for("clones", 1e-15, 1500).pair, [64.0, 1024.0]),  # u, v within the rounding margin of s, orders > 16
     (ClonePair(1500, 0.1, 0.3, 0.6, 0.4, 0.0), [2.0, 64.0, 1024.0]),  # u, v on the same side of s
 ])
 def test_chord_not_used_outside_the_theorem(pr, orders):
-    """No chord bound where the theorem does not apply: non-integer orders, a pair whose u, v lie within the floats'
-    rounding of s (tiny eps0), a pair with u and v on the same side of s."""
+    """No chord bound where neither theorem applies: non-integer orders above 16 (Theorem K* covers the exact symmetric
+    pairs up to 16, tests/test_renyi_chord99.py), integer orders above 16 of a pair whose u, v lie within the floats'
+    rounding of s (tiny eps0: lemma94's rule refuses, K* stops at 16), a pair with u and v on the same side of s."""
     d = R.RenyiDirection(pr)
     d.bounds(np.array(orders), 1e-3)
     assert not np.any(d._chord_cols) and d.chord_used == 0
@@ -255,9 +256,8 @@ def test_first_blocks_at_every_few_corners_keep_the_bracket(monkeypatch):
     monkeypatch.setattr(R.RenyiDirection, "_add_first_blocks", spy)
     d = R.RenyiDirection(pr)
     up2, lo2, ok2, _, _ = d.bounds(orders, 1e-3)
-    cols = R._chord_orders(orders, d.pa1, d.pb1, d.s)
-    big = cols & (orders >= 64)  # (the small integer orders share the non-integer ones' kernel calls: evaluated too)
-    assert big.any() and seen[0][:, big].sum(axis=0).max() * 4 < seen[0][:, ~cols].sum(axis=0).min()
+    big = d._chord_cols & (orders >= 64)
+    assert big.any() and seen[0][:, big].sum(axis=0).max() * 4 < seen[0].shape[0]  # (every corner of the first round)
     monkeypatch.setattr(R, "_CHORD_STRIDE", 1)
     up1, lo1, ok1, _, _ = R.RenyiDirection(pr).bounds(orders, 1e-3)
     assert ok1 and ok2
