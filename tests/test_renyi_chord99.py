@@ -169,3 +169,28 @@ def test_first_blocks_strided_at_non_integer_orders_keep_the_bracket(monkeypatch
     hi1, lo1, ok1, _, done1 = _strided_curve(pr, orders, 1, monkeypatch)
     assert ok1 and ok2 and done1[:, frac].sum(axis=0).min() > 4 * done[:, frac].sum(axis=0).max()
     assert np.all(lo2 <= hi1) and np.all(lo1 <= hi2) and np.all(np.abs(hi2 - hi1) <= 1e-3 * hi1)
+
+
+def test_tilted_first_blocks_keep_the_bracket(monkeypatch):
+    """RenyiDirection._tilted_edges (work only): at clones eps0 = 2, n = 6000 without slabs the first blocks include the
+    tilted clone count's range (asserted: edges added below the quarters' top), and the bounds at orders 4.5, 1024
+    bracket the 30-digit sum over clone counts at 1024 and overlap those of the plan without them (both converged)."""
+    monkeypatch.setattr(R, "_SLAB_MIN_ROWS", 10**9)
+    pr = pair_for("clones", 2.0, 6000).pair
+    orders = np.array([4.5, 1024.0])
+    added = []
+    tilted = R.RenyiDirection._tilted_edges
+
+    def counted(self, edges, top):
+        out = tilted(self, edges, top)
+        added.append(out.size - edges.size)
+        return out
+
+    monkeypatch.setattr(R.RenyiDirection, "_tilted_edges", counted)
+    up, lo, ok, _, _ = R.RenyiDirection(pr).bounds(orders, 1e-6)
+    assert ok and added and added[0] > 5
+    monkeypatch.setattr(R.RenyiDirection, "_tilted_edges", lambda self, edges, top: edges)
+    up0, lo0, ok0, _, _ = R.RenyiDirection(pr).bounds(orders, 1e-6)
+    assert ok0 and np.all(lo <= up0) and np.all(lo0 <= up)
+    e_lo, e_up = _exact_log_excess(pr, 1024.0)
+    assert lo[1] <= e_up and e_lo <= up[1], (lo[1], e_lo, e_up, up[1])

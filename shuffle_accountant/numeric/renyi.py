@@ -2771,6 +2771,15 @@ _END_STEEP = 0.25
 _END_SHARE = 0.01
 
 
+#: The first blocks at the tilted clone count of a far end (:meth:`RenyiDirection._tilted_edges`): from this many of
+#: its sd below its mean, ...
+_TILT_HALF = 6.0
+#: ... this many sd wide (measured, CPU min of 3 at 14 cells: 6 / 1.5 and 6 / 1 best; 8 / 2 and 5 / 1 no better) ...
+_TILT_STEP = 1.5
+#: ... and at most this many blocks (else none: n = 1e9, eps0 = 1 would get millions).
+_TILT_MAX_BLOCKS = 64
+
+
 def _log_tilted_mass(c1: np.ndarray, c2: np.ndarray, N: float, p: float, theta: float
                      ) -> tuple[np.ndarray, np.ndarray]:
     """``(upper, lower)`` bounds on ``log sum_{c = c1}^{c2} Pr[C = c] theta^c``, ``C ~ Bin(N, p)``, ``0 < theta <= 1``
@@ -3812,7 +3821,28 @@ class RenyiDirection:
                 parts = 2 * _LOW_TOP if slabs[int(self.slab_of[0])].c1 < edges[1] - 1.5 * sd else _LOW_TOP
                 fr = np.concatenate(([0.25], 0.5 + np.arange(parts) / (2.0 * parts)))
             edges = np.unique(np.concatenate((edges, np.round(edges[1] * fr))))
+            edges = self._tilted_edges(edges, mu - 12.0 * sd)
         return edges
+
+    def _tilted_edges(self, edges: np.ndarray, top: float) -> np.ndarray:
+        """Blocks :data:`_TILT_STEP` sd of the tilted clone count wide from :data:`_TILT_HALF` such sd below its mean up to
+        ``top`` (the lowest inner edge), where the largest order's sum sits at an end of ``x`` far below the clone
+        count's mean (:meth:`_far_end_tilts`, ``12`` sd; pairs with ``p0 = 0`` without slabs; at most
+        :data:`_TILT_MAX_BLOCKS` blocks per end; work only, *derived*): there ``K(c)`` falls by about ``theta`` per
+        count (:func:`_end_block_bounds`), so the terms ``Pr[C = c] K(c)`` follow the tilted binomial ``Bin(N, th)``,
+        ``th = p theta / (1 - p + p theta)``, whose mean the quarters of the block below reach only after several rounds
+        of splitting in four (eps0 = 2, n = 21544: the order 1024's terms peak at ``c ~ 1700``, the mean ``~ 2916``:
+        three rounds at orders 640 .. 1024 over blocks 578 counts wide). Only the work depends on the edges: every block
+        is bounded by its monotone corners."""
+        if self.slabs or self.bernoulli or edges.size < 3:
+            return edges
+        cuts = [edges]
+        for th in self._far_end_tilts(float(np.max(self.alpha)), 12.0):
+            st = math.sqrt(max(self.N * th * (1.0 - th), 1.0))
+            a = max(self.N * th + 1.0 - _TILT_HALF * st, 1.0)
+            if a < top and (top - a) <= _TILT_MAX_BLOCKS * _TILT_STEP * st:
+                cuts.append(np.round(np.arange(a, top, _TILT_STEP * st)))
+        return np.unique(np.concatenate(cuts)) if len(cuts) > 1 else edges
 
     def _fine_edges(self, edges: np.ndarray, rtol: float) -> np.ndarray:
         """The initial blocks within ``+-8.5`` sd of the clone count's mean split to about the widths that refinement
@@ -4203,12 +4233,17 @@ class RenyiDirection:
         mean, from the term at an end of ``x`` (``a = c + 1`` or ``a = 0``: every clone reports one value), whose
         largest value over ``c`` (Stirling, as :func:`_slab_plan`'s ends: at ``c = N th``) lies more than ``z`` sd
         below the mean and exceeds that end's term at the mean count (or 1, about the interior's)."""
+        return bool(self._far_end_tilts(alpha, z))
+
+    def _far_end_tilts(self, alpha: float, z: float) -> list[float]:
+        """The tilted clone probabilities ``th`` of the ends of ``x`` for which :meth:`_end_far_below` holds (work only)."""
         N, p, s = float(self.N), self.p, self.s
         if not (0.0 < p < 1.0 and 0.0 < s < 1.0 and N >= 1.0):
-            return False
+            return []
         ss = s * (1.0 - s)
         bp, bq = (self.pa1 - s) / ss, (self.pb1 - s) / ss
         mean, sd = N * p, math.sqrt(N * p * (1.0 - p))
+        out = []
         for x_e, ls_e in ((1.0, math.log(s)), (0.0, math.log1p(-s))):
             if min(bp * (x_e - s), bq * (x_e - s)) <= -1.0:
                 continue
@@ -4216,8 +4251,8 @@ class RenyiDirection:
             kl = float(xlogy(th, th / p) + xlogy(1.0 - th, (1.0 - th) / (1.0 - p)))
             lf = alpha * math.log1p(bp * (x_e - s)) + (1.0 - alpha) * math.log1p(bq * (x_e - s))
             if N * th < mean - z * sd and -N * kl + (N * th + 1.0) * ls_e + lf > max((mean + 1.0) * ls_e + lf, 0.0):
-                return True
-        return False
+                out.append(th)
+        return out
 
     def _log_floor(self) -> np.ndarray:
         """Per order, ``log`` of a lower estimate of the floating-point floor of the bracket's gap on
