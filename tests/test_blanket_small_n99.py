@@ -131,9 +131,9 @@ def test_tables_refused_where_an_entry_could_be_subnormal():
     s = SUE(10, 1.0).pair_structures()[0]
     labels = bm._tuv_labels(s)
     assert labels is not None
-    assert bm._tuv_tables(np.asarray(s.mass), s.rest, s.rel_err, bm.TUV_MAX_N + 1, labels) is None
-    tiny = np.array([1e-30, 0.3, 0.3, 0.3])
-    assert bm._tuv_tables(tiny, 0.1, 1e-15, 30, labels) is None  # (30 * 69 > TUV_MAX_LOG)
+    assert bm._tuv_tables(tuple(s.mass), s.rest, s.rel_err, bm.TUV_MAX_N + 1, labels) is None
+    assert bm._tuv_tables((1e-30, 0.3, 0.3, 0.3), 0.1, 1e-15, 30, labels) is None  # (30 * 69 > TUV_MAX_LOG)
+    assert bm._tuv_tables((1e-3, 0.3, 0.3, 0.3), 0.1, 1e-15, 30, labels) is not None
 
 
 @pytest.mark.parametrize("fam", [SUE, OUE, OLH])
@@ -147,3 +147,18 @@ def test_query_matches_enumeration_route(fam, monkeypatch):
     (a, b), (c, d) = new.details["bracket"], old.details["bracket"]
     assert a <= d and c <= b
     assert abs(b - d) <= 1e-6 * d
+
+
+@pytest.mark.parametrize("fam,n", [(SUE, 60), (OLH, 100)])
+def test_lattice_region_when_switched_on(fam, n, monkeypatch):
+    """``TUV_REPLACES_LATTICE`` (off by default): the three-count path in place of the lattice gives an eps bracket that
+    meets the lattice's, within its ``rtol`` at the upper end, and answers every evaluation of the search."""
+    rand = fam(10, 2.0)
+    lattice = api.epsilon(2.0, n, 1e-6, method="blanket", randomizer=rand)
+    monkeypatch.setattr(bm, "TUV_REPLACES_LATTICE", True)
+    monkeypatch.setattr(bm.PairBlanket, "_lattice_capped", lambda *a: pytest.fail("the lattice ran"))
+    tuv, used = _spied(lambda: api.epsilon(2.0, n, 1e-6, method="blanket", randomizer=rand))
+    assert used >= 1
+    (a, b), (c, d) = tuv.details["bracket"], lattice.details["bracket"]
+    assert a <= d and c <= b
+    assert b <= d * (1 + 1e-6)

@@ -288,7 +288,8 @@ carries a floating-point error bound; nothing is truncated.
    classes labelled by ``y1 = [a > 1]``, ``y2 = [b > 1]`` (unary encoding, local hashing, subset selection) has ``S = c00
    t + (c10 - c00) u + (c01 - c00) v + rho N11`` with ``t`` blanket draws, ``u = #{y1 = 1}``, ``v = #{y2 = 1}`` and ``rho =
    0`` for ratios in ``{1, E}``; the law of ``(t, u, v)`` does not depend on ``eps``, so its cumulative tables along
-   ``v`` are built once per pair (``3 (n + 1)^3`` floats, a polynomial recurrence) and every evaluation of the search
+   ``v`` are built once per pair (``3 (n + 1)^3`` floats, a polynomial recurrence; :data:`TUV_REPLACES_LATTICE`: also
+   in place of the lattice up to :data:`TUV_MAX_N`, measured there) and every evaluation of the search
    is ``(n + 1)^2`` gathers, both ends and item 8's slope, where the count-vector enumeration took four binomial tails
    per vector (``C(n + 3, 3)`` of them) and evaluation. It answers in place of :func:`_exact_bounds` for such pairs up
    to :data:`TUV_MAX_N` users. Measured (sep99; eps(1e-6) over one clones query, CPU min of 6 interleaved with the
@@ -798,9 +799,16 @@ def _slope_terms(x: np.ndarray, m: np.ndarray, t: np.ndarray, c: float, b: float
 # Exact path by three counts (four classes in two binary labels).
 # ---------------------------------------------------------------------------------------
 
-#: the three-count exact path (:func:`_tuv_bounds`) answers where exact enumeration would, for pairs of four classes
-#: up to this ``n`` (its tables hold ``3 (n + 1)^3`` floats)
-TUV_MAX_N = 80
+#: the three-count exact path (:func:`_tuv_bounds`) answers pairs of four classes up to this ``n`` in place of exact
+#: enumeration (its tables hold ``3 (n + 1)^3`` floats)
+TUV_MAX_N = 100
+#: ... and, when set, in place of the lattice as well (``auto``, pairs without the separable engine, ``n <=
+#: TUV_MAX_N``). Measured (sep99; one eps(1e-6) over one clones query, CPU min of 3, tables and layouts cleared
+#: before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2): n = 60 lattice 8-14x -> 2.9-3.6x, n = 100 10-21x ->
+#: 6.0-7.9x; brackets exact (width ~1e-10 where the lattice's was rtol). Off: ``tests/test_blanket_matrix.py::
+#: test_auto_exact_fallback_between_the_budgets`` pins the lattice route of ``auto`` at SUE k = 10, n = 50 (a test
+#: of the former routing; not this helper's file to change)
+TUV_REPLACES_LATTICE = False
 #: ... and where ``n`` times the largest ``-log`` of a mass (classes and ``rest``) is at most this (no entry of the
 #: tables can be subnormal: module docstring of :func:`_tuv_tables`)
 TUV_MAX_LOG = 600.0
@@ -820,9 +828,9 @@ def _tuv_labels(s: PairStructure) -> tuple[int, int, int, int] | None:
 
 @dataclass(frozen=True)
 class _TuvTables:
-    """Cumulative tables of the law of ``(t, u, v)`` (:func:`_tuv_tables`): ``C[t, u, j] = sum_{v <= j} P``, ``D[t, u,
-    j] = sum_{i < j} C[t, u, i]``, ``M[t, u, j] = sum_{v <= j} v P``, each within relative ``rel`` (and ``1 + rel``
-    as a factor, ``1 - rel`` for lower ends) of its value for the true masses."""
+    """Cumulative tables of the law of ``(t, u, v)`` (:func:`_tuv_tables`), indexed ``[j, t, u]``: ``C = sum_{v <= j}
+    P``, ``D = sum_{i < j} C[i]``, ``M = sum_{v <= j} v P``, each within relative ``rel`` (and ``1 + rel`` as a factor,
+    ``1 - rel`` for lower ends) of its value for the true masses."""
 
     C: np.ndarray
     D: np.ndarray
@@ -830,8 +838,11 @@ class _TuvTables:
     rel: float
 
 
-def _tuv_tables(p: np.ndarray, rest: float, eta: float, n: int, labels: tuple[int, int, int, int]) -> _TuvTables | None:
-    """The eps-independent part of :func:`_tuv_bounds` (*derived*), or None where it does not apply.
+@functools.lru_cache(maxsize=2)
+def _tuv_tables(p: tuple[float, ...], rest: float, eta: float, n: int, labels: tuple[int, int, int, int]
+                ) -> _TuvTables | None:
+    """The eps-independent part of :func:`_tuv_bounds` (*derived*), or None where it does not apply; the last two
+    kept (``3 (n + 1)^3`` floats each: 24 MB at ``n = 100``; a pair asks again at every ``eps``).
 
     ``t`` users draw from the blanket, ``u`` of them from the classes ``10, 11`` and ``v`` from ``01, 11``:
     ``P(t, u, v) = w_t Q_t(u, v)``, ``w_t = C(n, t) rest^{n - t}``, ``Q_t`` the coefficients of ``(p00 + p10 x + p01 y +
@@ -847,7 +858,7 @@ def _tuv_tables(p: np.ndarray, rest: float, eta: float, n: int, labels: tuple[in
     if n > TUV_MAX_N or n < 1:
         return None
     j00, j10, j01, j11 = labels
-    q = [float(p[j00]), float(p[j10]), float(p[j01]), float(p[j11])]
+    q = [p[j00], p[j10], p[j01], p[j11]]
     if not (min(q) > 0.0 and rest > 0.0 and n * max(-math.log(min(q)), -math.log(rest)) <= TUV_MAX_LOG):
         return None
     p00, p10, p01, p11 = q
@@ -863,22 +874,29 @@ def _tuv_tables(p: np.ndarray, rest: float, eta: float, n: int, labels: tuple[in
     w = np.exp(log_w)
     cur = np.zeros((W + 1, W + 1))
     cur[0, 0] = 1.0
-    P = np.empty((W, W, W))
+    P = np.zeros((W, W, W))  # P[v, t, u] (v first: the sums along v below are whole-slice additions)
     try:
         with np.errstate(under="raise", over="raise", invalid="raise"):  # (a safety net: cannot occur, docstring)
             for t in range(W):
-                np.multiply(cur[:W, :W], w[t], out=P[t])
-                nxt = p00 * cur
-                nxt[1:, :] += p10 * cur[:-1, :]
-                nxt[:, 1:] += p01 * cur[:, :-1]
-                nxt[1:, 1:] += p11 * cur[:-1, :-1]
-                cur = nxt
+                # Q_t lives on 0 <= u, v <= t: the step touches that block and its next row and column only
+                np.multiply(cur[:t + 1, :t + 1].T, w[t], out=P[:t + 1, t, :t + 1])
+                blk = cur[:t + 2, :t + 2]
+                old = blk.copy()
+                blk *= p00
+                blk[1:, :] += p10 * old[:-1, :]
+                blk[:, 1:] += p01 * old[:, :-1]
+                blk[1:, 1:] += p11 * old[:-1, :-1]
     except FloatingPointError:
         return None
-    C = np.cumsum(P, axis=2)
-    D = np.zeros_like(C)
-    np.cumsum(C[:, :, :-1], axis=2, out=D[:, :, 1:])
-    M = np.cumsum(P * t_all, axis=2)
+    # the entries j > t are never read (:func:`_tuv_bounds` clips j at t: P = 0 for v > t) and are left unset
+    C = np.empty_like(P)
+    D = np.empty_like(P)
+    M = np.empty_like(P)
+    C[0], D[0], M[0] = P[0], 0.0, 0.0
+    for v in range(1, W):  # (the same sequential sums as np.cumsum along v; a slice at a time is 3x faster)
+        np.add(C[v - 1, v:], P[v, v:], out=C[v, v:])
+        np.add(D[v - 1, v:], C[v - 1, v:], out=D[v, v:])
+        np.add(M[v - 1, v:], v * P[v, v:], out=M[v, v:])
     # Q_t: 7 t u; w_t: exp (u) and its log's error; the product w_t Q_t: u; the cumulative sums: 2 (n + 2) u
     rel = math.expm1(log_err + (7 * n + 2 * (n + 2) + 8) * _U) * (1.0 + 4 * _U)
     for arr in (C, D, M):
@@ -900,10 +918,11 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, i
     likewise (``rho_-`` taken from below); each float rounded outward by its sum's error. Where ``C < 0``, ``E[(A t +
     B u + C v)_+ | t, u] = -C F_{t,u}(kappa)``, ``kappa = (A t + B u) / (-C)``, ``F(kappa) = E[(kappa - v)_+]``,
     non-decreasing in ``kappa``; for ``j = floor(kappa) >= 0``, ``F = sum_{v <= j} (kappa - v) P = D[j] + (kappa - j)
-    C[j]`` (``D[j] = sum_{v <= j} (j - v) P``), and ``F = 0`` for ``kappa < 0``; ``j`` is clipped at ``n`` (``P = 0``
-    beyond ``t``). ``kappa`` is rounded outward by ``8 u (|A| t + |B| u) / |C|`` (four roundings), ``kappa - j``
-    is exact (Sterbenz, or ``j = 0``) below ``n``, within ``u`` above. Slope: ``T = sum b_j N_j >= beta0 (t - v) +
-    beta1 v`` (``beta0 = min(b_lo00, b_lo10)``, ``beta1 = min(b_lo01, b_lo11)``, used when ``beta1 >= beta0``) and
+    C[j]`` (``D[j] = sum_{v <= j} (j - v) P``), and ``F = 0`` for ``kappa < 0``; ``j`` is clipped at ``t`` (``P = 0``
+    beyond ``t``, so ``D[j] + (kappa - j) C[j] = D[t] + (kappa - t) C[t]`` there). ``kappa`` is rounded outward by
+    ``8 u (|A| t + |B| u) / |C|`` (four roundings), ``kappa - j`` is exact (Sterbenz, or ``j = 0``) where ``j =
+    floor(kappa)``, within ``u`` where ``j`` is clipped. Slope: ``T = sum b_j N_j >= beta0 (t - v) + beta1 v``
+    (``beta0 = min(b_lo00, b_lo10)``, ``beta1 = min(b_lo01, b_lo11)``, used when ``beta1 >= beta0``) and
     ``{A' t + B' u + C' v > 0} = {v <= ceil(kappa') - 1}`` lies in ``{S > 0}`` for ``kappa'`` rounded down, so
     ``E[T 1{S > 0} | t, u] >= beta0 t C[j'] + (beta1 - beta0) M[j']``. Sums over the ``(n + 1)^2`` pairs within
     ``(n + 1)^2 u`` (non-negative terms), the products ``4 u``, the tables' ``rel``."""
@@ -936,10 +955,10 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, i
             kap = kap + sign * (8 * _U * (abs(A) * t + abs(B) * uu) / (-Cc) + 1e-300)
         if not np.all(np.isfinite(kap)):
             return None
-        j = np.clip(np.floor(kap), 0.0, float(n))
+        j = np.clip(np.floor(kap), 0.0, t)
         ji = j.astype(np.int64)
         frac = np.maximum(kap - j, 0.0) * (1.0 + sign * _U)
-        F = np.where(kap >= 0.0, tab.D[ti, ui, ji] + frac * tab.C[ti, ui, ji], 0.0)
+        F = np.where(kap >= 0.0, tab.D[ji, ti, ui] + frac * tab.C[ji, ti, ui], 0.0)
         total = -Cc * float(np.sum(F))
         if sign > 0:
             ends.append(total * (1.0 + tab.rel) * (1.0 + (W * W + 8) * _U) / n)
@@ -952,9 +971,9 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, i
                     # {v <= ceil(kappa') - 1}: kappa' is rounded down already
                     js = np.ceil(kap) - 1.0
                     ok = js >= 0.0
-                    jsi = np.clip(js, 0.0, float(n)).astype(np.int64)
+                    jsi = np.clip(js, 0.0, t).astype(np.int64)
                     d_b = (beta1 - beta0) * (1.0 - _U)
-                    terms = np.where(ok, beta0 * t * tab.C[ti, ui, jsi] + d_b * tab.M[ti, ui, jsi], 0.0)
+                    terms = np.where(ok, beta0 * t * tab.C[jsi, ti, ui] + d_b * tab.M[jsi, ti, ui], 0.0)
                     slope = max(float(np.sum(terms)) * (1.0 - tab.rel) * (1.0 - (W * W + 8) * _U) / n, 0.0)
     lo_end, up_end = ends[1], ends[0]
     if 0.0 < up_end < fp.MIN_PROBABILITY:
@@ -2956,9 +2975,8 @@ class PairBlanket:
         self._chernoff_memo: tuple[float, float] | None = None  # (log_chernoff_upper)
         self._estimate_memo: tuple[float, float] | None = None  # (log_estimate: routing asks it twice)
         self._closed_memo: tuple[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
-        #: the three-count exact path's labels and tables (:meth:`_tuv_path`; False: it does not apply)
-        self._tuv: tuple[tuple[int, int, int, int], _TuvTables] | None = None
-        self._tuv_none = False
+        #: the three-count exact path does not apply to this pair (:meth:`_tuv_path`)
+        self._tuv_none = not (self.n <= TUV_MAX_N and structure.classes == 4)
 
     @property
     def max_log_ratio(self) -> float:
@@ -3100,8 +3118,9 @@ class PairBlanket:
         closed = self._closed(eps, rtol)
         if closed is not None:
             return closed.upper
-        if self.exact or self._separable is not None or self._lattice_poor(cf):
-            return self.bounds(eps, rtol).upper
+        if (self.exact or self._separable is not None or self._lattice_poor(cf)
+                or (TUV_REPLACES_LATTICE and self._auto and not self._tuv_none)):
+            return self.bounds(eps, rtol).upper  # (the exact paths give both ends at once)
         shrink = self._h.get(eps, self._start)
         for _ in range(4):
             try:
@@ -3354,8 +3373,8 @@ class PairBlanket:
             # below the package's floor: report the floor (the exponents of the lattice would
             # leave the double range long before such values)
             return DeltaBounds(eps, 0.0, fp.MIN_PROBABILITY, 0, True)
-        if exact:
-            tuv = self._tuv_path(cf)
+        tuv = self._tuv_path(cf) if (exact or (self._auto and TUV_REPLACES_LATTICE)) else None
+        if tuv is not None or exact:
             lo, up, slope = tuv if tuv is not None else _exact_bounds(cf, self.n)
             if slope > 0.0:
                 if len(self._exact_slopes) > 32:
@@ -3366,16 +3385,15 @@ class PairBlanket:
 
     def _tuv_path(self, cf: _Coefficients) -> tuple[float, float, float] | None:
         """:func:`_tuv_bounds` where it applies (four classes, ``n <= TUV_MAX_N``), its tables built at the first
-        ``eps`` and kept for the others (cost only: the search's evaluations share them), else None."""
-        if self._tuv is None and not self._tuv_none:
-            labels = _tuv_labels(self.structure)
-            tab = None if labels is None else _tuv_tables(cf.p, cf.rest, cf.eta, self.n, labels)
-            if labels is not None and tab is not None:
-                self._tuv = (labels, tab)
-            self._tuv_none = self._tuv is None
-        if self._tuv is None:
+        ``eps`` and kept for the others (:func:`_tuv_tables`; the search's evaluations share them), else None."""
+        if self._tuv_none:
             return None
-        labels, tab = self._tuv
+        labels = _tuv_labels(self.structure)
+        tab = None if labels is None else _tuv_tables(tuple(float(x) for x in cf.p), float(cf.rest), float(cf.eta),
+                                                      self.n, labels)
+        if labels is None or tab is None:
+            self._tuv_none = True
+            return None
         return _tuv_bounds(cf, self.n, tab, labels)
 
     def _lattice_capped(self, cf: _Coefficients, eps: float, rtol: float, trivial: float) -> DeltaBounds:
