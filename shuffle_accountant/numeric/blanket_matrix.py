@@ -293,8 +293,9 @@ carries a floating-point error bound; nothing is truncated.
    is ``(n + 1)^2`` gathers, both ends and item 8's slope, where the count-vector enumeration took four binomial tails
    per vector (``C(n + 3, 3)`` of them) and evaluation. It answers in place of :func:`_exact_bounds` for such pairs up
    to :data:`TUV_MAX_N` users. Measured (sep99; eps(1e-6) over one clones query, CPU min of 6 interleaved with the
-   former code, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2): n = 30 2.1-3.5x -> 1.8-3.0x, n = 46 4.0-5.9x -> 3.1-4.5x
-   (the tables' build is most of what is left: 0.6 ms at n = 30, 2.3 ms at n = 46). Tests:
+   former code, tables and count-vector layouts cleared before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2):
+   n = 30 2.7-4.4x -> 1.6-2.8x, n = 46 6.0-7.9x -> 2.2-3.5x (the tables' build: 0.5 ms at n = 30, 1.6 ms at n = 46,
+   3.5 ms at n = 80; an evaluation 0.2-0.5 ms). Tests:
    ``tests/test_blanket_small_n99.py`` against the histogram oracle and an mpmath sum over all count vectors (ends
    and slope; fails off by one count or without the slope's ``M`` term).
 
