@@ -2054,7 +2054,15 @@ _SLAB_SKIP = 0.05
 _SLAB_MERGE = 200_000.0
 #: The same for larger ratios, where a group over the limit stays allowed (and is dropped whole): at eps0 = 2, n =
 #: 3.16e4 .. 4.6e4 the blocks alone cost less than the largest slab within the limit (72 -> 96 ms with it, CPU).
-_SLAB_MERGE_WIDE = 20_000.0
+#: Was 2e4 (slab100): with it the plan split the orders into three slabs where one costs ~5% more points, e.g.
+#: eps0 = 2.5, n = 1e4: a 199k-point slab of alpha = 768 alone reaching down to c = 162, whose tails took the
+#: geometric stage (27 ms) and still missed tail_tol, so the order left its slab after the build (curve 45 ms, 37
+#: queries, against 6-8 at its neighbours in n). A slab's fixed cost (window, tails, set-up) for these pairs is that
+#: of 1e5 .. 2e5 points of the build, as for the narrow ones. Measured (in-process CPU min of 3-5, interleaved,
+#: ratio to one clones query): eps0 = 2.5, n = 1e4 36-39x -> 7x; 2.75, 1.47e4 23 -> 8x; 3, 3e4 20 -> 15x; 3.25, 2e4
+#: 14 -> 6x; 5, 2e5 15 -> 8x; no cell of ~190 (eps0 1.5 .. 6, n 4e3 .. 3.2e6) worse beyond the runs' noise (+-1.5x).
+#: 2e5 was worse at eps0 = 2, n = 1e4 (11 -> 17x), better at 2, 1.2e4 (28 -> 20x): left at 1.5e5.
+_SLAB_MERGE_WIDE = 150_000.0
 #: Orders whose slab's clipped points (:func:`_slab_clip_floor`) are estimated above e^this times their budget get no
 #: slab (``None``: every order planned keeps its slab until its bracket is measured).
 _SLAB_CLIP_MARGIN: float | None = -2.0
