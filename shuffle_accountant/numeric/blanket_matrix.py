@@ -806,10 +806,10 @@ TUV_MAX_N = 100
 #: ... and, when set, in place of the lattice as well (``auto``, pairs without the separable engine, ``n <=
 #: TUV_MAX_N``). Measured (sep99; one eps(1e-6) over one clones query, CPU min of 3, tables and layouts cleared
 #: before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2): n = 60 lattice 8-14x -> 2.9-3.6x, n = 100 10-21x ->
-#: 6.0-7.9x; brackets exact (width ~1e-10 where the lattice's was rtol). Off: ``tests/test_blanket_matrix.py::
-#: test_auto_exact_fallback_between_the_budgets`` pins the lattice route of ``auto`` at SUE k = 10, n = 50 (a test
-#: of the former routing; not this helper's file to change)
-TUV_REPLACES_LATTICE = False
+#: 6.0-7.9x; brackets exact (width ~1e-10 where the lattice's was rtol). On (lat100): the tests of the lattice route
+#: at sizes the path covers (``tests/test_blanket_matrix.py::test_auto_exact_fallback_between_the_budgets``) set it
+#: off themselves; the path in the lattice's place is tested in ``tests/test_blanket_small_n99.py``
+TUV_REPLACES_LATTICE = True
 #: ... and where ``n`` times the largest ``-log`` of a mass (classes and ``rest``) is at most this (no entry of the
 #: tables can be subnormal: module docstring of :func:`_tuv_tables`)
 TUV_MAX_LOG = 600.0
