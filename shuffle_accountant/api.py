@@ -235,7 +235,7 @@ def delta(
         value = TINY_DELTA
         warnings.append(f"{m.name}: delta is below 1e-300; reported as the upper bound 1e-300")
     if m.kind == "upper" and value >= 1.0:
-        warnings.append(f"{m.name}: delta >= 1 at this eps: the analysis gives no guarantee")
+        warnings.append(f"{m.name}: the certified upper bound on delta is 1 at this eps: no guarantee from this analysis")
     warnings += _delta_warnings(n, value) if m.kind == "upper" and value > 0 else []
     return Bound(
         "delta", value, m.kind, m.name, m.citation, inputs, m.assumes, tuple(warnings),  # type: ignore[arg-type]
