@@ -1220,7 +1220,11 @@ class _HingeCache:
     delta at eps0/3 or eps0/4 each) against the cached code: 231 identical, the rest overlap; delta upper
     ends at most 6.8e-11 relative above (all at deltas below 4e-14), eps upper ends (rtol 1e-6) at most
     2.9e-7 relative above (n = 1e3, k = 100, eps0 = 8, delta 1e-12: the search's steps differ), never
-    less converged."""
+    less converged. Review rev99k (434 + 420 cells) found larger moves where neither bracket converges
+    (eps just below eps0): delta upper ends up to 5.8e-5 relative above (n = 1e4, k = 3, eps0 = 6, eps =
+    5.994, rtol 1e-9; the exact value, 2.0e-24, inside both brackets), eps upper ends up to 4.5e-7
+    (n = 30, k = 100, eps0 = 4, delta 1e-9; rtol 1e-6); every bracket overlapped the old one and held the
+    oracle's value."""
 
     _FIELDS = ("fp", "fm", "ge", "lt", "le", "gt", "e_fp", "e_fm", "e_ge", "e_lt", "e_le", "e_gt", "pmx", "e_pmx")
 
