@@ -96,3 +96,16 @@ def test_merged_slab_brackets_the_30_digit_sum():
     for alpha, (e_lo, e_up) in zip((2.5, 64.0, 1024.0), _log_excess_30(pr, (2.5, 64.0, 1024.0))):
         j = int(np.flatnonzero(orders == alpha)[0])
         assert lo[j] <= e_up and e_lo <= up[j], (alpha, lo[j], e_lo, e_up, up[j])
+
+
+def test_small_counts_keep_the_old_merge_cost():
+    """Below a clone count mean of _SLAB_MERGE_WIDE_COUNT the merge cost stays 2e4 points: clones eps0 = 2, n = 2000 (mean
+    ~270) keeps two slabs at orders 2, 64, 512, 1024 (the pair of tests/test_renyi_oracle.py's end-bound test); with the
+    large merge cost it would get one."""
+    pr = pair_for("clones", 2.0, 2000).pair
+    orders = np.array([2.0, 64.0, 512.0, 1024.0])
+    assert pr.n * (pr.r0 + pr.r1) < R._SLAB_MERGE_WIDE_COUNT
+    assert len(_slabs(pr, orders, 1e-6)[0]) == 2
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(R, "_SLAB_MERGE_WIDE_SMALL", R._SLAB_MERGE_WIDE)
+        assert len(_slabs(pr, orders, 1e-6)[0]) == 1

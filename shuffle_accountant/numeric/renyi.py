@@ -2061,8 +2061,12 @@ _SLAB_MERGE = 200_000.0
 #: of 1e5 .. 2e5 points of the build, as for the narrow ones. Measured (in-process CPU min of 3-5, interleaved,
 #: ratio to one clones query): eps0 = 2.5, n = 1e4 36-39x -> 7x; 2.75, 1.47e4 23 -> 8x; 3, 3e4 20 -> 15x; 3.25, 2e4
 #: 14 -> 6x; 5, 2e5 15 -> 8x; no cell of ~190 (eps0 1.5 .. 6, n 4e3 .. 3.2e6) worse beyond the runs' noise (+-1.5x).
-#: 2e5 was worse at eps0 = 2, n = 1e4 (11 -> 17x), better at 2, 1.2e4 (28 -> 20x): left at 1.5e5.
+#: 2e5 was worse at eps0 = 2, n = 1e4 (11 -> 17x), better at 2, 1.2e4 (28 -> 20x): left at 1.5e5. Below a clone count
+#: mean of _SLAB_MERGE_WIDE_COUNT the old 2e4 stays (the slabs' rows are few, their tails cheap; no cell there moved
+#: beyond noise, and tests/test_renyi_oracle.py's end-bound pair, clones eps0 = 2, n = 2000, keeps its plan of two slabs).
 _SLAB_MERGE_WIDE = 150_000.0
+_SLAB_MERGE_WIDE_SMALL = 20_000.0
+_SLAB_MERGE_WIDE_COUNT = 500.0
 #: Orders whose slab's clipped points (:func:`_slab_clip_floor`) are estimated above e^this times their budget get no
 #: slab (``None``: every order planned keeps its slab until its bracket is measured).
 _SLAB_CLIP_MARGIN: float | None = -2.0
@@ -4328,8 +4332,9 @@ class RenyiDirection:
         narrow = self.pair.max_log_ratio <= _SLAB_RECT_RATIO
         est: list[np.ndarray] = []
         saddles = _saddles(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha)
+        merge = _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE if mu >= _SLAB_MERGE_WIDE_COUNT else _SLAB_MERGE_WIDE_SMALL
         plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0,
-                          _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE, narrow, est_out=est, saddles=saddles)
+                          merge, narrow, est_out=est, saddles=saddles)
         if _SLAB_CLIP_MARGIN is not None and plan:
             # orders whose clipped points alone would keep their slab wider than the budget (_slab_clip_floor) get
             # none, and the others are planned again without them (their groups' largest weights move)
@@ -4348,7 +4353,7 @@ class RenyiDirection:
                     break
                 excl = new
                 plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0,
-                                  _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE, narrow, exclude=excl, saddles=saddles)
+                                  merge, narrow, exclude=excl, saddles=saddles)
         if not plan:
             return
         # the slabs that fit in _SLAB_MAX_POINTS, cheapest first (few counts: nothing to pool; large
