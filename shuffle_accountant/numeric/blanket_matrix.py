@@ -889,15 +889,19 @@ def _tuv_tables(p: tuple[float, ...], rest: float, eta: float, n: int, labels: t
                 blk[1:, 1:] += p11 * old[:-1, :-1]
     except FloatingPointError:
         return None
-    # the entries j > t are never read (:func:`_tuv_bounds` clips j at t: P = 0 for v > t) and are left unset
-    C = np.empty_like(P)
+    # the entries j > t are never read (:func:`_tuv_bounds` clips j at t: P = 0 for v > t; D, M left unset). The
+    # same sequential sums as np.cumsum along v (a slice at a time is 3x faster), C in P's place (one 8 MB array fewer
+    # at n = 100): C[v] = P[v] + C[v - 1], M[v] = v P[v] + M[v - 1] (M first, while C[v] holds P[v]), D[v] = D[v - 1] +
+    # C[v - 1]; the float sums are those of the separate arrays (a + b = b + a)
+    C = P
     D = np.empty_like(P)
     M = np.empty_like(P)
-    C[0], D[0], M[0] = P[0], 0.0, 0.0
-    for v in range(1, W):  # (the same sequential sums as np.cumsum along v; a slice at a time is 3x faster)
-        np.add(C[v - 1, v:], P[v, v:], out=C[v, v:])
+    D[0], M[0] = 0.0, 0.0
+    for v in range(1, W):
+        np.multiply(C[v, v:], v, out=M[v, v:])
+        M[v, v:] += M[v - 1, v:]
         np.add(D[v - 1, v:], C[v - 1, v:], out=D[v, v:])
-        np.add(M[v - 1, v:], v * P[v, v:], out=M[v, v:])
+        C[v, v:] += C[v - 1, v:]
     # Q_t: 7 t u; w_t: exp (u) and its log's error; the product w_t Q_t: u; the cumulative sums: 2 (n + 2) u
     rel = math.expm1(log_err + (7 * n + 2 * (n + 2) + 8) * _U) * (1.0 + 4 * _U)
     for arr in (C, D, M):
