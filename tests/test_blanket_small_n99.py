@@ -151,9 +151,11 @@ def test_query_matches_enumeration_route(fam, monkeypatch):
 
 @pytest.mark.parametrize("fam,n", [(SUE, 60), (OLH, 100)])
 def test_lattice_region_when_switched_on(fam, n, monkeypatch):
-    """``TUV_REPLACES_LATTICE`` (off by default): the three-count path in place of the lattice gives an eps bracket that
-    meets the lattice's, within its ``rtol`` at the upper end, and answers every evaluation of the search."""
+    """``TUV_REPLACES_LATTICE`` (on by default since b33e3f3): the three-count path in place of the lattice gives an eps
+    bracket that meets the lattice's (the switch off), within its ``rtol`` at the upper end, and answers every
+    evaluation of the search."""
     rand = fam(10, 2.0)
+    monkeypatch.setattr(bm, "TUV_REPLACES_LATTICE", False)
     lattice = api.epsilon(2.0, n, 1e-6, method="blanket", randomizer=rand)
     monkeypatch.setattr(bm, "TUV_REPLACES_LATTICE", True)
     monkeypatch.setattr(bm.PairBlanket, "_lattice_capped", lambda *a: pytest.fail("the lattice ran"))
