@@ -109,3 +109,39 @@ def test_small_counts_keep_the_old_merge_cost():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(R, "_SLAB_MERGE_WIDE_SMALL", R._SLAB_MERGE_WIDE)
         assert len(_slabs(pr, orders, 1e-6)[0]) == 1
+
+
+def test_orders_leave_the_slab_instead_of_the_geometric_tails(monkeypatch):
+    """_SLAB_TAIL_GEOMETRIC_WIDE off (pairs with log likelihood ratio above _SLAB_MID_RATIO, here lowered to 2 so that the
+    rule fires at a size the oracle sums quickly): at stronger-clones eps0 = 2.5, n = 1500, rtol 1e-6 the slab tails'
+    first bounds miss tail_tol at the small orders (1.25 .. 2.25, asserted: the geometric stage runs for them when
+    allowed); those orders now leave the slab (asserted) and their blocks of totals bound them. Both plans converge,
+    their brackets overlap, and the new bracket holds the 30-digit sum at 1.25, 2, 64."""
+    pr = pair_for("stronger-clones", 2.5, 1500).pair
+    orders = np.array(R.DEFAULT_ORDERS)
+    small = orders <= 2.25
+    monkeypatch.setattr(R, "_SLAB_MID_RATIO", 2.0)
+    assert pr.max_log_ratio > R._SLAB_MID_RATIO
+    _, slab_of, up, lo, ok = _slabs(pr, orders, 1e-6)
+    assert ok and np.all(slab_of[small] < 0) and np.any(slab_of >= 0)
+    asked: list[np.ndarray] = []
+    geo = R._Slab._geometric_tails
+    monkeypatch.setattr(R, "_SLAB_TAIL_GEOMETRIC_WIDE", True)
+    monkeypatch.setattr(R._Slab, "_geometric_tails", lambda self, *a: (asked.append(a[4][a[9]]), geo(self, *a))[1])
+    _, slab_of0, up0, lo0, ok0 = _slabs(pr, orders, 1e-6)
+    assert ok0 and asked and set(orders[small].tolist()) <= set(np.concatenate(asked).tolist())
+    assert np.all(slab_of0[small] >= 0)
+    assert np.all(lo <= up0) and np.all(lo0 <= up)
+    for alpha, (e_lo, e_up) in zip((1.25, 2.0, 64.0), _log_excess_30(pr, (1.25, 2.0, 64.0))):
+        j = int(np.flatnonzero(orders == alpha)[0])
+        assert lo[j] <= e_up and e_lo <= up[j], (alpha, lo[j], e_lo, e_up, up[j])
+
+
+def test_mid_ratio_pairs_keep_the_geometric_tails():
+    """The same pair at the real _SLAB_MID_RATIO (3.5 >= its ratio 2.5): the small orders keep their slab (the geometric
+    stage runs), as before."""
+    pr = pair_for("stronger-clones", 2.5, 1500).pair
+    assert R._SLAB_RECT_RATIO < pr.max_log_ratio <= R._SLAB_MID_RATIO
+    orders = np.array(R.DEFAULT_ORDERS)
+    _, slab_of, _, _, ok = _slabs(pr, orders, 1e-6)
+    assert ok and np.all(slab_of[orders <= 2.25] >= 0)

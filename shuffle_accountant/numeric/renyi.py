@@ -2067,6 +2067,16 @@ _SLAB_MERGE = 200_000.0
 _SLAB_MERGE_WIDE = 150_000.0
 _SLAB_MERGE_WIDE_SMALL = 20_000.0
 _SLAB_MERGE_WIDE_COUNT = 500.0
+#: For pairs whose log likelihood ratio exceeds _SLAB_MID_RATIO, an order whose slab tails' first bounds (Chernoff
+#: times the largest g per piece, both piece sets) miss tail_tol of its sum leaves the slab instead of the geometric
+#: stage (work only; see :meth:`_Slab.tails`): there the stage ran on ~600 counts for two orders (160, 192 at eps0 = 6,
+#: n = 1e6: 9-14 ms, a third of the curve), while the blocks of totals of the orders above the slab already take those
+#: orders along. Measured (slab100, in-process CPU min of 3, interleaved, ratio to one clones query): eps0 = 6, n = 1e6
+#: 22-26x -> 15-16x; 5, 3.16e5 16.6-17.2 -> 14-14.7; 5.5, 5e5 18.4 -> 12.9; 4.5, 2e5 16.4 -> 14.1; ~117 cells eps0 1.5
+#: .. 8, n 3e3 .. 3.2e6 otherwise within noise. Also for ratios 1.5 .. 3.5 it gained 1-2.6x at eps0 = 3 .. 3.5, n = 3e4
+#: .. 2e5, but it takes alpha = 768 out of the eps0 = 3, n = 1e5 slab, against tests/test_renyi_fast.py's
+#: test_mid_ratio_pairs_slabs_up_to_the_mid_point_limit (38 of 40 orders in that slab): left on there.
+_SLAB_TAIL_GEOMETRIC_WIDE = False
 #: Orders whose slab's clipped points (:func:`_slab_clip_floor`) are estimated above e^this times their budget get no
 #: slab (``None``: every order planned keeps its slab until its bracket is measured).
 _SLAB_CLIP_MARGIN: float | None = -2.0
@@ -2660,7 +2670,7 @@ class _Slab:
         return (np.where(empty, none[0], first), np.where(empty, none[1], last), np.where(empty, -np.inf, runs))
 
     def tails(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, rel: float, log_tol: float,
-              est: np.ndarray) -> np.ndarray:
+              est: np.ndarray, geometric: bool = True) -> np.ndarray:
         """Upper bound on ``log sum_c Pr[C = c] sum_{a outside the window} M_{c+1}(a) g(a/(c+1))``
         per order, both sides; ``est`` (per order, a log estimate of the slab's sum) decides where the
         first bound is too coarse.
@@ -2672,7 +2682,8 @@ class _Slab:
         (:data:`_SLAB_TAIL_FINE`; the tails' probabilities are the same for every order, so this costs one
         Chernoff bound per count and piece, and both bounds are certified: the smaller is taken); where
         that too exceeds it, the geometric bounds of :func:`_window_tail`, per count and order, for the
-        counts (and sides) with the largest first bounds."""
+        counts (and sides) with the largest first bounds; without ``geometric``, ``+inf`` for those orders (they leave
+        the slab: ``RenyiDirection._build_slabs``)."""
         first = self._first_tails(u, v, bp, bq, alpha, _SLAB_TAIL_PIECES, (1, -1))
         coarse = [sd for sd, f in first.items() if np.any(f[3] > log_tol + est)]
         if coarse:  # (the sides too coarse for some order: finer pieces, the smaller bound per order)
@@ -2685,6 +2696,8 @@ class _Slab:
             worst |= f[3] > log_tol + est
         if not np.any(worst):
             return total + 1e-12
+        if not geometric:
+            return np.where(worst, np.inf, total + 1e-12)
         sides = [f[:3] for f in first.values()]
         pieces = [f[4:] for f in first.values()]
         return self._geometric_tails(u, v, bp, bq, alpha, rel, log_tol, est, total, worst, sides, pieces)
@@ -4380,7 +4393,8 @@ class RenyiDirection:
             if js.size <= _SLAB_FEW:  # (a few orders: one level finer, the window's fixed cost dominates)
                 self.slab_level[js] = np.maximum(self.slab_level[js] - 1, 0)
             self._slab_window(js)
-            self.slab_tail[js] = slab.tails(self.pa1, self.pb1, self.bp1, self.bq1, al, self.rel, log_tol, self.slab_lo[js])
+            self.slab_tail[js] = slab.tails(self.pa1, self.pb1, self.bp1, self.bq1, al, self.rel, log_tol, self.slab_lo[js],
+                                            self.pair.max_log_ratio <= _SLAB_MID_RATIO or _SLAB_TAIL_GEOMETRIC_WIDE)
             self.slab_up[js] = np.logaddexp(self.slab_win_up[js], self.slab_tail[js]) + 4 * _U
             # an order whose window misses its sum (tails above tail_tol of it) leaves the slab: its
             # blocks of totals are bounded as without slabs
