@@ -1041,14 +1041,19 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
         sum_abs = np.maximum(sum_em, 0.0) + 2.0 * (al_n * m_lp + (al_n - 1.0) * m_lq)
         total = sum_em - d_n * sum_y
         e_mx = e_max[:, None]  # sum M e f <= max e (sum M + sum M |em|), f = em + 1
-        err = (_U * sum_abs + 1.01 * al_n * e_mx * (sum_m + sum_abs)  # em, and log f
-               + (err_d_n + _U * np.abs(d_n)) * sum_my + np.abs(d_n) * (4.0 * _U) * (1.01 * sum_my + sum_m)  # f'(s) y, err_y <= 4u (|y| + 1)
-               + (width + 4) * _U * (sum_abs + np.abs(d_n) * sum_my))  # the sums and the subtraction
-        # dropped terms: M < drop_m each, |g| <= e^max_ell + 1 + |f'(s)| max|y|
-        err = err + dropped[:, None] * drop_m * (
-            np.exp(np.minimum(max_ell[:, :j1], _BIG_ELL)) + 1.0 + np.abs(d_n) * ymax)
-        up = (total + err) * (1.0 + err_mass[:, None])
-        low = (total - err) * (1.0 - err_mass[:, None])
+        # (orders near 1 at eps0 ~ 40 overflow the error terms, review rev99c: an infinite or undefined error is no
+        # information, +inf for the upper end, -inf for the lower)
+        with np.errstate(over="ignore", invalid="ignore"):
+            err = (_U * sum_abs + 1.01 * al_n * e_mx * (sum_m + sum_abs)  # em, and log f
+                   + (err_d_n + _U * np.abs(d_n)) * sum_my + np.abs(d_n) * (4.0 * _U) * (1.01 * sum_my + sum_m)  # f'(s) y, err_y <= 4u (|y| + 1)
+                   + (width + 4) * _U * (sum_abs + np.abs(d_n) * sum_my))  # the sums and the subtraction
+            # dropped terms: M < drop_m each, |g| <= e^max_ell + 1 + |f'(s)| max|y|
+            err = err + dropped[:, None] * drop_m * (
+                np.exp(np.minimum(max_ell[:, :j1], _BIG_ELL)) + 1.0 + np.abs(d_n) * ymax)
+            err = np.where(np.isnan(err), np.inf, err)
+            up = (total + err) * (1.0 + err_mass[:, None])
+            up = np.where(np.isnan(up), np.inf, up)
+            low = (total - err) * (1.0 - err_mass[:, None])
         with np.errstate(divide="ignore"):
             log_up[:, :j1] = np.where(up > 0.0, np.log(np.maximum(up, 1e-320)), -np.inf)
             log_lo[:, :j1] = np.where(low > 0.0, np.log(np.maximum(low, 1e-320)), -np.inf)
