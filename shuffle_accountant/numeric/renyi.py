@@ -2801,6 +2801,10 @@ _END_STEEP = 0.25
 _END_SHARE = 0.01
 
 
+#: The initial blocks' outer edges, this many sd of the clone count from its mean
+#: (:meth:`RenyiDirection._initial_edges`); the tilted first blocks fill the part below the lower one where the largest
+#: order's sum sits at least as far below the mean (:meth:`RenyiDirection._tilted_edges`; one constant, review rev99t).
+_TAIL_EDGE_SD = 12.0
 #: The first blocks at the tilted clone count of a far end (:meth:`RenyiDirection._tilted_edges`): from this many of
 #: its sd below its mean, ...
 _TILT_HALF = 6.0
@@ -3828,7 +3832,7 @@ class RenyiDirection:
         n = self.pair.n
         mu = self.N * self.p + (1.0 - self.pair.p0)
         sd = math.sqrt(max(self.N * self.p * (1.0 - self.p), 1.0))
-        z = np.concatenate((np.arange(-8.0, 8.5, 1.0), [-12.0, 12.0]))
+        z = np.concatenate((np.arange(-8.0, 8.5, 1.0), [-_TAIL_EDGE_SD, _TAIL_EDGE_SD]))
         inner = np.round(mu + sd * z)
         # with p0 > 0 the total 0 (nothing counted: identical laws) is a block of its own, so no
         # block mixes it with counted totals (whose lower corner would then be lam = 0)
@@ -3851,13 +3855,13 @@ class RenyiDirection:
                 parts = 2 * _LOW_TOP if slabs[int(self.slab_of[0])].c1 < edges[1] - 1.5 * sd else _LOW_TOP
                 fr = np.concatenate(([0.25], 0.5 + np.arange(parts) / (2.0 * parts)))
             edges = np.unique(np.concatenate((edges, np.round(edges[1] * fr))))
-            edges = self._tilted_edges(edges, mu - 12.0 * sd)
+            edges = self._tilted_edges(edges, mu - _TAIL_EDGE_SD * sd)
         return edges
 
     def _tilted_edges(self, edges: np.ndarray, top: float) -> np.ndarray:
         """Blocks :data:`_TILT_STEP` sd of the tilted clone count wide from :data:`_TILT_HALF` such sd below its mean up to
         ``top`` (the lowest inner edge), where the largest order's sum sits at an end of ``x`` far below the clone
-        count's mean (:meth:`_far_end_tilts`, ``12`` sd; pairs with ``p0 = 0`` without slabs; at most
+        count's mean (:meth:`_far_end_tilts`, :data:`_TAIL_EDGE_SD` sd; pairs with ``p0 = 0`` without slabs; at most
         :data:`_TILT_MAX_BLOCKS` blocks per end; work only, *derived*): there ``K(c)`` falls by about ``theta`` per
         count (:func:`_end_block_bounds`), so the terms ``Pr[C = c] K(c)`` follow the tilted binomial ``Bin(N, th)``,
         ``th = p theta / (1 - p + p theta)``, whose mean the quarters of the block below reach only after several rounds
@@ -3867,7 +3871,7 @@ class RenyiDirection:
         if self.slabs or self.bernoulli or edges.size < 3:
             return edges
         cuts = [edges]
-        for th in self._far_end_tilts(float(np.max(self.alpha)), 12.0):
+        for th in self._far_end_tilts(float(np.max(self.alpha)), _TAIL_EDGE_SD):
             st = math.sqrt(max(self.N * th * (1.0 - th), 1.0))
             a = max(self.N * th + 1.0 - _TILT_HALF * st, 1.0)
             if a < top and (top - a) <= _TILT_MAX_BLOCKS * _TILT_STEP * st:
