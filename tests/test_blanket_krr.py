@@ -958,13 +958,13 @@ def test_wide_block_lines_are_minorants_for_every_total(n: int, k: int, eps0: fl
 
 
 def test_hinge_cache_without_keys_computes_each_distinct_request_once() -> None:
-    """Requests outside the key range (a breakpoint far from the origin, as at large n) are deduplicated
-    within the call: every field equals the computation of all requests as they are, bit for bit,
-    and the computation sees each distinct (m, x) once."""
+    """Requests (among them a breakpoint far from the others, as at large n) are deduplicated within the
+    call: every field equals the computation of all requests as they are, bit for bit, and the
+    computation sees each distinct (m, x) once."""
     from shuffle_accountant.numeric.blanket_krr import _HingeCache
 
     rng = np.random.default_rng(3)
-    cache = _HingeCache(0.3, origin=0.0)
+    cache = _HingeCache(0.3)
     m = np.repeat(rng.integers(10**6, 10**6 + 500, 40).astype(float), 3)
     x = np.repeat(np.concatenate((rng.integers(2.9e5, 3.1e5, 39).astype(float), [5e6])), 3)  # 5e6: no key
     seen: list[int] = []

@@ -128,8 +128,8 @@ search), and the sf of rows at nearby clone counts is walked from one Boost valu
 (:func:`_walk_tops`). The gap of each block is split into a part due to its width in ``t`` and a
 part due to its breakpoints; a round splits blocks in ``t`` (as many parts as the first-order square-root
 rule asks for the goal) and raises levels (0 to 3, by the second-order cube-root rule), so a
-search refines in a few rounds. The caches (:class:`_Rows`: hinge functionals, kernel table
-rows; the kernel requests of the current blocks) hold values computed by the same formulas with
+search refines in a few rounds. The caches (:class:`_Rows`: kernel table rows; the kernel requests
+of the current blocks) hold values computed by the same formulas with
 the same error budgets as a fresh computation; the search's estimates (:meth:`KrrBlanket.surrogate`,
 :meth:`KrrBlanket.log_slope`) only choose where to evaluate. None of this affects validity: every
 partition, every grid and every cached value gives a certified bracket by the arguments above.
@@ -1228,8 +1228,7 @@ class _HingeCache:
 
     _FIELDS = ("fp", "fm", "ge", "lt", "le", "gt", "e_fp", "e_fm", "e_ge", "e_lt", "e_le", "e_gt", "pmx", "e_pmx")
 
-    def __init__(self, rho: float, origin: float = 0.0) -> None:
-        """``origin``: unused (the old cache key's; kept for callers that name it)."""
+    def __init__(self, rho: float) -> None:
         self.rho = rho
 
     @staticmethod
