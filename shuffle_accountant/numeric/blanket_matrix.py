@@ -817,17 +817,17 @@ TUV_MAX_LOG = 600.0
 
 def _tuv_labels(s: PairStructure) -> tuple[int, int, int, int] | None:
     """The classes ``(j00, j10, j01, j11)`` of a pair of four classes labelled by ``y1 = [a_j > 1]``, ``y2 = [b_j >
-    1]`` (each label once), else None. The labels only make the path tight (``c11 - c10 - c01 + c00 = 0`` for
-    ratios in ``{1, E}``); :func:`_tuv_bounds` is valid for any labelling."""
+    1]`` (each label once) whose ratios are two-valued (``a`` a function of ``y1``, ``b`` of ``y2``), else None.
+    :func:`_tuv_bounds` is valid for any labelling; the two values make it tight (``rho = c11 - c10 - c01 + c00 = 0``
+    for ratios in ``{1, E}``)."""
     if s.classes != 4:
         return None
     lab = {(bool(a > 1.0), bool(b > 1.0)): j for j, (a, b) in enumerate(zip(s.a, s.b))}
     if len(lab) != 4:
         return None
     j00, j10, j01, j11 = lab[(False, False)], lab[(True, False)], lab[(False, True)], lab[(True, True)]
-    # two-valued ratios only (``a`` a function of ``y1``, ``b`` of ``y2``: ``rho = 0``, the path is tight); for
-    # others (a matrix with circulant rows) the ``rho N11`` slack left an exactly converged answer at [0.278, 1]
-    # (review rev99s): enumeration or the lattice answers them as before
+    # (for other ratios, e.g. a matrix with circulant rows, the ``rho N11`` slack left an exactly converged answer at
+    # [0.278, 1], review rev99s: enumeration or the lattice answers them)
     if not (s.a[j00] == s.a[j01] and s.a[j10] == s.a[j11] and s.b[j00] == s.b[j10] and s.b[j01] == s.b[j11]):
         return None
     return j00, j10, j01, j11
@@ -2986,8 +2986,9 @@ class PairBlanket:
         self._chernoff_memo: tuple[float, float] | None = None  # (log_chernoff_upper)
         self._estimate_memo: tuple[float, float] | None = None  # (log_estimate: routing asks it twice)
         self._closed_memo: tuple[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
-        #: the three-count exact path does not apply to this pair (:meth:`_tuv_path`)
-        self._tuv_none = not (self.n <= TUV_MAX_N and structure.classes == 4)
+        #: the classes of the three-count exact path (:func:`_tuv_labels`), None where it does not apply
+        #: (:meth:`_tuv_path`)
+        self._tuv_labels = _tuv_labels(structure) if self.n <= TUV_MAX_N else None
 
     @property
     def max_log_ratio(self) -> float:
@@ -3130,7 +3131,7 @@ class PairBlanket:
         if closed is not None:
             return closed.upper
         if (self.exact or self._separable is not None or self._lattice_poor(cf)
-                or (TUV_REPLACES_LATTICE and self._auto and not self._tuv_none)):
+                or (TUV_REPLACES_LATTICE and self._auto and self._tuv_labels is not None)):
             return self.bounds(eps, rtol).upper  # (the exact paths give both ends at once)
         shrink = self._h.get(eps, self._start)
         for _ in range(4):
@@ -3401,13 +3402,12 @@ class PairBlanket:
     def _tuv_path(self, cf: _Coefficients) -> tuple[float, float, float] | None:
         """:func:`_tuv_bounds` where it applies (four classes, ``n <= TUV_MAX_N``), its tables built at the first
         ``eps`` and kept for the others (:func:`_tuv_tables`; the search's evaluations share them), else None."""
-        if self._tuv_none:
+        labels = self._tuv_labels
+        if labels is None:
             return None
-        labels = _tuv_labels(self.structure)
-        tab = None if labels is None else _tuv_tables(tuple(float(x) for x in cf.p), float(cf.rest), float(cf.eta),
-                                                      self.n, labels)
-        if labels is None or tab is None:
-            self._tuv_none = True
+        tab = _tuv_tables(tuple(float(x) for x in cf.p), float(cf.rest), float(cf.eta), self.n, labels)
+        if tab is None:
+            self._tuv_labels = None
             return None
         return _tuv_bounds(cf, self.n, tab, labels)
 
