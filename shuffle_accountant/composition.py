@@ -338,8 +338,8 @@ def read_rounds(path: str | Path) -> list[Round]:
         if missing:
             raise InvalidParameter(f"{where}: round {i} needs {' and '.join(missing)}")
         count = row.get("count")
-        out.append(Round(v.EPS0.check(row["eps0"], f"round {i} eps0"), v.N.check(row["n"], f"round {i} n"),
-                         v.ROUNDS.check(1 if count in (None, "") else count, f"round {i} count")))
+        out.append(Round(v.EPS0.check(row["eps0"], label=f"round {i} eps0"), v.N.check(row["n"], label=f"round {i} n"),
+                         v.ROUNDS.check(1 if count in (None, "") else count, label=f"round {i} count")))
     if not out:
         raise InvalidParameter(f"{where} has no rounds")
     return out

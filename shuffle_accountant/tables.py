@@ -563,10 +563,11 @@ def _cell(raw: Any, grid: Grid, where: str) -> dict[str, Any]:
         raise InvalidParameter(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
     if not isinstance(raw["method"], str):
         raise InvalidParameter(f"{where}: method {raw['method']!r} is not a method name")
-    cell: dict[str, Any] = {"n": v.N.check(raw["n"], f"{where} n"), "eps0": v.EPS0.check(raw["eps0"], f"{where} eps0"),
-                            target: AXIS_RANGES[target].check(raw[target], f"{where} {target}")}
+    cell: dict[str, Any] = {"n": v.N.check(raw["n"], label=f"{where} n"),
+                            "eps0": v.EPS0.check(raw["eps0"], label=f"{where} eps0"),
+                            target: AXIS_RANGES[target].check(raw[target], label=f"{where} {target}")}
     if raw.get("k") not in (None, ""):
-        cell["k"] = v.K.check(raw["k"], f"{where} k")
+        cell["k"] = v.K.check(raw["k"], label=f"{where} k")
     cell["method"] = raw["method"]
     value = raw.get("value")
     if value in (None, ""):
@@ -574,7 +575,7 @@ def _cell(raw: Any, grid: Grid, where: str) -> dict[str, Any]:
     elif value in ("inf", "-inf"):
         value = float(value)
     else:
-        value = v.RealRange("value").check(value, f"{where} value")
+        value = v.RealRange("value").check(value, label=f"{where} value")
     if (value is None) != (kind in NO_VALUE_KINDS):
         raise InvalidParameter(f"{where}: a cell of kind {kind!r} {'needs' if value is None else 'has no'} value")
     cell.update(value=value, kind=kind, note=str(raw.get("note") or ""))

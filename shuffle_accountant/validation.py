@@ -123,11 +123,13 @@ class _Range(Generic[T]):
     def problem(self, value: object) -> tuple[T | None, str | None]:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def check(self, value: object, name: str | None = None) -> T:
-        """``value`` converted and inside the range, or :class:`InvalidParameter`."""
+    def check(self, value: object, name: str | None = None, label: str | None = None) -> T:
+        """``value`` converted and inside the range, or :class:`InvalidParameter`. ``name`` renames the parameter
+        (in the refusal and its accepted range); ``label`` names where the value was found, in the refusal only
+        (``round 3 eps0: -1 is out of range (accepted: 0 < eps0 <= 700)``)."""
         x, why = self.problem(value)
         if why is not None or x is None:
-            raise InvalidParameter(message(name or self.name, value, why or "invalid", self.describe(name)))
+            raise InvalidParameter(message(label or name or self.name, value, why or "invalid", self.describe(name)))
         return x
 
 
@@ -275,13 +277,7 @@ def check_orders(values: object, name: str = "orders") -> tuple[float, ...]:
         raise InvalidParameter(f"{name}: the list is empty (accepted: {ORDER.describe()}, comma-separated)")
     if len(items) > MAX_ORDERS:
         raise InvalidParameter(f"{name}: {len(items)} orders given (accepted: at most {MAX_ORDERS})")
-    out = set()
-    for a in items:
-        x, why = ORDER.problem(a)
-        if why is not None or x is None:
-            raise InvalidParameter(message(f"{name}: order", a, why or "invalid", ORDER.describe()))
-        out.add(x)
-    return tuple(sorted(out))
+    return tuple(sorted({ORDER.check(a, label=f"{name}: order") for a in items}))
 
 
 # ---------------------------------------------------------------------------------------

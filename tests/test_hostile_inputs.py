@@ -582,3 +582,13 @@ def test_bad_order_is_named_with_its_range(orders, bad, why):
     r = run("renyi", "--eps0", "1", "--n", "100", "--orders", orders)
     assert_contract(r, (2,))
     assert f"order: {bad} is {why} (accepted: 1 < alpha <= 1e6)" in r.stderr
+
+
+def test_a_value_from_a_file_is_refused_with_its_place_and_its_parameter_range(tmp_path):
+    """The refusal names where the value was found; the accepted range names the parameter (it read
+    '0 < round 1 eps0 <= 700' before the label was kept out of the range)."""
+    f = tmp_path / "r.csv"
+    f.write_text("eps0,n\n-1,100\n")
+    r = run("compose", "--rounds-file", str(f), "--orders", "2")
+    assert_contract(r, (2,))
+    assert "round 1 eps0: -1 is out of range (accepted: 0 < eps0 <= 700)" in r.stderr
