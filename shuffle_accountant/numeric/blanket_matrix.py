@@ -835,9 +835,11 @@ def _tuv_labels(s: PairStructure) -> tuple[int, int, int, int] | None:
 
 @dataclass(frozen=True)
 class _TuvTables:
-    """Cumulative tables of the law of ``(t, u, v)`` (:func:`_tuv_tables`), indexed ``[j, t, u]``: ``C = sum_{v <= j}
-    P``, ``D = sum_{i < j} C[i]``, ``M = sum_{v <= j} v P``, each within relative ``rel`` (and ``1 + rel`` as a factor,
-    ``1 - rel`` for lower ends) of its value for the true masses."""
+    """Cumulative tables of the law of ``(t, u, v)`` (:func:`_tuv_tables`), indexed ``[j, t (t + 1) / 2 + u]`` for ``u <=
+    t`` (the pairs ``u > t`` have ``P = 0`` and are not stored; :func:`_tuv_tri`): ``C = sum_{v <= j} P``, ``D = sum_{i <
+    j} C[i]``, ``M = sum_{v <= j} v P``, each within relative ``rel`` (and ``1 + rel`` as a factor, ``1 - rel`` for lower
+    ends) of its value for the true masses. Row ``j`` is set at the pairs with ``t >= j`` only (the others are never
+    read: :func:`_tuv_bounds` clips ``j`` at ``t``)."""
 
     C: np.ndarray
     D: np.ndarray
@@ -849,7 +851,7 @@ class _TuvTables:
 def _tuv_tables(p: tuple[float, ...], rest: float, eta: float, n: int, labels: tuple[int, int, int, int]
                 ) -> _TuvTables | None:
     """The eps-independent part of :func:`_tuv_bounds` (*derived*), or None where it does not apply; the last two
-    kept (``3 (n + 1)^3`` floats each: 24 MB at ``n = 100``; a pair asks again at every ``eps``).
+    kept (``3 (n + 1)^2 (n + 2) / 2`` floats each: 12.5 MB at ``n = 100``; a pair asks again at every ``eps``).
 
     ``t`` users draw from the blanket, ``u`` of them from the classes ``10, 11`` and ``v`` from ``01, 11``:
     ``P(t, u, v) = w_t Q_t(u, v)``, ``w_t = C(n, t) rest^{n - t}``, ``Q_t`` the coefficients of ``(p00 + p10 x + p01 y +
@@ -879,40 +881,73 @@ def _tuv_tables(p: tuple[float, ...], rest: float, eta: float, n: int, labels: t
     if not float(np.min(log_w)) - log_err > -TUV_MAX_LOG - 100.0:
         return None
     w = np.exp(log_w)
-    cur = np.zeros((W + 1, W + 1))
-    cur[0, 0] = 1.0
-    P = np.zeros((W, W, W))  # P[v, t, u] (v first: the sums along v below are whole-slice additions)
+    # Q_t on [v, u] (a zero border at index 0: the shifted terms are whole slices, and a border term adds +0.0, which
+    # leaves every sum as it was), two buffers in turn; each entry ((p00 o + p10 o_u) + p01 o_v) + p11 o_uv as before
+    cur = np.zeros((W + 2, W + 2))
+    nxt = np.zeros((W + 2, W + 2))
+    tmp = np.empty((W + 1) * (W + 1))
+    cur[1, 1] = 1.0
+    tri = W * (W + 1) // 2
+    P = np.zeros((W, tri))  # P[v, t (t + 1) / 2 + u] for u <= t (v first: the sums along v are row additions)
     try:
         with np.errstate(under="raise", over="raise", invalid="raise"):  # (a safety net: cannot occur, docstring)
             for t in range(W):
                 # Q_t lives on 0 <= u, v <= t: the step touches that block and its next row and column only
-                np.multiply(cur[:t + 1, :t + 1].T, w[t], out=P[:t + 1, t, :t + 1])
-                blk = cur[:t + 2, :t + 2]
-                old = blk.copy()
-                blk *= p00
-                blk[1:, :] += p10 * old[:-1, :]
-                blk[:, 1:] += p01 * old[:, :-1]
-                blk[1:, 1:] += p11 * old[:-1, :-1]
+                off = t * (t + 1) // 2
+                np.multiply(cur[1:t + 2, 1:t + 2], w[t], out=P[:t + 1, off:off + t + 1])
+                k = t + 2
+                out = nxt[1:k + 1, 1:k + 1]
+                sh = tmp[:k * k].reshape(k, k)
+                np.multiply(cur[1:k + 1, 1:k + 1], p00, out=out)
+                np.multiply(cur[1:k + 1, 0:k], p10, out=sh)
+                out += sh
+                np.multiply(cur[0:k, 1:k + 1], p01, out=sh)
+                out += sh
+                np.multiply(cur[0:k, 0:k], p11, out=sh)
+                out += sh
+                cur, nxt = nxt, cur
     except FloatingPointError:
         return None
     # the entries j > t are never read (:func:`_tuv_bounds` clips j at t: P = 0 for v > t; D, M left unset). The
-    # same sequential sums as np.cumsum along v (a slice at a time is 3x faster), C in P's place (one 8 MB array fewer
-    # at n = 100): C[v] = P[v] + C[v - 1], M[v] = v P[v] + M[v - 1] (M first, while C[v] holds P[v]), D[v] = D[v - 1] +
+    # same sequential sums as np.cumsum along v (a row at a time over the pairs t >= v, contiguous in this layout), C in
+    # P's place: C[v] = P[v] + C[v - 1], M[v] = v P[v] + M[v - 1] (M first, while C[v] holds P[v]), D[v] = D[v - 1] +
     # C[v - 1]; the float sums are those of the separate arrays (a + b = b + a)
     C = P
     D = np.empty_like(P)
     M = np.empty_like(P)
     D[0], M[0] = 0.0, 0.0
     for v in range(1, W):
-        np.multiply(C[v, v:], v, out=M[v, v:])
-        M[v, v:] += M[v - 1, v:]
-        np.add(D[v - 1, v:], C[v - 1, v:], out=D[v, v:])
-        C[v, v:] += C[v - 1, v:]
+        lo = v * (v + 1) // 2
+        np.multiply(C[v, lo:], v, out=M[v, lo:])
+        M[v, lo:] += M[v - 1, lo:]
+        np.add(D[v - 1, lo:], C[v - 1, lo:], out=D[v, lo:])
+        C[v, lo:] += C[v - 1, lo:]
     # Q_t: 7 t u; w_t: exp (u) and its log's error; the product w_t Q_t: u; the cumulative sums: 2 (n + 2) u
     rel = math.expm1(log_err + (7 * n + 2 * (n + 2) + 8) * _U) * (1.0 + 4 * _U)
     for arr in (C, D, M):
         arr.flags.writeable = False
     return _TuvTables(C, D, M, rel)
+
+
+@functools.lru_cache(maxsize=4)
+def _tuv_tri_mask(W: int) -> np.ndarray:
+    """The pairs ``u <= t`` of the ``W x W`` grid ``[t, u]``, flat (row-major order, read-only)."""
+    t = np.arange(W)[:, None]
+    mask = (np.arange(W)[None, :] <= t).reshape(-1)
+    mask.flags.writeable = False
+    return mask
+
+
+@functools.lru_cache(maxsize=4)
+def _tuv_tri(W: int) -> tuple[np.ndarray, np.ndarray]:
+    """For the pairs ``u <= t`` in row-major order: their position ``t (t + 1) / 2 + u`` in a row of the tables
+    (:class:`_TuvTables`; that is also their rank) and ``t`` as a float (read-only)."""
+    t = np.repeat(np.arange(W), np.arange(1, W + 1))
+    pos = np.arange(len(t), dtype=np.int64)
+    tcol = t.astype(float)
+    for arr in (pos, tcol):
+        arr.flags.writeable = False
+    return pos, tcol
 
 
 def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, int, int, int]
@@ -952,8 +987,19 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, i
     W = n + 1
     t = np.arange(W, dtype=float)[:, None]
     uu = np.arange(W, dtype=float)[None, :]
-    ti = np.broadcast_to(np.arange(W)[:, None], (W, W))
-    ui = np.broadcast_to(np.arange(W)[None, :], (W, W))
+    # the pairs u <= t (the tables' layout, :class:`_TuvTables`); at u > t every table is 0, and so is each term
+    # below (kappa is finite): the terms sit at their places in (n + 1)^2 zeros, summed in the same order as before
+    pos, tcol = _tuv_tri(W)
+    tri = W * (W + 1) // 2
+
+    def gather(tab_: np.ndarray, jj: np.ndarray) -> np.ndarray:
+        return tab_.reshape(-1).take(jj * tri + pos)
+
+    def placed(vals: np.ndarray) -> np.ndarray:
+        out = np.zeros(W * W)
+        out[_tuv_tri_mask(W)] = vals
+        return out
+
     slope = 0.0
     for sign, A, B, Cc in ((1.0, float(up[j00]), outward([up[j10], -lo[j00], rho_up], 1.0), outward([up[j01], -lo[j00]], 1.0)),
                            (-1.0, float(lo[j00]), outward([lo[j10], -up[j00], -rho_lo], -1.0),
@@ -966,10 +1012,11 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, i
             kap = kap + sign * (8 * _U * (abs(A) * t + abs(B) * uu) / (-Cc) + 1e-300)
         if not np.all(np.isfinite(kap)):
             return None
-        j = np.clip(np.floor(kap), 0.0, t)
+        kap = kap[_tuv_tri_mask(W).reshape(W, W)]
+        j = np.clip(np.floor(kap), 0.0, tcol)
         ji = j.astype(np.int64)
         frac = np.maximum(kap - j, 0.0) * (1.0 + sign * _U)
-        F = np.where(kap >= 0.0, tab.D[ji, ti, ui] + frac * tab.C[ji, ti, ui], 0.0)
+        F = placed(np.where(kap >= 0.0, gather(tab.D, ji) + frac * gather(tab.C, ji), 0.0))
         total = -Cc * float(np.sum(F))
         if sign > 0:
             ends.append(total * (1.0 + tab.rel) * (1.0 + (W * W + 8) * _U) / n)
@@ -982,9 +1029,9 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, i
                     # {v <= ceil(kappa') - 1}: kappa' is rounded down already
                     js = np.ceil(kap) - 1.0
                     ok = js >= 0.0
-                    jsi = np.clip(js, 0.0, t).astype(np.int64)
+                    jsi = np.clip(js, 0.0, tcol).astype(np.int64)
                     d_b = (beta1 - beta0) * (1.0 - _U)
-                    terms = np.where(ok, beta0 * t * tab.C[jsi, ti, ui] + d_b * tab.M[jsi, ti, ui], 0.0)
+                    terms = placed(np.where(ok, beta0 * tcol * gather(tab.C, jsi) + d_b * gather(tab.M, jsi), 0.0))
                     slope = max(float(np.sum(terms)) * (1.0 - tab.rel) * (1.0 - (W * W + 8) * _U) / n, 0.0)
     lo_end, up_end = ends[1], ends[0]
     if 0.0 < up_end < fp.MIN_PROBABILITY:
