@@ -2085,6 +2085,14 @@ _SLAB_TAIL_GEOMETRIC_WIDE = False
 #: Orders whose slab's clipped points (:func:`_slab_clip_floor`) are estimated above e^this times their budget get no
 #: slab (``None``: every order planned keeps its slab until its bracket is measured).
 _SLAB_CLIP_MARGIN: float | None = -2.0
+#: ... unless scaled slabs are on: a slab whose clipped points would be too many for some of its orders is built with a
+#: scale per block of cells (:meth:`_Slab._block_scales`), which charges each clipped point e^-700 of its own block's
+#: largest weight instead of the slab's, and keeps those orders (work only).
+_SLAB_SCALED = True
+#: ... for slabs of at most this many planned points (the plan's rectangle; measured, in-process CPU min of 3, ratio to one
+#: clones query, scaled off / on: eps0 = 2, n = 1.2e4 (1.04e6 planned) 24 -> 14x; 2.5, 1.7e4 (1.25e6) 19.5 -> 10x; 3, 3e4
+#: (1.0e6) 15 -> 13x; 2, 1.7e4 (1.21e6) 17.6 -> 19x; but 2, 2.5e4 (1.8e6) 17.5 -> 21x and 2.25, 2.5e4 (1.65e6) 18 -> 22.5x)
+_SLAB_SCALED_MAX_POINTS = 1_300_000.0
 #: Each cell's chord interval reaches this far beyond the cell (its points' rounding lies well inside).
 _SLAB_DELTA = 1e-12
 #: Pieces of a slab's tails in its first bound (fractions of the way from the window's edge to the end).
@@ -2095,6 +2103,8 @@ _SLAB_TAIL_PIECES = np.array([0.0, 1 / 64, 1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 
 _SLAB_TAIL_FINE = np.concatenate(([0.0], np.arange(1, 16) / 256, 2.0 ** np.arange(-4.0, 0.5, 0.5)))
 #: Clone counts per chunk of a slab's points.
 _SLAB_ROWS = 48
+#: Scaled slabs (:meth:`_Slab._block_scales`): at most this many blocks of cells, each with its own scale of weights.
+_SLAB_SCALE_BLOCKS = 256
 
 
 def _saddles(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarray
@@ -2378,7 +2388,7 @@ class _Slab:
     """
 
     def __init__(self, N: float, p: float, s: float, rel: float, orders: np.ndarray, c1: int, c2: int,
-                 x_lo: float, x_hi: float) -> None:
+                 x_lo: float, x_hi: float, scaled: bool = False) -> None:
         self.orders, self.c1, self.c2, self.s = orders, c1, c2, s
         c = np.arange(c1, c2 + 1, dtype=float)
         m = c + 1.0
@@ -2410,6 +2420,7 @@ class _Slab:
         top = row - table[mode] - table[mi - mode] + mode * ls
         nonempty = a_hi >= a_lo
         self.ref = float(np.max(top[nonempty])) + 1e-9 if np.any(nonempty) else 0.0
+        r_cell = self._block_scales(lpc_up, m, ncell, h) if scaled else None  # (per cell, relative to ref)
         W = np.zeros(ncell)
         Z = np.zeros(ncell)
         S = np.zeros(ncell)
@@ -2453,12 +2464,9 @@ class _Slab:
             k = b_k[:npt].reshape(shape)
             np.subtract(row_r[sl, None], win_a[a_lo_i[sl], :width], out=wt)  # log w
             np.subtract(wt, win_b[b_start[sl], :width], out=wt)
-            np.maximum(wt, -700.0, out=wt)
-            np.exp(wt, out=wt)
-            if full < width:  # (the points past a row's window: weight 0)
-                valid = b_v[:shape[0] * (width - full)].reshape(shape[0], width - full)
-                np.less_equal(colf_all[None, full:width], span_a[sl, None], out=valid)
-                np.multiply(wt[:, full:], valid, out=wt[:, full:])
+            if r_cell is None:
+                np.maximum(wt, -700.0, out=wt)
+                np.exp(wt, out=wt)
             # cell of each point: q = a/((c+1) h) - xL/h
             np.multiply(colf_all[None, :width], scale[sl, None], out=q)  # j/((c+1) h) + (a_lo/((c+1) h) - xL/h)
             np.add(q, q0[sl, None], out=q)
@@ -2466,6 +2474,14 @@ class _Slab:
             c0 = max(full - 1, 0)
             np.minimum(k[:, c0:], ncell - 1, out=k[:, c0:])
             kf = k.ravel()
+            if r_cell is not None:  # (each point relative to its cell's scale)
+                np.subtract(wt, r_cell[k], out=wt)
+                np.maximum(wt, -700.0, out=wt)
+                np.exp(wt, out=wt)
+            if full < width:  # (the points past a row's window: weight 0)
+                valid = b_v[:shape[0] * (width - full)].reshape(shape[0], width - full)
+                np.less_equal(colf_all[None, full:width], span_a[sl, None], out=valid)
+                np.multiply(wt[:, full:], valid, out=wt[:, full:])
             np.add.at(W, kf, wt.ravel())
             np.subtract(q, k, out=q)  # the position in the cell (within [-eta, 1 + eta])
             np.multiply(q, wt, out=wq)
@@ -2478,8 +2494,13 @@ class _Slab:
         self.count = [c.size * (h * (c2 + 1.0) + 3.0)]
         self.h = [h]
         self.eta = 8 * _U / h + 4 * _U  # the rounding of q, in cells
+        self.R: list[np.ndarray] | None = None if r_cell is None else [r_cell]
+        if r_cell is not None:
+            self.eps += 2e-12  # (the levels' factors exp(R_child - R_parent): at most 15 roundings of a few u each)
         while self.W[-1].size > 1:  # in the parent's units: a child's position is (its own + offset) / 2
             W, Z, S = self.W[-1], self.Z[-1], self.S[-1]
+            if self.R is not None:
+                W, Z, S = self._rescaled(W, Z, S)
             self.W.append(W[0::2] + W[1::2])
             self.Z.append(0.5 * (Z[0::2] + Z[1::2] + W[1::2]))  # the right child's offset is one cell
             self.S.append(0.25 * (S[0::2] + S[1::2] + 2.0 * Z[1::2] + W[1::2]))
@@ -2487,6 +2508,65 @@ class _Slab:
             self.h.append(2.0 * self.h[-1])
         self.points = npts
         self._lch: dict[int, dict[float, np.ndarray]] = {}  # (:meth:`_first_tails`: Chernoff columns per side)
+
+    def _block_scales(self, lpc_up: np.ndarray, m: np.ndarray, ncell: int, h: float) -> np.ndarray:
+        """Per finest cell, ``log`` of the scale of its points' weights relative to ``ref`` (scaled slabs).
+
+        A single scale ``ref`` (the largest weight) clips every point below ``e^-700`` of it, charged
+        ``e^-700`` of ``ref`` each (:meth:`window`); where a slab holds both the bulk (``x`` near ``s``)
+        and an order's saddle near ``x = 1`` (eps0 = 2, n = 1.2e4, orders 512 .. 1024: the weights there
+        are below ``e^-700`` of the bulk's, ``g`` above ``e^700``), that charge alone exceeds the order's
+        budget (:func:`_slab_clip_floor`). Here each block of cells (at most :data:`_SLAB_SCALE_BLOCKS`) has
+        its own scale ``R_b``, an upper bound on the log weights of the points in its cells (*derived*):
+        ``log w = log Pr[C = c] + log M_{c+1}(a)`` and, for ``X ~ Bin(m, s)``, ``Pr[X = a] <= exp(-m
+        KL(a/m || s))`` (Chernoff: ``Pr[X >= a]`` for ``a >= m s``, ``Pr[X <= a]`` below); ``KL(. || s)`` is
+        convex with its minimum 0 at ``s``, so over the block's interval ``[x_b - delta, x_{b+1} + delta]``
+        (which holds its points' exact ``x``, :class:`_Slab`) it is at least its value at the point nearest
+        ``s``: ``R_b = max_c (upper end of log Pr[C = c] - (c + 1) KL(x*_b || s)) + 1`` (``KL`` rounded low;
+        the ``+ 1`` covers the rounding of this and of the points' ``log w``, :attr:`eps`, far below 1).
+        Only the scale depends on this bound: a point's weight is stored as ``exp(max(log w - R_b,
+        -700))`` (at most 1: no overflow; clipped as before, relative to its own scale), a cell's sums are
+        those of its scale, and a coarser level's cell takes the larger of its non-empty children's scales, the
+        other child's sums multiplied by ``exp(R_child - R_parent)`` (dropped where that is below
+        ``e^-701``: every point of that child then weighs at most ``e^-700`` of the parent's scale, within
+        the clip charge, which :meth:`window` and :meth:`_runs` add to the upper ends of scaled slabs'
+        non-empty masses too; so a cell with points never becomes empty; products below the normal range err by
+        at most ``2^-1074`` each, within the same charge; the factors' roundings, a few ``u`` per level, are
+        charged in :attr:`eps`)."""
+        nb = min(ncell, _SLAB_SCALE_BLOCKS)
+        per = ncell // nb
+        edges = self.x_lo + np.arange(nb + 1) * (per * h)
+        s = self.s
+        xs = np.clip(np.clip(s, edges[:-1] - _SLAB_DELTA, edges[1:] + _SLAB_DELTA), 0.0, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kl = xlogy(xs, xs / s) + xlogy(1.0 - xs, (1.0 - xs) / (1.0 - s))
+        kl = np.maximum(np.nan_to_num(kl, nan=0.0) * (1.0 - 1e-9), 0.0)  # (rounded low: -m KL high)
+        r_b = np.max(lpc_up[:, None] - m[:, None] * kl[None, :], axis=0) + 1.0 - self.ref
+        return np.repeat(r_b, per)
+
+    def _rescaled(self, W: np.ndarray, Z: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The sums of one level of a scaled slab at its parent level's scales (appended to :attr:`R`):
+        each pair of cells at the larger of their scales (:meth:`_block_scales`)."""
+        assert self.R is not None
+        r = self.R[-1]
+        # (the larger scale of the non-empty children: a child with points is never dropped beside an empty one)
+        r_pts = np.where(W > 0.0, r, -np.inf)
+        rp = np.maximum(r_pts[0::2], r_pts[1::2])
+        rp = np.where(np.isfinite(rp), rp, np.maximum(r[0::2], r[1::2]))
+        self.R.append(rp)
+        d = r - np.repeat(rp, 2)
+        if not np.any(d != 0.0):
+            return W, Z, S
+        f = np.where(d < -701.0, 0.0, np.exp(np.minimum(np.maximum(d, -701.0), 0.0)))
+        return W * f, Z * f, S * f
+
+    def _clip_up(self, n_pt: float) -> float:
+        """What the upper end of a cell's mass adds for points dropped by rescaling (scaled slabs only)."""
+        return n_pt * math.exp(-700.0) if self.R is not None else 0.0
+
+    def _log_scale(self, level: int, idx: np.ndarray | slice) -> np.ndarray | float:
+        """``log`` of the scale of the cells ``idx`` of ``level``."""
+        return self.ref if self.R is None else self.ref + self.R[level][idx]
 
     def level_for(self, h: np.ndarray) -> np.ndarray:
         """The finest level whose cells are at least ``h`` wide (clipped to the levels there are)."""
@@ -2524,7 +2604,7 @@ class _Slab:
         gamma = 1.01 * (n_pt + 4 * len(self.h)) * _U
         grow = math.expm1(self.eps)
         rho = (1.0 + gamma) * (1.0 + grow) - 1.0
-        w_up = W * (1.0 + rho)
+        w_up = W * (1.0 + rho) + self._clip_up(n_pt)
         clip = n_pt * math.exp(-700.0)
         w_lo = np.maximum(W / (1.0 + rho) - clip, 0.0)
         e1 = self.x_lo + idx * h - _SLAB_DELTA
@@ -2559,10 +2639,11 @@ class _Slab:
             log_sq_hi = np.log(np.maximum(m_lo**2, m_hi**2))
             log_sq_lo = np.log(np.where((m_lo > 0.0) | (m_hi < 0.0), np.minimum(m_lo**2, m_hi**2), 0.0))
             lh2 = 2.0 * math.log(h) - math.log(2.0)
-            log_wu = np.log(w_up) + self.ref
-            log_wl = np.where(w_lo > 0.0, np.log(np.maximum(w_lo, 1e-300)), -np.inf) + self.ref
-            log_vu = np.log(v_up) + self.ref + lh2
-            log_vl = np.where(v_lo > 0.0, np.log(np.maximum(v_lo, 1e-300)), -np.inf) + self.ref + lh2
+            ref = self._log_scale(level, idx)
+            log_wu = np.log(w_up) + ref
+            log_wl = np.where(w_lo > 0.0, np.log(np.maximum(w_lo, 1e-300)), -np.inf) + ref
+            log_vu = np.log(v_up) + ref + lh2
+            log_vl = np.where(v_lo > 0.0, np.log(np.maximum(v_lo, 1e-300)), -np.inf) + ref + lh2
         na = alpha.size
         first, last = np.zeros(na, dtype=np.int64), np.full(na, ne - 1, dtype=np.int64)
         out_up, out_lo = np.full(na, -np.inf), np.full(na, -np.inf)
@@ -2643,7 +2724,9 @@ class _Slab:
         g_e = _g(y, np.full(y.size, bp), np.full(y.size, bq), alpha, 4 * _U * (np.abs(y) + s + 1.0),
                  (_b_err(u, s), _b_err(v, s))).logs((slice(None), slice(None)))[0]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            crude = np.log(W * (1.0 + rho))[:, None] + self.ref + np.maximum(g_e[:nc], g_e[nc:])
+            ref = np.reshape(self._log_scale(coarse, slice(None)), (-1, 1))
+            crude = (np.log(np.where(W > 0.0, W * (1.0 + rho) + self._clip_up(n_pt), 0.0))[:, None] + ref
+                     + np.maximum(g_e[:nc], g_e[nc:]))
             crude = crude + 1e-12 * (1.0 + np.abs(crude))
             crude = np.where(np.isnan(crude), np.inf, crude)
             # estimates: log g at each coarse cell's mean
@@ -2653,7 +2736,7 @@ class _Slab:
             d = alpha * bp + (1.0 - alpha) * bq
             lin = np.expm1(np.minimum(ell, 700.0)) - d[None, :] * yb[:, None]
             lg = np.where(ell > 30.0, ell, np.log(np.maximum(lin, 1e-300)))
-            contrib = np.log(W)[:, None] + self.ref + np.where(np.isnan(lg), np.inf, lg)
+            contrib = np.log(W)[:, None] + ref + np.where(np.isnan(lg), np.inf, lg)
             thr = _logsumexp(contrib, axis=0) + log_tol - math.log(4.0)
             cum_l = np.logaddexp.accumulate(crude, axis=0)
             cum_r = np.logaddexp.accumulate(crude[::-1], axis=0)[::-1]
@@ -4357,6 +4440,7 @@ class RenyiDirection:
         merge = _SLAB_MERGE if narrow else _SLAB_MERGE_WIDE if mu >= _SLAB_MERGE_WIDE_COUNT else _SLAB_MERGE_WIDE_SMALL
         plan = _slab_plan(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha, self._tail_tol, self.log_k0,
                           merge, narrow, est_out=est, saddles=saddles)
+        scaled: set[tuple[int, int, float, float]] = set()
         if _SLAB_CLIP_MARGIN is not None and plan:
             # orders whose clipped points alone would keep their slab wider than the budget (_slab_clip_floor) get
             # none, and the others are planned again without them (their groups' largest weights move)
@@ -4370,7 +4454,12 @@ class RenyiDirection:
                     if (c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) > _wide_limit(max_points, c2, js.size, wide_count):
                         continue  # (never kept, below)
                     floor = _slab_clip_floor(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha[js], c1, c2, xl, xr)
-                    new[js] |= ~(floor <= b_est[js] + _SLAB_CLIP_MARGIN)
+                    clipped = ~(floor <= b_est[js] + _SLAB_CLIP_MARGIN)
+                    if (_SLAB_SCALED and np.any(clipped)
+                            and (c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) <= _SLAB_SCALED_MAX_POINTS):
+                        scaled.add((c1, c2, xl, xr))  # (a scale per block of cells instead: its orders stay)
+                        continue
+                    new[js] |= clipped
                 if np.array_equal(new, excl):
                     break
                 excl = new
@@ -4392,7 +4481,7 @@ class RenyiDirection:
             return
         log_tol = math.log(self._tail_tol)
         for g, (js, c1, c2, xl, xr) in enumerate(plan):
-            slab = _Slab(float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr)
+            slab = _Slab(float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr, (c1, c2, xl, xr) in scaled)
             self.slabs.append(slab)
             self.slab_of[js] = g
             # start: _SLAB_START cells per spread of x
@@ -4403,7 +4492,8 @@ class RenyiDirection:
                 self.slab_level[js] = np.maximum(self.slab_level[js] - 1, 0)
             self._slab_window(js)
             self.slab_tail[js] = slab.tails(self.pa1, self.pb1, self.bp1, self.bq1, al, self.rel, log_tol, self.slab_lo[js],
-                                            self.pair.max_log_ratio <= _SLAB_MID_RATIO or _SLAB_TAIL_GEOMETRIC_WIDE)
+                                            (self.pair.max_log_ratio <= _SLAB_MID_RATIO or _SLAB_TAIL_GEOMETRIC_WIDE)
+                                            and slab.R is None)
             self.slab_up[js] = np.logaddexp(self.slab_win_up[js], self.slab_tail[js]) + 4 * _U
             # an order whose window misses its sum (tails above tail_tol of it) leaves the slab: its
             # blocks of totals are bounded as without slabs
