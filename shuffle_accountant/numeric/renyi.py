@@ -2104,7 +2104,7 @@ _SLAB_TAIL_FINE = np.concatenate(([0.0], np.arange(1, 16) / 256, 2.0 ** np.arang
 #: Clone counts per chunk of a slab's points.
 _SLAB_ROWS = 48
 #: Scaled slabs (:meth:`_Slab._block_scales`): at most this many blocks of cells, each with its own scale of weights.
-_SLAB_SCALE_BLOCKS = 256
+_SLAB_SCALE_BLOCKS = 64
 
 
 def _saddles(N: float, p: float, s: float, bp: float, bq: float, alpha: np.ndarray
