@@ -87,3 +87,36 @@ def test_bracket_holds_the_brute_force_sum(n, seed):
         # item 8's slope: at most E[T 1{S > 0}] / n with T = t + (E - 1) v (b = 1, E by y2)
         T = t + (E - 1.0) * v
         assert slope <= math.fsum((P * T * (S > 0)).ravel()) / n * (1 + 1e-9)
+
+
+# --- the search's trust in the surrogate from 75 expected blanket draws (``TRUST_LATTICE_DRAWS``, lat101) ---
+
+
+def test_trust_starts_at_75_draws():
+    from shuffle_accountant.randomizers import SUE
+
+    assert bm.TRUST_LATTICE_DRAWS == 75.0
+    assert bm.BlanketProfile(SUE(10, 0.5), 150).surrogate_rtol == 1e-3  # n gamma = 117 (was untrusted below 200)
+    assert bm.BlanketProfile(SUE(10, 2.0), 150).surrogate_rtol is None  # n gamma = 55
+
+
+@pytest.mark.parametrize("fam,eps0,n,delta", [("SUE", 0.5, 150, 1e-6), ("OUE", 1.0, 200, 1e-9), ("OLH", 2.0, 300, 1e-6),
+                                              ("OUE", 3.0, 200, 1e-6), ("OUE", 0.5, 100, 1e-12)])
+def test_trusted_search_is_certified_and_meets_the_former(fam, eps0, n, delta, monkeypatch):
+    """The trusted search's bracket: delta above the target at its lower end and at most the target at its upper end
+    (fresh evaluations at rtol 1e-8), and it meets the bracket of the former search (trust from 200 draws) with the
+    upper ends within the search's rtol."""
+    from shuffle_accountant import api, randomizers
+
+    rand = getattr(randomizers, fam)(10, eps0)
+    assert bm.BlanketProfile(rand, n).surrogate_rtol == 1e-3
+    new = api.epsilon(eps0, n, delta, method="blanket", randomizer=rand)
+    lo, up = new.details["bracket"]
+    prof = bm.BlanketProfile(rand, n)
+    assert prof.bounds(lo, 1e-8).lower > delta
+    assert prof.bounds(up, 1e-8).upper <= delta
+    monkeypatch.setattr(bm, "TRUST_LATTICE_DRAWS", 200.0)
+    old = api.epsilon(eps0, n, delta, method="blanket", randomizer=rand)
+    a, b = old.details["bracket"]
+    assert lo <= b and a <= up
+    assert up <= b * (1 + 1e-6)
