@@ -195,7 +195,8 @@ METHODS: dict[str, Method] = {
             "exact hockey-stick divergence of concrete neighbouring datasets of the given randomizer, the largest "
             "over a family (k-RR: other users holding x1 or one third value; binary RR: m users holding x1; other "
             "randomizers: all other users holding x1 (exact) or one third value (projected on the reports' hits of "
-            "x1 and x1'), numeric/dataset_lower.py)",
+            "x1 and x1', or, at n up to ~300-1000, with the reports that hit the third value lumped), "
+            "numeric/dataset_lower.py)",
             "a lower bound on the given randomizer's shuffled eps from concrete neighbouring datasets (their exact "
             "divergence, or for a projected family the divergence of a post-processing, which is at most theirs)",
             short="this randomizer, concrete datasets",

@@ -31,12 +31,13 @@ from shuffle_accountant.randomizers import MatrixRandomizer, make_randomizer
 
 # (name, params, oracle matrix builder, x3 of the oracle dataset that the named "third value"
 # datasets describe, in the order of DatasetLowerProfile.datasets[1:])
+# (the independent-hits randomizers have two: the projection and the lumped dataset)
 NAMED = [
-    ("oue", {"k": 3}, lambda e: ob.oue_matrix(3, e), [2]),
-    ("sue", {"k": 3}, lambda e: ob.sue_matrix(3, e), [2]),
-    ("olh", {"k": 3, "g": 2}, lambda e: ob.olh_matrix(3, 2, e), [2]),
+    ("oue", {"k": 3}, lambda e: ob.oue_matrix(3, e), [2, 2]),
+    ("sue", {"k": 3}, lambda e: ob.sue_matrix(3, e), [2, 2]),
+    ("olh", {"k": 3, "g": 2}, lambda e: ob.olh_matrix(3, 2, e), [2, 2]),
     ("hadamard", {"k": 3}, lambda e: ob.hadamard_matrix(3, e), [2]),
-    ("hadamard", {"k": 4}, lambda e: ob.hadamard_matrix(4, e), [2, 3]),
+    ("hadamard", {"k": 4}, lambda e: ob.hadamard_matrix(4, e), [2, 3, 3]),
     ("subset", {"k": 4, "d": 2}, lambda e: ob.subset_matrix(4, 2, e), [2]),
 ]
 
