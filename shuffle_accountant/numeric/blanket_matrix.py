@@ -288,16 +288,23 @@ carries a floating-point error bound; nothing is truncated.
    classes labelled by ``y1 = [a > 1]``, ``y2 = [b > 1]`` (unary encoding, local hashing, subset selection) has ``S = c00
    t + (c10 - c00) u + (c01 - c00) v + rho N11`` with ``t`` blanket draws, ``u = #{y1 = 1}``, ``v = #{y2 = 1}`` and ``rho =
    0`` for ratios in ``{1, E}``; the law of ``(t, u, v)`` does not depend on ``eps``, so its cumulative tables along
-   ``v`` are built once per pair (``3 (n + 1)^3`` floats, a polynomial recurrence; :data:`TUV_REPLACES_LATTICE`: also
+   ``v`` are built once per pair (``3 (n + 1)^2 (n + 2) / 2`` floats, a polynomial recurrence; :data:`TUV_REPLACES_LATTICE`: also
    in place of the lattice up to :data:`TUV_MAX_N`, measured there) and every evaluation of the search
    is ``(n + 1)^2`` gathers, both ends and item 8's slope, where the count-vector enumeration took four binomial tails
    per vector (``C(n + 3, 3)`` of them) and evaluation. It answers in place of :func:`_exact_bounds` for such pairs up
    to :data:`TUV_MAX_N` users. Measured (sep99; eps(1e-6) over one clones query, CPU min of 6 interleaved with the
    former code, tables and count-vector layouts cleared before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2):
    n = 30 2.7-4.4x -> 1.6-2.8x, n = 46 6.0-7.9x -> 2.2-3.5x (the tables' build: 0.5 ms at n = 30, 1.6 ms at n = 46,
-   3.5 ms at n = 80; an evaluation 0.2-0.5 ms). Tests:
+   3.5 ms at n = 80; an evaluation 0.2-0.5 ms). Stored for the pairs ``u <= t`` only (lat101, bit-identical: the build
+   2.83 -> 2.58 ms and an evaluation 0.53 -> 0.26 ms at n = 100; whole cold queries, ratio to clones, SUE / OUE / OLH k =
+   10, eps0 0.5 / 1 / 2: n = 60 2.9-3.7x -> 2.6-3.1x, n = 100 5.6-7.3x -> 4.9-6.0x with the search's trust of
+   :data:`TRUST_LATTICE_DRAWS`). What is left at n = 100 is the recurrence (``(n + 1)^3 / 3`` entries, seven operations
+   each: ~2 ms in numpy) and cannot be cut without changing values: the mass of ``(t, u, v)`` spreads over most of the
+   cube at ``n <= 100`` (entries above 1e-30: 280k of 349k at eps0 = 0.5, 128k at eps0 = 2, SUE), so pruning by probability
+   pays from a few hundred users only, where the pruned cube is still ~1e6 entries at eps0 <= 1 (n = 300). Tests:
    ``tests/test_blanket_small_n99.py`` against the histogram oracle and an mpmath sum over all count vectors (ends
-   and slope; fails off by one count or without the slope's ``M`` term).
+   and slope; fails off by one count or without the slope's ``M`` term); ``tests/test_blanket_small_n101.py`` (the
+   packed tables to the bit against a full-cube recurrence).
 
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
 ``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) less the floating-point share
@@ -801,7 +808,7 @@ def _slope_terms(x: np.ndarray, m: np.ndarray, t: np.ndarray, c: float, b: float
 # ---------------------------------------------------------------------------------------
 
 #: the three-count exact path (:func:`_tuv_bounds`) answers pairs of four classes up to this ``n`` in place of exact
-#: enumeration (its tables hold ``3 (n + 1)^3`` floats)
+#: enumeration (its tables hold ``3 (n + 1)^2 (n + 2) / 2`` floats)
 TUV_MAX_N = 100
 #: ... and, when set, in place of the lattice as well (``auto``, pairs without the separable engine, ``n <=
 #: TUV_MAX_N``). Measured (sep99; one eps(1e-6) over one clones query, CPU min of 3, tables and layouts cleared
