@@ -1244,12 +1244,24 @@ def test_slab_clip_floor_predicts_the_orders_left_stuck(monkeypatch: pytest.Monk
         return sl
 
     monkeypatch.setattr(R, "_Slab", record)
-    d = R.RenyiDirection(pair)
-    up, lo, ok, _, _ = d.bounds(orders, rtol)
-    assert ok and o_ok
-    assert len(built) == 1 and np.all(d.slab_of[orders >= 320.0] < 0) and np.max(built[0]) < np.flatnonzero(orders >= 320.0)[0]
-    assert np.all(lo <= o_up + 1e-12) and np.all(o_lo <= up + 1e-12)
-    assert np.all(R._to_divergence(up, orders, True) <= R._to_divergence(o_up, orders, True) * (1 + rtol) + 1e-15)
+    stuck_from = np.flatnonzero(orders >= 320.0)[0]
+    # without scaled slabs (helper slab101's _SLAB_SCALED) the stuck orders get no slab at all; with them, a slab of
+    # their own with a scale per block of cells (R set), the others the plain slab; either way the same bracket
+    for scaled in (False, True):
+        built.clear()
+        with monkeypatch.context() as mp:
+            mp.setattr(R, "_SLAB_SCALED", scaled)
+            d = R.RenyiDirection(pair)
+            up, lo, ok, _, _ = d.bounds(orders, rtol)
+        assert ok and o_ok
+        assert np.max(built[0]) < stuck_from
+        if scaled:
+            assert len(built) == 2 and np.min(built[1]) == stuck_from
+            assert d.slabs[1].R is not None and d.slabs[0].R is None
+        else:
+            assert len(built) == 1 and np.all(d.slab_of[orders >= 320.0] < 0)
+        assert np.all(lo <= o_up + 1e-12) and np.all(o_lo <= up + 1e-12)
+        assert np.all(R._to_divergence(up, orders, True) <= R._to_divergence(o_up, orders, True) * (1 + rtol) + 1e-15)
 
 
 def _slab_cost(sl: R._Slab) -> float:
