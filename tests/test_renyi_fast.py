@@ -1311,17 +1311,26 @@ def test_log_geometric_on_arrays_against_mpmath() -> None:
 
 def test_mid_ratio_pairs_slabs_up_to_the_mid_point_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     """eps0 = 3, n = 1e5 (log likelihood ratio 3 <= ``_SLAB_MID_RATIO``): one slab of counts above ``_SLAB_WIDE_COUNT``
-    and more than ``_SLAB_MAX_POINTS_WIDE`` points holds every order but the largest; without the mid limit there is
-    none. The bracket meets the one without (blocks of totals only), its upper end within rtol."""
+    and more than ``_SLAB_MAX_POINTS_WIDE`` points holds every order but the largest few; without the mid limit there is
+    none. The bracket meets the one without (blocks of totals only), its upper end within rtol. Which of the largest
+    orders stay: with the geometric tail stage (ratios up to ``_SLAB_TAIL_GEOMETRIC_RATIO``, 3.5 before session 30) all
+    but 1024; without it (ratio 3 > 1.5 now) alpha = 768 leaves too, its first tail bounds missing tail_tol."""
     rtol = 1e-3
     orders = np.array(R.DEFAULT_ORDERS)
     pair = pair_for("clones", 3.0, 100_000).pair
     assert R._SLAB_RECT_RATIO < pair.max_log_ratio <= R._SLAB_MID_RATIO
+    assert R._SLAB_TAIL_GEOMETRIC_RATIO < pair.max_log_ratio
     d = R.RenyiDirection(pair)
     up, lo, ok, _, _ = d.bounds(orders, rtol)
     assert ok
     assert len(d.slabs) == 1 and d.slabs[0].c2 > R._SLAB_WIDE_COUNT
-    assert _slab_cost(d.slabs[0]) > R._SLAB_MAX_POINTS_WIDE and np.sum(d.slab_of >= 0) >= orders.size - 2
+    assert _slab_cost(d.slabs[0]) > R._SLAB_MAX_POINTS_WIDE and np.sum(d.slab_of >= 0) >= orders.size - 3
+    with monkeypatch.context() as mp:
+        mp.setattr(R, "_SLAB_TAIL_GEOMETRIC_RATIO", R._SLAB_MID_RATIO)
+        geo = R.RenyiDirection(pair)
+        g_up, g_lo, g_ok, _, _ = geo.bounds(orders, rtol)
+    assert g_ok and np.sum(geo.slab_of >= 0) > np.sum(d.slab_of >= 0) >= orders.size - 3
+    assert np.all(lo <= g_up + 1e-12) and np.all(g_lo <= up + 1e-12)
     monkeypatch.setattr(R, "_SLAB_MID_RATIO", 0.0)
     prev = R.RenyiDirection(pair)
     p_up, p_lo, p_ok, _, _ = prev.bounds(orders, rtol)

@@ -137,11 +137,17 @@ def test_orders_leave_the_slab_instead_of_the_geometric_tails(monkeypatch):
         assert lo[j] <= e_up and e_lo <= up[j], (alpha, lo[j], e_lo, e_up, up[j])
 
 
-def test_mid_ratio_pairs_keep_the_geometric_tails():
-    """The same pair at the real _SLAB_MID_RATIO (3.5 >= its ratio 2.5): the small orders keep their slab (the geometric
-    stage runs), as before."""
+def test_mid_ratio_pairs_keep_the_geometric_tails(monkeypatch):
+    """The same pair at the real thresholds: its ratio 2.5 lies between _SLAB_TAIL_GEOMETRIC_RATIO (1.5 since session
+    30) and _SLAB_MID_RATIO, so its small orders leave the slab as above; with the geometric stage allowed up to
+    _SLAB_MID_RATIO (the rule before session 30) they keep their slab."""
     pr = pair_for("stronger-clones", 2.5, 1500).pair
     assert R._SLAB_RECT_RATIO < pr.max_log_ratio <= R._SLAB_MID_RATIO
+    assert R._SLAB_TAIL_GEOMETRIC_RATIO < pr.max_log_ratio
     orders = np.array(R.DEFAULT_ORDERS)
-    _, slab_of, _, _, ok = _slabs(pr, orders, 1e-6)
-    assert ok and np.all(slab_of[orders <= 2.25] >= 0)
+    _, slab_of, up, lo, ok = _slabs(pr, orders, 1e-6)
+    assert ok and np.all(slab_of[orders <= 2.25] < 0) and np.any(slab_of >= 0)
+    monkeypatch.setattr(R, "_SLAB_TAIL_GEOMETRIC_RATIO", R._SLAB_MID_RATIO)
+    _, slab_of0, up0, lo0, ok0 = _slabs(pr, orders, 1e-6)
+    assert ok0 and np.all(slab_of0[orders <= 2.25] >= 0)
+    assert np.all(lo <= up0) and np.all(lo0 <= up)

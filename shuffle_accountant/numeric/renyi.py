@@ -2079,9 +2079,15 @@ _SLAB_MERGE_WIDE_COUNT = 500.0
 #: orders along. Measured (slab100, in-process CPU min of 3, interleaved, ratio to one clones query): eps0 = 6, n = 1e6
 #: 22-26x -> 15-16x; 5, 3.16e5 16.6-17.2 -> 14-14.7; 5.5, 5e5 18.4 -> 12.9; 4.5, 2e5 16.4 -> 14.1; ~117 cells eps0 1.5
 #: .. 8, n 3e3 .. 3.2e6 otherwise within noise. Also for ratios 1.5 .. 3.5 it gained 1-2.6x at eps0 = 3 .. 3.5, n = 3e4
-#: .. 2e5, but it takes alpha = 768 out of the eps0 = 3, n = 1e5 slab, against tests/test_renyi_fast.py's
-#: test_mid_ratio_pairs_slabs_up_to_the_mid_point_limit (38 of 40 orders in that slab): left on there.
+#: .. 2e5 (it takes alpha = 768 out of the eps0 = 3, n = 1e5 slab: 37 of 40 orders stay), adopted there since session 30:
 _SLAB_TAIL_GEOMETRIC_WIDE = False
+#: ... the geometric stage runs only for pairs whose log likelihood ratio is at most this (was _SLAB_MID_RATIO). Lead,
+#: session 30, ``bench_renyi_compose.py --renyi-only --clock cpu --stat min --repeats 3 --old-rev HEAD``, eps0 1.75 .. 3.5,
+#: n 1e4 .. 2e5 (loaded machine): eps0 = 3, n = 1e5 24.5 -> 19.8x; 3.5, 2e5 24.2 -> 19.3x; 3.5, 1e5 16.5 -> 15.2x; the other
+#: 22 cells within noise (+-1.3x); at n 1e3 .. 1e4 and rtol 1e-4 within +-0.6 ms. Grid of 216 curves (clones,
+#: stronger-clones, krr-lower k = 3; eps0 1.25 .. 6; n 300 .. 1e6) against the previous rule: 193 identical, 23 changed,
+#: all overlapping, upper ends -8.4e-5 .. +1.0e-4 relative (rtol 1e-3).
+_SLAB_TAIL_GEOMETRIC_RATIO = 1.5
 #: Orders whose slab's clipped points (:func:`_slab_clip_floor`) are estimated above e^this times their budget get no
 #: slab (``None``: every order planned keeps its slab until its bracket is measured).
 _SLAB_CLIP_MARGIN: float | None = -2.0
@@ -4492,8 +4498,8 @@ class RenyiDirection:
                 self.slab_level[js] = np.maximum(self.slab_level[js] - 1, 0)
             self._slab_window(js)
             self.slab_tail[js] = slab.tails(self.pa1, self.pb1, self.bp1, self.bq1, al, self.rel, log_tol, self.slab_lo[js],
-                                            (self.pair.max_log_ratio <= _SLAB_MID_RATIO or _SLAB_TAIL_GEOMETRIC_WIDE)
-                                            and slab.R is None)
+                                            (self.pair.max_log_ratio <= _SLAB_TAIL_GEOMETRIC_RATIO
+                                             or _SLAB_TAIL_GEOMETRIC_WIDE) and slab.R is None)
             self.slab_up[js] = np.logaddexp(self.slab_win_up[js], self.slab_tail[js]) + 4 * _U
             # an order whose window misses its sum (tails above tail_tol of it) leaves the slab: its
             # blocks of totals are bounded as without slabs
