@@ -2099,6 +2099,14 @@ _SLAB_SCALED = True
 #: clones query, scaled off / on: eps0 = 2, n = 1.2e4 (1.04e6 planned) 24 -> 14x; 2.5, 1.7e4 (1.25e6) 19.5 -> 10x; 3, 3e4
 #: (1.0e6) 15 -> 13x; 2, 1.7e4 (1.21e6) 17.6 -> 19x; but 2, 2.5e4 (1.8e6) 17.5 -> 21x and 2.25, 2.5e4 (1.65e6) 18 -> 22.5x)
 _SLAB_SCALED_MAX_POINTS = 1_300_000.0
+#: Where some order has no slab (none planned, dropped, or left after its build), the first blocks keep the clone count's
+#: one-sd edges above the lowest slab's top too (work only: every block is bounded by its monotone corners, and the orders
+#: inside a slab skip its blocks as before). Without them, such an order's sum inside another slab's counts was one block
+#: hundreds of counts wide, split in four per round: eps0 = 2.5, n = 2e4, orders 256 .. 384 (256 left the bulk slab,
+#: 320/384 had none) took three refinement rounds (kernel calls of 8, 16, 15 entries); with them one (slab102; in-process
+#: CPU min of 3, two interleaved runs, ratio to one clones query: 24.7 -> 20.2-20.4x; 2 / 1.4e4, 2 / 2e4, 3 / 3e4,
+#: 3 / 1e5, 3.5 / 2e5, 4 / 3e5, 2 / 3e4, stronger-clones 2.25 / 1.2e4 within the runs' noise)
+_SLAB_FREE_EDGES = True
 #: Each cell's chord interval reaches this far beyond the cell (its points' rounding lies well inside).
 _SLAB_DELTA = 1e-12
 #: Pieces of a slab's tails in its first bound (fractions of the way from the window's edge to the end).
@@ -4053,6 +4061,8 @@ class RenyiDirection:
             # clone count's upper tail is small: one block per gap, split if it matters)
             cuts = [float(x) for sl in self.slabs for x in (sl.c1 + 1, sl.c2 + 2)]
             top = min(sl.c2 + 2.0 for sl in self.slabs)
+            if _SLAB_FREE_EDGES and np.any(self.slab_of < 0):
+                top = math.inf  # (orders without a slab: the one-sd blocks everywhere, see _SLAB_FREE_EDGES)
             edges = np.unique(np.clip(np.concatenate((edges[edges <= top], cuts, [self.pair.n + 1.0])),
                                       0.0, self.pair.n + 1.0))
         lo0, hi0 = edges[:-1], edges[1:] - 1.0
