@@ -68,3 +68,39 @@ def test_free_edges_bracket_the_30_digit_sum(free, monkeypatch):
     assert (first > other) == free
     for j, (e_lo, e_up) in enumerate(_log_excess_30(pr, orders)):
         assert lo[j] <= e_up + 1e-12 and e_lo - 1e-12 <= up[j], (orders[j], lo[j], up[j], e_lo, e_up)
+
+
+def _windows(pr, orders, settle: bool, monkeypatch):
+    """(slab windows computed, slab_of, settled, levels, upper, lower, converged) of one direction, _SLAB_SETTLE on/off."""
+    monkeypatch.setattr(R, "_SLAB_SETTLE", settle)
+    count = [0]
+    window = R._Slab.window
+
+    def counted(self, *a, **k):
+        count[0] += 1
+        return window(self, *a, **k)
+
+    monkeypatch.setattr(R._Slab, "window", counted)
+    d = R.RenyiDirection(pr)
+    up, lo, ok, _, _ = d.bounds(np.asarray(orders, dtype=float), 1e-3)
+    return count[0], d.slab_of.copy(), d.slab_settled.copy(), d.slab_level.copy(), up, lo, ok
+
+
+@pytest.mark.parametrize("n, settled, windows", [(500_000_000, [False, False, False], (2, 1)),
+                                                 (1_000_000_000, [True, True, False], (4, 2))])
+def test_settle_fires_and_brackets_the_30_digit_sum(n, settled, windows, monkeypatch):
+    """clones eps0 = 15, orders 2, 10, 64: at n = 5e8 the orders 10 and 64 leave the slab before a window at level 0
+    (their gaps are e^18 and more budgets at level 2); at n = 1e9 order 64 likewise, and orders 2, 10, whose gap a finer
+    level shrank by less than half, are settled at level 1 (the old rule went on to level 0). Fewer windows, the same
+    orders in the slab, and both rules' brackets hold the 30-digit sum over clone counts."""
+    pr = pair_for("clones", 15.0, n, None).pair
+    orders = (2.0, 10.0, 64.0)
+    new = _windows(pr, orders, True, monkeypatch)
+    old = _windows(pr, orders, False, monkeypatch)
+    assert list(new[2]) == settled and not np.any(old[2])
+    assert (old[0], new[0]) == windows
+    assert np.array_equal(new[1], old[1]) and new[6] and old[6]
+    exact = _log_excess_30(pr, orders)
+    for run in (new, old):
+        for j, (e_lo, e_up) in enumerate(exact):
+            assert run[5][j] <= e_up + 1e-12 and e_lo - 1e-12 <= run[4][j], (orders[j], run[5][j], run[4][j], e_lo, e_up)

@@ -2107,6 +2107,14 @@ _SLAB_SCALED_MAX_POINTS = 1_300_000.0
 #: CPU min of 3, two interleaved runs, ratio to one clones query: 24.7 -> 20.2-20.4x; 2 / 1.4e4, 2 / 2e4, 3 / 3e4,
 #: 3 / 1e5, 3.5 / 2e5, 4 / 3e5, 2 / 3e4, stronger-clones 2.25 / 1.2e4 within the runs' noise)
 _SLAB_FREE_EDGES = True
+#: Slab levels (``RenyiDirection._build_slabs``, work only): an order whose slab gap at level ``l`` exceeds
+#: ``_SLAB_DROP_STUCK 64^l`` budgets leaves its slab before any finer window (its Taylor gap shrinks ~8x a level, measured;
+#: the stuck rule dropped such orders after a window at level 0), and an order whose last finer level shrank its gap by
+#: less than ``_SLAB_SETTLE_SHRINK`` (a gap of its tails, clip charge and rounding, which no level changes) is refined no
+#: further. eps0 = 15, n = 1e9 (clones): orders 12 .. 1024 at e^18 .. e^400 budgets took a window at level 0 (9 ms) before
+#: leaving, and orders 1.25 .. 10 three windows (levels 2, 1, 0: 0.51 -> 0.41 -> 0.37 budgets; 12 ms) (slab102)
+_SLAB_SETTLE = True
+_SLAB_SETTLE_SHRINK = 0.5
 #: Each cell's chord interval reaches this far beyond the cell (its points' rounding lies well inside).
 _SLAB_DELTA = 1e-12
 #: Pieces of a slab's tails in its first bound (fractions of the way from the window's edge to the end).
@@ -4423,6 +4431,7 @@ class RenyiDirection:
         self.slab_up = np.full(na, -np.inf)
         self.slab_lo = np.full(na, -np.inf)
         self.slab_avg_up = np.full(na, np.inf)  # (set by ``bounds`` from the slabs' masses, computed with the first blocks')
+        self.slab_settled = np.zeros(na, dtype=bool)  # (orders whose slab gap no finer level shrinks: _SLAB_SETTLE)
         self._rtol, self._log_scale = rtol, log_scale
         if not (self.envelope and not self.bernoulli and self.exact_window > 0 and 0.0 < self.p < 1.0 and self.N >= 1):
             return
@@ -4518,6 +4527,7 @@ class RenyiDirection:
             self.slab_up[bad] = self.slab_lo[bad] = -np.inf
         if np.all(self.slab_of < 0):
             self.slabs = []
+        prev_gap: np.ndarray | None = None
         for _ in range(8):  # finer cells where the slab alone is too wide for its budget
             l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -4525,6 +4535,18 @@ class RenyiDirection:
                 gap = np.exp(self.slab_up - budget) - np.exp(self.slab_lo - budget)
             gap = np.where(self.slab_of >= 0, np.nan_to_num(gap, nan=np.inf), 0.0)
             over = np.flatnonzero((gap > _SLAB_SHARE) & (self.slab_level > 0))
+            if _SLAB_SETTLE and _SLAB_DROP_STUCK > 0.0:  # (an early form of the stuck drop below: off with it)
+                # orders that even a third-order shrink per level (at 64x a level, 8x the measured) could not bring within
+                # _SLAB_DROP_STUCK budgets at level 0 leave the slab now instead of after a window at level 0; an order
+                # whose last finer level shrank its gap by less than _SLAB_SETTLE_SHRINK is settled (its gap is the
+                # level-independent part: the tails, the clip charge, the weights' rounding) and not refined further
+                hopeless = over[gap[over] > _SLAB_DROP_STUCK * 64.0 ** self.slab_level[over].astype(float)]
+                self.slab_of[hopeless] = -1
+                self.slab_up[hopeless] = self.slab_lo[hopeless] = -np.inf
+                if prev_gap is not None:
+                    self.slab_settled[over[gap[over] > _SLAB_SETTLE_SHRINK * prev_gap[over]]] = True
+                over = over[(self.slab_of[over] >= 0) & ~self.slab_settled[over]]
+                prev_gap = gap
             if over.size == 0 or not self._refine_slabs(over, gap[over]):
                 break
         if _SLAB_DROP_STUCK > 0.0 and self.slabs:
@@ -4565,7 +4587,7 @@ class RenyiDirection:
         per level where it dominates, n = 3e3), so ``log2(gap / target) / 3`` levels, at least one, aim
         at half the share (was: the square, one level too many at alpha 640 .. 1024, n = 3e3). Only the
         work depends on the level. Returns whether any moved."""
-        keep = self.slab_of[orders] >= 0
+        keep = (self.slab_of[orders] >= 0) & ~self.slab_settled[orders]
         orders, gap = orders[keep], (gap[keep] if gap.size == keep.size else gap)
         if orders.size == 0:
             return False
