@@ -368,7 +368,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 import numpy as np
-from scipy.special import erfcx, gammaln  # type: ignore[import-untyped]
+from scipy.special import erfcx, gammaln, pbdv  # type: ignore[import-untyped]
 
 from ..errors import CertificationError, InvalidParameter
 from ..randomizers import PairStructure, Randomizer
@@ -2934,9 +2934,60 @@ def _log_drift(s: PairStructure, cf: _Coefficients, n: int) -> float:
 EDGEWORTH2_MAX_LAM = 12.0
 #: ... and from this many users (:func:`_edgeworth_g`)
 EDGEWORTH2_MIN_N = 100
+#: the third- and fourth-order Edgeworth terms of :func:`_edgeworth_g` (``n^-3/2``, ``n^-2``) are used where the
+#: second-order ones are and from this many users (trust102, issue 10: an *estimate* that only moves where the search
+#: evaluates; measured in :func:`_edgeworth_g`'s docstring)
+EDGEWORTH4_MIN_N = 100
+#: ... and only for pairs with at least :data:`TRUST_LATTICE_DRAWS` expected blanket draws (below, SUE k = 10, eps0 = 2,
+#: n = 200, n gamma = 74: a better start, but the search's third lattice evaluation then cost 23 ms instead of 5)
+#: whose largest log-ratio is at most this (measured up to eps0 = 4; at eps0 = 8, Hadamard k = 8,
+#: where the search's bracket is at its floating-point floor, its upper end moved by 1.4e-5 relative inside a 1.8e-3
+#: wide bracket)
+EDGEWORTH4_MAX_EPS0 = 4.5
+#: the orders ``k`` of the Hermite polynomials in the third- and fourth-order terms, and their coefficients:
+#: ``He_k(x) = sum_m _HE_MAT[i, m] x^m`` (probabilists'), ``k = _HE_ORDERS[i]``
+_HE_ORDERS = (5, 6, 7, 8, 9, 10, 12)
+_HE_MAT = np.array([np.pad(np.polynomial.hermite_e.herme2poly([0.0] * k + [1.0]), (0, 12 - k)) for k in _HE_ORDERS])
 
 
-def _edgeworth_g(lam, skew, kurt, second: bool = True):
+def _edgeworth_j(lam, top: int):
+    """``J_k = int_0^inf w^k e^{-lam w} phi(w) dw`` for ``k = 0 .. top``: the two highest in closed form, ``k! phi(0)
+    e^{lam^2/4} D_{-k-1}(lam)`` (parabolic cylinder function, scipy's ``pbdv``), the others by the recurrence run
+    backwards, ``J_{k-1} = (J_{k+1} + lam J_k) / k`` (a sum of positive terms: no cancellation, where the forward
+    recurrence loses about ``lam^k u``), for ``0 < lam <= EDGEWORTH2_MAX_LAM`` (``e^{lam^2/4} <= e^36``). Checked
+    against a 40-digit quadrature to 1e-12 relative at lam 0.3 .. 12, k 0 .. 13 (tests/test_blanket_trust102.py)."""
+    lam = np.minimum(np.asarray(lam, dtype=float), EDGEWORTH2_MAX_LAM)
+    scale = np.exp(0.25 * lam * lam) / math.sqrt(2 * math.pi)
+    j = [np.zeros_like(lam)] * (top + 1)
+    for k in (top, top - 1):
+        j[k] = math.factorial(k) * scale * pbdv(-k - 1.0, lam)[0]
+    for k in range(top - 1, 0, -1):
+        j[k - 1] = (j[k + 1] + lam * j[k]) / k
+    return j
+
+
+def _edgeworth_he(j) -> dict:
+    """``{k: int_0^inf f(w) He_k(w) phi(w) dw}`` for ``k`` in :data:`_HE_ORDERS`, ``f(w) = w e^{-lam w}``, from the
+    ``J_0 .. J_13`` of :func:`_edgeworth_j` (``sum_m c_m J_{m+1}``, one matrix product)."""
+    vals = np.tensordot(_HE_MAT, np.asarray(j[1:14]), axes=1)
+    return dict(zip(_HE_ORDERS, vals))
+
+
+def _cumulants_56(v, d, var, n: int):
+    """The standardised fifth and sixth cumulants of a sum of ``n`` i.i.d. copies of a law with weights ``v`` and
+    centred values ``d`` (last axis; variance ``var``): ``(mu5 - 10 mu3 mu2) / (var^5/2 n^3/2)`` and ``(mu6 - 15 mu4
+    mu2 - 10 mu3^2 + 30 mu2^3) / (var^3 n^2)`` (an estimate's ingredients, :func:`_edgeworth_g`)."""
+    vd = v * d * d * d
+    mu = []
+    for _r in range(4):  # mu3 .. mu6
+        mu.append(np.sum(vd, axis=-1))
+        vd = vd * d
+    k5 = (mu[2] - 10.0 * mu[0] * var) / (var**2.5 * n**1.5)
+    k6 = (mu[3] - 15.0 * mu[1] * var - 10.0 * mu[0] ** 2 + 30.0 * var**3) / (var**3 * float(n) ** 2)
+    return k5, k6
+
+
+def _edgeworth_g(lam, skew, kurt, second: bool = True, k5=0.0, k6=0.0, fourth: bool = False):
     """``E[f(W)]`` for ``f(w) = w e^{-lam w} 1{w > 0}`` under the Edgeworth expansion of a standardised sum
     to second order, ``phi(w) [1 + (skew/6) H_3 + (kurt/24) H_4 + (skew^2/72) H_6]`` (an *estimate*,
     :meth:`PairBlanket.log_estimate`), through ``J_k = int_0^inf w^k e^{-lam w} phi(w) dw``: ``J_0 =
@@ -2945,7 +2996,16 @@ def _edgeworth_g(lam, skew, kurt, second: bool = True):
     (the pairs use them from :data:`EDGEWORTH2_MIN_N` users: at n = 10 they cost searches 23 evaluations
     in 54, at n >= 100 they saved 47 in 270). Measured against
     certified values at the root of delta = 1e-6 (SUE / OUE / OLH k = 100): relative error of delta
-    1.6e-6 .. 7.5e-5 to first order, 8e-10 .. 9e-7 to second (n = 1e3 .. 1e6)."""
+    1.6e-6 .. 7.5e-5 to first order, 8e-10 .. 9e-7 to second (n = 1e3 .. 1e6).
+
+    With ``fourth`` (and there too) the third- and fourth-order terms, ``k5`` / ``k6`` the tilted sum's standardised
+    fifth and sixth cumulants: ``(k5/120) He_5 + (skew kurt/144) He_7 + (skew^3/1296) He_9`` and ``(k6/720) He_6 +
+    (skew k5/720 + kurt^2/1152) He_8 + (skew^2 kurt/1728) He_10 + (skew^4/31104) He_12`` (Blinnikov and Moessner,
+    A&AS 130 (1998) 193, eq. 43), through the ``J_k`` of :func:`_edgeworth_j`. Measured (trust102, issue 10):
+    the second-order estimate sat low, its root 3e-7 .. 7.5e-7 below the certified eps(delta) at n gamma 370 ..
+    1400 (SUE / OUE / OLH k = 10 / 100, eps0 2 .. 4, n = 1e3 .. 1e4, delta 1e-6 .. 1e-12), which at the search's
+    rtol 1e-6 made its first look infeasible or undecided (a second evaluation); to fourth order within 1e-7
+    there (table in tests/test_blanket_trust102.py)."""
     j = [0.5 * erfcx(lam / math.sqrt(2.0))]
     j.append(1.0 / math.sqrt(2 * math.pi) - lam * j[0])
     for k in range(1, 7):
@@ -2953,6 +3013,12 @@ def _edgeworth_g(lam, skew, kurt, second: bool = True):
     g1 = j[1] + skew / 6.0 * (j[4] - 3.0 * j[2])
     g2 = (kurt / 24.0 * (j[5] - 6.0 * j[3] + 3.0 * j[1])
           + skew * skew / 72.0 * (j[7] - 15.0 * j[5] + 45.0 * j[3] - 15.0 * j[1]))
+    if fourth:
+        jj = _edgeworth_j(lam, 13)
+        he = _edgeworth_he(jj)
+        g2 = (g2 + k5 / 120.0 * he[5] + skew * kurt / 144.0 * he[7] + skew**3 / 1296.0 * he[9]
+              + k6 / 720.0 * he[6] + (skew * k5 / 720.0 + kurt * kurt / 1152.0) * he[8]
+              + skew * skew * kurt / 1728.0 * he[10] + skew**4 / 31104.0 * he[12])
     return np.where((lam <= EDGEWORTH2_MAX_LAM) & second, g1 + g2, g1)
 
 
@@ -3238,10 +3304,18 @@ class PairBlanket:
         # + k J_{k-1} - lam J_k (integration by parts, phi' = -x phi)
         skew = float(np.sum(v * d * d * d)) / (var**1.5 * math.sqrt(n))  # of the tilted sum
         kurt = (float(np.sum(v * d**4)) - 3.0 * var * var) / (var * var * n)
-        g = float(_edgeworth_g(np.float64(lam), np.float64(skew), np.float64(kurt), n >= EDGEWORTH2_MIN_N))
+        k5, k6 = _cumulants_56(v, d, var, n)
+        g = float(_edgeworth_g(np.float64(lam), np.float64(skew), np.float64(kurt), n >= EDGEWORTH2_MIN_N,
+                               np.float64(k5), np.float64(k6), self._fourth_order))
         if not (g > 0.0 and math.isfinite(g)):  # (rounding for very large lam): the first-order form
             g = 1.0 / (lam * lam * math.sqrt(2 * math.pi))
         return n * (math.log(mgf) + top) + math.log(sigma * g) - math.log(n)
+
+    @property
+    def _fourth_order(self) -> bool:
+        """Whether the estimates take the third- and fourth-order Edgeworth terms (:func:`_edgeworth_g`)."""
+        return (self.n >= EDGEWORTH4_MIN_N and self.structure.max_log_ratio <= EDGEWORTH4_MAX_EPS0
+                and self.n * self.structure.gamma >= TRUST_LATTICE_DRAWS)
 
     def surrogate(self, eps: np.ndarray) -> np.ndarray:
         """:meth:`log_estimate` on an array (an *estimate* of a probability: at most 1, and at
@@ -3294,7 +3368,8 @@ class PairBlanket:
         lam = th * sigma
         skew = vd3.sum(axis=1) / (var**1.5 * math.sqrt(n))
         kurt = ((vd3 * d).sum(axis=1) - 3.0 * var * var) / (var * var * n)
-        g = _edgeworth_g(lam, skew, kurt, n >= EDGEWORTH2_MIN_N)
+        k5, k6 = _cumulants_56(v, d, var, n)
+        g = _edgeworth_g(lam, skew, kurt, n >= EDGEWORTH2_MIN_N, k5, k6, self._fourth_order)
         with np.errstate(divide="ignore"):
             g = np.where((g > 0.0) & np.isfinite(g), g, 1.0 / (lam * lam * math.sqrt(2 * math.pi)))
             res = n * (np.log(mgf) + top) + np.log(sigma * g) - math.log(n)
