@@ -284,27 +284,28 @@ carries a floating-point error bound; nothing is truncated.
    eps0 = 6, n = 30 1.74 -> 0.19 ms, n = 100 1.9 -> 1.0 ms; a random 5-input matrix, eps0 = 3, n = 10 .. 30,
    1.2 .. 2.7 s -> 17 .. 20 ms (exact enumeration avoided).
 
-12. **Exact path by three counts** (*derived*; :func:`_tuv_tables`, :func:`_tuv_bounds`, proofs there). A pair of four
-   classes labelled by ``y1 = [a > 1]``, ``y2 = [b > 1]`` (unary encoding, local hashing, subset selection) has ``S = c00
-   t + (c10 - c00) u + (c01 - c00) v + rho N11`` with ``t`` blanket draws, ``u = #{y1 = 1}``, ``v = #{y2 = 1}`` and ``rho =
-   0`` for ratios in ``{1, E}``; the law of ``(t, u, v)`` does not depend on ``eps``, so its cumulative tables along
-   ``v`` are built once per pair (``3 (n + 1)^2 (n + 2) / 2`` floats, a polynomial recurrence; :data:`TUV_REPLACES_LATTICE`: also
-   in place of the lattice up to :data:`TUV_MAX_N`, measured there) and every evaluation of the search
-   is ``(n + 1)^2`` gathers, both ends and item 8's slope, where the count-vector enumeration took four binomial tails
-   per vector (``C(n + 3, 3)`` of them) and evaluation. It answers in place of :func:`_exact_bounds` for such pairs up
-   to :data:`TUV_MAX_N` users. Measured (sep99; eps(1e-6) over one clones query, CPU min of 6 interleaved with the
-   former code, tables and count-vector layouts cleared before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2):
-   n = 30 2.7-4.4x -> 1.6-2.8x, n = 46 6.0-7.9x -> 2.2-3.5x (the tables' build: 0.5 ms at n = 30, 1.6 ms at n = 46,
-   3.5 ms at n = 80; an evaluation 0.2-0.5 ms). Stored for the pairs ``u <= t`` only (lat101, bit-identical: the build
-   2.83 -> 2.58 ms and an evaluation 0.53 -> 0.26 ms at n = 100; whole cold queries, ratio to clones, SUE / OUE / OLH k =
-   10, eps0 0.5 / 1 / 2: n = 60 2.9-3.7x -> 2.6-3.1x, n = 100 5.6-7.3x -> 4.9-6.0x with the search's trust of
-   :data:`TRUST_LATTICE_DRAWS`). What is left at n = 100 is the recurrence (``(n + 1)^3 / 3`` entries, seven operations
-   each: ~2 ms in numpy) and cannot be cut without changing values: the mass of ``(t, u, v)`` spreads over most of the
-   cube at ``n <= 100`` (entries above 1e-30: 280k of 349k at eps0 = 0.5, 128k at eps0 = 2, SUE), so pruning by probability
-   pays from a few hundred users only, where the pruned cube is still ~1e6 entries at eps0 <= 1 (n = 300). Tests:
-   ``tests/test_blanket_small_n99.py`` against the histogram oracle and an mpmath sum over all count vectors (ends
-   and slope; fails off by one count or without the slope's ``M`` term); ``tests/test_blanket_small_n101.py`` (the
-   packed tables to the bit against a full-cube recurrence).
+12. **Exact path by three counts** (*derived*; :func:`_tuv_tables`, :func:`_tuv_bounds`, proofs there). A pair of
+   four classes labelled by ``y1 = [a > 1]``, ``y2 = [b > 1]`` (unary encoding, local hashing, subset selection) has
+   ``S = c00 t + (c10 - c00) u + (c01 - c00) v + rho N11`` with ``t`` blanket draws, ``u = #{y1 = 1}``, ``v = #{y2 =
+   1}`` and ``rho = 0`` for ratios in ``{1, E}``; the law of ``(t, u, v)`` does not depend on ``eps``, so its
+   cumulative tables along ``v`` are built once per pair (``3 (n + 1)^2 (n + 2) / 2`` floats, a polynomial
+   recurrence; :data:`TUV_REPLACES_LATTICE`: also in place of the lattice up to :data:`TUV_MAX_N`, measured there)
+   and every evaluation of the search is ``(n + 1)(n + 2) / 2`` gathers (the stored pairs ``u <= t``, lat101), both
+   ends and item 8's slope, where the count-vector enumeration took four binomial tails per vector (``C(n + 3, 3)``
+   of them) and evaluation. It answers in place of :func:`_exact_bounds` for such pairs up to :data:`TUV_MAX_N`
+   users. Measured (sep99; eps(1e-6) over one clones query, CPU min of 6 interleaved with the former code, tables and
+   count-vector layouts cleared before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2): n = 30 2.7-4.4x ->
+   1.6-2.8x, n = 46 6.0-7.9x -> 2.2-3.5x (the tables' build: 0.5 ms at n = 30, 1.6 ms at n = 46, 3.5 ms at n = 80; an
+   evaluation 0.2-0.5 ms). Stored for the pairs ``u <= t`` only (lat101, bit-identical: the build 2.83 -> 2.58 ms and
+   an evaluation 0.53 -> 0.26 ms at n = 100; whole cold queries, ratio to clones, SUE / OUE / OLH k = 10, eps0 0.5 /
+   1 / 2: n = 60 2.9-3.7x -> 2.6-3.1x, n = 100 5.6-7.3x -> 4.9-6.0x with the search's trust of
+   :data:`TRUST_LATTICE_DRAWS`). What is left at n = 100 is the recurrence (``(n + 1)^3 / 3`` entries, seven
+   operations each: ~2 ms in numpy) and cannot be cut without changing values: the mass of ``(t, u, v)`` spreads over
+   most of the cube at ``n <= 100`` (entries above 1e-30: 280k of 349k at eps0 = 0.5, 128k at eps0 = 2, SUE), so
+   pruning by probability pays from a few hundred users only, where the pruned cube is still ~1e6 entries at eps0 <=
+   1 (n = 300). Tests: ``tests/test_blanket_small_n99.py`` against the histogram oracle and an mpmath sum over all
+   count vectors (ends and slope; fails off by one count or without the slope's ``M`` term);
+   ``tests/test_blanket_small_n101.py`` (the packed tables to the bit against a full-cube recurrence).
 
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
 ``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) less the floating-point share
@@ -3832,7 +3833,8 @@ class PairBlanket:
 #: item 12) path: was 200, 75 since lat101 (issue 10, speed at n = 100 .. 300): the surrogate's root against the certified
 #: eps(delta), delta 1e-6 / 1e-9 / 1e-12, SUE / OUE / OLH k = 10, eps0 0.5 .. 3.5, n 30 .. 300 (and Hadamard k = 8 / 16,
 #: subset k = 10 d = 3 / k = 6 d = 2, SUE k = 4, OUE k = 5, OLH k = 30, n 60 .. 500, delta 1e-6 / 1e-9): within 2.6e-4
-#: relative wherever n gamma >= 75 (1.6e-4 for eps0 <= 2 from n gamma = 50; up to 1.5e-3 at n gamma 50 .. 75, 1e-2 below
+#: relative wherever n gamma >= 75 at delta 1e-6 .. 1e-12 (review rev101l: up to 1.8e-3 at eps0 = 3.4, n gamma 75 .. 100,
+#: delta 1e-3, work only) (1.6e-4 for eps0 <= 2 from n gamma = 50; up to 1.5e-3 at n gamma 50 .. 75, 1e-2 below
 #: 25), inside the 1e-3 the search is told. Measured (CPU least of 3, flag 200 vs 75 interleaved, the 270 queries above
 #: at n 60 .. 300): 1452 -> 1344 ms, 829 -> 742 evaluations, none slower beyond noise; eps0 = 0.5, n = 150 / 200 95 / 80 ->
 #: 67 / 50 ms (27 -> 12-13 evaluations); eps(delta) moved within +-4.9e-7 relative (rtol 1e-6), converged unchanged
@@ -3998,7 +4000,10 @@ class BlanketProfile:
         certified eps(delta) on the lattice path with n gamma = 226 .. 882 and eps0 <= 1 (k = 2, n = 300 /
         1000), within 8e-6 at eps0 = 3 and n gamma >= 365, within 2.8e-5 on the exact path with n gamma
         >= 75 and eps0 <= 1; it was 1e-4 .. 1.3e-3 off at eps0 = 3 with n gamma 109 .. 164 (lattice) and
-        37 .. 55 (exact), and at eps0 = 6 (n gamma 50 .. 948), left out. Trusted there, the
+        37 .. 55 (exact), and at eps0 = 6 (n gamma 50 .. 948), left out then (since lat101's
+        TRUST_LATTICE_DRAWS = 75 the first of these is trusted; review rev101l measured the root up to
+        1.8e-3 off at eps0 = 3.4, n gamma 75 .. 100, delta 1e-3 -- above the 1e-3 the search is told, which
+        costs evaluations only: those cells took 3-4 evaluations instead of 4-5). Trusted there, the
         search looks first at the final width where the coarse look and a straddle took two lattice
         evaluations (they refine differently) or two exact ones: 902 -> 838 evaluations over 336
         queries; k = 2, n = 1000, eps0 0.5 / 1: 5.4-7.1 -> 2.5-2.9 ms (3 -> 1 evaluations), n = 300: 11-20
