@@ -132,7 +132,7 @@ def main() -> None:
         r, c1, c2 = m["renyi"] / q, m["c100"] / q, m["c1e4"] / q
         worst["renyi"] = max(worst["renyi"], r)
         worst["compose"] = max(worst["compose"], c1, c2)
-        print(f"| {eps0:g} | {n:.0e} | {q * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {r:.1f} | {m['c100'] * 1e3:.1f} | {c1:.1f} "
+        print(f"| {eps0:g} | {n:.3g} | {q * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {r:.1f} | {m['c100'] * 1e3:.1f} | {c1:.1f} "
               f"| {m['c1e4'] * 1e3:.1f} | {c2:.1f} |", flush=True)
     print(f"\nworst ratios: renyi curve {worst['renyi']:.1f} (target 10), compose {worst['compose']:.1f} (target 50)")
     if args.randomizer:
@@ -169,13 +169,13 @@ def renyi_table(eps0s: list[float], ns: list[int], repeats: int, clock: str, sta
         between = None if tmp is None else partial(_old_curve_time, tmp.name, eps0, n, clock, old[eps0, n])
         m = medians(cases, repeats, clock, stat, between)
         worst[eps0] = max(worst.get(eps0, (0.0, n)), (m["renyi"] / m["q"], n))
-        line = f"| {eps0:g} | {n:.0e} | {m['q'] * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {m['renyi'] / m['q']:.1f} |"
+        line = f"| {eps0:g} | {n:.3g} | {m['q'] * 1e3:.1f} | {m['renyi'] * 1e3:.1f} | {m['renyi'] / m['q']:.1f} |"
         if tmp is not None:
             o = STAT[stat](old[eps0, n])
             line += f" {o * 1e3:.1f} | {o / m['q']:.1f} |"
         print(line, flush=True)
     print("\nworst ratio of the renyi curve (target 10): "
-          + ", ".join(f"eps0 = {e:g}: {r:.1f} at n = {n:.0e}" for e, (r, n) in worst.items()))
+          + ", ".join(f"eps0 = {e:g}: {r:.1f} at n = {n:.3g}" for e, (r, n) in worst.items()))
     if tmp is not None:
         tmp.cleanup()
 
@@ -217,7 +217,7 @@ def randomizer_table(ns: list[int], repeats: int) -> None:
         m = medians(cases, repeats)
         eg = min(x.value for x in results["g"].bounds if x.value is not None)  # type: ignore[attr-defined]
         eb = next(x.value for x in results["b"].bounds if x.method == "pld")  # type: ignore[attr-defined]
-        print(f"| {n:.0e} | {m['q'] * 1e3:.1f} | {m['g'] * 1e3:.1f} | {m['b'] * 1e3:.1f} | {m['b'] / m['q']:.0f} "
+        print(f"| {n:.3g} | {m['q'] * 1e3:.1f} | {m['g'] * 1e3:.1f} | {m['b'] * 1e3:.1f} | {m['b'] / m['q']:.0f} "
               f"| {m['b'] / m['g']:.1f} | {eg:.5g} / {eb:.5g} |", flush=True)
 
 
