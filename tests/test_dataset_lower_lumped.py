@@ -19,7 +19,7 @@ import oracle_blanket as ob
 from shuffle_accountant import api
 from shuffle_accountant.numeric import dataset_lower as dl
 from shuffle_accountant.numeric.blanket_matrix import BlanketProfile
-from shuffle_accountant.numeric.dataset_lower import DatasetLowerProfile, LumpedThirdDataset
+from shuffle_accountant.numeric.dataset_lower import DatasetLowerProfile, LumpedThirdDataset, ProductDataset
 from shuffle_accountant.randomizers import make_randomizer
 
 
@@ -167,3 +167,38 @@ def test_gate_and_budget() -> None:
     assert not any(isinstance(x, LumpedThirdDataset) for x in big.datasets)
     assert d.points() <= dl.LUMPED_MAX_POINTS
     assert math.isfinite(d.estimate(0.1))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_lumped_upper_end_tight_where_share_rounds_to_one(n: int) -> None:
+    """OUE at eps0 = 39.2: (p - q)/p rounds to 1, and the constant n - (n - m) share cancelled (review rev101d: upper
+    end 607 against an exact 0.0192); the constant is now a sum of non-negative terms and the bracket is tight."""
+    eps0 = 39.19614428786209
+    full = ob.oue_matrix(3, eps0)
+    lumped = _lumped_matrix(full, _unary_hits(3), 0, 1, 2)
+    d = _lumped_of(DatasetLowerProfile(make_randomizer("oue", eps0, k=3), n))
+    for eps in (0.5 * eps0, 39.156948143574226):
+        lo, hi = d.bracket(eps)
+        with mpmath.workdps(50):
+            exact = ob.dataset_delta(lumped, [2] * (n - 1), 0, 1, eps)
+            assert lo <= exact <= hi and hi <= exact * (1 + 1e-9) + 1e-300, (eps, lo, exact, hi)
+
+
+def test_huge_eps0_and_n_keep_their_answers() -> None:
+    """Review rev101d: with the lumped dataset counted as 12 sqrt(n) + 80 points, OLH eps0 = 30, n = 4e9 became 'not
+    applicable' (its own count is a few thousand points there); Hadamard / local hashing whose p rounds to 1 (eps0 = 40)
+    raised ValueError from the third-value datasets (also before them): now those are left out (Hadamard keeps its xor
+    dataset, whose laws need no p < 1)."""
+    r = make_randomizer("olh", 30.0, k=10, g=2)
+    prof = DatasetLowerProfile(r, 4 * 10**9)
+    lumped = _lumped_of(prof)
+    assert lumped.points() < 1e5
+    b = api.delta(30.0, 4 * 10**9, 1.0, method="dataset-lower", randomizer=r)
+    assert b.kind == "lower" and 0.4 < b.value <= 0.5
+    for name, params in (("hadamard", {"k": 8}), ("olh", {"k": 10, "g": 2})):
+        r = make_randomizer(name, 40.0, **params)
+        prof = DatasetLowerProfile(r, 10)
+        assert prof.datasets[0].exact
+        assert not any(isinstance(d, (ProductDataset, LumpedThirdDataset)) for d in prof.datasets)
+        b = api.delta(40.0, 10, 1.0, method="dataset-lower", randomizer=r)
+        assert 0.0 < b.value < 1.0

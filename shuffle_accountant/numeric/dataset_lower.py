@@ -80,7 +80,7 @@ hit_x')}``. Two datasets, both directions:
   "hits ``x3``" or to its hit pattern at ``(x1, x1')``, a post-processing that keeps the ``x3``
   information the projection drops and loses the hits of ``x1, x1'`` among the reports that hit
   ``x3``. Three counts (``m`` reports miss ``x3``; ``C1, C2`` of them hit ``x1, x1'``), so one
-  evaluation sums ``(12 sd + 80)^2`` closed forms, and it is offered only up to
+  evaluation sums ``(2 (12 sd + 40))^2`` closed forms, and it is offered only up to
   :data:`LUMPED_MAX_POINTS` of them (about ``n <= 300 .. 1000``). Neither dataset dominates: the
   profile takes the larger. Blanket ``eps`` over the attained one (``k = 10``, ``delta =
   1e-6``; before / with it): OUE and OLH ``eps0 = 4`` 1.23-1.39 / 1.01 (``n = 100 .. 1000``),
@@ -523,7 +523,7 @@ class LumpedThirdDataset(_Dataset):
     ``eta`` (of ``p, q, 1-p, 1-q``) through the factor ``(1 +- eta)^{3n}`` (every ``(m, C1, C2)``
     has probability ``Bin(n)(m) Bin(m)(C1) Bin(m)(C2)``, at most ``3n`` factors).
 
-    Cost: ``(12 sd_m + 80)(12 sd_C + 80)`` closed forms per evaluation, so it is offered only up
+    Cost: ``4 (12 sd_m + 40)(12 sd_C + 40)`` closed forms per evaluation, so it is offered only up
     to :data:`LUMPED_MAX_POINTS` of them. Measured against the projection (OUE ``k = 10``,
     ``delta = 1e-6``, independent double-precision sums): the attained ``eps`` rises from
     ``1.7554`` to ``2.137`` at ``eps0 = 4, n = 100`` (blanket ``2.164``) and from ``0.2059`` to
@@ -541,9 +541,10 @@ class LumpedThirdDataset(_Dataset):
         self.twin = twin
         self.label = label
         self.exact = False
-        # D = diff / (q p_c) and r = diff / p, each a quotient of values known to relative eta: 3 eta + 4 ulps
+        # D = diff / (q p_c), share = diff / p and q / p, quotients of values known to relative eta: 3 eta + 4 ulps
         self.slope = diff / (q * p_c)
         self.share = diff / p
+        self.ratio = q / p
         self._pairs: tuple[np.ndarray, np.ndarray, np.ndarray, float, float] | None = None
 
     @staticmethod
@@ -604,15 +605,18 @@ class LumpedThirdDataset(_Dataset):
         rel = 3 * self.eta + 4 * _U
         lower = want == "lower"
         sign = -1.0 if lower else 1.0
-        # the integrand is non-decreasing in D, in share = (p - q)/p and in 1 - g (<= 0): the lower end takes
-        # all three rounded down, the upper end up (1 - g: one ulp from expm1, one more for safety)
+        # the integrand is non-decreasing in D and in the constant (1 - g)(n q/p + m (p - q)/p), whose factors q/p and
+        # share = (p - q)/p enter as two separately rounded values (exactly q/p + share = 1, but the sum n q/p + m share
+        # of non-negative terms has no cancellation, unlike n - (n - m) share: review rev101d, OUE at eps0 >= 35): the
+        # lower end takes D down and q/p, share, |1 - g| up (the constant down), the upper end the reverse (1 - g: one
+        # ulp from expm1, one more for safety)
         slope = self.slope * (1.0 + sign * rel)
-        share = self.share * (1.0 + sign * rel)
+        share = self.share * (1.0 - sign * rel)
+        ratio = self.ratio * (1.0 - sign * rel)
         omg = one_minus_g * (1.0 - sign * 2 * _U)
-        hits = n - mm  # reports that hit x3 (exact integers)
-        base = n - hits * share  # = n q/p + m (p - q)/p, >= 0
-        # const: three roundings, each below an ulp of |1 - g| (n + hits share); pushed 4 such ulps
-        const = omg * base + sign * 4 * _U * abs(omg) * (n + hits * share)
+        base = n * ratio + mm * share  # = n q/p + m (p - q)/p >= 0
+        # const: four roundings of non-negative terms, below 4 ulps of |1 - g| base; pushed by that
+        const = omg * base + sign * 4 * _U * abs(omg) * base
         alpha = const + slope * c1  # two more roundings: below 2 ulps of the scale passed to _inner
         beta = -g * slope * (1.0 - sign * 8 * _U)  # more negative for the lower end
         val, err = _inner(alpha, np.abs(const) + slope * c1, mm, beta, self.q, self.q_c, want)
@@ -759,6 +763,10 @@ def _independent_hits(n: int, p: float, q: float, p_c: float, q_c: float, diff: 
     and, where one evaluation takes at most :data:`LUMPED_MAX_POINTS` closed forms, the reports
     that hit ``x3`` lumped (:class:`LumpedThirdDataset`). Neither dominates the other (module
     docstring §2); the profile takes the larger."""
+    if not (0.0 < q <= 0.5 and q < p < 1.0 and diff > 0.0 and p_c > 0.0):
+        # p rounds to 1 (Hadamard / local hashing at eps0 >~ 36.7 + log(g - 1); review rev101d: a ValueError before):
+        # no third-value dataset, the "all others hold x1" one answers (fewer datasets: still a lower bound)
+        return []
     projected = ProductDataset(n, p, q, p_c, q_c, diff, _PROB_REL, label)
     out: list[_Dataset] = [projected]
     lumped = LumpedThirdDataset(n, p, q, p_c, q_c, diff, _PROB_REL,
@@ -870,7 +878,10 @@ class DatasetLowerProfile:
         else:
             self.datasets = [_all_hold_x1_named(randomizer, self.n), *_third_value(randomizer, self.n)]
             self._max_log = randomizer.eps0
-        points = len(self.datasets) * (12.0 * math.sqrt(self.n) + 80.0)
+        # the lumped dataset's own count (review rev101d: counted as 12 sqrt(n) + 80 it made OLH eps0 = 30, n = 4e9
+        # "not applicable", where n (1 - p) is tiny and it has a few thousand points)
+        points = sum(d.points() if isinstance(d, LumpedThirdDataset) else 12.0 * math.sqrt(self.n) + 80.0
+                     for d in self.datasets)
         if self.n > ENUMERATE_MAX_N and points > MAX_WINDOW_POINTS:
             raise NotApplicable(f"n = {self.n:g} is too large for the exact evaluation of concrete datasets here (about "
                                 f"{points:.2g} binomial tails per evaluation, minutes to hours); the upper bounds answer")
