@@ -3305,9 +3305,10 @@ class PairBlanket:
         # + k J_{k-1} - lam J_k (integration by parts, phi' = -x phi)
         skew = float(np.sum(v * d * d * d)) / (var**1.5 * math.sqrt(n))  # of the tilted sum
         kurt = (float(np.sum(v * d**4)) - 3.0 * var * var) / (var * var * n)
-        k5, k6 = _cumulants_56(v, d, var, n)
+        fourth = self._fourth_order  # (k5, k6 enter the fourth-order terms only: review rev102t)
+        k5, k6 = _cumulants_56(v, d, var, n) if fourth else (0.0, 0.0)
         g = float(_edgeworth_g(np.float64(lam), np.float64(skew), np.float64(kurt), n >= EDGEWORTH2_MIN_N,
-                               np.float64(k5), np.float64(k6), self._fourth_order))
+                               np.float64(k5), np.float64(k6), fourth))
         if not (g > 0.0 and math.isfinite(g)):  # (rounding for very large lam): the first-order form
             g = 1.0 / (lam * lam * math.sqrt(2 * math.pi))
         return n * (math.log(mgf) + top) + math.log(sigma * g) - math.log(n)
@@ -3369,8 +3370,9 @@ class PairBlanket:
         lam = th * sigma
         skew = vd3.sum(axis=1) / (var**1.5 * math.sqrt(n))
         kurt = ((vd3 * d).sum(axis=1) - 3.0 * var * var) / (var * var * n)
-        k5, k6 = _cumulants_56(v, d, var, n)
-        g = _edgeworth_g(lam, skew, kurt, n >= EDGEWORTH2_MIN_N, k5, k6, self._fourth_order)
+        fourth = self._fourth_order
+        k5, k6 = _cumulants_56(v, d, var, n) if fourth else (0.0, 0.0)
+        g = _edgeworth_g(lam, skew, kurt, n >= EDGEWORTH2_MIN_N, k5, k6, fourth)
         with np.errstate(divide="ignore"):
             g = np.where((g > 0.0) & np.isfinite(g), g, 1.0 / (lam * lam * math.sqrt(2 * math.pi)))
             res = n * (np.log(mgf) + top) + np.log(sigma * g) - math.log(n)
