@@ -104,3 +104,20 @@ def test_settle_fires_and_brackets_the_30_digit_sum(n, settled, windows, monkeyp
     for run in (new, old):
         for j, (e_lo, e_up) in enumerate(exact):
             assert run[5][j] <= e_up + 1e-12 and e_lo - 1e-12 <= run[4][j], (orders[j], run[5][j], run[4][j], e_lo, e_up)
+
+
+def test_settled_orders_with_wide_gaps_leave_the_slab(monkeypatch) -> None:
+    """Review rev102s: an order settled at level >= 1 with a slab gap above _SLAB_DROP_STUCK budgets was neither refined
+    nor dropped, so the envelope pass missed rtol and the every-entry fallback ran and stopped short (stronger-clones
+    eps0 = 17, n = 1e10, rtol 1e-4: unconverged; 14, 1e9: 0.08 -> 0.61 s). Settled orders now go to the stuck drop
+    too: the curve converges, and its brackets meet the ones without the settle rule."""
+    from shuffle_accountant.composition import rdp_curve
+
+    for eps0, n in ((17.0, 10**10), (14.0, 10**9)):
+        c = rdp_curve(eps0, n, "stronger-clones", rtol=1e-4)
+        assert c.converged
+        with monkeypatch.context() as mp:
+            mp.setattr(R, "_SLAB_SETTLE", False)
+            c0 = rdp_curve(eps0, n, "stronger-clones", rtol=1e-4)
+        up, lo, up0, lo0 = (np.asarray(x, dtype=float) for x in (c.upper, c.lower, c0.upper, c0.lower))
+        assert np.all(lo <= up0 * (1 + 1e-12)) and np.all(lo0 <= up * (1 + 1e-12))

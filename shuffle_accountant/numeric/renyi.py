@@ -4559,12 +4559,16 @@ class RenyiDirection:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 budget = math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo - log_scale
                 gap = np.exp(self.slab_up - budget) - np.exp(self.slab_lo - budget)
-            stuck = (self.slab_of >= 0) & (self.slab_level == 0) & ~(np.nan_to_num(gap, nan=np.inf) <= _SLAB_DROP_STUCK)
+            # (settled orders too, at any level: no finer level is coming for them; review rev102s: settled at level 1
+            # with gaps of 2-4 budgets, they left the envelope pass unconverged, stronger-clones 14, n = 1e9, rtol 1e-4
+            # 0.08 -> 0.61 s)
+            stuck = ((self.slab_of >= 0) & ((self.slab_level == 0) | self.slab_settled)
+                     & ~(np.nan_to_num(gap, nan=np.inf) <= _SLAB_DROP_STUCK))
             if np.any(stuck):
                 self.slab_of[stuck] = -1
                 self.slab_up[stuck] = self.slab_lo[stuck] = -np.inf
-                if np.all(self.slab_of < 0):
-                    self.slabs = []
+        if self.slabs and np.all(self.slab_of < 0):  # (also when the level loop's drop emptied them: review rev102s)
+            self.slabs = []
 
     def _slab_window(self, js: np.ndarray) -> None:
         """Evaluate the orders ``js`` (one slab) at their levels."""
