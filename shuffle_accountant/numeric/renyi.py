@@ -2486,9 +2486,6 @@ class _Slab:
             k = b_k[:npt].reshape(shape)
             np.subtract(row_r[sl, None], win_a[a_lo_i[sl], :width], out=wt)  # log w
             np.subtract(wt, win_b[b_start[sl], :width], out=wt)
-            if r_cell is None:
-                np.maximum(wt, -700.0, out=wt)
-                np.exp(wt, out=wt)
             # cell of each point: q = a/((c+1) h) - xL/h
             np.multiply(colf_all[None, :width], scale[sl, None], out=q)  # j/((c+1) h) + (a_lo/((c+1) h) - xL/h)
             np.add(q, q0[sl, None], out=q)
@@ -2498,8 +2495,8 @@ class _Slab:
             kf = k.ravel()
             if r_cell is not None:  # (each point relative to its cell's scale)
                 np.subtract(wt, r_cell[k], out=wt)
-                np.maximum(wt, -700.0, out=wt)
-                np.exp(wt, out=wt)
+            np.maximum(wt, -700.0, out=wt)
+            np.exp(wt, out=wt)
             if full < width:  # (the points past a row's window: weight 0)
                 valid = b_v[:shape[0] * (width - full)].reshape(shape[0], width - full)
                 np.less_equal(colf_all[None, full:width], span_a[sl, None], out=valid)
@@ -4523,8 +4520,7 @@ class RenyiDirection:
             # an order whose window misses its sum (tails above tail_tol of it) leaves the slab: its
             # blocks of totals are bounded as without slabs
             bad = js[~(self.slab_tail[js] <= log_tol + self.slab_lo[js])]
-            self.slab_of[bad] = -1
-            self.slab_up[bad] = self.slab_lo[bad] = -np.inf
+            self._leave_slab(bad)
         if np.all(self.slab_of < 0):
             self.slabs = []
         prev_gap: np.ndarray | None = None
@@ -4541,8 +4537,7 @@ class RenyiDirection:
                 # whose last finer level shrank its gap by less than _SLAB_SETTLE_SHRINK is settled (its gap is the
                 # level-independent part: the tails, the clip charge, the weights' rounding) and not refined further
                 hopeless = over[gap[over] > _SLAB_DROP_STUCK * 64.0 ** self.slab_level[over].astype(float)]
-                self.slab_of[hopeless] = -1
-                self.slab_up[hopeless] = self.slab_lo[hopeless] = -np.inf
+                self._leave_slab(hopeless)
                 if prev_gap is not None:
                     self.slab_settled[over[gap[over] > _SLAB_SETTLE_SHRINK * prev_gap[over]]] = True
                 over = over[(self.slab_of[over] >= 0) & ~self.slab_settled[over]]
@@ -4565,10 +4560,14 @@ class RenyiDirection:
             stuck = ((self.slab_of >= 0) & ((self.slab_level == 0) | self.slab_settled)
                      & ~(np.nan_to_num(gap, nan=np.inf) <= _SLAB_DROP_STUCK))
             if np.any(stuck):
-                self.slab_of[stuck] = -1
-                self.slab_up[stuck] = self.slab_lo[stuck] = -np.inf
+                self._leave_slab(stuck)
         if self.slabs and np.all(self.slab_of < 0):  # (also when the level loop's drop emptied them: review rev102s)
             self.slabs = []
+
+    def _leave_slab(self, js: np.ndarray) -> None:
+        """The orders ``js`` (indices or a mask) leave their slab: their blocks of totals bound them as without slabs."""
+        self.slab_of[js] = -1
+        self.slab_up[js] = self.slab_lo[js] = -np.inf
 
     def _slab_window(self, js: np.ndarray) -> None:
         """Evaluate the orders ``js`` (one slab) at their levels."""
