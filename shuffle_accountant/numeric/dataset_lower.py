@@ -168,6 +168,13 @@ def _inflate(rel: float, n: float) -> float:
 # ---------------------------------------------------------------------------------------
 
 
+def _window(size: np.ndarray, pi: float) -> tuple[np.ndarray, np.ndarray]:
+    """The outer windows ``mean +- (12 sd + 40)`` of ``Bin(size, pi)`` clipped to ``[0, size]``: their ends (floats)."""
+    mean = size * pi
+    half = _Z * np.sqrt(size * pi * max(1.0 - pi, 0.0)) + _MIN_HALF
+    return np.maximum(np.floor(mean - half), 0.0), np.minimum(np.ceil(mean + half), size)
+
+
 def _inner(alpha: np.ndarray, scale: np.ndarray, m: np.ndarray, beta: float, pi: float, pi_c: float,
            want: str) -> tuple[np.ndarray, np.ndarray]:
     """``E[(alpha + beta B)_+]`` for ``B ~ Bin(m, pi)`` elementwise (``pi_c = 1 - pi``,
@@ -255,11 +262,8 @@ class _Kernel:
     eta: float
 
     def window(self) -> np.ndarray:
-        mean = self.n_out * self.pi_out
-        sd = math.sqrt(self.n_out * self.pi_out * max(1.0 - self.pi_out, 0.0))
-        half = _Z * sd + _MIN_HALF
-        lo, hi = max(0, math.floor(mean - half)), min(self.n_out, math.ceil(mean + half))
-        return np.arange(lo, hi + 1, dtype=float)
+        lo, hi = _window(np.array([float(self.n_out)]), self.pi_out)
+        return np.arange(lo[0], hi[0] + 1.0)
 
     def bracket(self, a0: float, a1: float, beta: float, cap: float, want: str) -> float:
         """The lower (``want = "lower"``) or upper end; ``cap`` bounds the integrand ``(...)_+ /
@@ -292,11 +296,20 @@ class _Dataset:
     """A neighbouring pair of datasets with a certified bracket on its (possibly projected)
     hockey-stick divergence, both directions."""
 
+    n: int
     label: str
     exact: bool
 
     def bracket(self, eps: float) -> tuple[float, float]:
         raise NotImplementedError
+
+    def points(self) -> float:
+        """Estimated binomial tail pairs of one evaluation (the outer window, ``12 sqrt(n) + 80`` at most)."""
+        return 12.0 * math.sqrt(self.n) + 80.0
+
+    def worth(self, eps: float) -> bool:
+        """Whether to evaluate this dataset at ``eps`` (cost only: any subset of datasets gives a lower bound)."""
+        return True
 
     def estimate(self, eps: float) -> float:
         """A normal-approximation estimate (ranking only, never reported)."""
@@ -548,13 +561,6 @@ class LumpedThirdDataset(_Dataset):
         self._pairs: tuple[np.ndarray, np.ndarray, np.ndarray, float, float] | None = None
 
     @staticmethod
-    def _window(size: np.ndarray, pi: float) -> tuple[np.ndarray, np.ndarray]:
-        """``mean +- (12 sd + 40)`` of ``Bin(size, pi)`` clipped to ``[0, size]``: ends (floats)."""
-        mean = size * pi
-        half = _Z * np.sqrt(size * pi * max(1.0 - pi, 0.0)) + _MIN_HALF
-        return np.maximum(np.floor(mean - half), 0.0), np.minimum(np.ceil(mean + half), size)
-
-    @staticmethod
     def _pmf(k: np.ndarray, size: np.ndarray | float, pi: float, pi_c: float) -> np.ndarray:
         """``Bin(size, pi)`` pmf, through the smaller of ``pi, 1 - pi`` (Boost forms ``1 - p``)."""
         return bn.pmf(size - k, size, pi_c) if pi > 0.5 else bn.pmf(k, size, pi)
@@ -580,10 +586,10 @@ class LumpedThirdDataset(_Dataset):
         mass outside the windows (rounded up); cached (nothing here depends on ``eps``)."""
         if self._pairs is None:
             n = float(self.n)
-            lo, hi = self._window(np.array([n]), self.p_c)
+            lo, hi = _window(np.array([n]), self.p_c)
             m = np.arange(lo[0], hi[0] + 1.0)
             w_m = self._pmf(m, n, self.p_c, self.p)
-            c_lo, c_hi = self._window(m, self.q)
+            c_lo, c_hi = _window(m, self.q)
             counts = (c_hi - c_lo + 1.0).astype(np.int64)
             rows = np.repeat(np.arange(len(m)), counts)
             c1 = c_lo[rows] + (np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
@@ -878,10 +884,9 @@ class DatasetLowerProfile:
         else:
             self.datasets = [_all_hold_x1_named(randomizer, self.n), *_third_value(randomizer, self.n)]
             self._max_log = randomizer.eps0
-        # the lumped dataset's own count (review rev101d: counted as 12 sqrt(n) + 80 it made OLH eps0 = 30, n = 4e9
-        # "not applicable", where n (1 - p) is tiny and it has a few thousand points)
-        points = sum(d.points() if isinstance(d, LumpedThirdDataset) else 12.0 * math.sqrt(self.n) + 80.0
-                     for d in self.datasets)
+        # each dataset's own count (review rev101d: the lumped one counted as 12 sqrt(n) + 80 made OLH eps0 = 30,
+        # n = 4e9 "not applicable", where n (1 - p) is tiny and it has a few thousand points)
+        points = sum(d.points() for d in self.datasets)
         if self.n > ENUMERATE_MAX_N and points > MAX_WINDOW_POINTS:
             raise NotApplicable(f"n = {self.n:g} is too large for the exact evaluation of concrete datasets here (about "
                                 f"{points:.2g} binomial tails per evaluation, minutes to hours); the upper bounds answer")
@@ -905,7 +910,7 @@ class DatasetLowerProfile:
         best = AttainedValue(eps, -1.0, 0.0, "none")
         hi_all = 0.0
         for d in self.datasets:
-            if isinstance(d, LumpedThirdDataset) and not d.worth(eps):
+            if not d.worth(eps):
                 continue
             lo, hi = d.bracket(eps)
             hi_all = max(hi_all, hi)
