@@ -961,10 +961,10 @@ def test_hinge_cache_without_keys_computes_each_distinct_request_once() -> None:
     """Requests (among them a breakpoint far from the others, as at large n) are deduplicated within the
     call: every field equals the computation of all requests as they are, bit for bit, and the
     computation sees each distinct (m, x) once."""
-    from shuffle_accountant.numeric.blanket_krr import _HingeCache
+    from shuffle_accountant.numeric.blanket_krr import _Hinges
 
     rng = np.random.default_rng(3)
-    cache = _HingeCache(0.3)
+    cache = _Hinges(0.3)
     m = np.repeat(rng.integers(10**6, 10**6 + 500, 40).astype(float), 3)
     x = np.repeat(np.concatenate((rng.integers(2.9e5, 3.1e5, 39).astype(float), [5e6])), 3)  # 5e6: no key
     seen: list[int] = []
@@ -978,7 +978,7 @@ def test_hinge_cache_without_keys_computes_each_distinct_request_once() -> None:
     got = cache.get(m, x)
     ref = orig(m, x, 0.3)
     assert seen == [40]
-    for f in _HingeCache._FIELDS:
+    for f in _Hinges._FIELDS:
         assert np.array_equal(got[f], ref[f]), f
 
 

@@ -1,5 +1,5 @@
 """Correctness of the changes helper krr99 made to ``shuffle_accountant/numeric/blanket_krr.py`` for the
-cold ``eps(delta)`` speed of issue 10. ``_HingeCache`` keeps nothing between calls (its cross-call cache
+cold ``eps(delta)`` speed of issue 10. ``_Hinges`` keeps nothing between calls (its cross-call cache
 by ``(m, x)`` was removed): each call's values are those of one fresh computation of its distinct
 requests, within their own error bounds against an mpmath sum (shares no code with the package), and
 the block engine's brackets -- through refinement rounds whose requests overlap, where the removed
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from shuffle_accountant.numeric import blanket_krr as bk
-from shuffle_accountant.numeric.blanket_krr import KrrBlanket, _HingeCache
+from shuffle_accountant.numeric.blanket_krr import KrrBlanket, _Hinges
 
 import oracle_blanket as ob
 
@@ -36,7 +36,7 @@ def test_hinge_cache_keeps_no_state_between_calls() -> None:
     """A second call whose requests overlap the first's: its values are, bit for bit, one fresh computation
     of its own distinct requests (nothing from the first call), and the cache object holds no store."""
     rng = np.random.default_rng(11)
-    cache = _HingeCache(0.37)
+    cache = _Hinges(0.37)
     m1 = rng.integers(5 * 10**5, 5 * 10**5 + 300, 200).astype(float)
     x1 = rng.integers(1.8e5, 1.9e5, 200).astype(float)
     cache.get(m1, x1)
@@ -44,10 +44,10 @@ def test_hinge_cache_keeps_no_state_between_calls() -> None:
     x2 = np.concatenate((x1[:120], rng.integers(1.8e5, 1.9e5, 80).astype(float), x1[:10]))
     got = cache.get(m2, x2)
     keys = np.unique(np.stack((m2, x2), axis=1), axis=0)
-    fresh = _HingeCache._compute(keys[:, 0], keys[:, 1], 0.37)
+    fresh = _Hinges._compute(keys[:, 0], keys[:, 1], 0.37)
     at = {(a, b): i for i, (a, b) in enumerate(keys.tolist())}
     idx = np.array([at[(a, b)] for a, b in zip(m2.tolist(), x2.tolist())])
-    for f in _HingeCache._FIELDS:
+    for f in _Hinges._FIELDS:
         assert np.array_equal(got[f], fresh[f][idx]), f
     assert not any(isinstance(v, np.ndarray) or isinstance(v, bk._Rows) for v in vars(cache).values())
 
@@ -56,7 +56,7 @@ def test_hinge_cache_keeps_no_state_between_calls() -> None:
 def test_hinge_cache_values_within_their_error_bounds(rho: float) -> None:
     """Every field of repeated, overlapping calls (duplicates inside a call included) is within its error
     bound of the mpmath value (a wrong dedupe or a stale value from another call would fail)."""
-    cache = _HingeCache(rho)
+    cache = _Hinges(rho)
     rng = np.random.default_rng(5)
     for _ in range(3):
         m = rng.integers(0, 60, 90).astype(float)

@@ -1201,7 +1201,7 @@ class _Rows:
         return new_rows
 
 
-class _HingeCache:
+class _Hinges:
     """Binomial hinge quantities (:func:`_hinges`) of ``Bin(m, ρ)`` at integer ``x``, plus
     ``P[X = x - 1]`` (for the shift identity), each distinct ``(m, x)`` of one request computed once
     (blocks share grid points, and adjacent totals share ``m``).
@@ -1761,7 +1761,7 @@ class _Engine:
         msize = max(self.N - mu, 0.0)
         sd_v = math.sqrt(max(msize * model.rho * (1.0 - model.rho), 0.25))
         self.H = 1 << max(int(math.ceil(math.log2(8.0 * sd_v))), 0)
-        self.cache = _HingeCache(model.rho)
+        self.hinges = _Hinges(model.rho)
         # Boost tails of Bin(N, q2) at block edges asked before (neighbouring blocks, the two
         # branches' shifted ranges and refined blocks share edges): the same numbers, fewer calls
         self.tails = bn.TailMemo(self.N, model.q2)
@@ -1867,7 +1867,7 @@ class _Engine:
             x_req += [x0, x0[two]]
         if not todo:
             return out
-        h_all = self.cache.get(np.concatenate(m_req), np.concatenate(x_req))
+        h_all = self.hinges.get(np.concatenate(m_req), np.concatenate(x_req))
         start = 0
         for w, sh, bmass, bmerr, ok, two in todo:
             mass, merr = bmass[cb], bmerr[cb]
