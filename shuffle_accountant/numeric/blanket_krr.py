@@ -504,6 +504,7 @@ from scipy import special
 from ..errors import CertificationError, InvalidParameter
 from ..validation import MAX_N
 from . import binomial as bn
+from .arrays import ragged
 from . import fp
 from .clones import ClonePair, HockeyStick
 from .profile import DeltaBounds
@@ -1098,14 +1099,6 @@ def _reach(level: int) -> float:
     return _ZREACH[level] if level < len(_ZREACH) else 4.0
 
 
-def _ragged(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenation of ``arange(starts[i], starts[i] + counts[i])``: (owner index, value)."""
-    counts = np.maximum(counts, 0).astype(np.int64)
-    owner = np.repeat(np.arange(starts.size), counts)
-    offs = np.arange(owner.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    return owner, np.repeat(starts, counts) + offs
-
-
 def _grid_points(mean: np.ndarray, sd: np.ndarray, level: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                  H: int) -> tuple[np.ndarray, np.ndarray]:
     """Breakpoints of every block: the union over ``l <= level`` of the multiples of
@@ -1134,7 +1127,7 @@ def _grid_points(mean: np.ndarray, sd: np.ndarray, level: np.ndarray, lo: np.nda
         # rounded outwards, so the points of every level enclose its window (inside [lo, hi])
         a = np.maximum(np.floor((mean[sel] - z * sd[sel]) / h), np.ceil(lo[sel] / h))
         b = np.minimum(np.ceil((mean[sel] + z * sd[sel]) / h), np.floor(hi[sel] / h))
-        own, idx = _ragged(a, (b - a + 1.0))
+        own, idx = ragged(a, (b - a + 1.0))
         owners.append(sel[own])
         ys.append(idx * h)
     owner, y = _sorted_distinct(owners, ys)
@@ -2322,7 +2315,7 @@ class _Engine:
             c_lo, c_hi, c_lv = [b.t1[lv_ch]], [b.t2[lv_ch]], [b.level[lv_ch] + raise_lv[lv_ch]]
             if t_sp.size:
                 m_sp = m_t[t_sp].astype(np.int64)
-                owner, part = _ragged(np.zeros(t_sp.size), m_sp)  # part index within its block
+                owner, part = ragged(np.zeros(t_sp.size), m_sp)  # part index within its block
                 own = t_sp[owner]
                 w, mm = width[own], m_sp[owner].astype(float)
                 lo_ = b.t1[own] + np.floor(w * part / mm)
@@ -3479,7 +3472,7 @@ class _TotalsWindow:
         total_cuts = float(np.sum(n_cuts))
         if total_cuts > max(KINK_CUTS_MEAN * nt, KINK_CUTS_MIN):  # (cost only: no kinks, see KINK_CUTS_MEAN)
             n_cuts = np.zeros(nt)
-        owner, kk = _ragged(ka - 1.0, n_cuts)
+        owner, kk = ragged(ka - 1.0, n_cuts)
         if owner.size and gm1 > 0.0:
             cc, to = c[owner], t[owner]
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

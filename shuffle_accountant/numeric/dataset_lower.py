@@ -124,6 +124,7 @@ import numpy as np
 from ..errors import InvalidParameter, NotApplicable
 from ..randomizers import KRR, OLH, Hadamard, MatrixRandomizer, Randomizer, Subset, _UnaryEncoding
 from . import binomial as bn
+from .arrays import ragged
 from .profile import DeltaBounds
 
 _U = 2.0**-53
@@ -590,9 +591,7 @@ class LumpedThirdDataset(_Dataset):
             m = np.arange(lo[0], hi[0] + 1.0)
             w_m = self._pmf(m, n, self.p_c, self.p)
             c_lo, c_hi = _window(m, self.q)
-            counts = (c_hi - c_lo + 1.0).astype(np.int64)
-            rows = np.repeat(np.arange(len(m)), counts)
-            c1 = c_lo[rows] + (np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
+            rows, c1 = ragged(c_lo, c_hi - c_lo + 1.0)
             mm = m[rows]
             w = w_m[rows] * self._pmf(c1, mm, self.q, self.q_c)
             r_m, r_c = bn.pmf_error_budget(max(n, 2.0)), bn.pmf_error_budget(max(float(hi[0]), 2.0))
