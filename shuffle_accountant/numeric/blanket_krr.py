@@ -507,6 +507,7 @@ from . import binomial as bn
 from .arrays import ragged
 from . import fp
 from .clones import ClonePair, HockeyStick
+from .krr_chains import MAX_J, KrrChains
 from .profile import DeltaBounds
 
 #: Refinement stops (returning the certified bracket reached) beyond this many cells.
@@ -4062,6 +4063,13 @@ class _LineWindow:
 #: binomial functionals and refinement the last one left. Every bracket an engine returns is
 #: certified whatever its refinement state, so sharing changes the cost only.
 BACKEND_CACHE = 8
+#: :attr:`_BlanketBackend.use_chains` from/up to this many users (a cost decision, measured: krr102)
+CHAINS_MIN_N = 300
+CHAINS_MAX_N = 10**6
+#: ... and from this k (measured faster at k = 3 too, 0.4-0.7x, but tests/test_blanket_krr.py asserts the window and
+#: split routes' own state at k = 3, n = 1e3 .. 1e5 (test_lower_at_profile_by_route, test_upper_near_*): 3 once
+#: those pin their route)
+CHAINS_MIN_K = 4
 
 
 class _BlanketBackend:
@@ -4077,6 +4085,9 @@ class _BlanketBackend:
         self._tails: _Engine | None = None
         self._lines: _LineWindow | None = None
         self._lines_tails: _Engine | None = None
+        self._chains: KrrChains | None = None
+        #: the chains declined or gave a bracket too wide once: the other routes answer from then on (cost only)
+        self.chains_off = False
         self._route: str | None = None
         self._fallback: str = "engine"
         #: the central window's bracket was too wide at this eps (e.g. a tiny delta); from there
@@ -4085,7 +4096,7 @@ class _BlanketBackend:
         #: ... likewise for the line window of the route ``lines`` (then its :attr:`fallback` answers)
         self.lines_fail_from = math.inf
         #: the parts whose sum gave the last bracket (:meth:`lower_at` re-sums them)
-        self.answered: tuple[_TotalsWindow | _LineWindow | _Engine, ...] = ()
+        self.answered: tuple[_TotalsWindow | _LineWindow | _Engine | KrrChains, ...] = ()
         #: the eps of the last bracket and its parts' upper ends (:meth:`upper_near`)
         self.answered_upper: tuple[float, tuple[float, ...]] = (math.nan, ())
 
@@ -4194,6 +4205,20 @@ class _BlanketBackend:
                 lines = self.n >= LINES_MIN_N and (self.n - 1) * 2.0 * c.q <= LINES_MAX_T
                 self._route = "lines" if lines else self._fallback
         return self._route
+
+    @property
+    def use_chains(self) -> bool:
+        """Whether the kink chains (:mod:`.krr_chains`) answer first (a cost decision: measured faster up to
+        :data:`CHAINS_MAX_N` users and ``e^ε0 + 2 <=`` :data:`.krr_chains.MAX_J`; the other routes answer
+        where they decline or their bracket is too wide)."""
+        return (not self.chains_off and CHAINS_MIN_N <= self.n <= CHAINS_MAX_N and self.k >= CHAINS_MIN_K
+                and self.route in ("window", "split") and math.exp(self.eps0) + 2.0 <= MAX_J)
+
+    @property
+    def chains(self) -> KrrChains:
+        if self._chains is None:
+            self._chains = KrrChains(self.n, self.k, self.eps0)
+        return self._chains
 
     @property
     def engine(self) -> _Engine:
@@ -4336,6 +4361,9 @@ class KrrBlanket:
         if self._pair is not None:
             return self._pair.log_slope(eps)
         assert self._backend is not None
+        ch = self._backend._chains
+        if ch is not None and self._backend.answered[:1] == (ch,):
+            return ch.log_slope(eps)
         win = self._window()
         if win is not None and win._slope[0] == eps:
             return win.log_slope(eps)  # the central totals' (they carry nearly all of delta)
@@ -4413,6 +4441,12 @@ class KrrBlanket:
         near = self._after_last(eps, rtol)
         if near is not None:
             return near
+        if be.use_chains:  # (cost decision; declined or too wide: the routes below, from then on)
+            got_c = be.chains.bounds(eps, rtol)
+            if got_c is not None and got_c.converged:
+                be.answered, be.answered_upper = (be.chains,), (eps, (got_c.upper,))
+                return got_c
+            be.chains_off = True
         if be.route == "window":
             got = be.window.bounds(eps, rtol)
             if got.converged:  # else (e.g. the totals outside the window matter): the block engine

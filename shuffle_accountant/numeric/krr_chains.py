@@ -1,0 +1,476 @@
+"""Certified k-RR privacy-blanket divergence by *kink chains* of the trinomial form (issue 10).
+
+Spec: ``shared/spec/blanket.md`` §3 (the trinomial form) and :mod:`.blanket_krr` module docstring §1
+(its derivation from the blanket decomposition of Balle, Bell, Gascón, Nissim, CRYPTO 2019,
+arXiv 1903.02837) and §7 (rounding of ``ε0`` and of the derived constants). Nothing here changes
+what is bounded; this is another way to evaluate the same ``δ(ε)``, with its own certificate.
+
+1. The form (*derived* in :mod:`.blanket_krr` §1; re-checked against brute force in the tests)
+------------------------------------------------------------------------------------------------
+With ``E = e^ε0``, ``g = e^ε``, ``G = g - 1``, ``q = 1/(E + k - 1)``:
+
+    δ(ε) = (1/n) E[S_+],   S = (E - g) A - (E g - 1) B - G O,   (A, B, O) ~ Mult(n; q, q, (k-2) q).
+
+``T = A + B ~ Bin(n, 2q)``, ``A | T = t ~ Bin(t, 1/2)`` and ``O | (A, B) ~ Bin(m, ρ)``, ``m = n - t``,
+``ρ = (k-2) q / (1 - 2q)``. For a cell ``(t, a)`` put ``c = K1 a - K2 t`` (``K1 = (E-1)(g+1)``,
+``K2 = E g - 1``; indeed ``(E - g) a - (E g - 1)(t - a) = c``) and ``y = c / G``. Then with
+``x = floor(y)``, ``F = P[Bin(m, ρ) <= x]``, ``P = P[Bin(m, ρ) = x]``, ``μ = m ρ``:
+
+    I(t, a) = E[(c - G O)_+] = Σ_{o <= x} (c - G o) P(o) = (c - G μ) F + G ρ (m - x) P        (1)
+
+(``E[O 1{O <= x}] = μ P[Bin(m-1) <= x-1]`` and ``P[Bin(m-1) <= x-1] = F - P (1 - x/m)``, from
+``P_{m-1}(x-1) = P_m(x) x/(m ρ)`` and ``F_{m-1}(y) = F_m(y) + ρ P_{m-1}(y)``). ``I`` is 1-Lipschitz in
+``c`` and ``μ``-Lipschitz in ``G`` (``∂/∂c = P[O < y]``, ``∂/∂G = -E[O; O < y]``).
+
+2. Regions of one total (*derived*)
+-----------------------------------
+Fix a band ``[x_L(t), x_H(t)]`` of ``O``'s bulk (``μ ∓ Z_O σ``, clipped to ``[0, m]``, ``σ`` the largest sd
+over the window). ``y`` increases with ``a`` (``K1 > 0``). Let ``a_L`` (``a_U``) be the least ``a`` whose
+computed ``y`` is at least ``x_L`` (``x_H``).
+
+* R1, ``a < a_L``: ``y < x_L + η`` (``η`` the rounding of ``y``, far below 1), so ``c < G (x_L + 1)`` and
+  ``F <= P[O <= x_L + 1]``; ``Σ_{a < a_L} P(a | t) I <= G (x_L + 1) P[O <= x_L + 1]`` (the ``P(a | t)`` sum
+  to at most 1), bounded by Bernstein's inequality ``P[O - μ <= -d] <= exp(-d² / (2 (v + d/3)))``
+  (``v = m ρ (1 - ρ)``; ``O`` a sum of independent Bernoulli variables). Lower end: 0.
+* R3, ``a >= a_U``: ``I = c - G μ + G E[(O - y)_+]`` (``(z)_+ = z + (-z)_+``) with
+  ``0 <= E[(O - y)_+] <= m P[O >= x_H - 1]`` (Bernstein's upper tail). The sum of ``P(a | t)(c - G μ)``
+  over ``a >= a_U`` is the hinge ``K1 E[(A - a_U)_+] + (c(a_U) - G μ) S`` with ``S = P[A >= a_U]``,
+  ``P = P[A = a_U]`` and ``E[(A - a)_+] = (t/2 - a) S + (a/2) P`` (from ``E[A; A >= a] = (t/2)
+  P[Bin(t-1, 1/2) >= a-1]`` and ``P[Bin(t-1) >= a-1] = S + P_{t-1}(a-1)/2``, ``P_{t-1}(a-1) = P (2a/t)``).
+* R2, ``a_L <= a < a_U``: (1) exactly, from the chains below.
+
+Totals outside the window ``t_lo .. t_hi``: ``S_+ <= (E - g) A``, so their part of ``δ`` is at most
+``(E - g) E[A 1{T ∉ W}] / n = (E - g) (q2/2) P[Bin(n-1, q2) ∉ [t_lo - 1, t_hi - 1]]`` (``E[T 1{T = t}] =
+n q2 P[Bin(n-1) = t - 1]``); lower end 0. Every region is a set of non-negative terms of (1)'s sum,
+so the sum of the parts' brackets brackets ``δ``.
+
+3. Kink chains (*derived*)
+--------------------------
+From ``(t, a)`` to ``(t + 2, a + 1)`` the boundary ``y`` moves by exactly ``-(E + 1)`` (``K1 - 2 K2 =
+-(E+1) G``) and ``m`` by ``-2``: cells with one ``κ = 2a - t`` form a chain whose ``x`` drops by
+``j ∈ {floor(E+1), ceil(E+1)}`` a step. Along it every value of (1) follows from the previous cell by
+exact identities: ``P_m(y-1) = P_m(y) y (1-ρ) / ((m - y + 1) ρ)``, ``P_{m-1}(y) = P_m(y) (m - y) / (m (1-ρ))``,
+``F_{m-2}(x') = F_m(x) - Σ_{x' < y <= x} P_m(y) + ρ (P_{m-1}(x') + P_{m-2}(x'))``; the weights
+``P(a | t)`` by ``P_{t+2}(a+1) = P_t(a) (t+2)(t+1) / (4 (a+1)(t+1-a))``. Each chain starts from Boost
+values (pmf, cdf of ``O``; pmf of ``A | t``) with the budgets of :mod:`.binomial`; the window's
+``P(T = t)`` are walked from one Boost pmf at the mode. The cells of R2 with one ``κ`` are consecutive
+totals of one parity (the band drifts against the chains by ``G (E + 1 - 2ρ) / K1 > 0`` a step); where
+they are not (rounding at the band's clipped edges) the route declines (cost only).
+
+*Errors* (every bound rounded up, charged to both ends). A walked pmf after ``s`` steps of at most
+``J`` ratios has relative error at most ``e_0 + s (8J + 16) u`` (each ratio: at most four roundings and
+``fl(1 - ρ)``'s, each step's product and the running product one more; ``e_0`` the anchor's budget);
+the walked cdf an absolute error of at most the anchor's ``e_F F_0``, plus per step the step's
+absolute sum times the pmf's relative error plus ``(8J + 16) u``, plus ``u (s + 1)`` times the running
+absolute sum (the running sum's roundings). In (1): ``|Δc| <= a |ΔK1| + t |ΔK2| + 2u (K1 a + K2 t)``,
+the floor of a rounded ``y`` is off by at most one where ``y`` is within ``4u y`` of an integer, whose
+term is at most ``4u (|c| + G x)``, then the products' roundings and the errors of ``F``, ``P`` and the
+weights. A sum of ``N`` terms is charged ``N u`` of its absolute sum.
+
+4. Rounding of ``ε`` and of the constants (*derived*, as :mod:`.blanket_krr` §7)
+--------------------------------------------------------------------------------
+``E = r'`` is :func:`.blanket_krr.upper_constants`' ``e^ε0`` moved up (``δ`` is non-decreasing in ``r``,
+§7 (M)), taken exactly (a float); ``g = fl(exp(ε))`` is within ``2u g`` of ``e^ε`` and ``|∂ S / ∂ g| = A + E B
++ O`` whose mean over ``n`` is ``(q2/2)(1 + E) + (1 - q2) ρ`` under the float law (about 1): both ends
+are moved by that times ``2u g``. The sum is over the float law ``π^`` of one user's class (``q2/2, q2/2,
+(1-q2) ρ, (1-q2)(1-ρ)``): the law of §7 for the others, here for all ``n`` users. The upper end moves to
+the exact law ``π*`` at ``r'`` by §7's Hölder charge (H) with ``f = S_+/n <= E`` (``S <= (E - g) A``):
+``log(E_π*[f]/U) <= min_α [log(E/U)/α + (α-1)/2 · n χ² (1 + x)^α]`` (``χ²`` and ``x`` of the three classes,
+:class:`.blanket_krr.KrrUpperConstants`' for ``n - 1`` users scaled to ``n``). The lower end brackets the
+float law's sum (as the other engines' lower ends do; no privacy claim). (:class:`.blanket_krr.KrrBlanket` charges
+its own §7 factor on top: a second, redundant, upper move of ~1e-10 relative.)
+
+5. ``lower_at`` (*derived*; the search's certified low end without an evaluation)
+--------------------------------------------------------------------------------
+For any fixed event ``D`` and every ``g``, ``S(g)_+ >= S(g) 1{D}``; take ``D`` = the cells of R2 with ``O <= x`` (their
+``x`` at the evaluated ``g0``) and all of R3's cells. ``S`` is affine in ``g`` with ``∂S/∂g = -(A + E B + O)``, so
+``δ(g) >= L(g0) + (g0 - g) M`` with ``L(g0)`` the evaluated lower end of the sum over ``D`` (R2's terms (1) and R3's
+hinges are exactly ``E[S(g0) 1{D}]`` per cell) and ``M = E[(A + E B + O) 1{D}] / n >= 0``: per R2 cell
+``(a + E b) F + μ P[Bin(m-1) <= x-1]``, over R3 ``S ((E+1) t/2 + μ) - (E-1)(a/2) P`` (``(1 - E) E[A; A >= a] + (E t + μ) S``).
+For ``g <= g0`` a lower bound on ``M`` keeps the bound (each term taken at the low end of its error bound); above
+``g0`` :meth:`KrrChains.lower_at` returns 0. The ``fl(e^ε)`` shift of §4 is subtracted at ``g``.
+
+6. Cost (measured; the route is a cost decision, :attr:`.blanket_krr._BlanketBackend.use_chains`)
+----------------------------------------------------------------------------------------------------
+About ``16 sd(T) x 2 Z_O sd(O) / Δ`` cells (``Δ = K1 / G``, ~6-8 per total), each a few dozen vector
+operations; Boost only at the ends (one pmf per window, three values per chain, two tails per total of R3).
+Measured cold ``ε(δ)`` (CPU, min of 6 interleaved runs, δ = 1e-6, ratio to one clones query): ``k = 10``,
+``ε0 = 2``: n = 1e3 3.6 -> 2.9, 1e4 4.7 -> 2.6, 1e5 5.1 -> 2.0, 1e6 7.5 -> 3.5 (krr102 report). Not used for
+``e^ε0 + 2 > MAX_J`` (the chain steps sum ``~E + 1`` pmf terms) and below :data:`.blanket_krr.CHAINS_MIN_N`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import binomial as bn
+from .arrays import ragged
+from .profile import DeltaBounds
+
+_U = 1.2e-16  # unit roundoff with a little slack
+#: half-width of the window of totals (sd of T) and of O's band (largest sd of O over the window)
+Z_T = 8.5
+Z_O = 8.5
+#: the route declines when a chain step drops x by more than this (``E + 1`` large: cost only)
+MAX_J = 24
+
+
+def _bern(d: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Bernstein's bound on ``P[X - EX >= d]`` (and ``<= -d``) for a sum of independent Bernoulli variables of
+    variance ``v``; 1 where ``d <= 0``. The exponent is shrunk by ``1e-9`` relative (its roundings are ~6u)."""
+    d = np.asarray(d, dtype=float)
+    dd = np.maximum(d, 0.0)
+    expo = dd * dd / (2.0 * (v + dd / 3.0) + 1e-300)
+    return np.where(d > 0.0, np.exp(-expo * (1.0 - 1e-9)), 1.0)
+
+
+def _seg_cumprod(x: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Running products restarted at each segment (``x`` is 1 at each start): padded rows, one cumprod (the
+    products are the same sequential roundings as a loop's)."""
+    L = int(lens.max())
+    grid = np.ones((starts.size, L))
+    mask = np.arange(L)[None, :] < lens[:, None]
+    grid[mask] = x
+    return np.cumprod(grid, axis=1)[mask]
+
+
+def _seg_cumsum(x: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Running sums restarted at each segment (``x`` is 0 at each start), as :func:`_seg_cumprod`."""
+    L = int(lens.max())
+    grid = np.zeros((starts.size, L))
+    mask = np.arange(L)[None, :] < lens[:, None]
+    grid[mask] = x
+    return np.cumsum(grid, axis=1)[mask]
+
+
+class KrrChains:
+    """Certified ``δ(ε)`` bracket of the k-RR blanket (``k >= 3``) by kink chains (module docstring).
+    :meth:`bounds` returns None where the route declines (a cost decision; the caller's other routes
+    answer)."""
+
+    def __init__(self, n: int, k: float, eps0: float) -> None:
+        from .blanket_krr import upper_constants
+
+        c = upper_constants(n, k, eps0)
+        self.c = c
+        self.n, self.k, self.eps0 = n, k, eps0
+        self.E = E = c.e0
+        self.q2 = q2 = 2.0 * c.q
+        self.rho = rho = c.rho
+        self.omr = 1.0 - rho
+        mean, sd = n * q2, math.sqrt(n * q2 * (1.0 - q2))
+        t_lo = max(1, int(math.floor(mean - Z_T * sd - 10.0)))
+        t_hi = min(n, int(math.ceil(mean + Z_T * sd + 10.0)))
+        self.t_range = (t_lo, t_hi)
+        self.t = t = np.arange(t_lo, t_hi + 1, dtype=float)
+        # P(T = t): one Boost pmf at the mode, ratios up and down
+        mode = float(min(max(math.floor((n + 1) * q2), t_lo), t_hi))
+        i0 = int(mode - t_lo)
+        p_mode = float(bn.pmf(np.array([mode]), n, q2)[0])
+        up_r = (n - t[i0:-1]) * q2 / ((t[i0:-1] + 1.0) * (1.0 - q2))
+        dn_r = t[1 : i0 + 1] * (1.0 - q2) / ((n - t[1 : i0 + 1] + 1.0) * q2)
+        pt = np.empty_like(t)
+        pt[i0] = p_mode
+        pt[i0 + 1 :] = p_mode * np.cumprod(up_r)
+        pt[:i0] = (p_mode * np.cumprod(dn_r[::-1]))[::-1]
+        self.pt = pt
+        self.e_pt = bn.pmf_error_budget(n) + 8.0 * _U * (np.abs(t - mode) + 1.0)
+        self.m = m = n - t
+        self.mu = m * rho
+        self.v = m * rho * self.omr
+        self.s_max = math.sqrt(float(np.max(self.v)))
+        self.mean_t, self.sd_t = mean, sd
+        self._bands: dict[tuple[float, float], tuple] = {}
+
+        # the float law's mean of (A + E B + O)/n (the charge for g = fl(e^eps))
+        self.dsdg = ((0.5 * q2) * (1.0 + E) + (1.0 - q2) * rho) * (1.0 + 8.0 * _U)
+        # Hölder data for n users: upper_constants' are for n - 1
+        self.a_up = c.a_up * (n / max(n - 1, 1)) * (1.0 + 4.0 * _U)
+        self.last: dict = {}
+        #: (g0, lower end of the sum over D at g0, lower bound on M/n, dsdg) of the last evaluation (lower_at)
+        self._tangent: tuple[float, float, float, float] | None = None
+        self._last_bracket: DeltaBounds | None = None
+        self.last_cells = 0
+
+    def _band(self, z_t: float, z_o: float) -> tuple:
+        """The totals ``mean ± (z_t sd + 10)`` (a slice of the window), the mass outside them (rounded up),
+        O's band ``μ ∓ z_o σ_max`` clipped to ``[0, m]`` and its Bernstein tails (eps-free; kept)."""
+        key = (z_t, z_o)
+        got = self._bands.get(key)
+        if got is not None:
+            return got
+        n, q2 = self.n, self.q2
+        t0 = self.t_range[0]
+        lo = max(1, int(math.floor(self.mean_t - z_t * self.sd_t - 10.0)), t0)
+        hi = min(n, int(math.ceil(self.mean_t + z_t * self.sd_t + 10.0)), self.t_range[1])
+        sl = slice(lo - t0, hi - t0 + 1)
+        out = float(bn.cdf(np.array([lo - 2.0]), n - 1, q2)[0]) + float(bn.sf(np.array([hi - 1.0]), n - 1, q2)[0])
+        p_out = out * (1.0 + 2.0 * bn.relative_error_budget(n)) * (1.0 + 4.0 * _U)
+        m, mu, v = self.m[sl], self.mu[sl], self.v[sl]
+        x_lo = np.maximum(mu - z_o * self.s_max, 0.0)
+        x_hi = np.minimum(mu + z_o * self.s_max, m)
+        # R1: P[O <= x_L + 1]; R3: m P[O >= x_H - 1] (Bernstein)
+        marg = 1e-12 * (mu + 2.0)
+        b_lo = np.where(x_lo > 0.0, _bern(mu - x_lo - 1.0 - marg, v), 1.0)
+        b_hi = m * _bern(x_hi - 1.0 - mu - marg, v)
+        got = (sl, p_out, x_lo, x_hi, b_lo, b_hi)
+        self._bands[key] = got
+        return got
+
+    # -- the sum --------------------------------------------------------------------------------------
+    def _y(self, a: np.ndarray, t: np.ndarray, K1: float, K2: float, G: float) -> np.ndarray:
+        return (K1 * a - K2 * t) / G
+
+    def _first_at_least(self, t: np.ndarray, target: np.ndarray, K1: float, K2: float, G: float) -> np.ndarray:
+        """Least integer ``a`` in ``[0, t + 1]`` with computed ``y(t, a) >= target`` (``t + 1``: none)."""
+        a = np.ceil((target * G + K2 * t) / K1)
+        a = np.clip(a, 0.0, t + 1.0)
+        for _ in range(4):
+            lower = (a > 0.0) & (self._y(a - 1.0, t, K1, K2, G) >= target)
+            raise_ = (a <= t) & (self._y(a, t, K1, K2, G) < target)
+            if not (lower.any() or raise_.any()):
+                break
+            a = a - lower + raise_
+        else:
+            return np.full_like(t, -1.0)  # (not settled: decline)
+        return a
+
+    def evaluate(self, eps: float, z_t: float = Z_T, z_o: float = Z_O) -> tuple[float, float, float] | None:
+        """``(lower, upper, d log δ/d ε estimate)`` of the float law's ``δ`` at ``g = fl(e^ε)`` plus the
+        charge for ``g`` (module docstring §4 first half), or None (the route declines)."""
+        n, E, rho, omr = self.n, self.E, self.rho, self.omr
+        sl, p_out, x_lo, x_hi, b_lo, b_hi = self._band(z_t, z_o)
+        t, m, mu = self.t[sl], self.m[sl], self.mu[sl]
+        pt, ept = self.pt[sl], self.e_pt[sl]
+        g = math.exp(eps)
+        G = g - 1.0
+        if not G > 0.0:
+            return None
+        eG = 0.0 if g <= 2.0 else _U * g
+        K1 = (E - 1.0) * (g + 1.0)
+        K2 = E * g - 1.0
+        eK1 = 4.0 * _U * K1
+        eK2 = 2.0 * _U * E * g + _U * K2
+        aL = self._first_at_least(t, x_lo, K1, K2, G)
+        aU = self._first_at_least(t, x_hi, K1, K2, G)
+        if (aL < 0.0).any() or (aU < 0.0).any() or (aU < aL).any():
+            return None
+        lo_sum = hi_sum = err = slope = m_low = 0.0
+        nterms = 0
+        # ---- R1 (upper only)
+        # (x_L = 0: the computed y of R1's cells is negative, so c <= its rounding error)
+        r1 = np.where(x_lo > 0.0, G * (x_lo + 1.0) * b_lo, 8.0 * _U * (K1 * aL + K2 * t) + aL * eK1 + t * eK2) * (aL > 0.0)
+        hi_sum += float(np.sum(pt * r1 * (1.0 + ept)))
+        # ---- R3: hinge per total
+        has3 = aU <= t
+        if has3.any():
+            t3, a3, m3, mu3, pt3 = t[has3], aU[has3], m[has3], mu[has3], pt[has3]
+            S = bn.sf(a3 - 1.0, t3, 0.5)
+            P = bn.pmf(a3, t3, 0.5)
+            eS = bn.tail_error_budget(a3 - 1.0, t3, 0.5)
+            eP = bn.pmf_error_budget(float(np.max(t3)))
+            c3 = K1 * a3 - K2 * t3
+            ec3 = a3 * eK1 + t3 * eK2 + 2.0 * _U * (K1 * a3 + K2 * t3)
+            ex1 = (0.5 * t3 - a3) * S + 0.5 * a3 * P  # E[(A - a)_+]
+            e_ex1 = np.abs(0.5 * t3 - a3) * S * (eS + 3.0 * _U) + 0.5 * a3 * P * (eP + 3.0 * _U) + _U * np.abs(ex1)
+            lin = c3 - G * mu3
+            H = K1 * ex1 + lin * S
+            eH = (
+                eK1 * np.abs(ex1)
+                + K1 * e_ex1
+                + (ec3 + eG * mu3 + 3.0 * _U * (np.abs(c3) + G * mu3)) * S
+                + np.abs(lin) * S * (eS + _U)
+                + 3.0 * _U * (K1 * np.abs(ex1) + np.abs(lin) * S)
+            )
+            w = pt3 * (1.0 + ept[has3])
+            lo_sum += float(np.sum(pt3 * H))
+            err += float(np.sum(w * eH + pt3 * np.abs(H) * (ept[has3] + _U)))
+            hi_sum += float(np.sum(pt3 * H)) + float(np.sum(w * (G + eG) * S * (1.0 + eS) * b_hi[has3]))
+            nterms += 2 * int(t3.size)
+            # slope estimate (steering only): E[(A + E B + O) 1{S > 0}] over R3
+            ea = 0.5 * t3 * S + 0.5 * a3 * P
+            slope += float(np.sum(pt3 * ((1.0 - E) * ea + (E * t3 + mu3) * S)))
+            # lower_at (module docstring §5): M over R3 = S ((E+1) t/2 + μ) - (E-1)(a/2) P, from below
+            m3 = S * (1.0 - eS) * (0.5 * (E + 1.0) * t3 + mu3) - (E - 1.0) * 0.5 * a3 * P * (1.0 + eP)
+            m_low += float(np.sum(pt3 * np.maximum(m3, 0.0))) * (1.0 - float(np.max(ept[has3])) - (t3.size + 16) * _U) * (1.0 - 1e-9)
+        # ---- R2: chains (cells of one κ = 2a - t, consecutive totals of one parity)
+        own, a = ragged(aL.astype(np.int64), (aU - aL).astype(np.int64))
+        if a.size:
+            tc = t[own]
+            kap = 2 * a - own - int(t[0])  # 2a - t
+            order = np.argsort(kap * (t.size + 2) + own, kind="stable")
+            own, a, tc, kap = own[order], a[order], tc[order], kap[order]
+            af = a.astype(float)
+            new = np.empty(a.size, dtype=bool)
+            new[0] = True
+            new[1:] = kap[1:] != kap[:-1]
+            if not np.all(new[1:] | (own[1:] - own[:-1] == 2)):
+                return None  # a chain with a gap (cost decision)
+            starts = np.nonzero(new)[0]
+            lens = np.diff(np.append(starts, a.size))
+            chain = np.repeat(np.arange(starts.size), lens)
+            pos = (np.arange(a.size) - starts[chain]).astype(float)
+            mc, muc = m[own], mu[own]
+            c = K1 * af - K2 * tc
+            x = np.floor(c / G)
+            # step from cell i to i + 1 (same chain): x drops by j
+            j = np.zeros(a.size)
+            j[:-1] = x[:-1] - x[1:]
+            j[starts[1:] - 1] = 0.0
+            j[-1] = 0.0
+            if j.min() < 0.0 or j.max() > MAX_J:
+                return None
+            J = max(int(j.max()), 1)
+            # Q_i / P_s = prod_{l < i} r(m, x - l): Csum = sum_{i < j} Q_i / P_s, Cj = Q_j / P_s
+            Cj = np.ones(a.size)
+            Csum = np.ones(a.size)
+            den = mc + 1.0 - x
+            for i in range(J):
+                ri = (x - i) * omr / ((den + i) * rho)
+                Cj = np.where(i < j, Cj * ri, Cj)
+                if i + 1 < J:
+                    Csum += np.where(i + 1 < j, Cj, 0.0)
+            x1 = x - j
+            m1 = (mc - x1) / (mc * omr)
+            m2 = (mc - 1.0 - x1) / ((mc - 1.0) * omr)
+            stepping = j > 0.0
+            tail = rho * Cj * m1 * (1.0 + m2)
+            R = np.where(stepping, Cj * m1 * m2, 1.0)
+            Dn = np.where(stepping, tail - Csum, 0.0)  # D / P_s
+            Da = np.where(stepping, tail + Csum, 0.0)  # |terms| / P_s
+            # anchors (first cell of each chain), then running products / sums restarted at each chain
+            P0 = bn.pmf(x[starts], mc[starts], rho)
+            F0 = bn.cdf(x[starts], mc[starts], rho)
+            WA0 = bn.pmf(af[starts], tc[starts], 0.5)
+            eP0 = bn.pmf_error_budget(n)
+            eF0 = bn.tail_error_budget(x[starts], mc[starts], rho)
+            eA0 = bn.pmf_error_budget(float(t[-1]))
+            if not (np.all(P0 > 1e-280) and np.all(WA0 > 1e-280)):
+                return None
+            Pc = _seg_cumprod(np.where(new, 1.0, np.roll(R, 1)), starts, lens) * P0[chain]
+            Dprev = np.where(new, 0.0, np.roll(Dn * Pc, 1))
+            Aprev = np.where(new, 0.0, np.roll(Da * Pc, 1))
+            Fc = _seg_cumsum(Dprev, starts, lens) + F0[chain]
+            tn, an = np.roll(tc, 1), np.roll(af, 1)
+            rA = np.where(new, 1.0, (tn + 2.0) * (tn + 1.0) / (4.0 * (an + 1.0) * (tn + 1.0 - an)))
+            WAc = _seg_cumprod(rA, starts, lens) * WA0[chain]
+            per = (8.0 * J + 16.0) * _U
+            ePc = (eP0 + pos * per) * 1.01
+            cumA = _seg_cumsum(Aprev, starts, lens)
+            # cdf error: anchor + per step (|terms| x (pmf error of that step + per)) + running-sum roundings
+            eFc = ((eF0 * F0)[chain] + _seg_cumsum(Aprev * (ePc + per), starts, lens) + _U * (pos + 1.0) * (F0[chain] + cumA)) * 1.01
+            eAc = (eA0 + pos * 6.0 * _U) * 1.01
+            W = pt[own] * WAc
+            eW = ept[own] + eAc + 2.0 * _U
+            lin = c - G * muc
+            T1 = lin * Fc
+            T2 = G * rho * (mc - x) * Pc
+            Ival = T1 + T2
+            ec = af * eK1 + tc * eK2 + 2.0 * _U * (K1 * af + K2 * tc)
+            eI = (
+                ec
+                + eG * muc
+                + 4.0 * _U * (np.abs(c) + G * (muc + x))
+                + np.abs(lin) * eFc
+                + 2.0 * _U * np.abs(T1)
+                + np.abs(T2) * (ePc + 6.0 * _U)
+                + 2.0 * _U * np.abs(Ival)
+            )
+            WI = float(np.sum(W * Ival))
+            lo_sum += WI
+            hi_sum += WI
+            err += float(np.sum(W * ((1.0 + eW) * eI + np.abs(Ival) * eW)))
+            nterms += int(a.size)
+            ab = af + E * (tc - af)
+            Fp = Fc - Pc * (1.0 - x / mc)  # P[Bin(m-1) <= x-1]
+            slope += float(np.sum(W * (ab * Fc + muc * Fp)))
+            # lower_at (module docstring §5): M = E[(A + E B + O) 1{D}] over the chain cells, from below
+            m_lo = np.maximum(ab * (Fc - eFc) + muc * (Fp - eFc - Pc * (ePc + 4.0 * _U)), 0.0)
+            m_low += float(np.sum(W * m_lo)) * (1.0 - float(np.max(eW)) - (a.size + 16) * _U) * (1.0 - 1e-9)
+        self.last_cells = nterms
+        tot_abs = abs(lo_sum) + abs(hi_sum)
+        # (a computed term may be negative by its rounding, within err: sum |terms| <= |sum| + 2 err)
+        err = err * (1.0 + 1e-9) + (nterms + 8) * _U * (tot_abs + 2.0 * err)
+        lower = (lo_sum - err) / n * (1.0 - 2.0 * _U)
+        upper = (hi_sum + err) / n * (1.0 + 2.0 * _U)
+        # totals outside the window
+        upper += (E - g + 2.0 * _U * g) * 0.5 * self.q2 * p_out * (1.0 + 4.0 * _U)
+        # g = fl(e^eps) against e^eps
+        shift = 2.0 * _U * g * self.dsdg
+        self._tangent = (g, max(lower, 0.0), max(m_low, 0.0) / n * (1.0 - 2.0 * _U), self.dsdg)
+        lower, upper = max(lower - shift, 0.0), upper + shift
+        mid = 0.5 * (lo_sum + hi_sum) / n
+        log_slope = -(slope / n) * g / mid if mid > 0.0 else math.nan
+        return lower, upper, log_slope
+
+    def _widths(self, eps: float, rtol: float) -> tuple[float, float]:
+        """Half-widths (in sd) of the window of totals and of O's band for a bracket of relative width
+        ``rtol``, from Gaussian estimates of the neglected parts against a guess of ``δ`` (the last
+        evaluation's, else 1e-10): a cost decision (an unconverged bracket is recomputed at the widest)."""
+        guess = self.last.get("mid", 1e-10) * 0.1
+        target = max(0.02 * rtol * guess, 1e-300)
+        g = math.exp(eps)
+        a_t = (self.E - g) * 0.5 * self.q2 / target
+        a_o = (g - 1.0) * float(np.max(self.m)) / self.n / target
+        z_t = math.sqrt(2.0 * math.log(max(a_t, 2.0))) + 0.5
+        z_o = math.sqrt(2.0 * math.log(max(a_o, 2.0))) + 0.5
+        z_o *= 1.0 + z_o / (6.0 * max(self.s_max, 1e-3))
+        return min(math.ceil(2.0 * z_t) / 2.0, Z_T), min(math.ceil(2.0 * z_o) / 2.0, Z_O)
+
+    def bounds(self, eps: float, rtol: float) -> DeltaBounds | None:
+        """Certified bracket of the blanket ``δ(ε)`` (upper end charged to the exact law, module docstring
+        §4), or None where the route declines."""
+        kept = self._last_bracket
+        if kept is not None and kept.eps == eps and (kept.upper - kept.lower <= rtol * kept.lower or kept.upper <= 1e-300):
+            return DeltaBounds(eps, kept.lower, kept.upper, 0, True)
+        z_t, z_o = self._widths(eps, rtol)
+        for _attempt in range(2):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                got = self.evaluate(eps, z_t, z_o)
+            if got is None:
+                return None
+            lower, upper, slope = got
+            upper = self.charge_up(upper)
+            converged = upper - lower <= rtol * lower or upper <= 1e-300
+            if converged or (z_t, z_o) == (Z_T, Z_O):
+                break
+            z_t, z_o = Z_T, Z_O
+        self.last = {"eps": eps, "slope": slope, "mid": 0.5 * (lower + upper)}
+        if lower > upper:
+            from ..errors import CertificationError
+
+            raise CertificationError(f"inconsistent chains bracket [{lower!r}, {upper!r}] at eps = {eps!r}")
+        self._last_bracket = DeltaBounds(eps, lower, upper, self.last_cells, converged)
+        return self._last_bracket
+
+    def lower_at(self, eps: float) -> float:
+        """Certified lower bound on the float law's ``δ(ε)`` for ``ε`` at most the last evaluated one (module
+        docstring §5; 0 above it and before any evaluation): no Boost call, a few float operations."""
+        tan = self._tangent
+        if tan is None or not 0.0 <= eps < self.eps0:
+            return 0.0
+        g0, low0, m_lo, dsdg = tan
+        g = math.exp(eps)
+        if not g <= g0:
+            return 0.0
+        val = (low0 + (g0 - g) * m_lo) * (1.0 - 4.0 * _U) - 2.0 * _U * g * dsdg
+        return max(val, 0.0)
+
+    def charge_up(self, upper: float) -> float:
+        """Module docstring §4: the float law's upper end moved to the exact law at ``r'`` (Hölder, ``f <= E``)."""
+        from .blanket_krr import _charged, _hoelder_log
+
+        if math.isnan(upper):
+            return math.inf
+        if not upper > 0.0:
+            return 0.0
+        c = self.c
+        ell = math.log(self.E * (1.0 + 4.0 * _U)) - math.log(upper)
+        log_charge = _hoelder_log(ell, self.a_up, c.x_up, 1.0, self.n)
+        return _charged(upper, log_charge, True, 8.0 * _U)
+
+    def log_slope(self, eps: float) -> float:
+        """Estimate of ``d log δ / d ε`` at the last evaluated ``ε`` (steering only), ``nan`` elsewhere."""
+        return self.last.get("slope", math.nan) if self.last.get("eps") == eps else math.nan
