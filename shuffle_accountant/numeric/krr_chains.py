@@ -60,9 +60,11 @@ they are not (rounding at the band's clipped edges) the route declines (cost onl
 *Errors* (every bound rounded up, charged to both ends). A walked pmf after ``s`` steps of at most
 ``J`` ratios has relative error at most ``e_0 + s (8J + 16) u`` (each ratio: at most four roundings and
 ``fl(1 - ρ)``'s, each step's product and the running product one more; ``e_0`` the anchor's budget);
-the walked cdf an absolute error of at most the anchor's ``e_F F_0``, plus per step the step's
-absolute sum times the pmf's relative error plus ``(8J + 16) u``, plus ``u (s + 1)`` times the running
-absolute sum (the running sum's roundings). In (1): ``|Δc| <= a |ΔK1| + t |ΔK2| + 2u (K1 a + K2 t)``,
+the walked cdf, over a whole chain of ``L`` cells, an absolute error of at most the anchor's ``e_F F_0``, plus
+the steps' absolute sums times the pmf's relative error at the chain's end plus ``(8J + 16) u``, plus ``u (L + 1)``
+times ``F_0`` plus those absolute sums (each addition of the running sum rounds once). R3's ``S`` and ``P`` at
+consecutive totals (``a_U`` steps by 0 or 1) are walked the same way from one Boost pair per
+:data:`HINGE_RUN` totals (:meth:`KrrChains._hinge_tails`), else taken from Boost. In (1): ``|Δc| <= a |ΔK1| + t |ΔK2| + 2u (K1 a + K2 t)``,
 the floor of a rounded ``y`` is off by at most one where ``y`` is within ``4u y`` of an integer, whose
 term is at most ``4u (|c| + G x)``, then the products' roundings and the errors of ``F``, ``P`` and the
 weights. A sum of ``N`` terms is charged ``N u`` of its absolute sum.
@@ -115,6 +117,8 @@ Z_T = 8.5
 Z_O = 8.5
 #: the route declines when a chain step drops x by more than this (``E + 1`` large: cost only)
 MAX_J = 24
+#: R3's tails at consecutive totals are walked in runs of this many from one Boost anchor each
+HINGE_RUN = 256
 
 
 def _bern(d: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -126,23 +130,24 @@ def _bern(d: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.where(d > 0.0, np.exp(-expo * (1.0 - 1e-9)), 1.0)
 
 
-def _seg_cumprod(x: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    """Running products restarted at each segment (``x`` is 1 at each start): padded rows, one cumprod (the
-    products are the same sequential roundings as a loop's)."""
+def _seg_scan(prods: list[np.ndarray], sums: list[np.ndarray], lens: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Running products (of ``prods``, 1 at each segment's start) and running sums (of ``sums``, 0 there) restarted
+    at each segment of consecutive lengths ``lens``: the segments as padded rows, one cumprod / cumsum along them
+    (the same sequential roundings as a loop's)."""
     L = int(lens.max())
-    grid = np.ones((starts.size, L))
-    mask = np.arange(L)[None, :] < lens[:, None]
-    grid[mask] = x
-    return np.cumprod(grid, axis=1)[mask]
-
-
-def _seg_cumsum(x: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    """Running sums restarted at each segment (``x`` is 0 at each start), as :func:`_seg_cumprod`."""
-    L = int(lens.max())
-    grid = np.zeros((starts.size, L))
-    mask = np.arange(L)[None, :] < lens[:, None]
-    grid[mask] = x
-    return np.cumsum(grid, axis=1)[mask]
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    seg = np.repeat(np.arange(lens.size), lens)
+    flat = seg * L + (np.arange(int(lens.sum())) - starts[seg])
+    out: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])
+    for arrs, fill, fn, dst in ((prods, 1.0, np.cumprod, out[0]), (sums, 0.0, np.cumsum, out[1])):
+        if not arrs:
+            continue
+        grid = np.full((len(arrs), lens.size * L), fill)
+        for i, x in enumerate(arrs):
+            grid[i, flat] = x
+        done = fn(grid.reshape(len(arrs), lens.size, L), axis=2).reshape(len(arrs), lens.size * L)
+        dst.extend(done[i, flat] for i in range(len(arrs)))
+    return out
 
 
 class KrrChains:
@@ -237,6 +242,50 @@ class KrrChains:
             return np.full_like(t, -1.0)  # (not settled: decline)
         return a
 
+    @staticmethod
+    def _hinge_tails(t3: np.ndarray, a3: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """``S = P[Bin(t, 1/2) >= a]``, ``P = P[Bin(t, 1/2) = a]`` and their relative error bounds at R3's first cells.
+        Consecutive totals whose ``a`` steps by 0 or 1 are walked from Boost anchors every :data:`HINGE_RUN` totals
+        (``P_{t+1}(a) = P_t(a) (t+1) / (2 (t+1-a))``, ``P_{t+1}(a+1) = P_t(a) (t+1) / (2 (a+1))``, ``S_{t+1}(a) = S_t(a)
+        + P_t(a) a / (2 (t-a+1))``, ``S_{t+1}(a+1) = S_t(a) - P_t(a) / 2``; each ratio ``<= 5u``, the running sum's
+        error as for the chains' cdf); else Boost for each."""
+        n3 = t3.size
+        da = np.diff(a3)
+        eB = bn.pmf_error_budget(float(np.max(t3)))
+        if n3 < 2 * HINGE_RUN or np.any(np.diff(t3) != 1.0) or np.any((da != 0.0) & (da != 1.0)):
+            S = bn.sf(a3 - 1.0, t3, 0.5)
+            P = bn.pmf(a3, t3, 0.5)
+            return S, P, bn.tail_error_budget(a3 - 1.0, t3, 0.5), np.full(n3, eB)
+        starts = np.arange(0, n3, HINGE_RUN)
+        lens = np.diff(np.append(starts, n3))
+        seg = np.repeat(np.arange(starts.size), lens)
+        pos = np.arange(n3) - starts[seg]
+        head = pos == 0
+        S0 = bn.sf(a3[starts] - 1.0, t3[starts], 0.5)
+        P0 = bn.pmf(a3[starts], t3[starts], 0.5)
+        if not (np.all(P0 > 1e-280) and np.all(S0 > 1e-280)):
+            return None
+        eS0 = bn.tail_error_budget(a3[starts] - 1.0, t3[starts], 0.5)
+        tp, ap = t3[:-1], a3[:-1]
+        up = da == 1.0
+        r = np.ones(n3)
+        r[1:] = np.where(up, (tp + 1.0) / (2.0 * (ap + 1.0)), (tp + 1.0) / (2.0 * (tp + 1.0 - ap)))
+        (Pr,), _ = _seg_scan([np.where(head, 1.0, r)], [], lens)
+        P = Pr * P0[seg]
+        eP = (eB + pos * 6.0 * _U) * 1.01
+        inc = np.zeros(n3)
+        inc[1:] = np.where(up, -0.5 * P[:-1], 0.5 * P[:-1] * ap / (tp - ap + 1.0))
+        inc = np.where(head, 0.0, inc)
+        absi = np.abs(inc)
+        e_prev = np.ones(n3)
+        e_prev[1:] = eP[:-1]
+        _, (Ss, cumI, eIs) = _seg_scan([], [inc, absi, absi * (e_prev + 8.0 * _U)], lens)
+        S = Ss + S0[seg]
+        eS_abs = ((eS0 * S0)[seg] + eIs + _U * (pos + 1.0) * (S0[seg] + cumI)) * 1.01
+        if not np.all(S > 0.0):
+            return None
+        return S, P, eS_abs / S * (1.0 + 4.0 * _U), eP
+
     def evaluate(self, eps: float, z_t: float = Z_T, z_o: float = Z_O) -> tuple[float, float, float] | None:
         """``(lower, upper, d log δ/d ε estimate)`` of the float law's ``δ`` at ``g = fl(e^ε)`` plus the
         charge for ``g`` (module docstring §4 first half), or None (the route declines)."""
@@ -267,10 +316,10 @@ class KrrChains:
         has3 = aU <= t
         if has3.any():
             t3, a3, m3, mu3, pt3 = t[has3], aU[has3], m[has3], mu[has3], pt[has3]
-            S = bn.sf(a3 - 1.0, t3, 0.5)
-            P = bn.pmf(a3, t3, 0.5)
-            eS = bn.tail_error_budget(a3 - 1.0, t3, 0.5)
-            eP = bn.pmf_error_budget(float(np.max(t3)))
+            got3 = self._hinge_tails(t3, a3)
+            if got3 is None:
+                return None
+            S, P, eS, eP = got3
             c3 = K1 * a3 - K2 * t3
             ec3 = a3 * eK1 + t3 * eK2 + 2.0 * _U * (K1 * a3 + K2 * t3)
             ex1 = (0.5 * t3 - a3) * S + 0.5 * a3 * P  # E[(A - a)_+]
@@ -298,20 +347,31 @@ class KrrChains:
         # ---- R2: chains (cells of one κ = 2a - t, consecutive totals of one parity)
         own, a = ragged(aL.astype(np.int64), (aU - aL).astype(np.int64))
         if a.size:
-            tc = t[own]
             kap = 2 * a - own - int(t[0])  # 2a - t
-            order = np.argsort(kap * (t.size + 2) + own, kind="stable")
-            own, a, tc, kap = own[order], a[order], tc[order], kap[order]
-            af = a.astype(float)
-            new = np.empty(a.size, dtype=bool)
-            new[0] = True
-            new[1:] = kap[1:] != kap[:-1]
-            if not np.all(new[1:] | (own[1:] - own[:-1] == 2)):
+            # chain-major order without a sort: per κ its count and first total (the totals of one κ must be
+            # consecutive of one parity: checked by every cell landing on its own slot)
+            kidx = kap - int(kap.min())
+            cnt = np.bincount(kidx)
+            used = cnt > 0
+            lens = cnt[used]
+            first_own = np.bincount(kidx, weights=own.astype(float))[used] / lens - (lens - 1.0)
+            cid = np.cumsum(used) - 1
+            ch_of = cid[kidx]
+            slot = own - first_own[ch_of]
+            starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+            if not np.all((slot >= 0.0) & (slot == np.floor(slot)) & (np.mod(slot, 2.0) == 0.0) & (slot < 2.0 * lens[ch_of])):
                 return None  # a chain with a gap (cost decision)
-            starts = np.nonzero(new)[0]
-            lens = np.diff(np.append(starts, a.size))
-            chain = np.repeat(np.arange(starts.size), lens)
+            dest = starts[ch_of] + (slot * 0.5).astype(np.int64)
+            if not np.all(np.bincount(dest, minlength=a.size) == 1):
+                return None
+            order = np.empty(a.size, dtype=np.int64)
+            order[dest] = np.arange(a.size)
+            own, a = own[order], a[order]
+            tc = t[own]
+            af = a.astype(float)
+            chain = np.repeat(np.arange(lens.size), lens)
             pos = (np.arange(a.size) - starts[chain]).astype(float)
+            new = pos == 0.0
             mc, muc = m[own], mu[own]
             c = K1 * af - K2 * tc
             x = np.floor(c / G)
@@ -349,18 +409,22 @@ class KrrChains:
             eA0 = bn.pmf_error_budget(float(t[-1]))
             if not (np.all(P0 > 1e-280) and np.all(WA0 > 1e-280)):
                 return None
-            Pc = _seg_cumprod(np.where(new, 1.0, np.roll(R, 1)), starts, lens) * P0[chain]
-            Dprev = np.where(new, 0.0, np.roll(Dn * Pc, 1))
-            Aprev = np.where(new, 0.0, np.roll(Da * Pc, 1))
-            Fc = _seg_cumsum(Dprev, starts, lens) + F0[chain]
             tn, an = np.roll(tc, 1), np.roll(af, 1)
             rA = np.where(new, 1.0, (tn + 2.0) * (tn + 1.0) / (4.0 * (an + 1.0) * (tn + 1.0 - an)))
-            WAc = _seg_cumprod(rA, starts, lens) * WA0[chain]
+            (Pr, WAr), _ = _seg_scan([np.where(new, 1.0, np.roll(R, 1)), rA], [], lens)
+            Pc = Pr * P0[chain]
+            WAc = WAr * WA0[chain]
+            Dprev = np.where(new, 0.0, np.roll(Dn * Pc, 1))
+            Aprev = np.where(new, 0.0, np.roll(Da * Pc, 1))
             per = (8.0 * J + 16.0) * _U
             ePc = (eP0 + pos * per) * 1.01
-            cumA = _seg_cumsum(Aprev, starts, lens)
-            # cdf error: anchor + per step (|terms| x (pmf error of that step + per)) + running-sum roundings
-            eFc = ((eF0 * F0)[chain] + _seg_cumsum(Aprev * (ePc + per), starts, lens) + _U * (pos + 1.0) * (F0[chain] + cumA)) * 1.01
+            _, (Ds,) = _seg_scan([], [Dprev], lens)
+            Fc = Ds + F0[chain]
+            # cdf error, one bound per chain: anchor + the steps' |terms| x (the pmf error at the chain's end + per)
+            # + the running sum's roundings (u per addition of at most F0 + the |terms| so far)
+            sumA = np.add.reduceat(Aprev, starts)
+            eF_ch = (eF0 * F0 + sumA * ((eP0 + lens * per) * 1.01 + per) + _U * (lens + 1.0) * (F0 + sumA)) * 1.01
+            eFc = eF_ch[chain]
             eAc = (eA0 + pos * 6.0 * _U) * 1.01
             W = pt[own] * WAc
             eW = ept[own] + eAc + 2.0 * _U
