@@ -508,6 +508,7 @@ from .arrays import ragged
 from . import fp
 from .clones import ClonePair, HockeyStick
 from .krr_chains import MAX_J, KrrChains
+from .krr_chains import fits as chains_fit
 from .profile import DeltaBounds
 
 #: Refinement stops (returning the certified bracket reached) beyond this many cells.
@@ -4210,9 +4211,13 @@ class _BlanketBackend:
     def use_chains(self) -> bool:
         """Whether the kink chains (:mod:`.krr_chains`) answer first (a cost decision: measured faster up to
         :data:`CHAINS_MAX_N` users and ``e^ε0 + 2 <=`` :data:`.krr_chains.MAX_J`; the other routes answer
-        where they decline or their bracket is too wide)."""
-        return (not self.chains_off and CHAINS_MIN_N <= self.n <= CHAINS_MAX_N and self.k >= CHAINS_MIN_K
-                and self.route in ("window", "split") and math.exp(self.eps0) + 2.0 <= MAX_J)
+        where they decline or their bracket is too wide; not tried where :func:`.krr_chains.fits` expects a wide
+        bracket)."""
+        if self.chains_off or not (CHAINS_MIN_N <= self.n <= CHAINS_MAX_N and self.k >= CHAINS_MIN_K):
+            return False
+        if not (self.route in ("window", "split") and math.exp(self.eps0) + 2.0 <= MAX_J and chains_fit(self.n, self.k, self.eps0)):
+            self.chains_off = True
+        return not self.chains_off
 
     @property
     def chains(self) -> KrrChains:

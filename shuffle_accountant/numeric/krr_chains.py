@@ -150,6 +150,24 @@ def _seg_scan(prods: list[np.ndarray], sums: list[np.ndarray], lens: np.ndarray)
     return out
 
 
+#: cost rule (:func:`fits`): the route is not tried where the non-O count's mean ``(1 - ρ) m`` is below this many
+#: times ``Z_O`` sd of O (the band then reaches ``m`` and R3's Bernstein term stays wide: measured unconverged at
+#: n = 1e3, k = 100, eps0 0.5 / 1 and 3e3, 0.5, converged and faster at 3e3, 1 and 1e4, 0.5)
+FIT_MARGIN = 0.6
+
+
+def fits(n: int, k: float, eps0: float) -> bool:
+    """Whether the route is expected to give a bracket that closes (a cost decision: it is certified either way)."""
+    from .blanket_krr import upper_constants
+
+    c = upper_constants(n, k, eps0)
+    q2, rho = 2.0 * c.q, c.rho
+    mean, sd = n * q2, math.sqrt(n * q2 * (1.0 - q2))
+    m_lo = n - min(n, mean + Z_T * sd + 10.0)
+    s_max = math.sqrt(max(n - mean + Z_T * sd + 10.0, 0.0) * rho * (1.0 - rho))
+    return (1.0 - rho) * m_lo >= FIT_MARGIN * Z_O * s_max
+
+
 class KrrChains:
     """Certified ``δ(ε)`` bracket of the k-RR blanket (``k >= 3``) by kink chains (module docstring).
     :meth:`bounds` returns None where the route declines (a cost decision; the caller's other routes
