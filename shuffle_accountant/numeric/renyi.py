@@ -61,7 +61,9 @@ evaluated at the live orders except those where the block is among the smallest 
 order's upper bound (together at most 2% of its budget). At the other orders an entry takes the
 monotone envelope in ``c`` (``K`` is non-increasing in ``c``: the smallest upper bound of the
 entries at ``c' <= c``, the largest lower bound of those at ``c'' >= c``), so a split block's
-parts are bounded at least as tightly as the block was (see ``RenyiDirection._plan_orders``).
+parts are bounded at least as tightly as the block was (see ``RenyiDirection._plan_orders``), and
+above, where tighter, the chord in the order through its own evaluated orders (``log K`` is convex in
+``alpha`` and at most 0 at ``alpha = 1``: :func:`_order_chord`).
 
 For the same pairs, the clone counts around each order's saddle point form *slabs*
 (:class:`_Slab`, *derived*): since ``g`` does not depend on ``c`` when ``lam = 1``, the kernels of
@@ -2050,6 +2052,9 @@ _SLAB_FEW = 8
 #: average above it) are together at most this share of an order's budget are not evaluated at first
 #: at that order (see ``RenyiDirection.bounds``).
 _SLAB_SKIP = 0.05
+#: Entries not evaluated at an order are bounded from their own evaluated orders (:func:`_order_chord`), and the skip
+#: rule above evaluates the first blocks' upper corners at one order first (see ``RenyiDirection.bounds``).
+_ORDER_CHORD = True
 #: Neighbouring orders share a slab when that costs at most this many points more than two slabs (pairs whose
 #: log likelihood ratio is at most _SLAB_RECT_RATIO): a slab's fixed costs (its window, tails and set-up: ~1.5 ..
 #: 2 ms at n ~ 10^3 .. 3e3, eps0 0.5 / 1) are those of about 2e5 points of the build at ~8 .. 10 ns each (was 2e4:
@@ -3257,6 +3262,50 @@ def _chord_envelope(c: np.ndarray, done: np.ndarray, up: np.ndarray, lo: np.ndar
     return up, lo
 
 
+def _order_chord(alpha: np.ndarray, up: np.ndarray, done: np.ndarray) -> np.ndarray:
+    """Upper bounds on ``log(K - 1)`` of each entry (row) at the orders (columns, ``alpha``) it was not evaluated at
+    (``done`` False), from its own bounds ``up`` at the nearest evaluated orders below and above (*derived*: convexity
+    in the order); ``up`` where tighter or where no evaluated order lies above.
+
+    For one kernel pair ``(P_c, Q_c)`` (any ``c``, ``u``, ``v``, ``s``; module docstring), ``h(alpha) = log K = log
+    sum_a P(a) (P(a) / Q(a))^(alpha - 1)`` is convex in ``alpha`` (a log-sum-exp of functions affine in ``alpha``;
+    Hoelder), and ``h(1) = log sum_{Q > 0} P <= 0`` (``P_c`` is a probability: ``sum_a P_c(a) = 1``; terms with ``Q =
+    0 < P`` make ``h = +inf`` at every ``alpha > 1``, where every bound is ``+inf``). So for ``a1 < alpha < a2``
+    (``a2`` the nearest evaluated order above, ``a1`` the nearest below, else ``a1 = 1`` with ``h <= 0``): ``h(alpha)
+    <= ((a2 - alpha) h(a1) + (alpha - a1) h(a2)) / (a2 - a1)``, and any upper bounds ``H1 >= h(a1)``, ``H2 >= h(a2)``
+    may replace them (non-negative weights). ``H = log K`` from the ``log(K - 1)`` bounds rounded up
+    (:func:`_log_k`); the chord ``H1 + w (H2 - H1)``, ``w = (alpha - a1) / (a2 - a1)`` in ``[0, 1]`` (three roundings,
+    ``3.01u`` relative), the difference, product and sum (``u`` of each magnitude): within ``8u (|H1| + |H2| + |h|)``,
+    charged ``16u`` of that plus ``1e-300``; back to ``log(K - 1)`` by :func:`_log_expm1` rounded up. The same
+    exact pair at every order: an entry's ``u``, ``v`` are fixed when it is created, and each order's bound certifies
+    the ``K`` of that exact pair (:func:`_b_err` charges the floats' distance to it alike at every order)."""
+    n_e, na = up.shape
+    if n_e == 0 or na < 2 or np.all(done):
+        return up
+    srt = np.argsort(alpha, kind="stable")
+    al, U, D = alpha[srt], up[:, srt], done[:, srt]
+    cols = np.arange(na)
+    prv = np.maximum.accumulate(np.where(D, cols, -1), axis=1)  # nearest evaluated order at or below
+    nxt = np.minimum.accumulate(np.where(D, cols, na)[:, ::-1], axis=1)[:, ::-1]  # ... at or above
+    i, j = np.nonzero(~D & (nxt < na))
+    if i.size == 0:
+        return up
+    a, b = prv[i, j], nxt[i, j]
+    h2 = _log_k(U[i, b], 1)
+    h1 = np.where(a >= 0, _log_k(U[i, np.maximum(a, 0)], 1), 0.0)
+    a1 = np.where(a >= 0, al[np.maximum(a, 0)], 1.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        w = (al[j] - a1) / (al[b] - a1)
+        h = h1 + w * (h2 - h1)
+        h = h + 16 * _U * (np.abs(h1) + np.abs(h2) + np.abs(h)) + 1e-300
+    h = np.where(np.isnan(h), np.inf, h)
+    U = U.copy()
+    U[i, j] = np.minimum(U[i, j], _log_expm1(h, 1))
+    out = np.empty_like(up)
+    out[:, srt] = U
+    return out
+
+
 def _log_pmf_counts(c: np.ndarray, N: float, p: float, rel: float) -> tuple[np.ndarray, np.ndarray]:
     """``(value, error)`` with ``|log Pr[Bin(N, p) = c] - value| <= error`` at integer counts ``c`` (runs of consecutive
     counts by the ratio recurrence of :func:`.binomial.pmf_points`, with its relative bound, and at least ``rel``);
@@ -3580,8 +3629,14 @@ class RenyiDirection:
         non-increasing in ``c`` (FMT21 Lemma F.2), so an upper bound at ``c'`` bounds every
         ``c >= c'`` and a lower bound at ``c''`` every ``c <= c''``. Each entry takes the best
         bound of the entries on the correct side; entries not evaluated at an order (``+inf``,
-        ``-inf``) get their neighbours' bounds there."""
-        if not self.envelope or up.shape[0] < 2:
+        ``-inf``) get their neighbours' bounds there, and first, where tighter, the chord in the order through
+        their own evaluated orders (:func:`_order_chord`)."""
+        if not self.envelope:
+            return up, lo
+        done = getattr(self, "ent_done", None)  # (set by ``bounds``: which orders each entry was evaluated at)
+        if _ORDER_CHORD and done is not None and done.shape == up.shape and up.shape[1] > 1:
+            up = _order_chord(self.alpha, up, done)  # (entries not evaluated at an order: the chord through their own)
+        if up.shape[0] < 2:
             return up, lo
         order = self._c_order()
         up_s = np.minimum.accumulate(np.where(np.isnan(up), np.inf, up)[order], axis=0)
@@ -4103,11 +4158,40 @@ class RenyiDirection:
             with np.errstate(invalid="ignore", over="ignore"):  # (-inf + inf: no bound from the slab)
                 crude = lw0[:, None] + np.where(self._above(lo0), np.minimum(self.log_k0[None, :], self.slab_avg_up[None, :]),
                                                 self.log_k0[None, :])
-                share = np.nan_to_num(np.exp(crude - budget0[None, :]), nan=1e300, posinf=1e300)
-            share = np.where(self._covered(lo0, hi0), 0.0, np.minimum(share, 1e300 / max(lo0.size, 1)))
-            rank = np.argsort(share, axis=0)
-            small0 = np.zeros(share.shape, dtype=bool)
-            np.put_along_axis(small0, rank, np.cumsum(np.take_along_axis(share, rank, axis=0), axis=0) <= _SLAB_SKIP, axis=0)
+            covered0 = self._covered(lo0, hi0)
+
+            def skip(crude: np.ndarray) -> np.ndarray:
+                with np.errstate(invalid="ignore", over="ignore"):
+                    share = np.nan_to_num(np.exp(crude - budget0[None, :]), nan=1e300, posinf=1e300)
+                share = np.where(covered0, 0.0, np.minimum(share, 1e300 / max(lo0.size, 1)))
+                rank = np.argsort(share, axis=0)
+                small = np.zeros(share.shape, dtype=bool)
+                np.put_along_axis(small, rank, np.cumsum(np.take_along_axis(share, rank, axis=0), axis=0) <= _SLAB_SKIP, axis=0)
+                return small
+
+            small0 = skip(crude)
+            if _ORDER_CHORD:
+                # the upper corners of the blocks still to evaluate at some order, at the largest such order first (and
+                # the entry at c = 0 at every order): at the others they are bounded from it by the chord in the order
+                # (:func:`_order_chord`, with the monotone envelope), often far below mass x (K(0) - 1); blocks those
+                # bounds make small are skipped there as above (work only: every bound is certified)
+                c_up0 = np.maximum(lo0, 1.0) - 1.0
+                cand = ~covered0 & ~small0 & (c_up0 > 0.0)[:, None]
+                rows = np.flatnonzero(np.any(cand, axis=1))
+                if rows.size:
+                    # (the orders without a slab need every block: there at once)
+                    one = np.ones((rows.size + 1, na), dtype=bool)
+                    one[1:] = cand[rows] & (self.slab_of < 0)[None, :]
+                    in_slab = cand[rows] & (self.slab_of >= 0)[None, :]
+                    has = np.any(in_slab, axis=1)
+                    top = np.argmax(np.where(in_slab, self.alpha[None, :], -np.inf), axis=1)
+                    one[1 + np.flatnonzero(has), top[has]] = True
+                    ids = self._entry_ids(np.concatenate(([0.0], c_up0[rows])),
+                                          self._lam_outward(self.dir.lam(np.concatenate(([hi0[0]], hi0[rows]))), 1.0), one)
+                    e_up0 = self._entry_totals()[0][ids[1:]]
+                    with np.errstate(invalid="ignore"):
+                        crude[rows] = np.fmin(crude[rows], lw0[rows, None] + e_up0)
+                    small0 = skip(crude)
             need0 = ~self._covered(lo0, hi0) & ~small0
             need0[np.maximum(lo0, 1.0) - 1.0 == 0.0] = True  # the entry at c = 0
             need_lo = ~self._covered(lo0, hi0) & ~small0 & (True if need_lo is None else need_lo)
