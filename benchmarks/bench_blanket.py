@@ -43,6 +43,7 @@ import numpy as np
 from shuffle_accountant import api, randomizers
 from shuffle_accountant.numeric import blanket_krr
 from shuffle_accountant.numeric.blanket_krr import KrrBlanket, KrrDatasetLower
+from shuffle_accountant.numeric.krr_chains import KrrChains
 from shuffle_accountant.numeric.search import epsilon_for_delta
 
 NS = [10**3, 10**4, 10**5, 10**6, 10**7, 10**8, 10**9]
@@ -88,7 +89,9 @@ def speed(repeats: int, ns: list[int]) -> None:
             evals = int(box["evals"])
             tw = median_time(blanket, repeats)
             backend = blanket_krr._BACKENDS.get((n, k, eps0))
-            route = backend.route if isinstance(backend, blanket_krr._BlanketBackend) else "pair"
+            route = "pair"
+            if isinstance(backend, blanket_krr._BlanketBackend):  # the route of the last evaluation
+                route = "chains" if any(isinstance(p, KrrChains) for p in backend.answered) else backend.route
             print(f"| {n:.0e} | {tc * 1e3:.1f} | {tb * 1e3:.1f} | {tb / tc:.1f} | {tw * 1e3:.1f} | {evals} "
                   f"| {route} | {box['eps']:.7g} |", flush=True)
         print()

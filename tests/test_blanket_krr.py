@@ -1019,7 +1019,17 @@ def test_lower_at_below_exact_delta_near_the_last_eps(n: int, k: int, eps0: floa
     assert part.lower_at(eps * 1.0011) == part.lower_at(eps * 0.9989) == 0.0
 
 
-def test_lower_at_profile_by_route() -> None:
+
+@pytest.fixture
+def old_krr_routes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pin the window / split / engine routes (no kink chains, :mod:`.krr_chains`): the tests using it check those
+    routes' own state (their chains counterpart is tests/test_krr102_chains.py)."""
+    from shuffle_accountant.numeric import blanket_krr
+
+    monkeypatch.setattr(blanket_krr, "CHAINS_MIN_K", 10**9)
+
+
+def test_lower_at_profile_by_route(old_krr_routes: None) -> None:
     """KrrBlanket.lower_at: None for k = 2 (the stronger-clone pair has none), else offered on every
     route; the backend's: 0 before any evaluation and at eps >= eps0; after one, the
     route's parts re-summed (split: window plus tail engine), at most the evaluated lower end and
@@ -1426,7 +1436,7 @@ def test_window_upper_near_above_exact_delta(n: int, k: int, eps0: float, eps: f
                 assert got <= b.upper, (s, got, b.upper)
 
 
-def test_upper_near_answers_the_next_search_step() -> None:
+def test_upper_near_answers_the_next_search_step(old_krr_routes: None) -> None:
     """KrrBlanket.bounds answers an eps just above the last (split route, n = 1e5) and near it (window
     route, n = 1e3) from the last evaluation's state when that meets the rtol (no blocks computed), a
     bracket that overlaps a fresh evaluation's; beyond the window's slope estimate's reach it
@@ -1449,7 +1459,7 @@ def test_upper_near_answers_the_next_search_step() -> None:
     assert prof.bounds(0.0109 * (1.0 - 5e-7), 5e-6).blocks > 0
 
 
-def test_upper_near_answers_a_step_of_several_rtol() -> None:
+def test_upper_near_answers_a_step_of_several_rtol(old_krr_routes: None) -> None:
     """The search's last step at n = 1e4, k = 3, eps0 = 0.5, delta = 1e-6 (3.1e-6 below the last eps, a change
     of delta ~6 times the rtol asked) is answered from the last evaluation's state (NEAR_GAIN: the bracket
     grows by ~5-8 % of that change; with NEAR_GAIN = 4 it was evaluated afresh), a bracket that overlaps a

@@ -145,9 +145,16 @@ def test_lower_at_below_fresh_brackets(n: int, k: int, eps0: float) -> None:
     assert fresh is not None and ch.lower_at(e) >= fresh.lower * (1.0 - 1e-7)
 
 
-def test_chains_answer_by_default_from_k_4() -> None:
-    """The route hook: at k = 10 the chains answer (the backend's last parts), at k = 3 the window (CHAINS_MIN_K)."""
-    for k, answers in ((10, True), (3, False)):
+@pytest.mark.parametrize("min_k", [3, 10**9])
+def test_chains_answer_by_default_from_k_3(min_k: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The route hook: at k = 3 and 10 the chains answer (the backend's last parts); with CHAINS_MIN_K above k the
+    window does."""
+    from shuffle_accountant.numeric import blanket_krr
+
+    assert blanket_krr.CHAINS_MIN_K == 3
+    monkeypatch.setattr(blanket_krr, "CHAINS_MIN_K", min_k)
+    for k in (10, 3):
+        answers = k >= min_k
         prof = KrrBlanket(10**4, k, 2.0, shared=False)
         b = prof.bounds(0.08, 1e-6)
         be = prof._backend

@@ -4067,10 +4067,9 @@ BACKEND_CACHE = 8
 #: :attr:`_BlanketBackend.use_chains` from/up to this many users (a cost decision, measured: krr102)
 CHAINS_MIN_N = 300
 CHAINS_MAX_N = 10**6
-#: ... and from this k (measured faster at k = 3 too, 0.4-0.7x, but tests/test_blanket_krr.py asserts the window and
-#: split routes' own state at k = 3, n = 1e3 .. 1e5 (test_lower_at_profile_by_route, test_upper_near_*): 3 once
-#: those pin their route)
-CHAINS_MIN_K = 4
+#: ... and from this k (k = 3 measured 0.3-0.76x the window / split routes' time at n = 1e3 .. 1e6, krr102; the tests
+#: of those routes' own state pin them with the fixture ``old_krr_routes``)
+CHAINS_MIN_K = 3
 
 
 class _BlanketBackend:
