@@ -507,7 +507,7 @@ from . import binomial as bn
 from .arrays import ragged
 from . import fp
 from .clones import ClonePair, HockeyStick
-from .krr_chains import MAX_J, KrrChains
+from .krr_chains import MAX_J, KrrChains, saddle_estimate
 from .krr_chains import fits as chains_fit
 from .profile import DeltaBounds
 
@@ -4269,6 +4269,18 @@ def blanket_model(n: int, k: float, eps0: float) -> _Model:
 #: (measured: at most 7.9e-6 at n = 1e6, 1.6e-5 at 3e6, 1.9e-4 at 1e5, over k in {3, 10, 100},
 #: eps0 in {0.5, 1, 2, 4}, delta in {1e-6, 1e-10}); steering only.
 SURROGATE_TRUST_N = 1_000_000
+#: :attr:`KrrBlanket.surrogate_rtol` where the kink chains answer (:func:`.krr_chains.saddle_estimate`, the start
+#: estimate there: its root measured within 1.3e-7 .. 5e-6 of the certified ``ε(δ)`` at k = 3 / 10, n >= 300, up to
+#: 3e-3 at k = 100, n = 300); the search then skips its coarse first look (the chains' evaluation costs about the same
+#: at any width) and looks just above the root first, where ``lower_at`` may close the bracket alone. Steering only.
+CHAINS_SURROGATE_RTOL = 1e-6
+#: ... claimed only when this is set (steering only). Off: tests/test_blanket_krr.py::
+#: test_surrogate_rtol_claim_holds_where_the_engine_answers asserts that the profile at n = 1e5 claims nothing (written
+#: for the window route; the chains answer there now). Measured (krr103, CPU min of 5 interleaved processes, cold,
+#: delta 1e-6, 48 cells k 3 / 10 / 100, eps0 0.5 .. 4, n 1e3 .. 1e6): on against off mostly equal (off, the first look
+#: at the estimate's root is decided and ``lower_at`` closes: one chains evaluation), 0.64x at k = 3, eps0 = 1,
+#: n = 1e3 (3 -> 1 search evaluations) and 0.61x at k = 10, eps0 = 0.5, n = 1e5.
+CHAINS_TRUST_START = False
 
 
 class KrrBlanket:
@@ -4327,6 +4339,16 @@ class KrrBlanket:
         """``δ(ε) = 0`` for ``ε >= ε0``: every report's likelihood ratio is within ``e^{±ε0}``."""
         return self.eps0
 
+    def _has_window(self) -> bool:
+        """Whether :meth:`_window` is not None, without building the window (steering only: the chains answer
+        most queries that would build it only for :attr:`look_rtol` / :attr:`surrogate_rtol`, ~2 ms at n = 1e4)."""
+        be = self._backend
+        if be is None or be.route == "engine":
+            return False
+        if be.route == "lines":
+            return (be._lines is not None and be.answered[:1] == (be._lines,)) or be.fallback == "split"
+        return True
+
     def _window(self) -> _TotalsWindow | _LineWindow | None:
         """The central window of single totals of this ``(n, k, eps0)`` (built on first use,
         shared), or None when it does not apply (too many totals, k = 2)."""
@@ -4344,7 +4366,7 @@ class KrrBlanket:
         """The relative width at which a first look at a new ``ε`` is cheap (the search's coarse
         look): 1e-4 when the window of single totals answers (its brackets are closed up to
         rounding whatever is asked), else 1e-2."""
-        return 1e-4 if self._window() is not None else 1e-2
+        return 1e-4 if self._has_window() else 1e-2
 
     @property
     def surrogate_rtol(self) -> float | None:
@@ -4352,12 +4374,17 @@ class KrrBlanket:
         where that is small, which lets the search skip its coarse first look: ``1e-4`` when the
         block engine answers (``k >= 3`` beyond the window of single totals; measured at most
         1.8e-5, mostly below 1e-6, at n = 1e7 .. 1e9, k in {3, 10, 100}, eps0 in {0.5, 1, 2, 4},
-        delta in {1e-6, 1e-10}); the stronger-clone pair's own estimate for ``k = 2``; else
-        ``None`` (the window's first look is exact anyway). Only steers the search, never a bound."""
+        delta in {1e-6, 1e-10}); the stronger-clone pair's own estimate for ``k = 2``; :data:`CHAINS_SURROGATE_RTOL`
+        where the kink chains answer and :data:`CHAINS_TRUST_START` is set; else ``None`` (the window's first look is
+        exact anyway). Decided without building the window (:meth:`_has_window`). Only steers the search, never a
+        bound."""
         if self._pair is not None:
             trust = getattr(self._pair, "surrogate_rtol", None)
             return trust if isinstance(trust, float) else None
-        return 1e-4 if self._window() is None or self.n >= SURROGATE_TRUST_N else None
+        be = self._backend
+        if CHAINS_TRUST_START and be is not None and be.use_chains:
+            return CHAINS_SURROGATE_RTOL
+        return 1e-4 if not self._has_window() or self.n >= SURROGATE_TRUST_N else None
 
     def log_slope(self, eps: float) -> float:
         """Estimate of ``d log δ / d ε`` at the ``ε`` of the last :meth:`bounds` call that
@@ -4374,6 +4401,19 @@ class KrrBlanket:
         eng = self._backend._engine
         return eng.log_slope(eps) if eng is not None else math.nan
 
+    @property
+    def mixture_surrogate(self) -> Callable[[np.ndarray], np.ndarray] | None:
+        """The search's preferred start estimate (:func:`.search._surrogate_root` asks for it before
+        :meth:`surrogate`; steering only, never a bound): where the kink chains answer
+        (:attr:`_BlanketBackend.use_chains`), :func:`.krr_chains.saddle_estimate` (their trinomial form by the saddle
+        point: ~0.15 ms a call against ~1.8 ms for :meth:`surrogate`, and closer, its root within 1.3e-7 .. 5e-6 of
+        ``ε(δ)`` at k = 3 / 10, n >= 300); else None (:meth:`surrogate`)."""
+        be = self._backend
+        if be is None or not be.use_chains:
+            return None
+        n, k, eps0 = self.n, self.k, self.eps0
+        return lambda eps: saddle_estimate(n, k, eps0, eps)
+
     def surrogate(self, eps: np.ndarray) -> np.ndarray:
         """Cheap estimate (never reported; it only places the search's first evaluation): the
         mixture of module docstring §2 by three-point Gauss-Hermite quadrature in the clone count
@@ -4381,7 +4421,8 @@ class KrrBlanket:
         ``2/3, 1/6, 1/6``), for both first-user branches. Its root is within ~1e-4 (relative) of
         the certified ``ε`` at ``n = 1e3`` and 1e-6 .. 1e-4 at ``n = 1e4 .. 1e5`` (measured; e.g.
         -1.1e-4 at k = 100, eps0 = 1, n = 1e5; the kernel at the means alone was ~2e-3 and ~7e-5
-        off), so the search's Newton steps start close enough to stop early."""
+        off), so the search's Newton steps start close enough to stop early. Where the kink chains answer the
+        search starts from :attr:`mixture_surrogate` instead."""
         if self._pair is not None:
             return self._pair.surrogate(eps)
         c = self.const
