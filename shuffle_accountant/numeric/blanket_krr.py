@@ -134,6 +134,13 @@ the same error budgets as a fresh computation; the search's estimates (:meth:`Kr
 :meth:`KrrBlanket.log_slope`) only choose where to evaluate. None of this affects validity: every
 partition, every grid and every cached value gives a certified bracket by the arguments above.
 
+*Kink chains* (:mod:`.krr_chains`, its own module docstring and certificate: spec §3's trinomial form summed along
+chains of cells ``(t, a) -> (t + 2, a + 1)``, every binomial value walked from a few Boost values per chain). From
+:data:`CHAINS_MIN_N` to :data:`CHAINS_MAX_N` users (k from :data:`CHAINS_MIN_K`, ``e^ε0 + 2 <= MAX_J``) they answer
+first (:attr:`_BlanketBackend.use_chains`, a cost decision: 0.3-0.8x the routes below, 2026-11-24); the routes below
+answer where they decline or their bracket stays too wide, and from that ``ε`` on
+(:attr:`_BlanketBackend.chains_fail_from`).
+
 *Window of single totals* (:class:`_TotalsWindow`, whose boundaries at large ``n`` lie on a grid
 so that their masses come from runs over the sizes, class docstring *Grid*; which route answers is a cost decision,
 :attr:`_BlanketBackend.route`: the window alone when ``mean ± (8 sd + 40)`` holds at most
@@ -4086,8 +4093,13 @@ class _BlanketBackend:
         self._lines: _LineWindow | None = None
         self._lines_tails: _Engine | None = None
         self._chains: KrrChains | None = None
-        #: the chains declined or gave a bracket too wide once: the other routes answer from then on (cost only)
+        #: the chains do not fit these parameters (:attr:`use_chains`; cost only)
         self.chains_off = False
+        #: the chains declined or gave a bracket too wide at this eps (e.g. a tiny delta, below ~5e-10); from there
+        #: on the other routes answer (their delta is smaller still: a cost decision only). Per eps, not for good:
+        #: one such query (a probe near eps0, delta = 1e-12) had switched the chains off for every later query of
+        #: the shared backend (reviews rev103a, rev103b: the next eps(1e-6) at n = 1e6, k = 10 took 26 ms, not 10)
+        self.chains_fail_from = math.inf
         self._route: str | None = None
         self._fallback: str = "engine"
         #: the central window's bracket was too wide at this eps (e.g. a tiny delta); from there
@@ -4486,12 +4498,13 @@ class KrrBlanket:
         near = self._after_last(eps, rtol)
         if near is not None:
             return near
-        if be.use_chains:  # (cost decision; declined or too wide: the routes below, from then on)
+        if be.use_chains and eps < be.chains_fail_from:  # (cost decision; declined or too wide: the routes below)
             got_c = be.chains.bounds(eps, rtol)
             if got_c is not None and got_c.converged:
                 be.answered, be.answered_upper = (be.chains,), (eps, (got_c.upper,))
                 return got_c
-            be.chains_off = True
+            if eps > 0.0:  # (at eps = 0 they always decline: g - 1 = 0)
+                be.chains_fail_from = eps
         if be.route == "window":
             got = be.window.bounds(eps, rtol)
             if got.converged:  # else (e.g. the totals outside the window matter): the block engine

@@ -28,10 +28,14 @@ Fix a band ``[x_L(t), x_H(t)]`` of ``O``'s bulk (``μ ∓ Z_O σ``, clipped to `
 over the window). ``y`` increases with ``a`` (``K1 > 0``). Let ``a_L`` (``a_U``) be the least ``a`` whose
 computed ``y`` is at least ``x_L`` (``x_H``).
 
-* R1, ``a < a_L``: ``y < x_L + η`` (``η`` the rounding of ``y``, far below 1), so ``c < G (x_L + 1)`` and
-  ``F <= P[O <= x_L + 1]``; ``Σ_{a < a_L} P(a | t) I <= G (x_L + 1) P[O <= x_L + 1]`` (the ``P(a | t)`` sum
-  to at most 1), bounded by Bernstein's inequality ``P[O - μ <= -d] <= exp(-d² / (2 (v + d/3)))``
-  (``v = m ρ (1 - ρ)``; ``O`` a sum of independent Bernoulli variables). Lower end: 0.
+* R1, ``a < a_L``: the computed ``y`` is below ``x_L``, so the *computed* ``c`` is below ``G (x_L + 1)`` (the
+  division's rounding is far below 1), and the exact ``c`` is within its rounding error ``e_c`` of it (§3's
+  bound, largest at ``a = a_L``; ``e_c / G`` is *not* small at ``ε ~ 1e-10``, review rev103b). ``I`` is
+  non-decreasing and 1-Lipschitz in ``c``, so ``I(c) <= I(G (x_L + 1)) + e_c <= G (x_L + 1) P[O <= x_L + 1] +
+  e_c`` and ``Σ_{a < a_L} P(a | t) I <= G (x_L + 1) P[O <= x_L + 1] + e_c(a_L, t)`` (the ``P(a | t)`` sum to at
+  most 1), the probability bounded by Bernstein's inequality ``P[O - μ <= -d] <= exp(-d² / (2 (v + d/3)))``
+  (``v = m ρ (1 - ρ)``; ``O`` a sum of independent Bernoulli variables). Where ``x_L = 0`` the computed ``y`` is
+  negative and ``I <= e_c``. Lower end: 0.
 * R3, ``a >= a_U``: ``I = c - G μ + G E[(O - y)_+]`` (``(z)_+ = z + (-z)_+``) with
   ``0 <= E[(O - y)_+] <= m P[O >= x_H - 1]`` (Bernstein's upper tail). The sum of ``P(a | t)(c - G μ)``
   over ``a >= a_U`` is the hinge ``K1 E[(A - a_U)_+] + (c(a_U) - G μ) S`` with ``S = P[A >= a_U]``,
@@ -95,11 +99,17 @@ For ``g <= g0`` a lower bound on ``M`` keeps the bound (each term taken at the l
 6. Cost (measured; the route is a cost decision, :attr:`.blanket_krr._BlanketBackend.use_chains`)
 ----------------------------------------------------------------------------------------------------
 About ``16 sd(T) x 2 Z_O sd(O) / Δ`` cells (``Δ = K1 / G``, ~6-8 per total), each a few dozen vector
-operations; Boost only at the ends (one pmf per window, three values per chain, two tails per total of R3).
-Measured cold ``ε(δ)`` (CPU, min of 6 interleaved runs, δ = 1e-6, ratio to one clones query): ``k = 10``,
-``ε0 = 2``: n = 1e3 3.6 -> 2.9, 1e4 4.7 -> 2.6, 1e5 5.1 -> 2.0, 1e6 7.5 -> 3.5 (krr102 report). Not used for
-``e^ε0 + 2 > MAX_J`` (the chain steps sum ``~E + 1`` pmf terms) and below :data:`.blanket_krr.CHAINS_MIN_N`.
-The search's start where the chains answer is :func:`saddle_estimate` (an estimate of the same form, steering only).
+operations; Boost only at the ends (one pmf per window, three values per chain, one sf/pmf pair per
+:data:`HINGE_RUN` totals of R3, walked between them). Measured cold ``ε(δ)`` (CPU, min of 6 interleaved runs,
+δ = 1e-6, ratio to one clones query): ``k = 10``, ``ε0 = 2``: n = 1e3 3.6 -> 2.9, 1e4 4.7 -> 2.6, 1e5 5.1 -> 2.0,
+1e6 7.5 -> 3.5 (krr102 report; with the start below, 1.4-2.4). Used (:attr:`.blanket_krr._BlanketBackend.use_chains`)
+from :data:`.blanket_krr.CHAINS_MIN_N` to :data:`.blanket_krr.CHAINS_MAX_N` users, from
+:data:`.blanket_krr.CHAINS_MIN_K` (real ``k`` too: :class:`.blanket_krr.PairKrrBlanket`, unary encoding / local
+hashing with ``k = 2``), where :func:`fits` expects a bracket that can close, not for ``e^ε0 + 2 > MAX_J`` (the
+chain steps sum ``~E + 1`` pmf terms), and not at an ``ε`` at or above one where the route declined or its bracket
+stayed too wide (:attr:`.blanket_krr._BlanketBackend.chains_fail_from`: e.g. ``δ`` below ~5e-10, where §4's
+absolute charge for ``fl(e^ε)``, ~2.5e-16, is more than the rtol). The search's start where the chains answer is
+:func:`saddle_estimate` (an estimate of the same form, steering only).
 """
 
 from __future__ import annotations
@@ -407,8 +417,11 @@ class KrrChains:
         lo_sum = hi_sum = err = slope = m_low = 0.0
         nterms = 0
         # ---- R1 (upper only)
-        # (x_L = 0: the computed y of R1's cells is negative, so c <= its rounding error)
-        r1 = np.where(x_lo > 0.0, G * (x_lo + 1.0) * b_lo, 8.0 * _U * (K1 * aL + K2 * t) + aL * eK1 + t * eK2) * (aL > 0.0)
+        # (x_L = 0: the computed y of R1's cells is negative, so c <= its rounding error; x_L > 0: the computed c is
+        # below G (x_L + 1) and the exact one within its rounding error ec of it, largest at a = a_L: I is 1-Lipschitz
+        # in c, so ec(a_L, t) is added (review rev103b: ec / G exceeds 1 at eps ~ 1e-10, n = 1e6))
+        ec_l = 8.0 * _U * (K1 * aL + K2 * t) + aL * eK1 + t * eK2
+        r1 = np.where(x_lo > 0.0, G * (x_lo + 1.0) * b_lo + ec_l, ec_l) * (aL > 0.0)
         hi_sum += float(np.sum(pt * r1 * (1.0 + ept)))
         # ---- R3: hinge per total
         has3 = aU <= t
