@@ -82,3 +82,18 @@ def test_a_failed_query_does_not_switch_the_chains_off(first: float, n: int) -> 
     assert again.lower <= fresh.upper and fresh.lower <= again.upper
     assert KrrBlanket(*key).bounds(0.0, 1e-6).upper > 0.0  # (eps = 0: declined, not remembered)
     assert be.chains_fail_from > 0.0
+
+
+@pytest.mark.parametrize("n,k,eps0", [(5 * 10**6, 3, 1.0), (2 * 10**7, 100, 2.0)])
+def test_chains_at_large_n_overlap_the_old_routes(n: int, k: int, eps0: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above 1e6 users (CHAINS_MAX_N raised to 2e7): the chains' bracket at eps(1e-6) overlaps the split route's and
+    eps(delta) agrees within rtol."""
+    assert blanket_krr.CHAINS_MAX_N >= n
+    new = epsilon_for_delta(KrrBlanket(n, k, eps0, shared=False), 1e-6, 1e-6)
+    ch = KrrChains(n, k, eps0).bounds(new.upper, 1e-8)
+    monkeypatch.setattr(blanket_krr, "CHAINS_MAX_N", 10**6)
+    old = epsilon_for_delta(KrrBlanket(n, k, eps0, shared=False), 1e-6, 1e-6)
+    ref = KrrBlanket(n, k, eps0, shared=False).bounds(new.upper, 1e-8)
+    assert ch is not None and ch.converged
+    assert ch.lower <= ref.upper and ref.lower <= ch.upper
+    assert new.lower <= old.upper and old.lower <= new.upper
