@@ -3278,7 +3278,9 @@ def _order_chord(alpha: np.ndarray, up: np.ndarray, done: np.ndarray) -> np.ndar
     ``3.01u`` relative), the difference, product and sum (``u`` of each magnitude): within ``8u (|H1| + |H2| + |h|)``,
     charged ``16u`` of that plus ``1e-300``; back to ``log(K - 1)`` by :func:`_log_expm1` rounded up. The same
     exact pair at every order: an entry's ``u``, ``v`` are fixed when it is created, and each order's bound certifies
-    the ``K`` of that exact pair (:func:`_b_err` charges the floats' distance to it alike at every order)."""
+    the ``K`` of one and the same pair: the float pair ``u = fl(pa / (pa + pb))`` that :mod:`..analyses` names as the
+    engines' pair (the term-by-term sums, :func:`_exact_chunk`, certify that float pair directly; the two-term path at
+    ``c = 0`` brackets it too), never a pair that differs between orders (review rev103s corrected this sentence)."""
     n_e, na = up.shape
     if n_e == 0 or na < 2 or np.all(done):
         return up
@@ -4140,7 +4142,9 @@ class RenyiDirection:
             # a block inside an order's slab is not evaluated at that order, nor those whose bounds
             # without entries (mass times K(0) - 1, or above the slab its average) are together at most
             # _SLAB_SKIP of the budget (estimated from the slabs' lower bounds): the envelope bounds them
-            # from the entry at c = 0 (evaluated at every order), their lower bound is 0
+            # from the entry at c = 0 (evaluated at every order) or, since slab104, from their own upper-corner
+            # entry (evaluated at some orders; the chord in the order, _order_chord, at the others); their lower
+            # bound is 0
             l_lo = np.logaddexp(0.0, self.slab_lo + log_scale)
             with np.errstate(divide="ignore"):
                 budget0 = math.log(rtol) + np.log(np.maximum(l_lo, 1e-300)) + l_lo - log_scale
