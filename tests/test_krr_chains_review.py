@@ -27,7 +27,8 @@ from shuffle_accountant.numeric.blanket_krr import KrrBlanket
 from shuffle_accountant.numeric.krr_chains import KrrChains
 from shuffle_accountant.numeric.search import epsilon_for_delta
 
-CASES = [(30, 3, 1.0), (60, 4, 2.0), (45, 10, 0.7), (50, 3, 2.5), (40, 5, 1.5), (40, 5.297, 2.0)]
+CASES = [(30, 3, 1.0), (60, 4, 2.0), (45, 10, 0.7), (50, 3, 2.5), (40, 5, 1.5), (40, 5.297, 2.0), (50, 3, 4.0),
+         (40, 10, 4.1)]
 
 
 @functools.lru_cache(maxsize=None)

@@ -126,8 +126,12 @@ _U = 1.2e-16  # unit roundoff with a little slack
 #: half-width of the window of totals (sd of T) and of O's band (largest sd of O over the window)
 Z_T = 8.5
 Z_O = 8.5
-#: the route declines when a chain step drops x by more than this (``E + 1`` large: cost only)
-MAX_J = 24
+#: the route declines when a chain step drops x by more than this (``E + 1`` large: cost only; each step is a loop
+#: of J vector operations). 24 (eps0 <= 3.09) until the lead measured 64 (eps0 <= 4.13): cold eps(1e-6), CPU min of
+#: 3, eps0 = 4, k = 3/10/100, old routes -> chains: n = 1e3 8.6/4.6/5.0 -> 3.2/3.0/3.9 ms, 1e5 8.2/9.5/8.9 ->
+#: 2.5/3.0/2.6, 1e6 19.5/21.1/12.2 -> 3.8/4.9/3.9 (eps0 = 5, J ~ 150: 1e4 4.4 -> 4.7, so not further); brackets
+#: overlap the old routes' on 343 cells (n 300 .. 1e7, k 3 .. 1000, eps0 3.2 .. 4.1, eps(1e-3/1e-6/1e-9))
+MAX_J = 64
 #: R3's tails at consecutive totals are walked in runs of this many from one Boost anchor each
 HINGE_RUN = 256
 
