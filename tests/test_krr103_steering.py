@@ -123,7 +123,7 @@ def test_epsilon_agrees_with_other_routes(n: int, k: int, eps0: float, delta: fl
 
 def test_mixture_surrogate_only_where_the_chains_answer() -> None:
     """The saddle-point start is offered where the chains answer, not elsewhere (eps0 = 5: e^eps0 + 2 > MAX_J; n
-    beyond CHAINS_MAX_N (2e7); k = 2), and equals saddle_estimate there; surrogate itself is unchanged."""
+    beyond CHAINS_MAX_N (1e7); k = 2), and equals saddle_estimate there; surrogate itself is unchanged."""
     prof = KrrBlanket(10**4, 3, 1.0, shared=False)
     est = prof.mixture_surrogate
     assert est is not None

@@ -4074,10 +4074,11 @@ BACKEND_CACHE = 8
 #: :attr:`_BlanketBackend.use_chains` from/up to this many users (a cost decision, measured: krr102; the upper
 #: limit raised from 1e6 by the lead: cold eps(1e-6), CPU, old routes -> chains: n = 1.5e6 k = 3/10/100 27.7/22.6/9.6
 #: -> 10.8/7.2/3.5 ms, 5e6 35.5/34.6/17.6 -> 17.4/10.7/2.5, 1e7 45/32/16 -> 22.5/14.1/3.1, 2e7 46/42/18 -> 46.5/18/3.6
-#: (eps0 1/2/1); brackets overlap the old routes' on 165 cells n 1.5e6 .. 2e7, k 3..1000, eps0 0.5..3; above ~2e7
-#: the routes are 'lines' / 'engine', where the chains are not tried)
+#: (eps0 1/2/1); brackets overlap the old routes' on 165 cells n 1.5e6 .. 2e7, k 3..1000, eps0 0.5..3. Capped at 1e7:
+#: at 2e7, k = 3 review rev104 measured the chains slower, 66 vs 46 ms; above ~2e7 the routes are 'lines' / 'engine',
+#: where the chains are not tried)
 CHAINS_MIN_N = 300
-CHAINS_MAX_N = 2 * 10**7
+CHAINS_MAX_N = 10**7
 #: ... and from this k (k = 3 measured 0.3-0.76x the window / split routes' time at n = 1e3 .. 1e6, krr102; the tests
 #: of those routes' own state pin them with the fixture ``old_krr_routes``)
 CHAINS_MIN_K = 3

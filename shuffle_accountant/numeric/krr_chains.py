@@ -31,9 +31,10 @@ computed ``y`` is at least ``x_L`` (``x_H``).
 * R1, ``a < a_L``: the computed ``y`` is below ``x_L``, so the *computed* ``c`` is below ``G (x_L + 1)`` (the
   division's rounding is far below 1), and the exact ``c`` is within its rounding error ``e_c`` of it (§3's
   bound, largest at ``a = a_L``; ``e_c / G`` is *not* small at ``ε ~ 1e-10``, review rev103b). ``I`` is
-  non-decreasing and 1-Lipschitz in ``c``, so ``I(c) <= I(G (x_L + 1)) + e_c <= G (x_L + 1) P[O <= x_L + 1] +
-  e_c`` and ``Σ_{a < a_L} P(a | t) I <= G (x_L + 1) P[O <= x_L + 1] + e_c(a_L, t)`` (the ``P(a | t)`` sum to at
-  most 1), the probability bounded by Bernstein's inequality ``P[O - μ <= -d] <= exp(-d² / (2 (v + d/3)))``
+  non-decreasing in ``c`` and ``I(c) <= c P[O <= c / G]``, so with ``c* = G (x_L + 1) + e_c(a_L, t)``:
+  ``Σ_{a < a_L} P(a | t) I <= c* P[O <= x_L + 1 + e_c / G]`` (the ``P(a | t)`` sum to at most 1; review rev104:
+  adding ``e_c`` flat instead widened the bracket 5x at ``δ ~ 1e-9``), the probability bounded by Bernstein's
+  inequality ``P[O - μ <= -d] <= exp(-d² / (2 (v + d/3)))``
   (``v = m ρ (1 - ρ)``; ``O`` a sum of independent Bernoulli variables). Where ``x_L = 0`` the computed ``y`` is
   negative and ``I <= e_c``. Lower end: 0.
 * R3, ``a >= a_U``: ``I = c - G μ + G E[(O - y)_+]`` (``(z)_+ = z + (-z)_+``) with
@@ -108,7 +109,8 @@ from :data:`.blanket_krr.CHAINS_MIN_N` to :data:`.blanket_krr.CHAINS_MAX_N` user
 hashing with ``k = 2``), where :func:`fits` expects a bracket that can close, not for ``e^ε0 + 2 > MAX_J`` (the
 chain steps sum ``~E + 1`` pmf terms), and not at an ``ε`` at or above one where the route declined or its bracket
 stayed too wide (:attr:`.blanket_krr._BlanketBackend.chains_fail_from`: e.g. ``δ`` below ~5e-10, where §4's
-absolute charge for ``fl(e^ε)``, ~2.5e-16, is more than the rtol). The search's start where the chains answer is
+absolute charge for ``fl(e^ε)``, ~2.5e-16, and the walked cdf's absolute error at the chains' low ends are more than
+the rtol). The search's start where the chains answer is
 :func:`saddle_estimate` (an estimate of the same form, steering only).
 """
 
@@ -425,7 +427,10 @@ class KrrChains:
         # below G (x_L + 1) and the exact one within its rounding error ec of it, largest at a = a_L: I is 1-Lipschitz
         # in c, so ec(a_L, t) is added (review rev103b: ec / G exceeds 1 at eps ~ 1e-10, n = 1e6))
         ec_l = 8.0 * _U * (K1 * aL + K2 * t) + aL * eK1 + t * eK2
-        r1 = np.where(x_lo > 0.0, G * (x_lo + 1.0) * b_lo + ec_l, ec_l) * (aL > 0.0)
+        # (I(c) <= c P[O <= c / G] at c = G (x_L + 1) + e_c: Bernstein at e_c / G further down; adding e_c flat
+        # instead made the chains' bracket 5x wider at delta ~ 1e-9, review rev104)
+        b_lo_c = np.where(x_lo > 0.0, _bern(mu - x_lo - 1.0 - ec_l / G - 1e-12 * (mu + 2.0), self.v[sl]), 1.0)
+        r1 = np.where(x_lo > 0.0, (G * (x_lo + 1.0) + ec_l) * b_lo_c, ec_l) * (aL > 0.0)
         hi_sum += float(np.sum(pt * r1 * (1.0 + ept)))
         # ---- R3: hinge per total
         has3 = aU <= t
