@@ -1677,6 +1677,7 @@ def test_tails_by_runs_groups_of_many_lengths_and_both_walks() -> None:
     assert np.array_equal(pmf2[0], pmf[0][perm]) and np.array_equal(pmf2[1], pmf[1][perm])
 
 
+@pytest.mark.slow  # (14 s; in the CI sample or SHUFFLE_ACCT_FULL=1)
 def test_window_walks_moved_kinks_only_from_walk_min_n(monkeypatch: pytest.MonkeyPatch) -> None:
     """Below WALK_MIN_N users a window takes Boost's tails for boundaries near cached ones (no walk:
     a cost decision), from it on it walks them; both evaluations bracket the same value (the oracle's
@@ -1937,7 +1938,8 @@ def test_class_sum_oracle_matches_the_blanket_oracle() -> None:
 
 
 @pytest.mark.parametrize("name", ["sue", "oue", "olh"])
-@pytest.mark.parametrize("eps0, n", [(0.5, 60), (1.0, 40), (3.0, 60), (1.0, 3), (3.0, 12)])
+@pytest.mark.parametrize("eps0, n", [pytest.param(0.5, 60, marks=pytest.mark.slow), pytest.param(1.0, 40, marks=pytest.mark.slow),
+                                     pytest.param(3.0, 60, marks=pytest.mark.slow), (1.0, 3), (3.0, 12)])
 def test_real_k_engine_brackets_exact_blanket_of_k2_pairs(name: str, eps0: float, n: int) -> None:
     """k-RR's engines at the real ``k^ = 2 + O/P`` (with the charge of §6) bracket the exact blanket of
     SUE / OUE / OLH with ``k = 2`` (mpmath class sum from the oracle's matrices) at several eps."""

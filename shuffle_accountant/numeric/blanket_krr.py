@@ -4082,6 +4082,10 @@ CHAINS_MAX_N = 10**7
 #: ... and from this k (k = 3 measured 0.3-0.76x the window / split routes' time at n = 1e3 .. 1e6, krr102; the tests
 #: of those routes' own state pin them with the fixture ``old_krr_routes``)
 CHAINS_MIN_K = 3
+#: ... and for requests of at least this relative width (their brackets close to ~1e-9 relative; a tighter request,
+#: e.g. KrrBlanket.bounds' default 1e-10, cost one chains evaluation that could not converge at every new eps, then
+#: the routes below: the test suite took ~3 minutes longer; cost only)
+CHAINS_MIN_RTOL = 1e-8
 
 
 class _BlanketBackend:
@@ -4503,7 +4507,7 @@ class KrrBlanket:
         near = self._after_last(eps, rtol)
         if near is not None:
             return near
-        if be.use_chains and eps < be.chains_fail_from:  # (cost decision; declined or too wide: the routes below)
+        if be.use_chains and eps < be.chains_fail_from and rtol >= CHAINS_MIN_RTOL:  # (cost decision: the routes below)
             got_c = be.chains.bounds(eps, rtol)
             if got_c is not None and got_c.converged:
                 be.answered, be.answered_upper = (be.chains,), (eps, (got_c.upper,))
