@@ -315,7 +315,8 @@ class KrrChains:
 
     def _band(self, z_t: float, z_o: float) -> tuple:
         """The totals ``mean ± (z_t sd + 10)`` (a slice of the window), the mass outside them (rounded up),
-        O's band ``μ ∓ z_o σ_max`` clipped to ``[0, m]`` and its Bernstein tails (eps-free; kept)."""
+        O's band ``μ ∓ z_o σ_max`` clipped to ``[0, m]``, the rounding margin of the Bernstein distances and R3's
+        Bernstein tail (eps-free; kept)."""
         key = (z_t, z_o)
         got = self._bands.get(key)
         if got is not None:
@@ -330,11 +331,11 @@ class KrrChains:
         m, mu, v = self.m[sl], self.mu[sl], self.v[sl]
         x_lo = np.maximum(mu - z_o * self.s_max, 0.0)
         x_hi = np.minimum(mu + z_o * self.s_max, m)
-        # R1: P[O <= x_L + 1]; R3: m P[O >= x_H - 1] (Bernstein)
+        # R3: m P[O >= x_H - 1] (Bernstein); marg: the rounding of the Bernstein distances (R1's depends on eps and
+        # is taken in evaluate)
         marg = 1e-12 * (mu + 2.0)
-        b_lo = np.where(x_lo > 0.0, _bern(mu - x_lo - 1.0 - marg, v), 1.0)
         b_hi = m * _bern(x_hi - 1.0 - mu - marg, v)
-        got = (sl, p_out, x_lo, x_hi, b_lo, b_hi)
+        got = (sl, p_out, x_lo, x_hi, marg, b_hi)
         self._bands[key] = got
         return got
 
@@ -404,7 +405,7 @@ class KrrChains:
         """``(lower, upper, d log δ/d ε estimate)`` of the float law's ``δ`` at ``g = fl(e^ε)`` plus the
         charge for ``g`` (module docstring §4 first half), or None (the route declines)."""
         n, E, rho, omr = self.n, self.E, self.rho, self.omr
-        sl, p_out, x_lo, x_hi, b_lo, b_hi = self._band(z_t, z_o)
+        sl, p_out, x_lo, x_hi, marg, b_hi = self._band(z_t, z_o)
         t, m, mu = self.t[sl], self.m[sl], self.mu[sl]
         pt, ept = self.pt[sl], self.e_pt[sl]
         g = math.exp(eps)
@@ -423,14 +424,12 @@ class KrrChains:
         lo_sum = hi_sum = err = slope = m_low = 0.0
         nterms = 0
         # ---- R1 (upper only)
-        # (x_L = 0: the computed y of R1's cells is negative, so c <= its rounding error; x_L > 0: the computed c is
-        # below G (x_L + 1) and the exact one within its rounding error ec of it, largest at a = a_L: I is 1-Lipschitz
-        # in c, so ec(a_L, t) is added (review rev103b: ec / G exceeds 1 at eps ~ 1e-10, n = 1e6))
+        # (x_L = 0: the computed y of R1's cells is negative, so c <= its rounding error ec, largest at a = a_L; x_L >
+        # 0: the computed c is below G (x_L + 1) and the exact one within ec of it, and I(c) <= c P[O <= c / G], so
+        # R1 is at most (G (x_L + 1) + ec) P[O <= x_L + 1 + ec / G] (module docstring §2; reviews rev103b, rev104))
         ec_l = 8.0 * _U * (K1 * aL + K2 * t) + aL * eK1 + t * eK2
-        # (I(c) <= c P[O <= c / G] at c = G (x_L + 1) + e_c: Bernstein at e_c / G further down; adding e_c flat
-        # instead made the chains' bracket 5x wider at delta ~ 1e-9, review rev104)
-        b_lo_c = np.where(x_lo > 0.0, _bern(mu - x_lo - 1.0 - ec_l / G - 1e-12 * (mu + 2.0), self.v[sl]), 1.0)
-        r1 = np.where(x_lo > 0.0, (G * (x_lo + 1.0) + ec_l) * b_lo_c, ec_l) * (aL > 0.0)
+        b_lo = np.where(x_lo > 0.0, _bern(mu - x_lo - 1.0 - ec_l / G - marg, self.v[sl]), 1.0)
+        r1 = np.where(x_lo > 0.0, (G * (x_lo + 1.0) + ec_l) * b_lo, ec_l) * (aL > 0.0)
         hi_sum += float(np.sum(pt * r1 * (1.0 + ept)))
         # ---- R3: hinge per total
         has3 = aU <= t
