@@ -2449,8 +2449,10 @@ class _Slab:
         self.ref = float(np.max(top[nonempty])) + 1e-9 if np.any(nonempty) else 0.0
         r_cell = self._block_scales(lpc_up, m, ncell, h) if scaled else None  # (per cell, relative to ref)
         W = np.zeros(ncell)
-        Z = np.zeros(ncell)
-        S = np.zeros(ncell)
+        # Z (real parts) and S (imaginary parts) in one complex array: complex addition is componentwise, so one
+        # complex np.add.at adds exactly what two float ones would, in the same order (bit-identical), for less
+        # than the cost of one more (measured, numpy 2.4: ~1.5 ns per point against ~1.2 ns each)
+        ZS = np.zeros(ncell, dtype=complex)
         row_r = row - self.ref
         # rows of log a! - a ls and of log (m - a)! as windows of two tables (a row's values of a are
         # consecutive: contiguous copies instead of gathers); padded past the ends (never valid there)
@@ -2479,7 +2481,7 @@ class _Slab:
         # every chunk's temporaries in buffers made once (fresh arrays of this size cost page faults, as much
         # as the arithmetic)
         size = _SLAB_ROWS * wmax
-        b_w, b_q, b_wq = np.empty(size), np.empty(size), np.empty(size)
+        b_w, b_q, b_zs = np.empty(size), np.empty(size), np.empty(size, dtype=complex)
         b_k, b_v = np.empty(size, dtype=np.int64), np.empty(size, dtype=bool)
         for r0, width, full in zip(starts.tolist(), widths.tolist(), fulls.tolist()):  # rows in chunks (similar widths)
             if width <= 0:
@@ -2487,7 +2489,8 @@ class _Slab:
             sl = slice(r0, r0 + _SLAB_ROWS)
             shape = (min(_SLAB_ROWS, c.size - r0), width)
             npt = shape[0] * width
-            wt, q, wq = b_w[:npt].reshape(shape), b_q[:npt].reshape(shape), b_wq[:npt].reshape(shape)
+            wt, q, zs = b_w[:npt].reshape(shape), b_q[:npt].reshape(shape), b_zs[:npt].reshape(shape)
+            wz, ws = zs.real, zs.imag  # (strided views of the complex buffer)
             k = b_k[:npt].reshape(shape)
             np.subtract(row_r[sl, None], win_a[a_lo_i[sl], :width], out=wt)  # log w
             np.subtract(wt, win_b[b_start[sl], :width], out=wt)
@@ -2508,11 +2511,10 @@ class _Slab:
                 np.multiply(wt[:, full:], valid, out=wt[:, full:])
             np.add.at(W, kf, wt.ravel())
             np.subtract(q, k, out=q)  # the position in the cell (within [-eta, 1 + eta])
-            np.multiply(q, wt, out=wq)
-            np.add.at(Z, kf, wq.ravel())  # sum w (x - x_k) / h
-            np.multiply(wq, q, out=wq)
-            np.add.at(S, kf, wq.ravel())  # sum w ((x - x_k) / h)^2
-        self.W, self.Z, self.S = [W], [Z], [S]
+            np.multiply(q, wt, out=wz)  # w (x - x_k) / h
+            np.multiply(wz, q, out=ws)  # w ((x - x_k) / h)^2
+            np.add.at(ZS, kf, zs.ravel())  # Z: sum w (x - x_k) / h, S: sum w ((x - x_k) / h)^2
+        self.W, self.Z, self.S = [W], [ZS.real.copy()], [ZS.imag.copy()]
         # terms per cell: each count puts at most h (c+1) + 2 of its values of a in a cell (np.add.at adds them to the
         # cell one by one, in any order: a sum of at most that many non-negative terms; + 1 per count spare)
         self.count = [c.size * (h * (c2 + 1.0) + 3.0)]
