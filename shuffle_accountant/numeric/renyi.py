@@ -604,17 +604,25 @@ def _two_term_excess(u: np.ndarray, v: np.ndarray, s: float, alpha: np.ndarray
     (exact) and ``y = 1 - s`` (one rounding) charged ``4u (|y| + s)`` as :meth:`_Slab._first_tails` does
     (``bp, bq`` from the same ``(u - s)/(s (1 - s))``, their rounding inside it, as in :func:`_exact_chunk`);
     the weights' logs ``log(s)``, ``log1p(-s)`` and the two-term ``logaddexp`` round by a few ``u`` of
-    ``1 + |result|``, charged ``1e-12 (1 + |result|)``. Only where both terms are "plain" (``b y > -1/2``
-    for ``b = bp, bq``: ``log1p`` accurate; elsewhere :func:`_exact_chunk` takes :func:`_log_first_user`),
-    ``u != v`` (``u = v``: ``K = 1``, left to the caller's general path) and the bracket is finite and at most
-    :data:`_TWO_TERM_WIDTH` wide is the result used (third value ``True``); the caller evaluates the
-    others term by term."""
+    ``1 + |result|``, charged ``1e-12 (1 + |result|)``. Only where ``u != v`` (``u = v``: ``K = 1``, left to the
+    caller's general path) and the bracket is finite and at most :data:`_TWO_TERM_WIDTH` wide is the result used
+    (third value ``True``); the caller evaluates the others term by term.
+
+    Terms with ``b y <= -1/2`` (``p`` or ``q`` near 0 at ``x = 0`` or 1: clones from eps0 ~ 1.1 on, ``p(0) = (1 - u)/(1
+    - s)``) are taken too (slab105; they were left to the term-by-term sums, 0.6 .. 2.3 ms a curve at eps0 = 2 .. 6,
+    n = 1.4e4 .. 1e6, measured): :func:`_g` bounds ``g``
+    there as everywhere (:class:`_Kernel`'s cells take it at their ends, ``x = 0`` and 1 included): ``log1p(z)`` carries ``z``'s
+    error times ``1.01 / (1 + z)`` while ``eb |y| + 5u |z| <= (1 + z)/100``; beyond that, for ``p`` an absolute charge
+    from ``(p + 101 (eb |y| + 5u |z|))^alpha q^(1 - alpha)``, for ``q`` an infinite error (the entry falls back). Its
+    bracket is wider there (e.g. 6e-9 in ``log(K - 1)`` at eps0 = 3, alpha = 1024, against ~1e-11 term by term), and
+    the width test above sends the ones beyond :data:`_TWO_TERM_WIDTH` (clones: eps0 >~ 10.5) to the term-by-term
+    sums."""
     ss = s * (1.0 - s)
     bp, bq = (u - s) / ss, (v - s) / ss
     y = np.array([-s, 1.0 - s])
     ne = u.size
-    plain = np.all(np.minimum(bp[:, None] * y, bq[:, None] * y) > -0.5, axis=1) & (bp != bq)
-    if not np.any(plain):  # (e.g. clones at eps0 >~ 2.5: p(0) = (1 - u)/(1 - s) < 1/2)
+    plain = bp != bq
+    if not np.any(plain):
         return np.full((ne, alpha.size), np.inf), np.full((ne, alpha.size), -np.inf), plain
     err_y = 4 * _U * (np.abs(y) + s)
     lg_up, lg_lo = _g(np.broadcast_to(y, (ne, 2)), np.broadcast_to(bp[:, None], (ne, 2)),
