@@ -416,10 +416,12 @@ def test_connect_the_dots_rounding_within_round_float_error(eps0: float, n: int)
     mp = mpmath.mp
     with mp.workdps(40):
         worst = mpmath.mpf(0)
+        mass = [mpmath.mpf(x.numerator) / x.denominator for x in probs]
+        # 1 - e^{-d step} for every gap d = j - i (the sum's factors depend on the gap only)
+        gap = [-mpmath.expm1(-d * mpmath.mpf(step)) for d in range(len(probs))]
         for i in range(0, len(probs) - 1, max(1, len(probs) // 150)):
             implied = mpmath.mpf(pmf._infinity_mass) + mpmath.fsum(  # noqa: SLF001
-                mpmath.mpf(probs[j].numerator) / probs[j].denominator * -mpmath.expm1((i - j) * mpmath.mpf(step))
-                for j in range(i + 1, len(probs)))
+                mass[j] * gap[j - i] for j in range(i + 1, len(probs)))
             k = first + i - lo
             if 0 <= k < deltas.size:
                 worst = max(worst, mpmath.mpf(float(deltas[k])) - implied)

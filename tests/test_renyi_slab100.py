@@ -4,6 +4,8 @@ bounds there still bracket an independent 30-digit sum over clone counts."""
 
 from __future__ import annotations
 
+import functools
+
 import mpmath
 import numpy as np
 import pytest
@@ -21,14 +23,21 @@ def _slabs(pr, orders, rtol: float = 1e-3):
 
 
 def _log_excess_30(pr, alphas) -> list[tuple[float, float]]:
+    """:func:`_log_excess_30_of` of ``pr``'s rates (memoised: test_renyi_slab101 asks for the same pair and orders, and
+    the sum takes ~30 s)."""
+    return list(_log_excess_30_of(pr.n, pr.r0, pr.r1, pr.pa, pr.pb, tuple(float(a) for a in alphas)))
+
+
+@functools.lru_cache(maxsize=8)
+def _log_excess_30_of(n, r0, r1, pa, pb, alphas) -> tuple[tuple[float, float], ...]:
     """Per order of ``alphas``, log sum_c Pr[C = c] (K(c) - 1) at 30 digits, independent of the package: Pr[C = c] and
     the rows Bin(c, s) by their ratio recurrences in mpmath, K(c) = sum_a P_c(a)^alpha Q_c(a)^(1 - alpha) with P_c(a) =
     u B(a - 1) + (1 - u) B(a), Q_c likewise with v; summed up to a count where the rest, at most Pr[C > c] (K(c) - 1)
     (K is non-increasing in c), is below 1e-12 of the sum at every order: (lower, upper)."""
     with mpmath.workdps(30):
-        r0, r1, pa, pb = (mpmath.mpf(x) for x in (pr.r0, pr.r1, pr.pa, pr.pb))
+        r0, r1, pa, pb = (mpmath.mpf(x) for x in (r0, r1, pa, pb))
         p, s, u, v = r0 + r1, r0 / (r0 + r1), pa / (pa + pb), pb / (pa + pb)
-        N, al = pr.n - 1, [mpmath.mpf(a) for a in alphas]
+        N, al = n - 1, [mpmath.mpf(a) for a in alphas]
         wc, below, part, c = (1 - p) ** N, mpmath.mpf(0), [mpmath.mpf(0)] * len(al), 0
         while True:
             row = [(1 - s) ** c]
@@ -41,7 +50,7 @@ def _log_excess_30(pr, alphas) -> list[tuple[float, float]]:
             below += wc
             slack = [(1 - below) * k for k in kc]
             if all(sl < 1e-12 * x for sl, x in zip(slack, part)) or c == N:
-                return [(float(mpmath.log(x)), float(mpmath.log(x + sl))) for x, sl in zip(part, slack)]
+                return tuple((float(mpmath.log(x)), float(mpmath.log(x + sl))) for x, sl in zip(part, slack))
             wc = wc * (N - c) / (c + 1) * p / (1 - p)
             c += 1
 
