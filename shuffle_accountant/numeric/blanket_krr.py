@@ -137,7 +137,8 @@ partition, every grid and every cached value gives a certified bracket by the ar
 *Kink chains* (:mod:`.krr_chains`, its own module docstring and certificate: spec §3's trinomial form summed along
 chains of cells ``(t, a) -> (t + 2, a + 1)``, every binomial value walked from a few Boost values per chain). From
 :data:`CHAINS_MIN_N` to :data:`CHAINS_MAX_N` users (k from :data:`CHAINS_MIN_K`, ``e^ε0 + 2 <= MAX_J``) they answer
-first (:attr:`_BlanketBackend.use_chains`, a cost decision: 0.3-0.8x the routes below, 2026-11-24); the routes below
+first (:attr:`_BlanketBackend.use_chains`, a cost decision: 0.3-0.8x the routes below, 2026-11-24) at an ``ε`` where
+their estimated cells are few enough (:meth:`_BlanketBackend.chains_cheap`, krr105); the routes below
 answer where they decline or their bracket stays too wide, and from that ``ε`` on
 (:attr:`_BlanketBackend.chains_fail_from`).
 
@@ -514,7 +515,7 @@ from . import binomial as bn
 from .arrays import ragged
 from . import fp
 from .clones import ClonePair, HockeyStick
-from .krr_chains import MAX_J, KrrChains, saddle_estimate
+from .krr_chains import MAX_J, KrrChains, cells_estimate, saddle_estimate
 from .krr_chains import fits as chains_fit
 from .profile import DeltaBounds
 
@@ -4075,10 +4076,21 @@ BACKEND_CACHE = 8
 #: limit raised from 1e6 by the lead: cold eps(1e-6), CPU, old routes -> chains: n = 1.5e6 k = 3/10/100 27.7/22.6/9.6
 #: -> 10.8/7.2/3.5 ms, 5e6 35.5/34.6/17.6 -> 17.4/10.7/2.5, 1e7 45/32/16 -> 22.5/14.1/3.1, 2e7 46/42/18 -> 46.5/18/3.6
 #: (eps0 1/2/1); brackets overlap the old routes' on 165 cells n 1.5e6 .. 2e7, k 3..1000, eps0 0.5..3. Capped at 1e7:
-#: at 2e7, k = 3 review rev104 measured the chains slower, 66 vs 46 ms; above ~2e7 the routes are 'lines' / 'engine',
-#: where the chains are not tried)
+#: at 2e7, k = 3 review rev104 measured the chains slower, 66 vs 46 ms). Since krr105 the cost rule is per eps,
+#: :meth:`_BlanketBackend.chains_cheap` (:data:`CHAINS_MAX_CELLS`), on every route, up to 1e9 users: the certificate's
+#: walks and sums were checked there (krr_chains §3: walk lengths ~1e5 steps charge ~1e-10 relative; integers below
+#: 2^53; brackets overlap the old routes' at n = 5e7 .. 1e9), not beyond
 CHAINS_MIN_N = 300
-CHAINS_MAX_N = 10**7
+CHAINS_MAX_N = 10**9
+#: :meth:`_BlanketBackend.chains_cheap`: the chains answer at an ``eps`` where :func:`.krr_chains.cells_estimate` is at
+#: most this many cells (window / split routes) or :data:`CHAINS_MAX_CELLS_LINES` (lines / engine routes); a cost
+#: decision. Measured (krr105, cold eps(1e-6), CPU min of 3 interleaved, k 3/4/10/100/1000, eps0 0.5 .. 4, n 1e7 .. 1e9):
+#: the chains take ~0.15 us an estimated cell up to ~2e5 cells, 0.2-0.35 us beyond (n = 1e9); the split route 20-55 ms
+#: (k = 3, eps0 = 1: 2e7 248k cells 53 vs 54 ms), lines / engine 15-35 ms (1e8 k = 10 eps0 = 2 est. 227k: 40 vs 33 ms;
+#: eps0 = 3 149k: 27 vs 27; k = 3 eps0 = 3 115k: 22 vs 25; 1e9 k = 3 eps0 = 4 148k: 32 vs 21; k = 100 76k .. 122k:
+#: 16-36 vs 31-54 ms; 1e7 k = 3 eps0 = 1 eps(1e-9), est. 274k: 53 vs 70 ms)
+CHAINS_MAX_CELLS = 300_000
+CHAINS_MAX_CELLS_LINES = 120_000
 #: ... and from this k (k = 3 measured 0.3-0.76x the window / split routes' time at n = 1e3 .. 1e6, krr102; the tests
 #: of those routes' own state pin them with the fixture ``old_krr_routes``)
 CHAINS_MIN_K = 3
@@ -4104,11 +4116,13 @@ class _BlanketBackend:
         self._chains: KrrChains | None = None
         #: the chains do not fit these parameters (:attr:`use_chains`; cost only)
         self.chains_off = False
-        #: the chains declined or gave a bracket too wide at this eps (e.g. a tiny delta, below ~5e-10); from there
+        #: the chains declined, gave a bracket too wide (e.g. a tiny delta, below ~5e-10) or were estimated dearer than
+        #: the route (:meth:`chains_cheap`, which grows with eps) at this eps; from there
         #: on the other routes answer (their delta is smaller still: a cost decision only). Per eps, not for good:
         #: one such query (a probe near eps0, delta = 1e-12) had switched the chains off for every later query of
         #: the shared backend (reviews rev103a, rev103b: the next eps(1e-6) at n = 1e6, k = 10 took 26 ms, not 10)
         self.chains_fail_from = math.inf
+        self._chains_expected: bool | None = None
         self._route: str | None = None
         self._fallback: str = "engine"
         #: the central window's bracket was too wide at this eps (e.g. a tiny delta); from there
@@ -4229,15 +4243,38 @@ class _BlanketBackend:
 
     @property
     def use_chains(self) -> bool:
-        """Whether the kink chains (:mod:`.krr_chains`) answer first (a cost decision: measured faster up to
-        :data:`CHAINS_MAX_N` users and ``e^ε0 + 2 <=`` :data:`.krr_chains.MAX_J`; the other routes answer
-        where they decline or their bracket is too wide; not tried where :func:`.krr_chains.fits` expects a wide
-        bracket)."""
+        """Whether the kink chains (:mod:`.krr_chains`) may answer first (a cost decision: up to :data:`CHAINS_MAX_N`
+        users and ``e^ε0 + 2 <=`` :data:`.krr_chains.MAX_J`, on every route; they answer at an ``eps`` where
+        :meth:`chains_cheap`; the other routes answer where they decline or their bracket is too wide; not tried
+        where :func:`.krr_chains.fits` expects a wide bracket)."""
         if self.chains_off or not (CHAINS_MIN_N <= self.n <= CHAINS_MAX_N and self.k >= CHAINS_MIN_K):
             return False
-        if not (self.route in ("window", "split") and math.exp(self.eps0) + 2.0 <= MAX_J and chains_fit(self.n, self.k, self.eps0)):
+        if not (math.exp(self.eps0) + 2.0 <= MAX_J and chains_fit(self.n, self.k, self.eps0)):
             self.chains_off = True
         return not self.chains_off
+
+    @property
+    def chains_expected(self) -> bool:
+        """Whether the chains are expected to answer a typical query (steering only: :attr:`KrrBlanket.mixture_surrogate`
+        is offered where they are): :attr:`use_chains`, and on the lines / engine routes :meth:`chains_cheap` at the
+        first point of a geometric grid (61 points, ``1e-5 ε0 .. ε0``) where :func:`.krr_chains.saddle_estimate` is
+        at most 1e-6 (a typical query's ``ε``)."""
+        if self._chains_expected is None:
+            ok = self.use_chains
+            if ok and self.route not in ("window", "split"):
+                grid = self.eps0 * np.geomspace(1e-5, 1.0, 61)
+                ok = self.chains_cheap(float(grid[0]))  # (else not cheap anywhere: the estimate grows with eps)
+                if ok:  # (~0.3 ms)
+                    below = saddle_estimate(self.n, self.k, self.eps0, grid) <= 1e-6
+                    ok = self.chains_cheap(float(grid[int(np.argmax(below))]) if below.any() else self.eps0)
+            self._chains_expected = ok
+        return self._chains_expected
+
+    def chains_cheap(self, eps: float) -> bool:
+        """Whether the chains are expected cheaper than :attr:`route` at ``eps`` (:data:`CHAINS_MAX_CELLS`; a cost
+        decision: the estimate grows with ``eps``, so this holds below one ``eps``)."""
+        cap = CHAINS_MAX_CELLS if self.route in ("window", "split") else CHAINS_MAX_CELLS_LINES
+        return cells_estimate(self.n, self.k, self.eps0, eps) <= cap
 
     @property
     def chains(self) -> KrrChains:
@@ -4425,12 +4462,12 @@ class KrrBlanket:
     @property
     def mixture_surrogate(self) -> Callable[[np.ndarray], np.ndarray] | None:
         """The search's preferred start estimate (:func:`.search._surrogate_root` asks for it before
-        :meth:`surrogate`; steering only, never a bound): where the kink chains answer
-        (:attr:`_BlanketBackend.use_chains`), :func:`.krr_chains.saddle_estimate` (their trinomial form by the saddle
+        :meth:`surrogate`; steering only, never a bound): where the kink chains are expected to answer
+        (:attr:`_BlanketBackend.chains_expected`), :func:`.krr_chains.saddle_estimate` (their trinomial form by the saddle
         point: ~0.15 ms a call against ~1.8 ms for :meth:`surrogate`, and closer, its root within 1.3e-7 .. 5e-6 of
         ``ε(δ)`` at k = 3 / 10, n >= 300); else None (:meth:`surrogate`)."""
         be = self._backend
-        if be is None or not be.use_chains:
+        if be is None or not be.chains_expected:
             return None
         n, k, eps0 = self.n, self.k, self.eps0
         return lambda eps: saddle_estimate(n, k, eps0, eps)
@@ -4508,7 +4545,7 @@ class KrrBlanket:
         if near is not None:
             return near
         if be.use_chains and eps < be.chains_fail_from and rtol >= CHAINS_MIN_RTOL:  # (cost decision: the routes below)
-            got_c = be.chains.bounds(eps, rtol)
+            got_c = be.chains.bounds(eps, rtol) if be.chains_cheap(eps) else None
             if got_c is not None and got_c.converged:
                 be.answered, be.answered_upper = (be.chains,), (eps, (got_c.upper,))
                 return got_c

@@ -104,7 +104,10 @@ operations; Boost only at the ends (one pmf per window, three values per chain, 
 :data:`HINGE_RUN` totals of R3, walked between them). Measured cold ``ε(δ)`` (CPU, min of 6 interleaved runs,
 δ = 1e-6, ratio to one clones query): ``k = 10``, ``ε0 = 2``: n = 1e3 3.6 -> 2.9, 1e4 4.7 -> 2.6, 1e5 5.1 -> 2.0,
 1e6 7.5 -> 3.5 (krr102 report; with the start below, 1.4-2.4). Used (:attr:`.blanket_krr._BlanketBackend.use_chains`)
-from :data:`.blanket_krr.CHAINS_MIN_N` to :data:`.blanket_krr.CHAINS_MAX_N` users, from
+from :data:`.blanket_krr.CHAINS_MIN_N` to :data:`.blanket_krr.CHAINS_MAX_N` users at an ``ε`` where :func:`cells_estimate`
+is at most :data:`.blanket_krr.CHAINS_MAX_CELLS` (window / split routes) or :data:`.blanket_krr.CHAINS_MAX_CELLS_LINES`
+(:meth:`.blanket_krr._BlanketBackend.chains_cheap`; n up to 1e9: no step of §3's error budget depends on ``n`` beyond
+walk lengths of ~1e5 steps, ~1e-10 relative, and integers below 2^53; brackets overlap the other routes' to 1e9), from
 :data:`.blanket_krr.CHAINS_MIN_K` (real ``k`` too: :class:`.blanket_krr.PairKrrBlanket`, unary encoding / local
 hashing with ``k = 2``), where :func:`fits` expects a bracket that can close, not for ``e^ε0 + 2 > MAX_J`` (the
 chain steps sum ``~E + 1`` pmf terms), and not at an ``ε`` at or above one where the route declined or its bracket
@@ -136,6 +139,12 @@ Z_O = 8.5
 MAX_J = 64
 #: R3's tails at consecutive totals are walked in runs of this many from one Boost anchor each
 HINGE_RUN = 256
+#: :meth:`KrrChains._widths`: each neglected part (totals outside the window; O outside its band) is aimed at this
+#: share of ``rtol`` times half the estimate of ``δ`` (cost only)
+WIDTH_SHARE = 0.05
+#: ... from this many totals in the window (n ~ 2e5 at k = 3; below, the widest bands: the choice costs ~0.3 ms, a
+#: third of an evaluation at n = 1e4)
+WIDTH_MIN_TOTALS = 4000
 
 
 def _bern(d: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -262,6 +271,23 @@ def fits(n: int, k: float, eps0: float) -> bool:
     m_lo = n - min(n, mean + Z_T * sd + 10.0)
     s_max = math.sqrt(max(n - mean + Z_T * sd + 10.0, 0.0) * rho * (1.0 - rho))
     return (1.0 - rho) * m_lo >= FIT_MARGIN * Z_O * s_max
+
+
+def cells_estimate(n: int, k: float, eps0: float, eps: float) -> float:
+    """*Estimate* of the cells of one evaluation at ``eps`` with the widest bands (steering only: the route decision
+    :meth:`.blanket_krr._BlanketBackend.chains_cheap`): ``(2 (Z_T sd(T) + 10) + 1)`` totals times ``2 Z_O σ_max / Δ + 1``
+    cells a total (``Δ = K1 / G``, the step of ``y`` in ``a``), from unrounded constants. Measured against
+    :attr:`KrrChains.last_cells` at ``ε(1e-6)`` (n 1e7 .. 1e9, k 3 .. 1000, ε0 0.5 .. 4): the count is 1.2 .. 2.1
+    times this (R3's two terms a total; the band's clipping), 1.2 .. 1.7 where it is above 1e5."""
+    E = math.exp(eps0)
+    q2 = 2.0 / (E + k - 1.0)
+    rho = (k - 2.0) / (E + k - 3.0)
+    mean, sd = n * q2, math.sqrt(n * q2 * (1.0 - q2))
+    totals = min(float(n), 2.0 * (Z_T * sd + 10.0) + 1.0)
+    s_max = math.sqrt(max(n - mean + Z_T * sd + 10.0, 0.0) * rho * (1.0 - rho))
+    g = math.exp(eps)
+    per = min(2.0 * Z_O * s_max * (g - 1.0) / ((E - 1.0) * (g + 1.0)), mean) + 1.0
+    return totals * per
 
 
 class KrrChains:
@@ -590,17 +616,37 @@ class KrrChains:
 
     def _widths(self, eps: float, rtol: float) -> tuple[float, float]:
         """Half-widths (in sd) of the window of totals and of O's band for a bracket of relative width
-        ``rtol``, from Gaussian estimates of the neglected parts against a guess of ``δ`` (the last
-        evaluation's, else 1e-10): a cost decision (an unconverged bracket is recomputed at the widest)."""
-        guess = self.last.get("mid", 1e-10) * 0.1
-        target = max(0.02 * rtol * guess, 1e-300)
+        ``rtol``: the least of ``5, 5.5, .., Z_T`` (``Z_O``) whose neglected part is at most :data:`WIDTH_SHARE`
+        ``rtol`` times half an estimate of ``δ`` (the last evaluation's middle moved to ``eps`` by its slope estimate
+        where that lowers it, else :func:`saddle_estimate`): the totals outside, ``(E - g)(q2/2) P[T - 1 ∉ ..]`` (Boost,
+        as :meth:`_band`), and O's band, ``G (max m + max μ + 1) / n`` times Bernstein's bound at ``z σ_max - 2`` (about R1's
+        and R3's charges per unit weight). A cost decision (krr105; before, a Gaussian rule against a
+        tenth of the last middle or 1e-10 gave 8.5 / 8.5 at every first evaluation): an unconverged bracket is
+        recomputed at the widest."""
         g = math.exp(eps)
-        a_t = (self.E - g) * 0.5 * self.q2 / target
-        a_o = (g - 1.0) * float(np.max(self.m)) / self.n / target
-        z_t = math.sqrt(2.0 * math.log(max(a_t, 2.0))) + 0.5
-        z_o = math.sqrt(2.0 * math.log(max(a_o, 2.0))) + 0.5
-        z_o *= 1.0 + z_o / (6.0 * max(self.s_max, 1e-3))
-        return min(math.ceil(2.0 * z_t) / 2.0, Z_T), min(math.ceil(2.0 * z_o) / 2.0, Z_O)
+        if self.t.size < WIDTH_MIN_TOTALS:
+            return Z_T, Z_O
+        last = self.last
+        if last.get("mid", 0.0) > 0.0 and math.isfinite(last.get("slope", math.nan)):
+            guess = last["mid"] * math.exp(min(last["slope"] * (eps - last["eps"]), 0.0))
+        else:
+            guess = float(saddle_estimate(self.n, self.k, self.eps0, np.array([eps]))[0])
+        target = WIDTH_SHARE * rtol * 0.5 * guess
+        if not (target > 0.0 and math.isfinite(target) and g < self.E):
+            return Z_T, Z_O
+        zs = np.arange(5.0, max(Z_T, Z_O) + 0.25, 0.5)
+        n, q2 = self.n, self.q2
+        t0, t1 = self.t_range
+        lo = np.maximum(np.floor(self.mean_t - zs * self.sd_t - 10.0), t0)
+        hi = np.minimum(np.ceil(self.mean_t + zs * self.sd_t + 10.0), t1)
+        with np.errstate(all="ignore"):
+            out = bn.cdf(lo - 2.0, n - 1, q2) + bn.sf(hi - 1.0, n - 1, q2)
+        ok_t = (self.E - g) * 0.5 * q2 * out <= target
+        scale = (g - 1.0) * (float(np.max(self.m)) + float(np.max(self.mu)) + 1.0) / n
+        ok_o = scale * _bern(zs * self.s_max - 2.0, np.full(zs.size, self.s_max**2)) <= target
+        z_t = float(zs[np.argmax(ok_t)]) if ok_t.any() else Z_T
+        z_o = float(zs[np.argmax(ok_o)]) if ok_o.any() else Z_O
+        return min(z_t, Z_T), min(z_o, Z_O)
 
     def bounds(self, eps: float, rtol: float) -> DeltaBounds | None:
         """Certified bracket of the blanket ``δ(ε)`` (upper end charged to the exact law, module docstring
