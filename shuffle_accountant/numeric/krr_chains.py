@@ -142,7 +142,7 @@ HINGE_RUN = 256
 #: :meth:`KrrChains._widths`: each neglected part (totals outside the window; O outside its band) is aimed at this
 #: share of ``rtol`` times half the estimate of ``δ`` (cost only)
 WIDTH_SHARE = 0.05
-#: ... from this many totals in the window (n ~ 2e5 at k = 3; below, the widest bands: the choice costs ~0.3 ms, a
+#: ... from this many totals in the window (n ~ 2e5 at k = 3; below, the rule before: the choice costs ~0.3 ms, a
 #: third of an evaluation at n = 1e4)
 WIDTH_MIN_TOTALS = 4000
 
@@ -620,12 +620,16 @@ class KrrChains:
         ``rtol`` times half an estimate of ``δ`` (the last evaluation's middle moved to ``eps`` by its slope estimate
         where that lowers it, else :func:`saddle_estimate`): the totals outside, ``(E - g)(q2/2) P[T - 1 ∉ ..]`` (Boost,
         as :meth:`_band`), and O's band, ``G (max m + max μ + 1) / n`` times Bernstein's bound at ``z σ_max - 2`` (about R1's
-        and R3's charges per unit weight). A cost decision (krr105; before, a Gaussian rule against a
-        tenth of the last middle or 1e-10 gave 8.5 / 8.5 at every first evaluation): an unconverged bracket is
-        recomputed at the widest."""
+        and R3's charges per unit weight). A cost decision (krr105; before, and still below
+        :data:`WIDTH_MIN_TOTALS` totals, a Gaussian rule against a tenth of the last middle or 1e-10, which gave
+        8.5 / 8.5 at every first evaluation): an unconverged bracket is recomputed at the widest."""
         g = math.exp(eps)
-        if self.t.size < WIDTH_MIN_TOTALS:
-            return Z_T, Z_O
+        if self.t.size < WIDTH_MIN_TOTALS:  # (the rule before krr105: Gaussian tails against a tenth of the last middle)
+            target = max(0.02 * rtol * (self.last.get("mid", 1e-10) * 0.1), 1e-300)
+            z_t = math.sqrt(2.0 * math.log(max((self.E - g) * 0.5 * self.q2 / target, 2.0))) + 0.5
+            z_o = math.sqrt(2.0 * math.log(max((g - 1.0) * float(np.max(self.m)) / self.n / target, 2.0))) + 0.5
+            z_o *= 1.0 + z_o / (6.0 * max(self.s_max, 1e-3))
+            return min(math.ceil(2.0 * z_t) / 2.0, Z_T), min(math.ceil(2.0 * z_o) / 2.0, Z_O)
         last = self.last
         if last.get("mid", 0.0) > 0.0 and math.isfinite(last.get("slope", math.nan)):
             guess = last["mid"] * math.exp(min(last["slope"] * (eps - last["eps"]), 0.0))
