@@ -83,7 +83,9 @@ def test_estimated_widths_are_narrower_and_still_close(n: int, k: int, eps0: flo
     still give a bracket around the widest one's (the neglected parts are charged, not dropped)."""
     eps = epsilon_for_delta(KrrBlanket(n, k, eps0, shared=False), 1e-6, 1e-6).upper
     ch = KrrChains(n, k, eps0)
-    z_t, z_o = ch._widths(eps, 1e-6)
+    widths = ch._widths(eps, 1e-6)
+    assert widths is not None
+    z_t, z_o = widths
     assert z_t < Z_T and z_o < Z_O
     with np.errstate(all="ignore"):
         wide = ch.evaluate(eps)
@@ -91,7 +93,14 @@ def test_estimated_widths_are_narrower_and_still_close(n: int, k: int, eps0: flo
         narrow = ch.evaluate(eps, z_t, z_o)
         narrow_cells = ch.last_cells
         tiny = ch.evaluate(eps, 5.0, 5.0)
+        # one neglected part at a time (review rev105k: at (5, 5) O's band charge hid a dropped charge of the totals
+        # outside the window)
+        tiny_t = ch.evaluate(eps, 5.0, Z_O)
+        tiny_o = ch.evaluate(eps, Z_T, 5.0)
     assert wide is not None and narrow is not None and tiny is not None
+    assert tiny_t is not None and tiny_o is not None
+    for part in (tiny_t, tiny_o):
+        assert part[0] <= wide[1] and part[1] >= wide[0]
     assert narrow_cells < 0.9 * wide_cells
     up = ch.charge_up(narrow[1])
     assert up - narrow[0] <= 1e-6 * narrow[0]
@@ -100,3 +109,32 @@ def test_estimated_widths_are_narrower_and_still_close(n: int, k: int, eps0: flo
     assert tiny[1] - tiny[0] > 10.0 * (wide[1] - wide[0])  # (5 sd: the charges are decisive)
     got = KrrChains(n, k, eps0).bounds(eps, 1e-6)
     assert got is not None and got.converged
+
+
+@pytest.mark.parametrize("n,k,eps0", [(10**8, 100, 1.0), (10**6, 3, 1.0)])
+def test_chains_decline_where_their_floor_exceeds_rtol_delta(n: int, k: int, eps0: float,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review rev105k: the chains' bracket is never narrower than 4 u g dsdg (the fl(e^eps) shift on both ends), so at
+    delta ~ 1e-12 and rtol 1e-6 it cannot close: from WIDTH_MIN_TOTALS totals on they decline without an evaluation
+    (cost only; the other routes answer, and eps(1e-12) equals the answer without the chains); at delta = 1e-6 they
+    still answer."""
+    calls: list[float] = []
+    evaluate = KrrChains.evaluate
+
+    def counted(self: KrrChains, eps: float, *args: float) -> object:
+        calls.append(eps)
+        return evaluate(self, eps, *args)
+
+    monkeypatch.setattr(KrrChains, "evaluate", counted)
+    prof = KrrBlanket(n, k, eps0, shared=False)
+    got = epsilon_for_delta(prof, 1e-12, 1e-6)
+    assert not calls and not _answered_by_chains(prof)
+    be = prof._backend
+    assert be is not None and be.chains_fail_from < math.inf
+    with monkeypatch.context() as mp:
+        mp.setattr(blanket_krr, "CHAINS_MAX_N", 0)  # (no chains at all)
+        ref = epsilon_for_delta(KrrBlanket(n, k, eps0, shared=False), 1e-12, 1e-6)
+    assert got.lower <= ref.upper and ref.lower <= got.upper
+    prof6 = KrrBlanket(n, k, eps0, shared=False)
+    epsilon_for_delta(prof6, 1e-6, 1e-6)
+    assert calls and _answered_by_chains(prof6)

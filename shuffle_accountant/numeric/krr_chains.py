@@ -614,7 +614,7 @@ class KrrChains:
         log_slope = -(slope / n) * g / mid if mid > 0.0 else math.nan
         return lower, upper, log_slope
 
-    def _widths(self, eps: float, rtol: float) -> tuple[float, float]:
+    def _widths(self, eps: float, rtol: float) -> tuple[float, float] | None:
         """Half-widths (in sd) of the window of totals and of O's band for a bracket of relative width
         ``rtol``: the least of ``5, 5.5, .., Z_T`` (``Z_O``) whose neglected part is at most :data:`WIDTH_SHARE`
         ``rtol`` times half an estimate of ``δ`` (the last evaluation's middle moved to ``eps`` by its slope estimate
@@ -622,7 +622,12 @@ class KrrChains:
         as :meth:`_band`), and O's band, ``G (max m + max μ + 1) / n`` times Bernstein's bound at ``z σ_max - 2`` (about R1's
         and R3's charges per unit weight). A cost decision (krr105; before, and still below
         :data:`WIDTH_MIN_TOTALS` totals, a Gaussian rule against a tenth of the last middle or 1e-10, which gave
-        8.5 / 8.5 at every first evaluation): an unconverged bracket is recomputed at the widest."""
+        8.5 / 8.5 at every first evaluation): an unconverged bracket is recomputed at the widest. None (from
+        :data:`WIDTH_MIN_TOTALS` totals on): the estimate of ``δ`` times ``rtol`` is below the bracket's floor
+        ``4 u g dsdg`` (the fl(e^ε) shift on both ends), so no width can close it and :meth:`bounds` declines (cost
+        only: the routes of :mod:`.blanket_krr` answer; above 1e7 users each such query had paid one evaluation at the
+        estimated bands and one at the widest, e.g. n = 1e8, k = 10, ε0 = 4.1, δ = 1e-12: 47 -> 75 ms, review
+        rev105k)."""
         g = math.exp(eps)
         if self.t.size < WIDTH_MIN_TOTALS:  # (the rule before krr105: Gaussian tails against a tenth of the last middle)
             target = max(0.02 * rtol * (self.last.get("mid", 1e-10) * 0.1), 1e-300)
@@ -635,6 +640,8 @@ class KrrChains:
             guess = last["mid"] * math.exp(min(last["slope"] * (eps - last["eps"]), 0.0))
         else:
             guess = float(saddle_estimate(self.n, self.k, self.eps0, np.array([eps]))[0])
+        if 4.0 * _U * g * self.dsdg > rtol * guess:  # (review rev105k: the bracket's floor, twice the fl(e^eps) shift,
+            return None  # is wider than rtol delta: it cannot close (delta below ~1e-10 at rtol 1e-6); decline)
         target = WIDTH_SHARE * rtol * 0.5 * guess
         if not (target > 0.0 and math.isfinite(target) and g < self.E):
             return Z_T, Z_O
@@ -658,7 +665,10 @@ class KrrChains:
         kept = self._last_bracket
         if kept is not None and kept.eps == eps and (kept.upper - kept.lower <= rtol * kept.lower or kept.upper <= 1e-300):
             return DeltaBounds(eps, kept.lower, kept.upper, 0, True)
-        z_t, z_o = self._widths(eps, rtol)
+        widths = self._widths(eps, rtol)
+        if widths is None:
+            return None
+        z_t, z_o = widths
         for _attempt in range(2):
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 got = self.evaluate(eps, z_t, z_o)
