@@ -88,3 +88,17 @@ def test_two_term_overlaps_the_window_sums():
         assert np.all(lo <= wu) and np.all(wl <= up)
         assert np.all(up - wu <= 1e-7 * np.maximum(np.abs(wu), 1.0)), float(np.max(up - wu))
         assert math.isfinite(float(np.max(up)))
+
+
+@pytest.mark.parametrize("s", [0.999998318567657, 0.5, 1e-6])
+def test_two_term_with_q_near_zero_holds_or_declines(s):
+    """Review rev105s: kernels whose q = v or 1 - v is within a few ulp of 0 (no real pair has them: u + v = 1 for every
+    method; _g charges q's part as inf there, so the bracket is not taken): where taken, the bracket holds the 60-digit
+    sum; e.g. u = 0.641328169139375, v = 1 - 8e-16, alpha = 32 (with q's charge dropped to 0 the bracket was taken and
+    missed the truth by 2e-9)."""
+    eps = np.array([8e-16, 1e-15, 4e-15, 1e-13, 1e-10])
+    u = np.tile(np.array([0.641328169139375, 0.2, 0.9, 0.999]), eps.size)
+    tiny = np.repeat(eps, 4)
+    for alpha in (1.5, 2.0, 8.0, 32.0, 256.0):  # (one order a call: a kernel is taken only where every order's is narrow)
+        _check(u, 1.0 - tiny, s, np.array([alpha]))
+        _check(1.0 - u, tiny, s, np.array([alpha]))
