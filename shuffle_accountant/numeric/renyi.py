@@ -713,6 +713,44 @@ def _pooled(key: str, shape: tuple[int, ...], dtype: type = float) -> np.ndarray
     return buf[:n].reshape(shape)
 
 
+def _stack0(*arrays: np.ndarray) -> np.ndarray:
+    """``np.stack(arrays)`` (a new axis 0) of float64 arrays of one shape, without its checks and dispatch (the same
+    values, copied; ~1 us instead of ~5 us on the few-element arrays of the small calls)."""
+    out = np.empty((len(arrays),) + arrays[0].shape)
+    for i, x in enumerate(arrays):
+        out[i] = x
+    return out
+
+
+def _nan_to_num(x: np.ndarray, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> np.ndarray:
+    """``np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)`` of a float64 array, ``x`` itself where every element
+    is finite (nothing to replace: the same values, one test instead of its ~10 calls; callers must not write into the
+    result)."""
+    if np.isfinite(x).all():
+        return x
+    return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def _bisect_mode(xl: np.ndarray, xr: np.ndarray, b2: np.ndarray, ab2: np.ndarray, s: float, ls: float, steps: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """``steps`` bisection steps of :func:`_tilted_window` on ``[xl, xr]`` towards the root of the terms' log-ratio
+    ``h = log((1 - x)/x) + ls + ab2[0] / (1 + b2[0] y) + ab2[1] / (1 + b2[1] y)``, ``y = x - s`` (``b2 = (bp, bq)``,
+    ``ab2 = (alpha bp / m, (1 - alpha) bq / m)``, stacked: the two fractions as one pass, the same exactly rounded
+    operations in the same order as term by term, so the same values; the loop-invariant numerators once)."""
+    for _ in range(steps):
+        x = 0.5 * (xl + xr)
+        fr = np.multiply(b2, x - s)
+        fr += 1.0
+        np.divide(ab2, fr, out=fr)
+        h = np.log((1.0 - x) / x) + ls
+        h += fr[0]
+        h += fr[1]
+        right = h > 0.0  # log of the term ratio still positive: the mode is further right
+        xl = np.where(right, x, xl)
+        xr = np.where(right, xr, x)
+    return xl, xr
+
+
 def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray,
                    width: float, m_top: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """A first guess, per entry and order, of the window ``[lo, hi]`` of ``a`` that carries
@@ -734,20 +772,7 @@ def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alph
         # h = log((1 - x)/x) + ls + am bpp / (1 + bpp y) + a1m bqq / (1 + bqq y), the two fractions as one stacked pass
         # (the same operations on the same operands, elementwise and exactly rounded, added in the same order: the same
         # values; the loop-invariant products am bpp, a1m bqq once)
-        b2 = np.stack((bpp, bqq))
-        ab2 = np.stack((am * bpp, a1m * bqq))
-        for _ in range(steps):
-            x = 0.5 * (xl + xr)
-            y = x - s
-            fr = np.multiply(b2, y)
-            fr += 1.0
-            np.divide(ab2, fr, out=fr)
-            h = np.log((1.0 - x) / x) + ls
-            h += fr[0]
-            h += fr[1]
-            right = h > 0.0  # log of the term ratio still positive: the mode is further right
-            xl = np.where(right, x, xl)
-            xr = np.where(right, xr, x)
+        xl, xr = _bisect_mode(xl, xr, _stack0(bpp, bqq), _stack0(am * bpp, a1m * bqq), s, ls, steps)
         # modes at an end of [0, 1] (large orders of extreme pairs) to full precision: the
         # curvature there decides between this window and a scan of the whole range
         ei, oj = np.nonzero((xl == 0.0) | (xr == 1.0))
@@ -756,26 +781,22 @@ def _tilted_window(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, alph
             bp_e, bq_e = bp[ei], bq[ei]
             a_e = alpha[oj] / m[ei]
             a1_e = (1.0 - alpha[oj]) / m[ei]
-            for _ in range(26 - steps):
-                xe = 0.5 * (el + er)
-                ye = xe - s
-                he = np.log((1.0 - xe) / xe) + ls + a_e * bp_e / (1.0 + bp_e * ye) + a1_e * bq_e / (1.0 + bq_e * ye)
-                r_ = he > 0.0
-                el, er = np.where(r_, xe, el), np.where(r_, er, xe)
+            # (was log((1 - xe)/xe) + ls + a_e bp_e / (1 + bp_e ye) + a1_e bq_e / (1 + bq_e ye) per step: the same values)
+            el, er = _bisect_mode(el, er, _stack0(bp_e, bq_e), _stack0(a_e * bp_e, a1_e * bq_e), s, ls, 26 - steps)
             xl[ei, oj], xr[ei, oj] = el, er
         x = 0.5 * (xl + xr)
         y = x - s
         d2phi = -al * bpp**2 / (1.0 + bpp * y) ** 2 + (al - 1.0) * bqq**2 / (1.0 + bqq * y) ** 2
         curv = 1.0 / (mm * x * (1.0 - x)) - d2phi / mm**2
         spread = np.where(curv > 0.0, 1.0 / np.sqrt(curv), mm)
-    spread = np.nan_to_num(spread, nan=np.inf, posinf=np.inf)
-    centre = np.nan_to_num(mm * x, nan=0.0)
+    spread = _nan_to_num(spread, nan=np.inf, posinf=np.inf)
+    centre = _nan_to_num(mm * x, nan=0.0)
     # the side facing the binomial's mean decays more slowly (g is at its smallest there)
     toward = np.where(centre > mm * s, -1.0, 1.0)
     lo = centre - (width + np.where(toward < 0.0, 2.0, 0.0)) * spread - 2.0
     hi = centre + (width + np.where(toward > 0.0, 2.0, 0.0)) * spread + 2.0
-    lo = np.clip(np.floor(np.nan_to_num(lo, nan=0.0, neginf=0.0)), 0.0, mm)
-    hi = np.clip(np.ceil(np.nan_to_num(hi, nan=np.inf, posinf=np.inf)), 0.0, mm)
+    lo = np.clip(np.floor(_nan_to_num(lo, nan=0.0, neginf=0.0)), 0.0, mm)
+    hi = np.clip(np.ceil(_nan_to_num(hi, nan=np.inf, posinf=np.inf)), 0.0, mm)
     # a second mode at an end of the support (a = m, x = 1, where q(1) is small: every clone reports the first user's
     # value; or a = 0): the bisection finds one root of the terms' log-ratio, and the sum of a large order may lie at the
     # end instead (eps0 = 6, c = 3900, alpha = 768: the root at a = 2842 with a term of e^326, the sum e^1899 at a = m
@@ -883,7 +904,7 @@ def _x_and_complement(x: np.ndarray | tuple[np.ndarray, np.ndarray], shape: tupl
 
 
 def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarray, np.ndarray], y: np.ndarray, s: float,
-                    err_y: np.ndarray | float | None = 0.0, out: np.ndarray | None = None
+                    err_y: np.ndarray | float | None = 0.0, out: np.ndarray | None = None, want_near: bool = False
                     ) -> tuple[np.ndarray, np.ndarray | None]:
     """``log p(x)`` for ``p(x) = 1 + b (x - s) = w x/s + (1-w)(1-x)/(1-s)`` (the first user's
     weight in the kernel, module docstring) and a bound on its rounding error: ``log1p(b y)``
@@ -900,7 +921,9 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarr
 
     ``err_y = None``: the values only (the error bound is ``None``; :func:`_first_user_row_err` bounds its largest
     value per row). ``x`` may be given as ``(a, m)`` for ``a / m``, divided only where it is used (the same values).
-    ``out``: with ``err_y = None``, an array of the result's shape to compute the values in (:func:`_pooled`)."""
+    ``out``: with ``err_y = None``, an array of the result's shape to compute the values in (:func:`_pooled`).
+    ``want_near`` (with ``err_y = None``): the second element is the mask ``b y > -1/2`` of the computed products (the
+    near elements; its caller's own test of the same products, once)."""
     z = b * y if out is None or err_y is not None else np.multiply(b, y, out=out)
     near = z > -0.5
     if err_y is None:
@@ -911,7 +934,7 @@ def _log_first_user(b: np.ndarray, w: np.ndarray, x: np.ndarray | tuple[np.ndarr
                 x_, cx_ = _x_and_complement(x, z.shape, far)
                 w_ = np.broadcast_to(w, z.shape)[far]
                 lg[far] = np.log(w_ * x_ / s + (1.0 - w_) * cx_ / (1.0 - s))
-        return lg, None
+        return lg, (near if want_near else None)
     xa = x
     if isinstance(x, tuple):
         x = x[0] / x[1]
@@ -990,7 +1013,9 @@ def _window_orders(log_m: np.ndarray, mass: np.ndarray, dropped: np.ndarray, err
     # (column blocks of at most _BLAS_COLS / na terms: OpenBLAS runs such products on one thread; larger ones wake
     # its threads, whose spinning after the call costs CPU time that the product does not save: measured at n = 5e6
     # with windows of 1e4 terms, 46 ms per curve against 24 ms with OpenBLAS on one thread)
-    coef = np.stack((alpha, np.ones(na)), axis=1)
+    coef = np.empty((na, 2))  # (the values of np.stack((alpha, np.ones(na)), axis=1))
+    coef[:, 0] = alpha
+    coef[:, 1] = 1.0
     step = max(1, _BLAS_COLS // max(na, 1))
     if width <= step:
         ell = np.matmul(coef, rhs, out=buf1)
@@ -1217,16 +1242,21 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
     # ends: the computed y is non-decreasing in a), with one error bound per entry from the ends;
     # other entries (p or q near 0 somewhere) term by term, :func:`_log_first_user`
     last = (np.minimum(start + width - 1.0, m) - start).astype(np.int64)
-    y_end = np.stack((y[:, 0], y[np.arange(ne), last]), axis=1)
-    y_abs = np.abs(y_end).max(axis=1)
-    z_min = [(b[:, None] * y_end).min(axis=1) for b in (bp, bq)]
+    # (the two ends' larger |y| and least b y: the values of np.abs(y_end).max(axis=1) and (b[:, None] * y_end).min(axis=1)
+    # for y_end = np.stack((y0, y1), axis=1), by two-operand maximum / minimum; a zero's sign never reaches a result)
+    y0, y1 = y[:, 0], y[rows, last]
+    y_abs = np.maximum(np.abs(y0), np.abs(y1))
+    z_min = [np.minimum(b * y0, b * y1) for b in (bp, bq)]
     plain = (z_min[0] > -0.5) & (z_min[1] > -0.5)
+    # no plain row: every row term by term below, which sets its e_max (the zeros and the bounds from them that the
+    # branch below and the loop after it would give those rows are replaced there: not computed)
+    whole = not plain.any()
     if plain.all():
         lp = np.multiply(bp[:, None], y, out=_pooled("lp", sh))
         np.log1p(lp, out=lp)
         lq = np.multiply(bq[:, None], y, out=_pooled("lq", sh))
         np.log1p(lq, out=lq)
-    else:  # (the other rows are computed term by term below, from the same log1p where b y > -1/2: zeros until then)
+    elif not whole:  # (the other rows are computed term by term below, from the same log1p where b y > -1/2: zeros until then)
         lp, lq = _pooled("lp", sh), _pooled("lq", sh)
         lp[...] = 0.0
         lq[...] = 0.0
@@ -1235,38 +1265,45 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
             lp[pr] = np.log1p(np.multiply(bp[pr, None], y[pr]))
             lq[pr] = np.log1p(np.multiply(bq[pr, None], y[pr]))
     e_max = np.zeros(ne)
-    for lg, b, zm in ((lp, bp, z_min[0]), (lq, bq, z_min[1])):
-        lg_abs = np.abs(np.stack((lg[:, 0], lg[np.arange(ne), last]), axis=1)).max(axis=1)
+    for lg, b, zm in () if whole else ((lp, bp, z_min[0]), (lq, bq, z_min[1])):
+        lg_abs = np.maximum(np.abs(lg[:, 0]), np.abs(lg[rows, last]))  # (np.abs(np.stack(ends, axis=1)).max(axis=1))
         # rounding of log1p(b y): u |log1p| + 1.01 (|b| err_y + 5u |b y|) / (1 + b y), err_y = 4u (|y| + s);
         # doubled against a non-monotone last bit of log1p; plus 5u |log p| of the sums in log f
         e_max += 2.0 * _U * lg_abs + 2.02 * _U * np.abs(b) * (9.0 * y_abs + 4.0 * s) / (1.0 + np.maximum(zm, -0.5)) + 5 * _U * lg_abs
     finite = p_zero = None
     bad_f = np.zeros(ne, dtype=bool)
     if not plain.all():
-        r = np.flatnonzero(~plain)
-        whole = r.size == ne  # (then no gathers and scatters of rows: the same values)
+        r = np.flatnonzero(~plain)  # (whole: every row; then no gathers and scatters of rows: the same values)
         a_r, y_r = (a, y) if whole else (a[r], y[r])
-        lp_r = _log_first_user(bp[r, None], u[r, None], (a_r, m[r, None]), y_r, s, None, _pooled("lp_r", y_r.shape))[0]
-        lq_r = _log_first_user(bq[r, None], v[r, None], (a_r, m[r, None]), y_r, s, None, _pooled("lq_r", y_r.shape))[0]
-        if whole:
+        lp_r, near_p = _log_first_user(bp[r, None], u[r, None], (a_r, m[r, None]), y_r, s, None, _pooled("lp_r", y_r.shape),
+                                       True)
+        lq_r, near_q = _log_first_user(bq[r, None], v[r, None], (a_r, m[r, None]), y_r, s, None, _pooled("lq_r", y_r.shape),
+                                       True)
+        # p = 0 (an outcome P never produces): f = 0 there; q = 0 < p: an infinite likelihood ratio
+        if whole:  # (the values of the row-wise lines below with r every row, in place)
             lp, lq = lp_r, lq_r
+            p_zero = np.logical_and(valid, np.isneginf(lp_r), out=_pooled("p_zero", sh, bool))
+            finite = np.logical_and(valid, np.isfinite(lp_r), out=_pooled("finite", sh, bool))
+            finite &= np.isfinite(lq_r)
+            bad_f = (valid & ~p_zero & ~finite).any(axis=1)
         else:
             lp[r], lq[r] = lp_r, lq_r
-        # p = 0 (an outcome P never produces): f = 0 there; q = 0 < p: an infinite likelihood ratio
-        p_zero = _pooled("p_zero", sh, bool)
-        p_zero[...] = False
-        finite = _pooled("finite", sh, bool)
-        finite[...] = valid
-        p_zero[r] = valid[r] & np.isneginf(lp_r)
-        finite[r] = valid[r] & np.isfinite(lp_r) & np.isfinite(lq_r)
-        bad_f[r] = (valid[r] & ~p_zero[r] & ~finite[r]).any(axis=1)
+            p_zero = _pooled("p_zero", sh, bool)
+            p_zero[...] = False
+            finite = _pooled("finite", sh, bool)
+            finite[...] = valid
+            p_zero[r] = valid[r] & np.isneginf(lp_r)
+            finite[r] = valid[r] & np.isfinite(lp_r) & np.isfinite(lq_r)
+            bad_f[r] = (valid[r] & ~p_zero[r] & ~finite[r]).any(axis=1)
         # err(log f) <= alpha e_max: e_max bounds, per row, the largest of err(log p) + err(log q) + 5u (|log p| +
         # |log q|) over its finite terms by the sum of the terms' row maxima (was: elementwise, then the row's
         # maximum; at most about twice that, ~1e-14 relative, in brackets ~1e-11 wide at alpha = 1024)
-        fin_r = finite[r]
+        fin_r = finite if whole else finite[r]
         # rows with a finite far element (z = b y <= -1/2, the same products as _log_first_user's)
-        far_p = (fin_r & ~(bp[r, None] * y_r > -0.5)).any(axis=1)
-        far_q = (fin_r & ~(bq[r, None] * y_r > -0.5)).any(axis=1)
+        # (their masks near_p, near_q: np.multiply(bp[r, None], y_r) > -0.5, computed there once)
+        assert near_p is not None and near_q is not None
+        far_p = (fin_r & ~near_p).any(axis=1)
+        far_q = (fin_r & ~near_q).any(axis=1)
         e_p, mp = _first_user_row_err(lp_r, fin_r, bp[r], u[r], s, y_abs[r], z_min[0][r], far_p)
         e_q, mq = _first_user_row_err(lq_r, fin_r, bq[r], v[r], s, y_abs[r], z_min[1][r], far_q)
         e_max[r] = (e_p + e_q + 5 * _U * (mp + mq)) * (1.0 + 1e-12)
@@ -1287,11 +1324,13 @@ def _exact_chunk(m: np.ndarray, start: np.ndarray, width: int, s: float, u: np.n
         np.copyto(rhs[:, 1], lq, where=finite)
     lq_f = rhs[:, 1]
     np.subtract(lp_f, lq_f, out=rhs[:, 0])
+    # (no p = 0 term in the whole chunk: none in any group's slice, whose _window_orders tests only that)
+    pz = None if p_zero is None or not p_zero.any() else p_zero
     for cols, o, w in groups:
         sl = slice(o, o + w)
         log_up[:, cols], log_lo[:, cols], log_est[:, cols] = _window_orders(
             log_m[:, sl], mass[:, sl], drop[:, sl].sum(axis=1), err_log_m, y[:, sl],
-            lp[:, sl], lq[:, sl], None if finite is None else finite[:, sl], None if p_zero is None else p_zero[:, sl],
+            lp[:, sl], lq[:, sl], None if finite is None else finite[:, sl], None if pz is None else pz[:, sl],
             e_max, bp, bq, alpha[cols], work, (lp_f[:, sl], lq_f[:, sl], rhs[:, :, sl]))
     nonpos = ~np.isfinite(l0) | bad_f  # l0: never expected (0 <= a0 <= m); bad_f: an infinite likelihood ratio
     log_up[nonpos], log_lo[nonpos] = np.inf, -np.inf  # certified, and the caller caps the divergence
@@ -1331,7 +1370,7 @@ def _exact_windows(m: np.ndarray, s: float, bp: np.ndarray, bq: np.ndarray, u: n
             d = al * b_p + al1 * b_q
             tg = target[ei, oj]
 
-            b_pq, al_2 = np.stack((b_p, b_q)), np.stack((al, al1))
+            b_pq, al_2 = _stack0(b_p, b_q), _stack0(al, al1)
 
             def log_g(y: np.ndarray) -> np.ndarray:  # about log of f + (-1 - f'(s) y)_+ >= log g (called under errstate below)
                 # (al log1p(b_p y) + al1 log1p(b_q y), the two logs as one stacked pass: the same values)
@@ -1552,9 +1591,9 @@ def _tail_pieces(b: np.ndarray, m: np.ndarray, s: float, side: int | np.ndarray,
         log_rm = np.where(up3, np.log((mm - inner) / (inner + 1.0)) + ls, np.log(inner / (mm - inner + 1.0)) - ls)
         # sp_ = bp/p = bp / (u x_p / s + (1 - u)(1 - x_p) / (1 - s)) at x_p = inner / m, sq_ = bq/q likewise from v at
         # x_q = outer / m, as one stacked pass (the same exactly rounded operations in the same order: the same values)
-        x_pq = np.stack((inner, outer)) / mm
-        uv = np.stack((u3, v3))
-        sp_, sq_ = np.stack((bp3, bq3)) / (uv * x_pq / s + (1.0 - uv) * (1.0 - x_pq) / (1.0 - s))
+        x_pq = _stack0(inner, outer) / mm
+        uv = _stack0(u3, v3)
+        sp_, sq_ = _stack0(bp3, bq3) / (uv * x_pq / s + (1.0 - uv) * (1.0 - x_pq) / (1.0 - s))
         # (entries x orders x pieces, in place: the same operations on the same operands as the expressions in the
         # comments, products and sums commuted only, so the same values; ~110 ns an element before, 98 pieces of
         # 1178 counts x 2 orders of a slab's upper tails at eps0 = 6, n = 3.16e6 took 26 ms)
@@ -1670,8 +1709,9 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
         l_e, err_e = _log_pmf_anchor(edge, np.broadcast_to(m2, edge.shape), s, rel)
         log_me = (l_e + err_e + 1e-12)[:, gidx]  # >= log M(edge)
         # (x as (edge, m): 1 - x exact up to the division where p < 1/2, see _x_and_complement)
-        lpe = _log_first_user(bp[:, None], u[:, None], (edge, m2), ye_g, s)[0][:, gidx]
-        lqe = _log_first_user(bq[:, None], v[:, None], (edge, m2), ye_g, s)[0][:, gidx]
+        # (err_y = None: the values only, the same as with error bounds, which were not used)
+        lpe = _log_first_user(bp[:, None], u[:, None], (edge, m2), ye_g, s, None)[0][:, gidx]
+        lqe = _log_first_user(bq[:, None], v[:, None], (edge, m2), ye_g, s, None)[0][:, gidx]
         ell_e = lpe * alpha + lqe * (1.0 - alpha)
         ell_e = ell_e + 1e-12 * (1.0 + np.abs(ell_e))
         t_edge = log_me + ell_e
@@ -1751,8 +1791,8 @@ def _window_tail(edge: np.ndarray, mg: np.ndarray, s: float, side: int | np.ndar
                     end_f = np.where(sgn[r2, 0] > 0.0, mg[r2], 0.0)
                     l_n, err_n = _log_pmf_anchor(end_f, mg[r2], s, rel)
                     x_n = end_f / mg[r2]
-                    lpn = _log_first_user(bp[r2], u[r2], x_n, x_n - s, s)[0][:, None]
-                    lqn = _log_first_user(bq[r2], v[r2], x_n, x_n - s, s)[0][:, None]
+                    lpn = _log_first_user(bp[r2], u[r2], x_n, x_n - s, s, None)[0][:, None]
+                    lqn = _log_first_user(bq[r2], v[r2], x_n, x_n - s, s, None)[0][:, None]
                     ell_n = lpn * alpha[c2] + lqn * (1.0 - alpha[c2])
                     ell_n = ell_n + 1e-12 * (1.0 + np.abs(ell_n))
                     t_end = np.where(np.isnan(ell_n), np.inf, (l_n + err_n + 1e-12)[:, None] + ell_n)
