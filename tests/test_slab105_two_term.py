@@ -102,3 +102,6 @@ def test_two_term_with_q_near_zero_holds_or_declines(s):
     for alpha in (1.5, 2.0, 8.0, 32.0, 256.0):  # (one order a call: a kernel is taken only where every order's is narrow)
         _check(u, 1.0 - tiny, s, np.array([alpha]))
         _check(1.0 - u, tiny, s, np.array([alpha]))
+        # p near 0 (_g's absolute charge, and since rev105s the pair's b charged there too)
+        _check(1.0 - tiny, u, s, np.array([alpha]))
+        _check(tiny, 1.0 - u, s, np.array([alpha]))

@@ -410,8 +410,10 @@ def _g(y: np.ndarray, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, err_y: 
     ``g``). Both need ``eb |y| + 5u |z| <= (1 + z) / 100``; where ``1 + z`` is smaller (``p`` or ``q`` near 0, e.g.
     ``q(0) = (1 - v)/(1 - s)``, 1.1e-7 at eps0 = 16 with a 1e-9 relative error: times ``alpha - 1`` it put the cells'
     lower ends of binary-rr-lower above the exact kernel, 60 digits) the error is unbounded for ``q`` (exponent ``1 -
-    alpha < 0``: ``inf``), and for ``p`` (exponent ``alpha``) ``f`` is at most ``(p + 101 (eb |y| + 5u |z|))^alpha
-    q^(1 - alpha)`` (``p = 1 + z``), charged as an absolute error. ``cond``: the bound on ``log f``'s error from
+    alpha < 0``: ``inf``), and for ``p`` (exponent ``alpha``) ``f`` is at most ``f_top = (p + 101 (eb |y| +
+    5u |z|))^alpha q^(1 - alpha)`` (``p = 1 + z``), charged as an absolute error; the pair's ``b`` there: the linear
+    term's ``bp`` part, ``alpha eb_p |y|``, and ``bq``'s as above with ``f/q`` anywhere in ``[0, f_top/q]`` (``|f/q -
+    1| <= max(1, f_top/q - 1)``; review rev105s: the ``bp`` part had been left to the other charges). ``cond``: the bound on ``log f``'s error from
     both, for :meth:`_G.logs`."""
     y = y[..., None]
     bp, bq, err_y = bp[..., None], bq[..., None], err_y[..., None]
@@ -444,11 +446,15 @@ def _g(y: np.ndarray, bp: np.ndarray, bq: np.ndarray, alpha: np.ndarray, err_y: 
         e_w = np.expm1(np.minimum(big_w, _BIG_LOG))
         f_p, f_q = np.exp(np.minimum(ell - lp, _BIG_LOG)), np.exp(np.minimum(ell - lq, _BIG_LOG))
         d_w = alpha * wp * (np.abs(f_p - 1.0) + f_p * e_w) + (alpha - 1.0) * wq * (np.abs(f_q - 1.0) + f_q * e_w)
-        err = err + 1.01 * np.where(okp, d_w, (alpha - 1.0) * wq * (np.abs(f_q - 1.0) + f_q * e_w))
+        err = err + 1.01 * np.where(okp, d_w, 0.0)
         cond = cond_r + 1.01 * (alpha * cwp + (alpha - 1.0) * cwq)
         if not np.all(okp):  # p near 0: f below (p + 101 x numerator)^alpha q^(1 - alpha), absolute
             top = alpha * np.log(np.maximum(1.0 + zp, 0.0) + 101.0 * (wp + rnp)) + (1.0 - alpha) * lq
-            err = err + np.where(okp, 0.0, 4.0 * np.exp(np.minimum(top, _BIG_LOG)) * (1.0 + 1e-12))
+            # the pair's b: the linear term's bp part (alpha wp), and bq's with f/q anywhere in [0, f_top/q] (review
+            # rev105s: the bp part was not charged; f/q at the exact p is not near the computed one's here)
+            f_qt = np.maximum(f_q, np.exp(np.minimum(top - lq, _BIG_LOG)))
+            d_w0 = alpha * wp + (alpha - 1.0) * wq * (np.maximum(f_qt - 1.0, 1.0) + f_qt * e_w)
+            err = err + np.where(okp, 0.0, 4.0 * np.exp(np.minimum(top, _BIG_LOG)) * (1.0 + 1e-12) + 1.01 * d_w0)
             cond = np.where(okp, cond, np.maximum(cond, top - np.minimum(ell, top) + 1e-12))
         err = np.where(np.isnan(err), np.inf, err)
     return _G(np.maximum(g, 0.0), err, ell, dy, cond)
@@ -614,7 +620,8 @@ def _two_term_excess(u: np.ndarray, v: np.ndarray, s: float, alpha: np.ndarray
     there as everywhere (:class:`_Kernel`'s cells take it at their ends, ``x = 0`` and 1 included): ``log1p(z)`` carries ``z``'s
     error times ``1.01 / (1 + z)`` while ``eb |y| + 5u |z| <= (1 + z)/100``; beyond that, for ``p`` an absolute charge
     from ``(p + 101 (eb |y| + 5u |z|))^alpha q^(1 - alpha)``, for ``q`` an infinite error (the entry falls back). Its
-    bracket is wider there (e.g. 6e-9 in ``log(K - 1)`` at eps0 = 3, alpha = 1024, against ~1e-11 term by term), and
+    bracket is wider there (e.g. 1.2e-8 wide in ``log(K - 1)`` at eps0 = 3, alpha = 1024, its upper end 6e-9 above the
+    term-by-term one, against ~9e-11 term by term; measured by review rev105s), and
     the width test above sends the ones beyond :data:`_TWO_TERM_WIDTH` (clones: eps0 >~ 10.5) to the term-by-term
     sums."""
     ss = s * (1.0 - s)
