@@ -1019,7 +1019,6 @@ def test_lower_at_below_exact_delta_near_the_last_eps(n: int, k: int, eps0: floa
     assert part.lower_at(eps * 1.0011) == part.lower_at(eps * 0.9989) == 0.0
 
 
-
 @pytest.fixture
 def old_krr_routes(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pin the window / split / engine routes (no kink chains, :mod:`.krr_chains`): the tests using it check those

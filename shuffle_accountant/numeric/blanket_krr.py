@@ -4443,27 +4443,28 @@ class KrrBlanket:
         """``δ(ε) = 0`` for ``ε >= ε0``: every report's likelihood ratio is within ``e^{±ε0}``."""
         return self.eps0
 
-    def _has_window(self) -> bool:
-        """Whether :meth:`_window` is not None, without building the window (steering only: the chains answer
-        most queries that would build it only for :attr:`look_rtol` / :attr:`surrogate_rtol`, ~2 ms at n = 1e4)."""
-        be = self._backend
-        if be is None or be.route == "engine":
-            return False
-        if be.route == "lines":
-            return (be._lines is not None and be.answered[:1] == (be._lines,)) or be.fallback == "split"
-        return True
-
-    def _window(self) -> _TotalsWindow | _LineWindow | None:
-        """The central window of single totals of this ``(n, k, eps0)`` (built on first use,
-        shared), or None when it does not apply (too many totals, k = 2)."""
+    def _window_name(self) -> str | None:
+        """The backend attribute that :meth:`_window` returns (``"_lines"``, ``"window"`` or ``"core"``), or None,
+        decided without building the window (steering only: the chains answer most queries that would build it
+        only for :attr:`look_rtol` / :attr:`surrogate_rtol`, ~2 ms at n = 1e4)."""
         be = self._backend
         if be is None or be.route == "engine":
             return None
         if be.route == "lines":  # the line window if it answered last, else the fallback's window
             if be._lines is not None and be.answered[:1] == (be._lines,):
-                return be._lines
-            return be.core if be.fallback == "split" else None
-        return be.window if be.route == "window" else be.core
+                return "_lines"
+            return "core" if be.fallback == "split" else None
+        return "window" if be.route == "window" else "core"
+
+    def _has_window(self) -> bool:
+        """Whether :meth:`_window` is not None, without building the window."""
+        return self._window_name() is not None
+
+    def _window(self) -> _TotalsWindow | _LineWindow | None:
+        """The central window of single totals of this ``(n, k, eps0)`` (built on first use,
+        shared), or None when it does not apply (too many totals, k = 2)."""
+        name = self._window_name()
+        return None if name is None else getattr(self._backend, name)
 
     @property
     def look_rtol(self) -> float:

@@ -261,15 +261,23 @@ def saddle_estimate(n: int, k: float, eps0: float, eps: np.ndarray) -> np.ndarra
 FIT_MARGIN = 0.6
 
 
+def _window_extent(n: int, q2: float, rho: float) -> tuple[float, float, float, float]:
+    """The window of totals ``T ~ Bin(n, q2)`` before rounding to integers, for the cost rules (:func:`fits`,
+    :func:`cells_estimate`; :class:`KrrChains` rounds its ends): the mean and sd of ``T``, the largest ``O`` count
+    over the window ``n - mean + Z_T sd + 10`` (at least 0) and the largest sd of ``O`` there (``ρ`` its rate)."""
+    mean, sd = n * q2, math.sqrt(n * q2 * (1.0 - q2))
+    m_hi = max(n - mean + Z_T * sd + 10.0, 0.0)
+    return mean, sd, m_hi, math.sqrt(m_hi * rho * (1.0 - rho))
+
+
 def fits(n: int, k: float, eps0: float) -> bool:
     """Whether the route is expected to give a bracket that closes (a cost decision: it is certified either way)."""
     from .blanket_krr import upper_constants
 
     c = upper_constants(n, k, eps0)
-    q2, rho = 2.0 * c.q, c.rho
-    mean, sd = n * q2, math.sqrt(n * q2 * (1.0 - q2))
+    rho = c.rho
+    mean, sd, _, s_max = _window_extent(n, 2.0 * c.q, rho)
     m_lo = n - min(n, mean + Z_T * sd + 10.0)
-    s_max = math.sqrt(max(n - mean + Z_T * sd + 10.0, 0.0) * rho * (1.0 - rho))
     return (1.0 - rho) * m_lo >= FIT_MARGIN * Z_O * s_max
 
 
@@ -280,11 +288,8 @@ def cells_estimate(n: int, k: float, eps0: float, eps: float) -> float:
     :attr:`KrrChains.last_cells` at ``ε(1e-6)`` (n 1e7 .. 1e9, k 3 .. 1000, ε0 0.5 .. 4): the count is 1.2 .. 2.1
     times this (R3's two terms a total; the band's clipping), 1.2 .. 1.7 where it is above 1e5."""
     E = math.exp(eps0)
-    q2 = 2.0 / (E + k - 1.0)
-    rho = (k - 2.0) / (E + k - 3.0)
-    mean, sd = n * q2, math.sqrt(n * q2 * (1.0 - q2))
+    mean, sd, _, s_max = _window_extent(n, 2.0 / (E + k - 1.0), (k - 2.0) / (E + k - 3.0))
     totals = min(float(n), 2.0 * (Z_T * sd + 10.0) + 1.0)
-    s_max = math.sqrt(max(n - mean + Z_T * sd + 10.0, 0.0) * rho * (1.0 - rho))
     g = math.exp(eps)
     per = min(2.0 * Z_O * s_max * (g - 1.0) / ((E - 1.0) * (g + 1.0)), mean) + 1.0
     return totals * per
@@ -305,7 +310,7 @@ class KrrChains:
         self.q2 = q2 = 2.0 * c.q
         self.rho = rho = c.rho
         self.omr = 1.0 - rho
-        mean, sd = n * q2, math.sqrt(n * q2 * (1.0 - q2))
+        mean, sd = _window_extent(n, q2, rho)[:2]
         t_lo = max(1, int(math.floor(mean - Z_T * sd - 10.0)))
         t_hi = min(n, int(math.ceil(mean + Z_T * sd + 10.0)))
         self.t_range = (t_lo, t_hi)
