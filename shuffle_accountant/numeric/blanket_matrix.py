@@ -307,6 +307,33 @@ carries a floating-point error bound; nothing is truncated.
    count vectors (ends and slope; fails off by one count or without the slope's ``M`` term);
    ``tests/test_blanket_small_n101.py`` (the packed tables to the bit against a full-cube recurrence).
 
+13. **Two counts and a corner** (*derived*, sep107; :func:`_corner_tables`, :func:`_corner_bounds`, proofs there). The
+   three-count law of item 12 is, up to the stored masses' rounding, a *product law plus one atom*: with ``alpha, beta``
+   fitted to the three classes other than one corner ``c`` (``11`` where ``q11 q00 >= q10 q01``, else ``10``; unary
+   encoding and local hashing with ``k = 10`` have ``q11 q00 < q10 q01`` by ``1e-11 .. 6e-5`` of ``gamma``), a user is a
+   product draw (``lam``; ``y1, y2`` independent), a corner draw (``mu``) or silent, and every category's probability
+   is within ``(1 +- r')`` of the true one (``r' ~ 3e-14``; ``(1 +- r')^n`` on both ends, as :func:`.blanket_separable
+   ._mass_factor` does for the product law alone). Given the product draws ``m`` and the corner draws ``r`` the labels'
+   counts are two independent binomials, so the tables are binomial rows ``[m, j]`` (``O(n^2)``) and the trinomial
+   weights of ``(m, r)``: an evaluation sums item 12's ``F`` over the pairs ``(m, a)`` of each slice ``r`` (``r = 0, 1,
+   ..`` until the tail bound ``C(n, R + 1) mu^{R + 1}`` is below ``1e-3 rtol`` of the value: 1-6 slices), where item
+   12 built ``(n + 1)^3 / 3`` entries by a recurrence. The route is exact up to floating point like item 12's (widths
+   ``3e-11 .. 3e-10`` relative at ``n <= 200``) and answers in its place wherever it applies (``n mu <=``
+   :data:`CORNER_MAX_DRAWS`, no table entry near the subnormal range: :data:`CORNER_MAX_LOG`), and in the lattice's
+   place up to :data:`TUV_MAX_N` ``= 200`` users (the three-count tables stay at most :data:`TUV_TABLES_MAX_N`).
+   Measured (api eps(1e-6), CPU min of 3 x 2 interleaved old/new processes, tables cleared before each query, ratio to
+   one clones query): SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2: n = 100 4.8-6.8x -> 2.6-3.5x (the build ~0.5 ms instead
+   of ~2.6 ms), n = 150 3.9-15.1x -> 2.7-4.7x, n = 175 4.9-12.1x -> 3.1-5.7x, n = 200 3.9-14.1x -> 3.2-7.2x (OUE / OLH at
+   eps0 = 0.5 slower there, 4.2 / 3.9x -> 5.0 / 5.2x: one lattice evaluation without FFT against ~1.5 ms a slice);
+   k = 100 and eps0 = 4 unchanged (the separable engine, the closed form). 1080 eps(delta) queries (SUE / OUE / OLH k 4
+   / 10 / 100, eps0 0.5 .. 8, n 2 .. 200, delta 1e-3 .. 1e-12) against the former routes: 201 answers changed, every
+   bracket meets the old one, upper ends -2.3e-6 .. +4.9e-7 relative (looser only within the search's rtol),
+   evaluations 2853 -> 2846; 2250 brackets ``bounds(eps, 1e-6)`` (n 2 .. 201, eps 0.05 .. 0.9 eps0): 1003 changed, all
+   meeting, upper ends looser by at most 7.6e-7 relative (at delta ~1e-35, where the charge of the ``m`` left out,
+   ``1e-40`` of the largest weight, shows). Tests: ``tests/test_sep107_corner.py`` (40-digit count-vector sums for both
+   ends and the slope, both corners; the tables and weights against mpmath; the tail charge with every slice ``r >= 1``
+   left out; brackets against the three-count tables and the lattice on grids).
+
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
 ``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) less the floating-point share
 expected when that is 15-60 % of it (the share measured at the pair's last lattice, else
@@ -809,8 +836,11 @@ def _slope_terms(x: np.ndarray, m: np.ndarray, t: np.ndarray, c: float, b: float
 # ---------------------------------------------------------------------------------------
 
 #: the three-count exact path (:func:`_tuv_bounds`) answers pairs of four classes up to this ``n`` in place of exact
-#: enumeration (its tables hold ``3 (n + 1)^2 (n + 2) / 2`` floats)
-TUV_MAX_N = 100
+#: enumeration: from the two-count tables of :func:`_corner_tables` (sep107, any ``n`` up to this), else from the
+#: three-count tables of :func:`_tuv_tables` (``3 (n + 1)^2 (n + 2) / 2`` floats; up to :data:`TUV_TABLES_MAX_N`)
+TUV_MAX_N = 200
+#: largest ``n`` of the three-count tables (:func:`_tuv_tables`: 12.5 MB at ``n = 100``)
+TUV_TABLES_MAX_N = 100
 #: ... and, when set, in place of the lattice as well (``auto``, pairs without the separable engine, ``n <=
 #: TUV_MAX_N``). Measured (sep99; one eps(1e-6) over one clones query, CPU min of 3, tables and layouts cleared
 #: before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2): n = 60 lattice 8-14x -> 2.9-3.6x, n = 100 10-21x ->
@@ -872,7 +902,7 @@ def _tuv_tables(p: tuple[float, ...], rest: float, eta: float, n: int, labels: t
     own relative error ``eta``, which covers every one of the ``n`` users' factors of the true law). The cumulative
     sums along ``v`` are numpy's sequential sums of non-negative terms: ``C`` within ``(n + 1) u``, ``D`` (a sum of
     ``C``'s) within ``2 (n + 2) u``, ``M`` (products ``v P`` exact up to ``u``) within ``(n + 2) u``."""
-    if n > TUV_MAX_N or n < 1:
+    if n > min(TUV_MAX_N, TUV_TABLES_MAX_N) or n < 1:
         return None
     j00, j10, j01, j11 = labels
     q = [p[j00], p[j10], p[j01], p[j11]]
@@ -958,11 +988,29 @@ def _tuv_tri(W: int) -> tuple[np.ndarray, np.ndarray]:
     return pos, tcol
 
 
-def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, int, int, int]
-                ) -> tuple[float, float, float] | None:
+def _tuv_coefficients(cf: _Coefficients, labels: tuple[int, int, int, int]
+                      ) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
+    """``(sign, A, B, C)`` for the upper (``sign = 1``) and the lower end (``-1``) of :func:`_tuv_bounds`: ``S <= A t + B
+    u + C v`` and ``S >= A' t + B' u + C' v`` pointwise (proof there), each float rounded outward."""
+    j00, j10, j01, j11 = labels
+    up, lo = cf.up, cf.lo
+
+    def outward(terms: list[float], sign: float) -> float:
+        val = math.fsum(terms)
+        return val + sign * (4 * _U * sum(abs(x) for x in terms) + 1e-300)
+
+    rho_up = max(outward([up[j11], -lo[j10], -lo[j01], up[j00]], 1.0), 0.0)
+    rho_lo = max(-outward([lo[j11], -up[j10], -up[j01], lo[j00]], -1.0), 0.0)
+    return ((1.0, float(up[j00]), outward([up[j10], -lo[j00], rho_up], 1.0), outward([up[j01], -lo[j00]], 1.0)),
+            (-1.0, float(lo[j00]), outward([lo[j10], -up[j00], -rho_lo], -1.0), outward([lo[j01], -up[j00]], -1.0)))
+
+
+def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables | _CornerTables, labels: tuple[int, int, int, int],
+                rtol: float = 1e-9) -> tuple[float, float, float] | None:
     """``(lower, upper, slope)`` on ``E[S_+] / n`` like :func:`_exact_bounds` (slope: item 8's lower bound on ``E[T
-    1{S > 0}] / n``), from the tables of the three counts ``(t, u, v)`` (:func:`_tuv_tables`); None where it does
-    not apply (then :func:`_exact_bounds` answers).
+    1{S > 0}] / n``), from the tables of the three counts ``(t, u, v)`` (:func:`_tuv_tables`) or from the two-count
+    tables of :func:`_corner_tables` (then :func:`_corner_bounds` answers; ``rtol`` sets its neglected corner draws);
+    None where it does not apply (then :func:`_exact_bounds` answers).
 
     *Derived.* With ``N00 = t - u - v + N11``, ``N10 = u - N11``, ``N01 = v - N11``, for the true coefficients
     ``S = c00 t + (c10 - c00) u + (c01 - c00) v + rho N11``, ``rho = c11 - c10 - c01 + c00`` (0 for ratios in ``{1,
@@ -980,17 +1028,11 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, i
     ``{A' t + B' u + C' v > 0} = {v <= ceil(kappa') - 1}`` lies in ``{S > 0}`` for ``kappa'`` rounded down, so
     ``E[T 1{S > 0} | t, u] >= beta0 t C[j'] + (beta1 - beta0) M[j']``. Sums over the ``(n + 1)^2`` pairs within
     ``(n + 1)^2 u`` (non-negative terms), the products ``4 u``, the tables' ``rel``."""
+    if isinstance(tab, _CornerTables):
+        return _corner_bounds(cf, n, tab, labels, rtol)
     if cf.p.shape != (4,):
         return None
     j00, j10, j01, j11 = labels
-    up, lo = cf.up, cf.lo
-
-    def outward(terms: list[float], sign: float) -> float:
-        val = math.fsum(terms)
-        return val + sign * (4 * _U * sum(abs(x) for x in terms) + 1e-300)
-
-    rho_up = max(outward([up[j11], -lo[j10], -lo[j01], up[j00]], 1.0), 0.0)
-    rho_lo = max(-outward([lo[j11], -up[j10], -up[j01], lo[j00]], -1.0), 0.0)
     ends = []
     W = n + 1
     t = np.arange(W, dtype=float)[:, None]
@@ -1009,9 +1051,7 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, i
         return out
 
     slope = 0.0
-    for sign, A, B, Cc in ((1.0, float(up[j00]), outward([up[j10], -lo[j00], rho_up], 1.0), outward([up[j01], -lo[j00]], 1.0)),
-                           (-1.0, float(lo[j00]), outward([lo[j10], -up[j00], -rho_lo], -1.0),
-                            outward([lo[j01], -up[j00]], -1.0))):
+    for sign, A, B, Cc in _tuv_coefficients(cf, labels):
         if not Cc < 0.0:
             return None
         with np.errstate(over="ignore", invalid="ignore"):
@@ -1041,6 +1081,282 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables, labels: tuple[int, i
                     d_b = (beta1 - beta0) * (1.0 - _U)
                     terms = placed(np.where(ok, beta0 * tcol * gather(tab.C, jsi) + d_b * gather(tab.M, jsi), 0.0))
                     slope = max(float(np.sum(terms)) * (1.0 - tab.rel) * (1.0 - (W * W + 8) * _U) / n, 0.0)
+    lo_end, up_end = ends[1], ends[0]
+    if 0.0 < up_end < fp.MIN_PROBABILITY:
+        up_end = fp.MIN_PROBABILITY
+    return float(min(lo_end, up_end)), float(up_end), float(slope)
+
+
+# ---------------------------------------------------------------------------------------
+# Exact path by two counts and a corner (sep107): the four-class law as a product law plus one atom.
+# ---------------------------------------------------------------------------------------
+
+#: :func:`_corner_tables` refuses where ``n`` times the largest ``-log`` of ``alpha, 1 - alpha, beta, 1 - beta`` exceeds this
+#: (no entry of its binomial tables, nor of their running products, can leave the normal range)
+CORNER_MAX_LOG = 600.0
+#: corner draws ``r`` kept at most (slices of :func:`_corner_bounds`); beyond, the tail bound is charged
+CORNER_MAX_R = 40
+#: the slices ``r`` kept are those up to where the tail bound ``P[r > R]`` falls below this; within a slice, the ``m`` whose
+#: trinomial weight is below this part of the largest weight are left out (charged to the upper end)
+CORNER_DROP = 1e-40
+#: :func:`_corner_bounds` stops adding slices once the charge of the rest is at most this part of ``rtol`` (relative)
+CORNER_TAIL_RTOL = 1e-3
+#: :func:`_corner_tables` refuses where the expected corner draws ``n mu`` exceed this (many slices: the three-count
+#: tables or the lattice answer, as before)
+CORNER_MAX_DRAWS = 0.1
+
+
+@dataclass(frozen=True)
+class _CornerTables:
+    """The eps-independent part of :func:`_corner_bounds` (:func:`_corner_tables`): the corner ``(c1, c2)``; the square
+    tables ``[m, j]`` (flat, ``(n + 1)^2``) of ``B ~ Bin(m, beta)``: ``C = P[B <= j]``, ``D = sum_{b < j} C[b]``, ``M =
+    sum_{b <= j} b P[B = b]``; per slice ``r`` (corner draws) kept, the range ``[i0, i1)`` of the pairs ``(m, a)``, ``a <=
+    m`` (packed ``m (m + 1) / 2 + a``) and their weights ``P[m, r] P[A = a | m]`` rounded up (``w_up``) and down
+    (``w_lo``); ``drop[r]`` bounds ``sum P[m, r] (m + r)`` over the ``m`` left out of slice ``r``; ``log_tail[R]`` bounds
+    ``log P[r > R]``; every weight and table entry is within relative ``rel`` of its value for the decomposition's law,
+    whose category probabilities are within ``(1 +- r')`` of the true ones: ``log_factor = n log(1 + r')``."""
+
+    corner: tuple[int, int]
+    C: np.ndarray
+    D: np.ndarray
+    M: np.ndarray
+    m_col: np.ndarray
+    a_col: np.ndarray
+    base: np.ndarray
+    slices: tuple[tuple[int, int, np.ndarray, np.ndarray], ...]
+    drop: tuple[float, ...]
+    log_tail: tuple[float, ...]
+    rel: float
+    log_factor: float
+
+
+def _corner_split(q: list[float]) -> tuple[tuple[int, int], float, float, float, float]:
+    """``(corner, alpha, beta, lam, mu)`` with ``q_y = lam alpha^{y1} (1 - alpha)^{1 - y1} beta^{y2} (1 - beta)^{1 - y2} +
+    mu [y = corner]`` in real arithmetic up to the rounding of the four floats (``q`` in the order ``00, 10, 01, 11``):
+    the product law fits the three classes other than the corner; the corner is ``11`` where ``q11 q00 >= q10 q01``
+    (then ``mu = q11 - q10 q01 / q00 >= 0``), else ``10`` (``mu = q10 - q00 q11 / q01 > 0``)."""
+    q00, q10, q01, q11 = q
+    beta = q01 / (q00 + q01)
+    if q11 * q00 >= q10 * q01:
+        corner, alpha = (1, 1), q10 / (q00 + q10)
+        lam = q00 / ((1.0 - alpha) * (1.0 - beta))
+    else:
+        corner, alpha = (1, 0), q11 / (q01 + q11)
+        lam = q01 / ((1.0 - alpha) * beta)
+    ci = corner[0] + 2 * corner[1]
+    prod = [(1.0 - alpha) * (1.0 - beta), alpha * (1.0 - beta), (1.0 - alpha) * beta, alpha * beta]
+    return corner, alpha, beta, lam, max(q[ci] - lam * prod[ci], 0.0)
+
+
+def _binomial_rows(n: int, p: float) -> np.ndarray:
+    """``[m, j] = P[Bin(m, p) = j]`` for ``0 <= m, j <= n`` (0 for ``j > m``): ``(1 - p)^m = exp(m log1p(-p))`` times
+    running products of the exact ratios ``(m - j) / (j + 1) * p / (1 - p)`` along ``j`` (:func:`_corner_tables`)."""
+    W = n + 1
+    m = np.arange(W, dtype=float)
+    ratio = np.maximum(m[:, None] - m[None, :-1], 0.0) / (m[None, :-1] + 1.0) * (p / (1.0 - p))
+    out = np.empty((W, W))
+    out[:, 0] = np.exp(m * math.log1p(-p))
+    np.cumprod(ratio, axis=1, out=out[:, 1:])
+    out[:, 1:] *= out[:, :1]
+    return out
+
+
+@functools.lru_cache(maxsize=2)
+def _corner_tables(p: tuple[float, ...], eta: float, n: int, labels: tuple[int, int, int, int]) -> _CornerTables | None:
+    """The eps-independent part of :func:`_corner_bounds` (*derived*), or None where it does not apply (a class without
+    mass, :data:`CORNER_MAX_LOG`); the last two kept (a pair asks again at every ``eps``). ``O(n^2)`` floats, where the
+    three-count tables of :func:`_tuv_tables` hold ``O(n^3)``.
+
+    **The law as a product law plus one atom.** :func:`_corner_split` gives floats ``alpha, beta, lam, mu`` (``0 <
+    alpha, beta < 1``, ``lam > 0``, ``mu >= 0``); they define, in real arithmetic, the per-user law ``d``: a *product
+    draw* with probability ``lam`` (labels ``y1 ~ Bernoulli(alpha)``, ``y2 ~ Bernoulli(beta)`` independent), a *corner
+    draw* (class ``(c1, c2)``) with probability ``mu``, else silent (``rho = 1 - lam - mu > 0``). Its category
+    probabilities are ``d_y = lam pi_y + mu [y = c]`` and ``d_silent = rho = 1 - sum_y d_y``. The true per-user law has
+    ``P_y`` within relative ``eta`` of the stored ``q_y`` and ``P_silent = 1 - sum_y P_y``. With ``r'`` at least
+    ``|P_y / d_y - 1|`` for the four classes (``fl(d_y)`` is within ``8 u`` of ``d_y``: five roundings) and at least
+    ``sum_y |P_y - d_y| / rho`` (``|P_silent - d_silent| <= sum_y |P_y - d_y|``; ``rho >= fl(1 - lam - mu) - 4 u``), every
+    category's true probability is within ``(1 +- r')`` of ``d``'s, so for every non-negative function ``F`` of the
+    users' categories ``(1 - r')^n E_d[F] <= E[F] <= (1 + r')^n E_d[F]`` (``log_factor``; :func:`_mass_factor` of
+    :mod:`.blanket_separable` is the same argument for the product law alone). ``(S)_+`` and ``T 1{S > 0}`` are such
+    functions. Under ``d``: ``(m, r)`` (product and corner draws) is trinomial ``(n; lam, mu, rho)``; given them the
+    product draws' labels are independent, ``A = #{y1 = 1} ~ Bin(m, alpha)``, ``B = #{y2 = 1} ~ Bin(m, beta)``, and
+    the three counts of :func:`_tuv_bounds` are ``t = m + r``, ``u = A + c1 r``, ``v = B + c2 r``.
+
+    **Floating point.** ``P[Bin(m, p) = j]`` (:func:`_binomial_rows`): ``(1 - p)^m`` within ``(2 m |log1p(-p)| + 2)
+    u`` (``log1p``, the product, ``exp``), each ratio within ``4 u`` (``(m - j)`` exact, a division, ``p / (1 - p)``
+    two roundings, the product) and each running product ``u`` more: within ``(5 n + 2 n L + 4) u`` (``L`` the largest
+    ``|log1p(-p)|``; ``8 u`` for ``np.exp``). No entry leaves the normal range (:data:`CORNER_MAX_LOG`: every non-zero entry, and every running
+    product ``P[j] / P[0]``, lies within ``e^{+-600}``); entries with ``j > m`` are exact zeros. ``C``, ``D`` and ``M``
+    are numpy's sequential running sums (``np.cumsum`` along a row) of non-negative terms: ``(n + 1) u`` each, twice for
+    ``D``, ``u`` for the products ``j P``. The trinomial ``P[m, r] = exp(log)``, the log as in :func:`_tuv_tables`
+    (``1e-14`` of the terms' magnitudes) plus ``4 n u / rho`` for ``fl(rho)`` against ``rho``; rounded up where it
+    would underflow (``e^-700``). Weights ``P[m, r] P[A = a | m]``: one more rounding.
+
+    **What is left out** (only the upper end is charged: every term is non-negative). Per slice ``r``, the ``m`` whose
+    weight is below :data:`CORNER_DROP` of the largest: ``(A t + B u + C v)_+ <= (A_+ + B_+) t`` (``u <= t``, ``C < 0
+    <= v``), so they cost at most ``(A_+ + B_+) sum P[m, r] (m + r)`` (``drop``). The slices ``r > R``: ``P[r > R] <=
+    C(n, R + 1) mu^{R + 1}`` (union over the sets of ``R + 1`` users all corner draws), and ``(A t + B u + C v)_+ <=
+    (A_+ + B_+) n``: at most ``(A_+ + B_+) n P[r > R]`` (``log_tail``, with ``1e-14`` of its terms)."""
+    if n > TUV_MAX_N or n < 1 or len(p) != 4:
+        return None
+    j00, j10, j01, j11 = labels
+    q = [p[j00], p[j10], p[j01], p[j11]]
+    if not min(q) > 0.0:
+        return None
+    corner, alpha, beta, lam, mu = _corner_split(q)
+    ends = [alpha, 1.0 - alpha, beta, 1.0 - beta]
+    if not (min(ends) > 0.0 and n * -math.log(min(ends)) <= CORNER_MAX_LOG and n * mu <= CORNER_MAX_DRAWS):
+        return None
+    ci = corner[0] + 2 * corner[1]
+    pi = [(1.0 - alpha) * (1.0 - beta), alpha * (1.0 - beta), (1.0 - alpha) * beta, alpha * beta]
+    rho = 1.0 - lam - mu
+    rho_lo = rho - 4 * _U
+    if not (lam > 0.0 and rho_lo > 0.0):
+        return None
+    worst, gap = 0.0, 0.0
+    for y in range(4):
+        d = lam * pi[y] + (mu if y == ci else 0.0)  # within 8 u of d_y
+        worst = max(worst, q[y] * (1.0 + eta) * (1.0 + 2 * _U) / (d * (1.0 - 8 * _U)) - 1.0,
+                    1.0 - q[y] * (1.0 - eta) * (1.0 - 2 * _U) / (d * (1.0 + 8 * _U)))
+        gap += abs(q[y] - d) + eta * q[y] + 8 * _U * d
+    r1 = max(worst, gap * (1.0 + 16 * _U) / rho_lo) * (1.0 + 1e-6) + 8 * _U
+    log_factor = n * math.log1p(r1) * (1.0 + 4 * _U)
+    W = n + 1
+    jj = np.arange(W, dtype=float)
+    with np.errstate(under="raise", over="raise", invalid="raise"):
+        try:
+            pb = _binomial_rows(n, beta)
+            pa = _binomial_rows(n, alpha)
+        except FloatingPointError:  # (a safety net: cannot occur, docstring)
+            return None
+    C = np.cumsum(pb, axis=1)
+    D = np.zeros_like(C)
+    np.cumsum(C[:, :-1], axis=1, out=D[:, 1:])
+    M = np.cumsum(pb * jj[None, :], axis=1)
+    tri = jj[None, :] <= jj[:, None]
+    PA = pa[tri]
+    m_col = np.repeat(jj, np.arange(1, W + 1))
+    a_col = jj[tri.nonzero()[1]]
+    base = (m_col * W).astype(np.int64)
+    # the trinomial weights, slices r = 0 .. R (R: the tail bound below CORNER_DROP, at most CORNER_MAX_R)
+    lmu = math.log(mu) if mu > 0.0 else -math.inf
+    r_all = np.arange(1, min(CORNER_MAX_R, n) + 2, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lt = gammaln(n + 1.0) - gammaln(r_all + 1.0) - gammaln(n - r_all + 1.0)
+        log_tail = np.where(r_all <= n, lt + r_all * lmu + 1e-14 * (3 * gammaln(n + 1.0) + r_all * abs(lmu)) + 1e-15
+                            if mu > 0.0 else -np.inf, -np.inf)
+    R = int(np.argmax(log_tail <= math.log(CORNER_DROP))) if np.any(log_tail <= math.log(CORNER_DROP)) else len(log_tail) - 1
+    rr = np.arange(R + 1, dtype=float)[:, None]
+    k = n - jj[None, :] - rr
+    kk = np.maximum(k, 0.0)
+    terms = [jj[None, :] * math.log(lam), rr * (lmu if mu > 0.0 else 0.0), kk * math.log(rho)]
+    lg = gammaln(n + 1.0) - gammaln(jj[None, :] + 1.0) - gammaln(rr + 1.0) - gammaln(kk + 1.0)
+    scale = gammaln(n + 1.0) + gammaln(jj[None, :] + 1.0) + gammaln(rr + 1.0) + gammaln(kk + 1.0) + sum(np.abs(x) for x in terms)
+    log_err = float(np.max(1e-14 * scale)) + 6e-15 + 4.0 * n * _U / rho_lo
+    logw = np.where(k >= 0.0, lg + terms[0] + terms[1] + terms[2], -np.inf)
+    w_up = np.where(k >= 0.0, np.exp(np.maximum(logw, -700.0)), 0.0)
+    w_lo = np.where(logw > -700.0, np.exp(logw), 0.0)
+    tau = float(np.max(w_up)) * CORNER_DROP
+    slices, drop = [], []
+    for r in range(R + 1):
+        kept = np.flatnonzero(w_up[r] >= tau)
+        lo_m, hi_m = (int(kept[0]), int(kept[-1])) if len(kept) else (0, -1)
+        out = np.ones(W, dtype=bool)
+        out[lo_m:hi_m + 1] = False
+        drop.append(float(np.sum(np.where(out, w_up[r] * (jj + r), 0.0))) * (1.0 + (W + 4) * _U))
+        i0, i1 = lo_m * (lo_m + 1) // 2, (hi_m + 1) * (hi_m + 2) // 2
+        mi = m_col[i0:i1].astype(np.int64)
+        wu, wl = w_up[r].take(mi) * PA[i0:i1], w_lo[r].take(mi) * PA[i0:i1]
+        for arr in (wu, wl):
+            arr.flags.writeable = False
+        slices.append((i0, i1, wu, wl))
+    pmf_rel = (5 * n + 2 * n * max(-math.log1p(-alpha), -math.log1p(-beta)) + 8) * _U
+    rel = math.expm1(log_err + 2 * pmf_rel + (3 * (n + 1) + 12) * _U) * (1.0 + 4 * _U)
+    for arr in (C, D, M, m_col, a_col, base):
+        arr.flags.writeable = False
+    return _CornerTables(corner, C.reshape(-1), D.reshape(-1), M.reshape(-1), m_col, a_col, base, tuple(slices),
+                         tuple(drop), tuple(float(x) for x in log_tail[:R + 1]), rel, log_factor)
+
+
+def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[int, int, int, int], rtol: float
+                   ) -> tuple[float, float, float] | None:
+    """:func:`_tuv_bounds`' ``(lower, upper, slope)`` from the two-count tables of :func:`_corner_tables` (*derived*; the
+    law and its floating point there).
+
+    With the pointwise bounds of :func:`_tuv_bounds` (``S <= A t + B u + C v``, ``C < 0``) and ``(m, r, a)`` given (``a``
+    the product draws' ``A``), ``t = m + r``, ``u = a + c1 r``, ``v = B + w``, ``w = c2 r``: ``E[(A t + B u + C v)_+ | m, r,
+    a] = -C F_m(kappa)``, ``kappa = (A t + B u + C w) / (-C)``, ``F_m(kappa) = E[(kappa - B)_+] = D[m, j] + (kappa - j) C[m,
+    j]`` for ``j = floor(kappa)``, ``0 <= j <= n`` (the rows hold ``P = 0`` beyond ``m``, so the formula holds for every such
+    ``j``; ``j = n`` where ``kappa > n``), 0 for ``kappa < 0``. ``kappa`` is rounded outward by ``8 u (|A| t + |B| u + |C| w)
+    / |C|`` (three products, two sums, the division); ``kappa - j`` exact (Sterbenz, or ``j = 0``) except at ``j = n``
+    (``u``). Slope: ``T >= beta0 t + (beta1 - beta0) v`` and ``{B <= j'}``, ``j' = ceil(kappa') - 1 - 0`` for the lower
+    ``kappa'`` (rounded down), lies in ``{S > 0}``: ``E[T 1{S > 0} | m, r, a] >= beta0 t C[j'] + (beta1 - beta0) (M[j'] + w
+    C[j'])``. The slices ``r = 0, 1, ..`` are added until the charge of the rest (``(A_+ + B_+) P[r > R]``, docstring of
+    :func:`_corner_tables`) is at most :data:`CORNER_TAIL_RTOL` ``rtol`` of the upper end so far; the lower end and the
+    slope take the same slices (left-out terms are non-negative). Each weight-times-table term: ``rel`` and five
+    roundings (``F``'s two, ``frac``'s, the product, the weight); a product below the normal range is off by at most
+    ``2^-1075`` (``1e-300`` per term charged both ways); the sums (numpy's pairwise, non-negative terms) within their
+    count times ``u``; ``(1 +- r')^n`` last."""
+    if cf.p.shape != (4,):
+        return None
+    j00, j10, j01, j11 = labels
+    c1, c2 = tab.corner
+    fC, fD, fM = tab.C, tab.D, tab.M
+    ends: list[float] = []
+    slope = 0.0
+    used = len(tab.slices)
+    for sign, A, B, Cc in _tuv_coefficients(cf, labels):
+        if not Cc < 0.0:
+            return None
+        nC = -Cc
+        pos = max(A, 0.0) + max(B, 0.0)
+        total = slope_sum = charge = 0.0
+        cells = 0
+        for r, (i0, i1, wu, wl) in enumerate(tab.slices):
+            if r >= used:
+                break
+            if i1 > i0:
+                t = tab.m_col[i0:i1] + float(r)
+                uu = tab.a_col[i0:i1] + float(c1 * r)
+                w = float(c2 * r)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    kap = (A * t + B * uu + Cc * w) / nC
+                    kap = kap + sign * (8 * _U * (abs(A) * t + abs(B) * uu + nC * w) / nC + 1e-300)
+                if not np.all(np.isfinite(kap)):
+                    return None
+                kap = np.maximum(kap, 0.0)  # (F = 0 below 0: j = 0, D = 0, kappa - j = 0)
+                j = np.minimum(np.floor(kap), float(n))
+                idx = tab.base[i0:i1] + j.astype(np.int64)
+                frac = (kap - j) * (1.0 + sign * _U)
+                F = fD.take(idx) + frac * fC.take(idx)
+                total += float(np.sum((wu if sign > 0 else wl) * F))
+                cells += i1 - i0
+                if sign < 0 and cf.b_lo is not None:
+                    beta0 = min(float(cf.b_lo[j00]), float(cf.b_lo[j10]))
+                    beta1 = min(float(cf.b_lo[j01]), float(cf.b_lo[j11]))
+                    if beta1 >= beta0 >= 0.0:
+                        js = np.ceil(kap) - 1.0
+                        jsi = tab.base[i0:i1] + np.clip(js, 0.0, float(n)).astype(np.int64)
+                        cc = fC.take(jsi)
+                        d_b = (beta1 - beta0) * (1.0 - _U)
+                        s_terms = np.where(js >= 0.0, beta0 * t * cc + d_b * (fM.take(jsi) + w * cc), 0.0)
+                        slope_sum += float(np.sum(wl * s_terms))
+            if sign > 0:
+                charge += pos * tab.drop[r]
+                tail = pos * n * math.exp(tab.log_tail[r]) if tab.log_tail[r] > -745.0 else 0.0
+                if tail <= CORNER_TAIL_RTOL * rtol * nC * total or r == len(tab.slices) - 1:
+                    used = r + 1
+                    charge += tail
+                    break
+        grow = (1.0 + (cells + 16) * _U)
+        tiny = cells * 1e-300  # (products below the normal range: at most 2^-1075 each, either way)
+        if sign > 0:
+            val = (nC * (total + tiny) * (1.0 + tab.rel) * grow + charge * (1.0 + tab.rel)) * grow
+            ends.append(val * math.exp(tab.log_factor) * (1.0 + 4 * _U) / n)
+        else:
+            shrink = (1.0 - tab.rel) * (1.0 - (cells + 16) * _U) * math.exp(-tab.log_factor) * (1.0 - 4 * _U) / n
+            ends.append(max(nC * (total - tiny) * shrink, 0.0))
+            slope = max((slope_sum - tiny * (2.0 + 2.0 * n)) * shrink, 0.0)
     lo_end, up_end = ends[1], ends[0]
     if 0.0 < up_end < fp.MIN_PROBABILITY:
         up_end = fp.MIN_PROBABILITY
@@ -3564,7 +3880,7 @@ class PairBlanket:
             # below the package's floor: report the floor (the exponents of the lattice would
             # leave the double range long before such values)
             return DeltaBounds(eps, 0.0, fp.MIN_PROBABILITY, 0, True)
-        tuv = self._tuv_path(cf) if (exact or (self._auto and TUV_REPLACES_LATTICE)) else None
+        tuv = self._tuv_path(cf, rtol) if (exact or (self._auto and TUV_REPLACES_LATTICE)) else None
         if tuv is not None and not tuv[1] - tuv[0] <= rtol * tuv[0]:
             # the path's coefficient slacks are charged on every draw: at eps close to eps0 or eps0 >= ~20 they
             # can leave it wider than the route it replaces (review rev99s), which then answers as before
@@ -3578,17 +3894,21 @@ class PairBlanket:
             return DeltaBounds(eps, lo, up, exact_size(self.n, self.structure.classes), up - lo <= rtol * lo)
         return self._lattice_capped(cf, eps, rtol, trivial)
 
-    def _tuv_path(self, cf: _Coefficients) -> tuple[float, float, float] | None:
+    def _tuv_path(self, cf: _Coefficients, rtol: float = 1e-9) -> tuple[float, float, float] | None:
         """:func:`_tuv_bounds` where it applies (four classes, ``n <= TUV_MAX_N``), its tables built at the first
-        ``eps`` and kept for the others (:func:`_tuv_tables`; the search's evaluations share them), else None."""
+        ``eps`` and kept for the others (the search's evaluations share them): the two-count tables of
+        :func:`_corner_tables` where they apply, else the three-count tables of :func:`_tuv_tables`; else None."""
         labels = self._tuv_labels
         if labels is None:
             return None
-        tab = _tuv_tables(tuple(float(x) for x in cf.p), float(cf.rest), float(cf.eta), self.n, labels)
+        p = tuple(float(x) for x in cf.p)
+        tab: _TuvTables | _CornerTables | None = _corner_tables(p, float(cf.eta), self.n, labels)
+        if tab is None:
+            tab = _tuv_tables(p, float(cf.rest), float(cf.eta), self.n, labels)
         if tab is None:
             self._tuv_labels = None
             return None
-        return _tuv_bounds(cf, self.n, tab, labels)
+        return _tuv_bounds(cf, self.n, tab, labels, rtol)
 
     def _lattice_capped(self, cf: _Coefficients, eps: float, rtol: float, trivial: float) -> DeltaBounds:
         """The lattice's bracket (on the product law where :meth:`_product_pays`), its upper end capped at
