@@ -1287,9 +1287,12 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
     the product draws' ``A``), ``t = m + r``, ``u = a + c1 r``, ``v = B + w``, ``w = c2 r``: ``E[(A t + B u + C v)_+ | m, r,
     a] = -C F_m(kappa)``, ``kappa = (A t + B u + C w) / (-C)``, ``F_m(kappa) = E[(kappa - B)_+] = D[m, j] + (kappa - j) C[m,
     j]`` for ``j = floor(kappa)``, ``0 <= j <= n`` (the rows hold ``P = 0`` beyond ``m``, so the formula holds for every such
-    ``j``; ``j = n`` where ``kappa > n``), 0 for ``kappa < 0``. ``kappa`` is rounded outward by ``8 u (|A| t + |B| u + |C| w)
-    / |C|`` (three products, two sums, the division); ``kappa - j`` exact (Sterbenz, or ``j = 0``) except at ``j = n``
-    (``u``). Slope: ``T >= beta0 t + (beta1 - beta0) v`` and ``{B <= j'}``, ``j' = ceil(kappa') - 1 - 0`` for the lower
+    ``j``; ``j = n`` where ``kappa > n``), 0 for ``kappa < 0``. ``kappa`` is computed as ``a1 m + b1 a + e0 r`` (``a1 =
+    A / |C|``, ``b1 = B / |C|``, ``e0 = (A + c1 B + c2 C) / |C|``; ``t = m + r``, ``u = a + c1 r``), whose roundings (the
+    three quotients, the shift's sum, two products, two sums: within ``7 u (|A| m + |B| a) / |C| + 8 u (|A| + |B| + |C|) r /
+    |C|``, ``a <= m``) the outward moves ``16 u (|A| + |B|) m / |C|`` (folded into ``a1``) and ``16 u (|A| + |B| + |C|) r /
+    |C|`` cover; ``kappa - j`` exact (Sterbenz, or ``j = 0``) except at ``j = n`` (``u`` relative on ``F``, in the sums'
+    charge). Slope: ``T >= beta0 t + (beta1 - beta0) v`` and ``{B <= j'}``, ``j' = ceil(kappa') - 1 - 0`` for the lower
     ``kappa'`` (rounded down), lies in ``{S > 0}``: ``E[T 1{S > 0} | m, r, a] >= beta0 t C[j'] + (beta1 - beta0) (M[j'] + w
     C[j'])``. The slices ``r = 0, 1, ..`` are added until the charge of the rest (``(A_+ + B_+) P[r > R]``, docstring of
     :func:`_corner_tables`) is at most :data:`CORNER_TAIL_RTOL` ``rtol`` of the upper end so far; the lower end and the
@@ -1310,28 +1313,32 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
             return None
         nC = -Cc
         pos = max(A, 0.0) + max(B, 0.0)
+        # kappa = (A (m + r) + B (a + c1 r) + C c2 r) / nC = a1 m + b1 a + e0 r, moved outward by 16 u (|A| + |B|) m / nC
+        # and 16 u (|A| + |B| + nC) r / nC (docstring)
+        c_m = 16 * _U * (abs(A) + abs(B)) / nC
+        a1, b1 = A / nC + sign * c_m, B / nC
+        e0 = (A + B * c1 + Cc * c2) / nC
+        e_r = 16 * _U * (abs(A) + abs(B) + nC) / nC
         total = slope_sum = charge = 0.0
         cells = 0
         for r, (i0, i1, wu, wl) in enumerate(tab.slices):
             if r >= used:
                 break
             if i1 > i0:
-                t = tab.m_col[i0:i1] + float(r)
-                uu = tab.a_col[i0:i1] + float(c1 * r)
+                mm, aa = tab.m_col[i0:i1], tab.a_col[i0:i1]
                 w = float(c2 * r)
                 with np.errstate(over="ignore", invalid="ignore"):
-                    kap = (A * t + B * uu + Cc * w) / nC
-                    kap = kap + sign * (8 * _U * (abs(A) * t + abs(B) * uu + nC * w) / nC + 1e-300)
+                    kap = a1 * mm + b1 * aa + (e0 * r + sign * (e_r * r + 1e-300))
                 if not np.all(np.isfinite(kap)):
                     return None
                 kap = np.maximum(kap, 0.0)  # (F = 0 below 0: j = 0, D = 0, kappa - j = 0)
                 j = np.minimum(np.floor(kap), float(n))
                 idx = tab.base[i0:i1] + j.astype(np.int64)
-                frac = (kap - j) * (1.0 + sign * _U)
-                F = fD.take(idx) + frac * fC.take(idx)
+                F = fD.take(idx) + (kap - j) * fC.take(idx)
                 total += float(np.sum((wu if sign > 0 else wl) * F))
                 cells += i1 - i0
                 if sign < 0 and cf.b_lo is not None:
+                    t = mm + float(r)
                     beta0 = min(float(cf.b_lo[j00]), float(cf.b_lo[j10]))
                     beta1 = min(float(cf.b_lo[j01]), float(cf.b_lo[j11]))
                     if beta1 >= beta0 >= 0.0:
@@ -1348,13 +1355,13 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
                     used = r + 1
                     charge += tail
                     break
-        grow = (1.0 + (cells + 16) * _U)
+        grow = 1.0 + (cells + 20) * _U
         tiny = cells * 1e-300  # (products below the normal range: at most 2^-1075 each, either way)
         if sign > 0:
             val = (nC * (total + tiny) * (1.0 + tab.rel) * grow + charge * (1.0 + tab.rel)) * grow
             ends.append(val * math.exp(tab.log_factor) * (1.0 + 4 * _U) / n)
         else:
-            shrink = (1.0 - tab.rel) * (1.0 - (cells + 16) * _U) * math.exp(-tab.log_factor) * (1.0 - 4 * _U) / n
+            shrink = (1.0 - tab.rel) * (1.0 - (cells + 20) * _U) * math.exp(-tab.log_factor) * (1.0 - 4 * _U) / n
             ends.append(max(nC * (total - tiny) * shrink, 0.0))
             slope = max((slope_sum - tiny * (2.0 + 2.0 * n)) * shrink, 0.0)
     lo_end, up_end = ends[1], ends[0]
