@@ -2470,9 +2470,12 @@ class _Slab:
     """
 
     def __init__(self, N: float, p: float, s: float, rel: float, orders: np.ndarray, c1: int, c2: int,
-                 x_lo: float, x_hi: float, scaled: bool = False) -> None:
+                 x_lo: float, x_hi: float, scaled: bool = False,
+                 rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
         self.orders, self.c1, self.c2, self.s = orders, c1, c2, s
-        c = np.arange(c1, c2 + 1, dtype=float)
+        # (``rows``: the counts and the lower / upper ends of their log weights, instead of every count of c1 .. c2 at
+        # log Pr[C = c]: a :class:`_StrideSlab`'s measures; every bound below holds for any non-negative row weights)
+        c = np.arange(c1, c2 + 1, dtype=float) if rows is None else rows[0]
         m = c + 1.0
         self.c, self.m = c, m
         # the finest grid: a power of two cells from xL, at least _SLAB_FINE per spread at the top count
@@ -2486,7 +2489,7 @@ class _Slab:
         a_lo = np.clip(np.ceil(x_lo * m), 0.0, m)
         a_hi = np.clip(np.floor(x_hi * m), 0.0, m)
         self.a_lo, self.a_hi = a_lo, a_hi
-        lpc_lo, lpc_up = _log_pmf_bracket(c, np.full(c.size, N), p)
+        lpc_lo, lpc_up = _log_pmf_bracket(c, np.full(c.size, N), p) if rows is None else rows[1:]
         self.log_pc_up = lpc_up
         mi = m.astype(np.int64)
         table = gammaln(np.arange(int(c2) + 2, dtype=float) + 1.0)  # log k!, k = 0 .. c2 + 1
@@ -2946,6 +2949,118 @@ class _Slab:
         rows[sel] = np.minimum(rows[sel], lpc[sel, None] + tail)
         total[js] = np.minimum(total[js], _logsumexp(rows, axis=0) + math.log1p(4 * (rows.shape[0] + 4) * _U))
         return total + 1e-12
+
+
+#: Strided slabs (:class:`_StrideSlab`): the stride is ``_STRIDE_THETA`` over the steepest ``|d log Pr[C = c] / dc|``
+#: at the slab's ends (eps0 = 3, n = 1e5: 8 counts), used when it is at least ``_STRIDE_MIN``, for slabs of at least
+#: ``_STRIDE_MIN_ROWS`` counts whose planned points times ``1 - 2 / stride`` (the points saved) are at least
+#: ``_STRIDE_MIN_POINTS`` (below that the second window costs what the build saves: eps0 = 2, n = 1.4e4 and 6 / 1e6,
+#: ~0.3M planned points, measured no faster), not scaled, of pairs whose log likelihood ratio exceeds
+#: ``_SLAB_RECT_RATIO``, where every order of the slab has a proved log-convex ``K(c)`` (:func:`_chord_orders`). 0
+#: turns them off. Only the work and the brackets' widths depend on these (measured, slab107: at 3 / 1e5 the stride's
+#: own gap is ~0.04 budgets of alpha = 640 for each end at 8 counts, ~0.09 at 12).
+_STRIDE_THETA = 1.3
+_STRIDE_MIN = 4
+_STRIDE_MIN_ROWS = 64
+_STRIDE_MIN_POINTS = 400_000.0
+
+
+def _stride_weights(c1: int, c2: int, N: float, p: float, stride: int
+                    ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The rows ``r_0 = c1, r_j = c1 + j stride, ..., c2`` of a :class:`_StrideSlab` and the log weights of its two
+    measures on them, each as a zero-width bracket: ``omega`` (an upper end of the hat weights) and ``nu`` (a lower
+    end of the Jensen pieces' masses); the argument is :class:`_StrideSlab`'s. Rows where ``nu`` is 0 get ``-inf``.
+
+    Rounding: ``P_up >= Pr[C = c] >= P_lo`` (the gammaln bracket of :func:`_log_pmf_bracket`, its difference from
+    ``ref`` and ``exp`` charged ``4u`` of the magnitudes and ``4u`` relative), scaled by ``e^-ref``; the hat fractions
+    ``t``, ``1 - t`` and the sums of at most ``stride + 1`` terms err by far less than the ``1e-9`` relative margins
+    applied (``omega`` up, ``nu`` down, the moment comparison on both sides), and ``log`` and the shift back by
+    ``1e-12``."""
+    c = np.arange(c1, c2 + 1, dtype=float)
+    n = c.size
+    lo, up = _log_pmf_bracket(c, np.full(n, N), p)
+    ref = float(np.max(up))
+    p_up = np.exp(up - ref + 4 * _U * (np.abs(up) + abs(ref) + 1.0)) * (1.0 + 4 * _U)
+    p_lo = np.exp(lo - ref - 4 * _U * (np.abs(lo) + abs(ref) + 1.0)) * (1.0 - 4 * _U)
+    rows = np.append(np.arange(0, n - 1, stride, dtype=float), n - 1.0)
+    nr = rows.size
+    j = np.arange(n, dtype=float)
+    k = np.minimum(np.searchsorted(rows, j, side="right") - 1, nr - 2)  # count j in [rows[k], rows[k + 1]]
+    t = (j - rows[k]) / (rows[k + 1] - rows[k])
+    dl, dr = j - rows[k], rows[k + 1] - j  # (exact integers)
+    om = (np.bincount(k, p_up * (1.0 - t), minlength=nr) + np.bincount(k + 1, p_up * t, minlength=nr)) * (1.0 + 1e-9)
+    # the Jensen pieces: row k takes the fraction (1 - t) lam_k of each count between it and row k + 1, which takes the
+    # rest; lam_k in [0, 1] the largest for which row k's piece has its mean at most r_k (moments below the row from
+    # p_lo, above it from p_up)
+    b_right = np.bincount(k, p_up * (1.0 - t) * dl, minlength=nr)
+    m_right = np.bincount(k, p_lo * (1.0 - t), minlength=nr)
+    a_hat = np.bincount(k, p_lo * t * dr, minlength=nr)
+    a_rest = np.bincount(k, p_lo * (1.0 - t) * dr, minlength=nr)
+    m_hat = np.bincount(k, p_lo * t, minlength=nr)
+    nu = np.zeros(nr)
+    a_left, m_left = 0.0, 0.0  # the current row's piece below it: its moment about the row, its mass
+    for r in range(nr - 1):
+        a_cur = a_left * (1.0 - 1e-9)
+        b_cur = float(b_right[r]) * (1.0 + 1e-9)
+        lam = 1.0 if b_cur <= a_cur else a_cur / b_cur * (1.0 - 1e-9)
+        nu[r] = m_left + lam * float(m_right[r])
+        a_left = float(a_hat[r]) + (1.0 - lam) * float(a_rest[r])
+        m_left = float(m_hat[r]) + (1.0 - lam) * float(m_right[r])
+    nu[-1] = m_left
+    nu = nu * (1.0 - 1e-9)
+    with np.errstate(divide="ignore"):
+        lom, lnu = np.log(om) + ref + 1e-12, np.log(nu) + ref - 1e-12
+    return c1 + rows, (lom, lom), (lnu, lnu)
+
+
+class _StrideSlab:
+    """A slab (:class:`_Slab`'s sum ``sum_{c = c1}^{c2} Pr[C = c] (K(c) - 1)``) from every ``stride``-th count only:
+    two slabs on the rows ``r_j`` of :func:`_stride_weights`, one for the upper end, one for the lower (*derived*;
+    slab107).
+
+    Write ``kappa(c) = K(c) - 1 >= 0``, ``P(c) = Pr[C = c]``. (i) ``kappa`` is convex on the integers ``c >= 0``:
+    ``log K`` is (lemma94 for integer orders, Theorem K* for ``1 < alpha <= 16`` and the exact symmetric pairs:
+    :func:`_chord_orders`, required of every order of the slab), so ``K(c - 1) + K(c + 1) >= 2 (K(c - 1) K(c +
+    1))^(1/2) >= 2 K(c)``; and ``kappa`` is non-increasing (FMT21 Lemma F.2, as :meth:`RenyiDirection._above`). Its
+    piecewise-linear interpolation ``kappa~`` is then convex and non-increasing on ``[0, inf)``. (ii) Upper: for ``c =
+    (1 - t) r_j + t r_{j+1}`` convexity gives ``kappa(c) <= (1 - t) kappa(r_j) + t kappa(r_{j+1})``, so the sum is at
+    most ``sum_j omega_j kappa(r_j)`` with the hat weights ``omega_j = sum_c P(c) hat_j(c)``. (iii) Lower: split every
+    ``P(c)`` into pieces ``theta_jc P(c)`` (``sum_j theta_jc = 1``) such that row ``j``'s piece has its mean ``m_j <=
+    r_j``; ``kappa >= 0`` (pieces may be dropped) and Jensen for ``kappa~`` give ``sum_c P(c) kappa(c) >= sum_j nu_j
+    kappa~(m_j) >= sum_j nu_j kappa(r_j)`` (non-increasing), ``nu_j`` the piece's mass. :func:`_stride_weights`
+    builds the pieces from the hat split, moving part of a row's share above it to the next row where its mean
+    would exceed the row (that only lowers the mean of the one and adds mass below the next). (iv) Both
+    ``sum_j w_j kappa(r_j)`` are sums of one ``g`` against the pooled measures ``sum_j w_j Law(X_{r_j + 1})``,
+    exactly :class:`_Slab`'s with the row weights ``w_j`` in place of ``Pr[C = c]``: :attr:`up` is built with
+    ``omega`` (an upper end; its upper bounds, window and tails, are used), :attr:`lo` with ``nu`` (a lower end; its
+    lower window bound is used: the tails are ``>= 0``). The stride's own gap is second order in the stride (the
+    chord's and Jensen's errors, ``~ kappa'' stride^2``); the points are ``2 / stride`` of a full slab's and the
+    windows twice one (measured, eps0 = 3, n = 1e5: 1.55M -> 0.30M points)."""
+
+    def __init__(self, N: float, p: float, s: float, rel: float, orders: np.ndarray, c1: int, c2: int,
+                 x_lo: float, x_hi: float, scaled: bool, stride: int) -> None:
+        rows, w_up, w_lo = _stride_weights(c1, c2, N, p, stride)
+        self.up = _Slab(N, p, s, rel, orders, c1, c2, x_lo, x_hi, scaled, (rows, *w_up))
+        pos = w_lo[0] > -np.inf  # (rows without a piece: nothing to add)
+        self.lo = _Slab(N, p, s, rel, orders, c1, c2, x_lo, x_hi, scaled, (rows[pos], w_lo[0][pos], w_lo[1][pos]))
+        self.orders, self.c1, self.c2, self.x_lo, self.x_hi, self.stride = orders, c1, c2, x_lo, x_hi, stride
+        self.R = self.up.R
+        self.points = self.up.points + self.lo.points
+
+    def level_for(self, h: np.ndarray) -> np.ndarray:
+        """As :meth:`_Slab.level_for` (both slabs have the same cells)."""
+        return self.up.level_for(h)
+
+    def window(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, level: int,
+               log_tol: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(log upper, log lower)``: :attr:`up`'s upper window bound, :attr:`lo`'s lower one."""
+        return (self.up.window(u, v, bp, bq, alpha, level, log_tol)[0],
+                self.lo.window(u, v, bp, bq, alpha, level, log_tol)[1])
+
+    def tails(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, rel: float, log_tol: float,
+              est: np.ndarray, geometric: bool = True) -> np.ndarray:
+        """:attr:`up`'s tails (the upper measure's; the lower end needs none)."""
+        return self.up.tails(u, v, bp, bq, alpha, rel, log_tol, est, geometric)
 
 
 # ---------------------------------------------------------------------------------------
@@ -3459,7 +3574,7 @@ class RenyiDirection:
         self.envelope = pair.p0 == 0.0
         self._tails: dict = {}  # Boost's tails at the cells' edges, for this split s (_unique_call)
         #: the slabs of clone counts (:meth:`_build_slabs`, per call of :meth:`bounds`); none before
-        self.slabs: list[_Slab] = []
+        self.slabs: list[_Slab | _StrideSlab] = []
         #: the ends of x for the end bounds (:func:`_end_constants`, set by :meth:`bounds`); none before
         self._ends: list[tuple[float, np.ndarray, float]] = []
         #: whether they are in use (set by :meth:`bounds` after its first round; :meth:`_envelope` applies them then)
@@ -4648,7 +4763,9 @@ class RenyiDirection:
             return
         log_tol = math.log(self._tail_tol)
         for g, (js, c1, c2, xl, xr) in enumerate(plan):
-            slab = _Slab(float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr, (c1, c2, xl, xr) in scaled)
+            stride = self._stride(js, c1, c2, xl, xr, (c1, c2, xl, xr) in scaled)
+            slab = (_StrideSlab(float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr, (c1, c2, xl, xr) in scaled, stride)
+                    if stride > 1 else _Slab(float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr, (c1, c2, xl, xr) in scaled))
             self.slabs.append(slab)
             self.slab_of[js] = g
             # start: _SLAB_START cells per spread of x
@@ -4708,6 +4825,19 @@ class RenyiDirection:
                 self._leave_slab(stuck)
         if self.slabs and np.all(self.slab_of < 0):  # (also when the level loop's drop emptied them: review rev102s)
             self.slabs = []
+
+    def _stride(self, js: np.ndarray, c1: int, c2: int, xl: float, xr: float, scaled: bool) -> int:
+        """The stride of a :class:`_StrideSlab` for the planned slab (orders ``js``, counts ``c1 .. c2``, ``x`` in ``[xl,
+        xr]``), or 1 for a plain :class:`_Slab` (:data:`_STRIDE_THETA`; work only)."""
+        if (_STRIDE_THETA <= 0.0 or scaled or self.pair.max_log_ratio <= _SLAB_RECT_RATIO
+                or c2 - c1 + 1 < _STRIDE_MIN_ROWS
+                or not np.all(_chord_orders(self.alpha[js], self.pa1, self.pb1, self.s, _exact_symmetric(self.pair)))):
+            return 1
+        N, p = float(self.N), self.p
+        slope = max(abs(math.log((N - c) * p / ((c + 1.0) * (1.0 - p)))) for c in (float(c1), float(c2)))
+        d = int(_STRIDE_THETA / max(slope, 1e-9))
+        saved = (c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) * (1.0 - 2.0 / max(d, 1))
+        return d if d >= _STRIDE_MIN and saved >= _STRIDE_MIN_POINTS else 1
 
     def _leave_slab(self, js: np.ndarray) -> None:
         """The orders ``js`` (indices or a mask) leave their slab: their blocks of totals bound them as without slabs."""
