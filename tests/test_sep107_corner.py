@@ -173,8 +173,10 @@ def test_tail_charge_covers_the_slices_left_out(monkeypatch):
     n, eps = 10, 0.2
     want, _ = _oracle(s, n, eps)
     monkeypatch.setattr(bm, "CORNER_TAIL_RTOL", 1e300)
-    bm._corner_tables.cache_clear()
-    lo, up, _ = _corner_answers(s, n, eps)
+    labels = bm._tuv_labels(s)
+    tab = bm._corner_tables(tuple(float(x) for x in s.mass), s.rel_err, n, labels)
+    assert len(tab.slices) > 1
+    lo, up, _ = bm._corner_bounds(bm.coefficients(s, eps), n, tab, labels, 1e-9)
     assert mpmath.mpf(lo) <= want <= mpmath.mpf(up)
     assert lo < float(want) * (1 - 1e-9)
 
@@ -247,3 +249,18 @@ def test_query_with_and_without_the_path(fam, eps0, n, delta, monkeypatch):
     assert a <= d and c <= b
     assert abs(b - d) <= 1e-6 * d
     assert np.isfinite(b)
+
+
+def test_cube_answers_where_the_corner_charges_show():
+    """At ``delta ~ 1e-35`` the charge of the ``m`` left out (``1e-40`` of the largest weight) widens the two-count bracket
+    beyond a tight ``rtol``; up to ``TUV_TABLES_MAX_N`` the three-count tables then answer (width ``~1e-10``), as before."""
+    s = OUE(10, 0.5).pair_structures()[0]
+    n, eps = 99, 0.45
+    labels = bm._tuv_labels(s)
+    corner = bm._corner_tables(tuple(float(x) for x in s.mass), s.rel_err, n, labels)
+    cf = bm.coefficients(s, eps)
+    lo, up, _ = bm._corner_bounds(cf, n, corner, labels, 1e-9)
+    assert up < 1e-30 and up - lo > 1e-8 * lo
+    got = PairBlanket(s, n)._tuv_path(cf, 1e-8)
+    assert got is not None and got[1] - got[0] <= 1e-9 * got[0]
+    assert got[0] <= up and lo <= got[1]

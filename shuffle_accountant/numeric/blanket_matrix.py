@@ -322,10 +322,15 @@ carries a floating-point error bound; nothing is truncated.
    :data:`CORNER_MAX_DRAWS`, no table entry near the subnormal range: :data:`CORNER_MAX_LOG`), and in the lattice's
    place up to :data:`TUV_MAX_N` ``= 200`` users (the three-count tables stay at most :data:`TUV_TABLES_MAX_N`).
    Measured (api eps(1e-6), CPU min of 3 x 2 interleaved old/new processes, tables cleared before each query, ratio to
-   one clones query): SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2: n = 100 4.8-6.8x -> 2.6-3.5x (the build ~0.5 ms instead
-   of ~2.6 ms), n = 150 3.9-15.1x -> 2.7-4.7x, n = 175 4.9-12.1x -> 3.1-5.7x, n = 200 3.9-14.1x -> 3.2-7.2x (OUE / OLH at
-   eps0 = 0.5 slower there, 4.2 / 3.9x -> 5.0 / 5.2x: one lattice evaluation without FFT against ~1.5 ms a slice);
-   k = 100 and eps0 = 4 unchanged (the separable engine, the closed form). 1080 eps(delta) queries (SUE / OUE / OLH k 4
+   one clones query): SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2: n = 100 4.8-6.9x -> 2.3-3.2x (the build ~0.5 ms instead
+   of ~2.6 ms), n = 150 3.6-13.2x -> 2.8-4.2x (eps0 = 4: 2.9-3.8x -> 2.9-3.3x), n = 175 4.9-12.1x -> 3.1-5.7x, n = 200
+   3.9-14.1x -> 3.2-7.2x (first version, before the cheaper kappa; OUE / OLH at eps0 = 0.5 slower there, 4.2 / 3.9x ->
+   5.0 / 5.2x: one lattice evaluation without FFT against ~1.5 ms a slice); k = 100, eps0 = 4 at n = 100 and n >= 300
+   unchanged (the separable engine, the closed form, the lattice). Not extended beyond 200 users: at n = 250 / 300 (k =
+   10, eps0 0.5 / 1) the lattice's one evaluation without FFT wins, 3.4-5.9x / 3.6-4.3x against 4.9-6.3x / 6.2-7.9x on
+   this path (at eps0 = 2 this path would win, 5.8-10.5x -> 3.4-8.1x). Where the charges of the two-count bracket (the
+   ``m`` left out, ``1e-40`` of the largest weight) exceed a tight ``rtol`` (delta below ~1e-35) the three-count tables
+   answer up to :data:`TUV_TABLES_MAX_N` (:meth:`PairBlanket._tuv_path`), the lattice above. 1080 eps(delta) queries (SUE / OUE / OLH k 4
    / 10 / 100, eps0 0.5 .. 8, n 2 .. 200, delta 1e-3 .. 1e-12) against the former routes: 201 answers changed, every
    bracket meets the old one, upper ends -2.3e-6 .. +4.9e-7 relative (looser only within the search's rtol),
    evaluations 2853 -> 2846; 2250 brackets ``bounds(eps, 1e-6)`` (n 2 .. 201, eps 0.05 .. 0.9 eps0): 1003 changed, all
@@ -3909,11 +3914,16 @@ class PairBlanket:
         if labels is None:
             return None
         p = tuple(float(x) for x in cf.p)
-        tab: _TuvTables | _CornerTables | None = _corner_tables(p, float(cf.eta), self.n, labels)
+        corner = _corner_tables(p, float(cf.eta), self.n, labels)
+        if corner is not None:
+            got = _tuv_bounds(cf, self.n, corner, labels, rtol)
+            # (its charges are absolute, ~1e-40 of the weights: where delta is that small the cube answers, as before)
+            if got is None or got[1] - got[0] <= rtol * got[0] or self.n > TUV_TABLES_MAX_N:
+                return got
+        tab = _tuv_tables(p, float(cf.rest), float(cf.eta), self.n, labels)
         if tab is None:
-            tab = _tuv_tables(p, float(cf.rest), float(cf.eta), self.n, labels)
-        if tab is None:
-            self._tuv_labels = None
+            if corner is None:
+                self._tuv_labels = None
             return None
         return _tuv_bounds(cf, self.n, tab, labels, rtol)
 
