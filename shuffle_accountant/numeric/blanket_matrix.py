@@ -323,10 +323,11 @@ carries a floating-point error bound; nothing is truncated.
    place up to :data:`TUV_MAX_N` ``= 200`` users (the three-count tables stay at most :data:`TUV_TABLES_MAX_N`).
    Measured (api eps(1e-6), CPU min of 3 x 2 interleaved old/new processes, tables cleared before each query, ratio to
    one clones query): SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2: n = 100 4.8-6.9x -> 2.3-3.2x (the build ~0.5 ms instead
-   of ~2.6 ms), n = 150 3.6-13.2x -> 2.8-4.2x (eps0 = 4: 2.9-3.8x -> 2.9-3.3x), n = 175 4.9-12.1x -> 3.1-5.7x, n = 200
-   3.9-14.1x -> 3.2-7.2x (first version, before the cheaper kappa; OUE / OLH at eps0 = 0.5 slower there, 4.2 / 3.9x ->
-   5.0 / 5.2x: one lattice evaluation without FFT against ~1.5 ms a slice); k = 100, eps0 = 4 at n = 100 and n >= 300
-   unchanged (the separable engine, the closed form, the lattice). Not extended beyond 200 users: at n = 250 / 300 (k =
+   of ~2.6 ms), n = 150 3.6-13.2x -> 2.8-4.2x (eps0 = 4: 2.9-3.8x -> 2.9-3.3x), n = 200 4.2-13.7x -> 3.3-5.2x (with
+   each slice's cell weights made on first use, :meth:`_CornerTables.weights`: the build at n = 200, OUE eps0 = 0.5, 14
+   slices of which a search uses 2-6, was 2.5 ms; before that OUE / OLH at eps0 = 0.5 were slower there than the
+   lattice's one evaluation without FFT); k = 100, eps0 = 4 at n = 100 and n >= 300 unchanged (the separable engine, the
+   closed form, the lattice). Not extended beyond 200 users: at n = 250 / 300 (k =
    10, eps0 0.5 / 1) the lattice's one evaluation without FFT wins, 3.4-5.9x / 3.6-4.3x against 4.9-6.3x / 6.2-7.9x on
    this path (at eps0 = 2 this path would win, 5.8-10.5x -> 3.4-8.1x). Where the charges of the two-count bracket (the
    ``m`` left out, ``1e-40`` of the largest weight) exceed a tight ``rtol`` (delta below ~1e-35) the three-count tables
@@ -397,7 +398,7 @@ import functools
 import math
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 import numpy as np
@@ -1115,9 +1116,10 @@ CORNER_MAX_DRAWS = 0.1
 class _CornerTables:
     """The eps-independent part of :func:`_corner_bounds` (:func:`_corner_tables`): the corner ``(c1, c2)``; the square
     tables ``[m, j]`` (flat, ``(n + 1)^2``) of ``B ~ Bin(m, beta)``: ``C = P[B <= j]``, ``D = sum_{b < j} C[b]``, ``M =
-    sum_{b <= j} b P[B = b]``; per slice ``r`` (corner draws) kept, the range ``[i0, i1)`` of the pairs ``(m, a)``, ``a <=
-    m`` (packed ``m (m + 1) / 2 + a``) and their weights ``P[m, r] P[A = a | m]`` rounded up (``w_up``) and down
-    (``w_lo``); ``drop[r]`` bounds ``sum P[m, r] (m + r)`` over the ``m`` left out of slice ``r``; ``log_tail[R]`` bounds
+    sum_{b <= j} b P[B = b]``; ``PA``, ``P[A = a | m]`` at the pairs ``(m, a)``, ``a <= m`` (packed ``m (m + 1) / 2 +
+    a``); the trinomial ``P[m, r]`` rounded up (``w_up``) and down (``w_lo``); per slice ``r`` (corner draws) kept, the
+    range ``[i0, i1)`` of its pairs (``windows``; their weights ``P[m, r] P[A = a | m]`` by :meth:`weights`, one more
+    rounding); ``drop[r]`` bounds ``sum P[m, r] (m + r)`` over the ``m`` left out of slice ``r``; ``log_tail[R]`` bounds
     ``log P[r > R]``; every weight and table entry is within relative ``rel`` of its value for the decomposition's law,
     whose category probabilities are within ``(1 +- r')`` of the true ones: ``log_factor = n log(1 + r')``."""
 
@@ -1128,11 +1130,34 @@ class _CornerTables:
     m_col: np.ndarray
     a_col: np.ndarray
     base: np.ndarray
-    slices: tuple[tuple[int, int, np.ndarray, np.ndarray], ...]
+    windows: tuple[tuple[int, int], ...]
+    w_up: np.ndarray
+    w_lo: np.ndarray
+    PA: np.ndarray
     drop: tuple[float, ...]
     log_tail: tuple[float, ...]
     rel: float
     log_factor: float
+    #: the cells' weights of the slices asked for so far (:meth:`weights`; an evaluation takes the first few)
+    kept: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def weights(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """Slice ``r``'s cell weights ``P[m, r] P[A = a | m]``, rounded up and down (read-only; made on first use)."""
+        got = self.kept.get(r)
+        if got is None:
+            i0, i1 = self.windows[r]
+            mi = self.m_col[i0:i1].astype(np.int64)
+            pa = self.PA[i0:i1]
+            got = (self.w_up[r].take(mi) * pa, self.w_lo[r].take(mi) * pa)
+            for arr in got:
+                arr.flags.writeable = False
+            self.kept[r] = got
+        return got
+
+    @property
+    def slices(self) -> tuple[tuple[int, int, np.ndarray, np.ndarray], ...]:
+        """Every slice's ``(i0, i1, w_up cells, w_lo cells)``."""
+        return tuple((*self.windows[r], *self.weights(r)) for r in range(len(self.windows)))
 
 
 def _corner_split(q: list[float]) -> tuple[tuple[int, int], float, float, float, float]:
@@ -1262,25 +1287,20 @@ def _corner_tables(p: tuple[float, ...], eta: float, n: int, labels: tuple[int, 
     w_up = np.where(k >= 0.0, np.exp(np.maximum(logw, -700.0)), 0.0)
     w_lo = np.where(logw > -700.0, np.exp(logw), 0.0)
     tau = float(np.max(w_up)) * CORNER_DROP
-    slices, drop = [], []
+    windows, drop = [], []
     for r in range(R + 1):
         kept = np.flatnonzero(w_up[r] >= tau)
         lo_m, hi_m = (int(kept[0]), int(kept[-1])) if len(kept) else (0, -1)
         out = np.ones(W, dtype=bool)
         out[lo_m:hi_m + 1] = False
         drop.append(float(np.sum(np.where(out, w_up[r] * (jj + r), 0.0))) * (1.0 + (W + 4) * _U))
-        i0, i1 = lo_m * (lo_m + 1) // 2, (hi_m + 1) * (hi_m + 2) // 2
-        mi = m_col[i0:i1].astype(np.int64)
-        wu, wl = w_up[r].take(mi) * PA[i0:i1], w_lo[r].take(mi) * PA[i0:i1]
-        for arr in (wu, wl):
-            arr.flags.writeable = False
-        slices.append((i0, i1, wu, wl))
+        windows.append((lo_m * (lo_m + 1) // 2, (hi_m + 1) * (hi_m + 2) // 2))
     pmf_rel = (5 * n + 2 * n * max(-math.log1p(-alpha), -math.log1p(-beta)) + 8) * _U
     rel = math.expm1(log_err + 2 * pmf_rel + (3 * (n + 1) + 12) * _U) * (1.0 + 4 * _U)
-    for arr in (C, D, M, m_col, a_col, base):
+    for arr in (C, D, M, m_col, a_col, base, w_up, w_lo, PA):
         arr.flags.writeable = False
-    return _CornerTables(corner, C.reshape(-1), D.reshape(-1), M.reshape(-1), m_col, a_col, base, tuple(slices),
-                         tuple(drop), tuple(float(x) for x in log_tail[:R + 1]), rel, log_factor)
+    return _CornerTables(corner, C.reshape(-1), D.reshape(-1), M.reshape(-1), m_col, a_col, base, tuple(windows), w_up,
+                         w_lo, PA, tuple(drop), tuple(float(x) for x in log_tail[:R + 1]), rel, log_factor)
 
 
 def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[int, int, int, int], rtol: float
@@ -1312,7 +1332,7 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
     fC, fD, fM = tab.C, tab.D, tab.M
     ends: list[float] = []
     slope = 0.0
-    used = len(tab.slices)
+    used = len(tab.windows)
     for sign, A, B, Cc in _tuv_coefficients(cf, labels):
         if not Cc < 0.0:
             return None
@@ -1326,10 +1346,11 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
         e_r = 16 * _U * (abs(A) + abs(B) + nC) / nC
         total = slope_sum = charge = 0.0
         cells = 0
-        for r, (i0, i1, wu, wl) in enumerate(tab.slices):
+        for r, (i0, i1) in enumerate(tab.windows):
             if r >= used:
                 break
             if i1 > i0:
+                wu, wl = tab.weights(r)
                 mm, aa = tab.m_col[i0:i1], tab.a_col[i0:i1]
                 w = float(c2 * r)
                 with np.errstate(over="ignore", invalid="ignore"):
@@ -1356,7 +1377,7 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
             if sign > 0:
                 charge += pos * tab.drop[r]
                 tail = pos * n * math.exp(tab.log_tail[r]) if tab.log_tail[r] > -745.0 else 0.0
-                if tail <= CORNER_TAIL_RTOL * rtol * nC * total or r == len(tab.slices) - 1:
+                if tail <= CORNER_TAIL_RTOL * rtol * nC * total or r == len(tab.windows) - 1:
                     used = r + 1
                     charge += tail
                     break
