@@ -383,6 +383,17 @@ class _G:
             log_lo = np.where(big, ell - margin - corr, _safe_log(g - err))
         return log_up, log_lo
 
+    def log_side(self, upper: bool) -> np.ndarray:
+        """:meth:`logs`' upper (``upper``) or lower bounds on ``log g`` everywhere, alone (the same numbers)."""
+        ell = self.ell
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            big = ell > _BIG_LOG
+            corr = np.log1p(np.exp(-np.maximum(ell, _BIG_LOG)) * (1.0 + np.abs(self.dy)))
+            margin = 1e-12 * (1.0 + np.abs(ell)) + np.broadcast_to(self.cond, ell.shape)
+            if upper:
+                return np.where(big, ell + margin + corr, _safe_log(self.value + self.err))
+            return np.where(big, ell - margin - corr, _safe_log(self.value - self.err))
+
 
 def _b_err(w: np.ndarray | float, s: float) -> np.ndarray:
     """Absolute error bound of the computed ``b = (w - s) / (s (1 - s))`` (``bp`` from ``w = u``, ``bq`` from ``v``)
@@ -2471,8 +2482,11 @@ class _Slab:
 
     def __init__(self, N: float, p: float, s: float, rel: float, orders: np.ndarray, c1: int, c2: int,
                  x_lo: float, x_hi: float, scaled: bool = False,
-                 rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:
+                 rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, second: np.ndarray | None = None) -> None:
         self.orders, self.c1, self.c2, self.s = orders, c1, c2, s
+        # (``second``: the log weights of a second measure on the same ``rows``, built in the same pass as
+        # :attr:`second`, a slab of its own; see :meth:`_second_slab`)
+        assert second is None or (rows is not None and not scaled)
         # (``rows``: the counts and the lower / upper ends of their log weights, instead of every count of c1 .. c2 at
         # log Pr[C = c]: a :class:`_StrideSlab`'s measures; every bound below holds for any non-negative row weights)
         c = np.arange(c1, c2 + 1, dtype=float) if rows is None else rows[0]
@@ -2540,6 +2554,11 @@ class _Slab:
         # as the arithmetic)
         size = _SLAB_ROWS * wmax
         b_w, b_q, b_zs = np.empty(size), np.empty(size), np.empty(size, dtype=complex)
+        f2 = None
+        if second is not None:  # (the second measure's points: the first's times f2 per row, see _second_slab)
+            f2, ref2, eps2 = self._second_factors(second, rows[1])  # type: ignore[index]
+            W2, ZS2 = np.zeros(ncell), np.zeros(ncell, dtype=complex)
+            b_w2, b_zs2 = np.empty(size), np.empty(size, dtype=complex)
         b_k, b_v = np.empty(size, dtype=np.int64), np.empty(size, dtype=bool)
         for r0, width, full in zip(starts.tolist(), widths.tolist(), fulls.tolist()):  # rows in chunks (similar widths)
             if width <= 0:
@@ -2572,6 +2591,13 @@ class _Slab:
             np.multiply(q, wt, out=wz)  # w (x - x_k) / h
             np.multiply(wz, q, out=ws)  # w ((x - x_k) / h)^2
             np.add.at(ZS, kf, zs.ravel())  # Z: sum w (x - x_k) / h, S: sum w ((x - x_k) / h)^2
+            if f2 is not None:
+                wt2, zs2 = b_w2[:npt].reshape(shape), b_zs2[:npt].reshape(shape)
+                np.multiply(wt, f2[sl, None], out=wt2)
+                np.add.at(W2, kf, wt2.ravel())
+                np.multiply(q, wt2, out=zs2.real)
+                np.multiply(zs2.real, q, out=zs2.imag)
+                np.add.at(ZS2, kf, zs2.ravel())
         self.W, self.Z, self.S = [W], [ZS.real.copy()], [ZS.imag.copy()]
         # terms per cell: each count puts at most h (c+1) + 2 of its values of a in a cell (np.add.at adds them to the
         # cell one by one, in any order: a sum of at most that many non-negative terms; + 1 per count spare)
@@ -2581,6 +2607,53 @@ class _Slab:
         self.R: list[np.ndarray] | None = None if r_cell is None else [r_cell]
         if r_cell is not None:
             self.eps += 2e-12  # (the levels' factors exp(R_child - R_parent): at most 15 roundings of a few u each)
+        self._pyramid()
+        self.points = npts
+        self._lch: dict[int, dict[float, np.ndarray]] = {}  # (:meth:`_first_tails`: Chernoff columns per side)
+        self.second: _Slab | None = None
+        if f2 is not None and second is not None:
+            self.second = self._second_slab(W2, ZS2, second, ref2, eps2)
+
+    def _second_factors(self, second: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, float, float]:
+        """Per row, the factor ``f2`` that turns a point's stored weight of the first measure into the second's, the
+        second's scale ``ref2`` and its :attr:`eps` (*derived*, slab108).
+
+        A point of row ``j`` weighs ``w1 = exp(l1_j) M_{c+1}(a)`` in the first measure and ``w2 = exp(l2_j) M_{c+1}(a)``
+        in the second (``l1 = first``, ``l2 = second``: the rows' log weights, taken as exact as :class:`_Slab` takes
+        ``rows``), so ``w2 = w1 exp(d_j)``, ``d_j = l2_j - l1_j``. With ``D = max_j d_j`` (finite rows), ``ref2 = ref +
+        D`` and ``f2_j = exp(d_j - D) <= 1`` (0 where ``l2_j = -inf``): the stored ``w1 e^-ref`` (within ``e^{+-eps}``,
+        or clipped up to ``e^-700``) times ``f2_j`` is ``w2 e^-ref2`` within ``e^{+-eps2}``, or at most ``e^-700 f2_j <=
+        e^-700`` above it where the first was clipped (the same clip charge), with ``eps2 = eps`` plus the roundings of
+        ``d_j`` (``u |d_j|``), of ``d_j - D`` (``u |d_j - D|``), of ``ref2`` against ``ref + D`` (``u |ref2|``), of
+        ``exp`` and of the product (charged ``4u`` of their sum plus ``2e-12``, as :attr:`eps` charges its own
+        ``exp``). A product below the normal range errs by at most ``2^-1075``, far below the clip charge ``e^-700`` a
+        point that :meth:`window`'s lower end subtracts (and the mean's and variance's errors take, both signs); only
+        the lower end of the second measure is ever used (:class:`_StrideSlab`)."""
+        with np.errstate(invalid="ignore"):
+            d = second - first
+        fin = np.isfinite(d)
+        big = float(np.max(d[fin])) if np.any(fin) else 0.0
+        e = np.where(fin, d - big, -np.inf)
+        f2 = np.exp(e)
+        ref2 = self.ref + big
+        mag = (float(np.max(np.abs(d[fin]))) + float(np.max(np.abs(e[fin])))) if np.any(fin) else 0.0
+        eps2 = self.eps + 4 * _U * (mag + abs(ref2) + 4.0) + 2e-12
+        return f2, ref2, eps2
+
+    def _second_slab(self, W: np.ndarray, ZS: np.ndarray, second: np.ndarray, ref2: float, eps2: float) -> _Slab:
+        """The second measure's slab (:meth:`_second_factors`): this slab's geometry (rows, windows, cells, count of
+        terms per cell: the same points), its own sums, scale and rounding; its levels as :meth:`__init__`'s."""
+        out = object.__new__(_Slab)
+        out.__dict__.update(self.__dict__)
+        out.log_pc_up, out.ref, out.eps, out.second, out._lch = second, ref2, eps2, None, {}
+        out.W, out.Z, out.S = [W], [ZS.real.copy()], [ZS.imag.copy()]
+        out.count, out.h = [self.count[0]], [self.h[0]]
+        out._pyramid()
+        out.points = 0  # (the first's points: no more built)
+        return out
+
+    def _pyramid(self) -> None:
+        """The coarser levels from the finest (each cell the sum of two)."""
         while self.W[-1].size > 1:  # in the parent's units: a child's position is (its own + offset) / 2
             W, Z, S = self.W[-1], self.Z[-1], self.S[-1]
             if self.R is not None:
@@ -2590,8 +2663,6 @@ class _Slab:
             self.S.append(0.25 * (S[0::2] + S[1::2] + 2.0 * Z[1::2] + W[1::2]))
             self.count.append(2.0 * self.count[-1])
             self.h.append(2.0 * self.h[-1])
-        self.points = npts
-        self._lch: dict[int, dict[float, np.ndarray]] = {}  # (:meth:`_first_tails`: Chernoff columns per side)
 
     def _block_scales(self, lpc_up: np.ndarray, m: np.ndarray, ncell: int, h: float) -> np.ndarray:
         """Per finest cell, ``log`` of the scale of its points' weights relative to ``ref`` (scaled slabs).
@@ -2679,6 +2750,12 @@ class _Slab:
         carries its sum; the cells outside are bounded from the coarse cells' masses and ``g`` at their
         ends (:meth:`_runs`, *derived*; lower bound 0), and an order whose bound of them exceeds
         ``log_tol`` of its lower bound is evaluated at every cell."""
+        return _measures_window(self, self, u, v, bp, bq, alpha, level, log_tol)
+
+    def _cell_terms(self, u: float, v: float, bp: float, bq: float, level: int) -> tuple[np.ndarray, ...]:
+        """The order-independent parts of :meth:`window`'s bounds, per non-empty cell of ``level`` (``idx``): ``(idx,
+        y at the mean, its error, log W up / low, log V h^2 / 2 up / low, log p low / high, log q low / high, log (a -
+        b)^2 high / low on the cell's interval)``; the argument is :meth:`window`'s."""
         W, Z, S, h = self.W[level], self.Z[level], self.S[level], self.h[level]
         idx = np.flatnonzero(W > 0.0)
         W, Z, S = W[idx], Z[idx], S[idx]
@@ -2706,7 +2783,6 @@ class _Slab:
         xbar = self.x_lo + (idx + mu) * h
         yb = xbar - self.s
         yb_err = np.minimum(e_mu, 2.0) * h + 4 * _U * (np.abs(yb) + self.s + 1.0) + _SLAB_DELTA
-        ne = idx.size
         # g'' on [e1, e2]: p, q at both ends (sums of non-negative terms, 4u), log f and (a - b)^2 intervals
         s = self.s
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -2728,51 +2804,39 @@ class _Slab:
             log_wl = np.where(w_lo > 0.0, np.log(np.maximum(w_lo, 1e-300)), -np.inf) + ref
             log_vu = np.log(v_up) + ref + lh2
             log_vl = np.where(v_lo > 0.0, np.log(np.maximum(v_lo, 1e-300)), -np.inf) + ref + lh2
-        na = alpha.size
-        first, last = np.zeros(na, dtype=np.int64), np.full(na, ne - 1, dtype=np.int64)
-        out_up, out_lo = np.full(na, -np.inf), np.full(na, -np.inf)
-        runs = np.full(na, -np.inf)
-        if log_tol is not None and ne > 1:
-            first, last, runs = self._runs(level, idx, u, v, bp, bq, alpha, log_tol)
-        todo = np.arange(na)
-        for _ in range(2):
-            # the cells first .. last of each order in todo, as (cell, order) pairs in runs of one order
-            cnt = last[todo] - first[todo] + 1
-            seg = np.cumsum(cnt) - cnt
-            oj = np.repeat(todo, cnt)
-            ci = np.arange(int(np.sum(cnt))) - np.repeat(seg, cnt) + np.repeat(first[todo], cnt)
-            ak = alpha[oj][:, None]
-            g_up, g_lo = _g(yb[ci], np.full(ci.size, bp), np.full(ci.size, bq), ak, yb_err[ci],
-                            (_b_err(u, self.s), _b_err(v, self.s))).logs(
-                (slice(None), slice(None)))
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return (idx, yb, yb_err, log_wu, log_wl, log_vu, log_vl, lp_lo, lp_hi, lq_lo, lq_hi, log_sq_hi, log_sq_lo)
+
+    def _cell_bounds(self, t: tuple[np.ndarray, ...], ci: np.ndarray, ak: np.ndarray, u: float, v: float, bp: float,
+                     bq: float, side: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """:meth:`window`'s ``(log upper, log lower)`` bounds of the (cell, order) pairs: cells ``ci`` (positions in
+        ``t``, :meth:`_cell_terms`), orders ``ak`` (a column); ``side`` 1 / -1: the upper / lower bounds only (the other
+        ``None``; each the same numbers as with ``side`` 0, both)."""
+        (_, yb, yb_err, log_wu, log_wl, log_vu, log_vl, lp_lo, lp_hi, lq_lo, lq_hi, log_sq_hi, log_sq_lo) = t
+        G = _g(yb[ci], np.full(ci.size, bp), np.full(ci.size, bq), ak, yb_err[ci], (_b_err(u, self.s), _b_err(v, self.s)))
+        cell_up = cell_lo = None
+        if side == 0:
+            g_up, g_lo = G.logs((slice(None), slice(None)))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            la = np.log(ak * (ak - 1.0))
+            if side >= 0:
+                if side > 0:
+                    g_up = G.log_side(True)
                 lf_hi = ak * lp_hi[ci, None] + (1.0 - ak) * lq_lo[ci, None]
-                lf_lo = ak * lp_lo[ci, None] + (1.0 - ak) * lq_hi[ci, None]
                 lf_hi = lf_hi + 1e-12 * (1.0 + np.abs(lf_hi))
-                lf_lo = lf_lo - 1e-12 * (1.0 + np.abs(lf_lo))
-                la = np.log(ak * (ak - 1.0))
                 l2_hi = la + lf_hi + log_sq_hi[ci, None] + 1e-12 * (1.0 + np.abs(lf_hi))
-                l2_lo = la + lf_lo + log_sq_lo[ci, None] - 1e-12 * (1.0 + np.abs(lf_lo))
                 l2_hi = np.where(np.isnan(l2_hi), np.inf, l2_hi)
-                l2_lo = np.where(np.isnan(l2_lo), -np.inf, l2_lo)
                 cell_up = np.logaddexp(log_wu[ci, None] + g_up, l2_hi + log_vu[ci, None])
+                cell_up = np.where(np.isnan(cell_up), np.inf, cell_up)
+            if side <= 0:
+                if side < 0:
+                    g_lo = G.log_side(False)
+                lf_lo = ak * lp_lo[ci, None] + (1.0 - ak) * lq_hi[ci, None]
+                lf_lo = lf_lo - 1e-12 * (1.0 + np.abs(lf_lo))
+                l2_lo = la + lf_lo + log_sq_lo[ci, None] - 1e-12 * (1.0 + np.abs(lf_lo))
+                l2_lo = np.where(np.isnan(l2_lo), -np.inf, l2_lo)
                 cell_lo = np.logaddexp(log_wl[ci, None] + g_lo, l2_lo + log_vl[ci, None])
-            cell_up = np.where(np.isnan(cell_up), np.inf, cell_up)
-            cell_lo = np.where(np.isnan(cell_lo), -np.inf, cell_lo)
-            # (the sums over at most ne cells, and the runs' bounds)
-            out_up[todo] = np.logaddexp(_segment_logsumexp(cell_up, seg)[:, 0] + math.log1p(4 * (ne + 4) * _U) + 4 * _U,
-                                        runs[todo])
-            out_lo[todo] = _segment_logsumexp(cell_lo, seg)[:, 0] + math.log1p(-4 * (ne + 4) * _U) - 4 * _U
-            # an order whose runs left out exceed their share of its sum: all its cells
-            redo = todo[(runs[todo] > log_tol + out_lo[todo]) if log_tol is not None else np.zeros(todo.size, dtype=bool)]
-            if _DEBUG:
-                print("slab window", ne, "cells", na, "orders", ci.size, "pairs", redo.size, "redone")
-            if redo.size == 0:
-                break
-            first[redo], last[redo], runs[redo] = 0, ne - 1, -np.inf
-            todo = redo
-        up, lo = out_up, out_lo
-        return up, lo
+                cell_lo = np.where(np.isnan(cell_lo), -np.inf, cell_lo)
+        return cell_up, cell_lo
 
     def _runs(self, level: int, idx: np.ndarray, u: float, v: float, bp: float, bq: float, alpha: np.ndarray,
               log_tol: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -2951,6 +3015,59 @@ class _Slab:
         return total + 1e-12
 
 
+def _measures_window(up: _Slab, lo: _Slab, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, level: int,
+                     log_tol: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`_Slab.window` of a slab (``lo is up``: both ends from its cells, one ``g`` a pair) or of the two
+    measures of a :class:`_StrideSlab` (``up``'s upper end, ``lo``'s lower end); the argument is theirs."""
+    one = lo is up
+    tu = up._cell_terms(u, v, bp, bq, level)
+    tl = tu if one else lo._cell_terms(u, v, bp, bq, level)
+    iu, il = tu[0], tl[0]
+    na, ne = alpha.size, iu.size
+    out_up, out_lo = np.full(na, -np.inf), np.full(na, -np.inf)
+    if ne == 0:
+        return out_up, out_lo
+    first, last = np.zeros(na, dtype=np.int64), np.full(na, ne - 1, dtype=np.int64)
+    runs = np.full(na, -np.inf)
+    if log_tol is not None and ne > 1:
+        first, last, runs = up._runs(level, iu, u, v, bp, bq, alpha, log_tol)
+    todo = np.arange(na)
+    for _ in range(2):
+        # the cells first .. last of each order in todo, as (cell, order) pairs in runs of one order
+        ci, seg = _order_runs(todo, first, last)
+        cell_up, cell_lo = up._cell_bounds(tu, ci, alpha[np.repeat(todo, last[todo] - first[todo] + 1)][:, None],
+                                           u, v, bp, bq, 0 if one else 1)
+        assert cell_up is not None
+        # (the sums over at most ne cells, and the runs' bounds)
+        out_up[todo] = np.logaddexp(_segment_logsumexp(cell_up, seg)[:, 0] + math.log1p(4 * (ne + 4) * _U) + 4 * _U,
+                                    runs[todo])
+        if one:
+            assert cell_lo is not None
+            out_lo[todo] = _segment_logsumexp(cell_lo, seg)[:, 0] + math.log1p(-4 * (ne + 4) * _U) - 4 * _U
+        else:  # the lower slab's cells in the same range of cell indices (possibly none)
+            f_l = np.searchsorted(il, iu[first[todo]])
+            l_l = np.searchsorted(il, iu[last[todo]], side="right") - 1
+            has = l_l >= f_l
+            out_lo[todo[~has]] = -np.inf
+            if np.any(has):
+                th = todo[has]
+                fl, ll = np.zeros(na, dtype=np.int64), np.zeros(na, dtype=np.int64)
+                fl[th], ll[th] = f_l[has], l_l[has]
+                cl, sl = _order_runs(th, fl, ll)
+                cell_lo = lo._cell_bounds(tl, cl, alpha[np.repeat(th, ll[th] - fl[th] + 1)][:, None], u, v, bp, bq, -1)[1]
+                assert cell_lo is not None
+                out_lo[th] = _segment_logsumexp(cell_lo, sl)[:, 0] + math.log1p(-4 * (il.size + 4) * _U) - 4 * _U
+        # an order whose runs left out exceed their share of its sum: all its cells
+        redo = todo[(runs[todo] > log_tol + out_lo[todo]) if log_tol is not None else np.zeros(todo.size, dtype=bool)]
+        if _DEBUG:
+            print("slab window", ne, "cells", na, "orders", ci.size, "pairs", redo.size, "redone")
+        if redo.size == 0:
+            break
+        first[redo], last[redo], runs[redo] = 0, ne - 1, -np.inf
+        todo = redo
+    return out_up, out_lo
+
+
 #: Strided slabs (:class:`_StrideSlab`): the stride is ``_STRIDE_THETA`` over the steepest ``|d log Pr[C = c] / dc|``
 #: at the slab's ends (eps0 = 3, n = 1e5: 8 counts), used when it is at least ``_STRIDE_MIN``, for slabs of at least
 #: ``_STRIDE_MIN_ROWS`` counts whose planned points times ``1 - 2 / stride`` (the points saved) are at least
@@ -3034,15 +3151,18 @@ class _StrideSlab:
     exactly :class:`_Slab`'s with the row weights ``w_j`` in place of ``Pr[C = c]``: :attr:`up` is built with
     ``omega`` (an upper end; its upper bounds, window and tails, are used), :attr:`lo` with ``nu`` (a lower end; its
     lower window bound is used: the tails are ``>= 0``). The stride's own gap is second order in the stride (the
-    chord's and Jensen's errors, ``~ kappa'' stride^2``); the points are ``2 / stride`` of a full slab's and the
-    windows twice one (measured, eps0 = 3, n = 1e5: 1.55M -> 0.30M points)."""
+    chord's and Jensen's errors, ``~ kappa'' stride^2``); the points are ``1 / stride`` of a full slab's (measured,
+    eps0 = 3, n = 1e5: 1.55M -> 0.22M points). Since slab108 both measures come from one pass over those points
+    (:attr:`lo` is :attr:`up`'s ``second``, :meth:`_Slab._second_factors`) and one window evaluates :attr:`up`'s
+    upper and :attr:`lo`'s lower cell bounds only (:func:`_measures_window`)."""
 
     def __init__(self, N: float, p: float, s: float, rel: float, orders: np.ndarray, c1: int, c2: int,
                  x_lo: float, x_hi: float, scaled: bool, stride: int) -> None:
         rows, w_up, w_lo = _stride_weights(c1, c2, N, p, stride)
-        self.up = _Slab(N, p, s, rel, orders, c1, c2, x_lo, x_hi, scaled, (rows, *w_up))
-        pos = w_lo[0] > -np.inf  # (rows without a piece: nothing to add)
-        self.lo = _Slab(N, p, s, rel, orders, c1, c2, x_lo, x_hi, scaled, (rows[pos], w_lo[0][pos], w_lo[1][pos]))
+        # (the lower measure on the same rows, in the same pass: :meth:`_Slab._second_factors`; slab108)
+        self.up = _Slab(N, p, s, rel, orders, c1, c2, x_lo, x_hi, scaled, (rows, *w_up), w_lo[0])
+        assert self.up.second is not None
+        self.lo = self.up.second
         self.orders, self.c1, self.c2, self.x_lo, self.x_hi, self.stride = orders, c1, c2, x_lo, x_hi, stride
         self.R = self.up.R
         self.points = self.up.points + self.lo.points
@@ -3053,9 +3173,16 @@ class _StrideSlab:
 
     def window(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, level: int,
                log_tol: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(log upper, log lower)``: :attr:`up`'s upper window bound, :attr:`lo`'s lower one."""
-        return (self.up.window(u, v, bp, bq, alpha, level, log_tol)[0],
-                self.lo.window(u, v, bp, bq, alpha, level, log_tol)[1])
+        """``(log upper, log lower)``: :attr:`up`'s upper window bound, :attr:`lo`'s lower one, in one pass (slab108).
+
+        The two slabs have the same cells (the same ``x_lo``, ``x_hi``, ``c2``, hence ``h``), so one :meth:`_Slab._runs`
+        (:attr:`up`'s) chooses the cells for both: the upper end is :meth:`_Slab.window`'s of :attr:`up` (its cells
+        ``first .. last`` one by one, the runs' bound for the rest); the lower end sums :meth:`_Slab.window`'s lower
+        cell bounds of :attr:`lo` over its cells inside the same range of ``x`` (the cells outside add ``>= 0``: ``g
+        >= 0``, so any subset of cells gives a lower end). Each end is evaluated on its own slab only (the other end
+        of each is not needed: half the pairs' work of two windows), and an order whose runs exceed ``log_tol`` of
+        this lower end is evaluated at every cell (only the work and the lower end's tightness depend on that)."""
+        return _measures_window(self.up, self.lo, u, v, bp, bq, alpha, level, log_tol)
 
     def tails(self, u: float, v: float, bp: float, bq: float, alpha: np.ndarray, rel: float, log_tol: float,
               est: np.ndarray, geometric: bool = True) -> np.ndarray:
@@ -3505,6 +3632,15 @@ def _best_of(found: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, n
         seen[r, o] = True
     r, o = np.nonzero(seen)
     return r, o, up[r, o], lo[r, o], est[r, o]
+
+
+def _order_runs(todo: np.ndarray, first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions ``first[j] .. last[j]`` of the orders ``j`` in ``todo`` (each at least one), one run per order,
+    and the runs' starts."""
+    cnt = last[todo] - first[todo] + 1
+    seg = np.cumsum(cnt) - cnt
+    ci = np.arange(int(np.sum(cnt))) - np.repeat(seg, cnt) + np.repeat(first[todo], cnt)
+    return ci, seg
 
 
 def _segment_logsumexp(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
