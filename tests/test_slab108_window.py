@@ -152,3 +152,25 @@ def test_second_measure_in_one_pass_is_its_own_slab(c1, c2, N, p, stride, x_lo, 
     plain = R._Slab(N, p, s, 1e-15, orders, c1, c2, x_lo, x_hi, False, (rows, *w_up))
     for k in range(len(plain.W)):
         assert np.array_equal(plain.W[k], shared.W[k]) and np.array_equal(plain.S[k], shared.S[k])
+
+
+@pytest.mark.parametrize("eps0, n", [(6.0, 1_000_000), (5.75, 1_000_000)])
+def test_coarse_strides_of_smaller_slabs_meet_the_full_slab(monkeypatch, eps0, n):
+    """Slabs of ~0.3M planned points are strided where the stride is at least ``_STRIDE_COARSE`` (slab108); their curve's
+    brackets meet the full slab's (strides off), upper ends within the rtol, every order converged."""
+    strides = []
+    init = R._StrideSlab.__init__
+
+    def spy(self, *args, **kw):
+        init(self, *args, **kw)
+        strides.append(self.stride)
+
+    monkeypatch.setattr(R._StrideSlab, "__init__", spy)
+    sp = pair_for("clones", eps0, n)
+    got = R.renyi_bounds(sp.pair, R.DEFAULT_ORDERS, rtol=1e-3, scale=sp.scale)
+    assert strides and min(strides) >= R._STRIDE_COARSE
+    monkeypatch.setattr(R, "_STRIDE_THETA", 0.0)
+    full = R.renyi_bounds(sp.pair, R.DEFAULT_ORDERS, rtol=1e-3, scale=sp.scale)
+    assert got.converged and full.converged
+    for lo, up, lo0, up0 in zip(got.lower, got.upper, full.lower, full.upper):
+        assert lo <= up0 and lo0 <= up and up <= up0 * (1 + 1e-3)

@@ -3080,6 +3080,12 @@ _STRIDE_THETA = 1.3
 _STRIDE_MIN = 4
 _STRIDE_MIN_ROWS = 64
 _STRIDE_MIN_POINTS = 400_000.0
+#: ... or ``_STRIDE_MIN_POINTS_COARSE`` where the stride is at least ``_STRIDE_COARSE`` (slab108: with one pass and one
+#: window for both measures a strided slab costs about ``1.4 / stride`` of a full slab's build plus a quarter more window;
+#: measured, CPU min of 6 interleaved in one process: eps0 = 6, n = 1e6, a 0.30M-point slab at stride 9, 31.3 -> 29.3 ms;
+#: at stride 5, eps0 = 2, n = 1.4e4, 38.4 -> 38.6 ms: no gain)
+_STRIDE_MIN_POINTS_COARSE = 200_000.0
+_STRIDE_COARSE = 8
 
 
 def _stride_weights(c1: int, c2: int, N: float, p: float, stride: int
@@ -4973,7 +4979,8 @@ class RenyiDirection:
         slope = max(abs(math.log((N - c) * p / ((c + 1.0) * (1.0 - p)))) for c in (float(c1), float(c2)))
         d = int(_STRIDE_THETA / max(slope, 1e-9))
         saved = (c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) * (1.0 - 2.0 / max(d, 1))
-        return d if d >= _STRIDE_MIN and saved >= _STRIDE_MIN_POINTS else 1
+        need = min(_STRIDE_MIN_POINTS, _STRIDE_MIN_POINTS_COARSE) if d >= _STRIDE_COARSE else _STRIDE_MIN_POINTS
+        return d if d >= _STRIDE_MIN and saved >= need else 1
 
     def _leave_slab(self, js: np.ndarray) -> None:
         """The orders ``js`` (indices or a mask) leave their slab: their blocks of totals bound them as without slabs."""
