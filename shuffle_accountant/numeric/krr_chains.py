@@ -77,9 +77,39 @@ weights. A sum of ``N`` terms is charged ``N u`` of its absolute sum.
 4. Rounding of ``ε`` and of the constants (*derived*, as :mod:`.blanket_krr` §7)
 --------------------------------------------------------------------------------
 ``E = r'`` is :func:`.blanket_krr.upper_constants`' ``e^ε0`` moved up (``δ`` is non-decreasing in ``r``,
-§7 (M)), taken exactly (a float); ``g = fl(exp(ε))`` is within ``2u g`` of ``e^ε`` and ``|∂ S / ∂ g| = A + E B
-+ O`` whose mean over ``n`` is ``(q2/2)(1 + E) + (1 - q2) ρ`` under the float law (about 1): both ends
-are moved by that times ``2u g``. The sum is over the float law ``π^`` of one user's class (``q2/2, q2/2,
+§7 (M)), taken exactly (a float); ``g = fl(exp(ε))`` is within ``dg = 2u g`` of ``e^ε``. Both ends are moved by
+``dg`` times a bound on ``|dδ/dg|`` between ``g`` and ``e^ε`` (krr107; before, always the *full* mean below, an
+absolute floor of ~2.4e-16 that kept the chains off below ``δ`` ~ 5e-10 at rtol 1e-6):
+
+* ``δ(g) = E[S(g)_+] / n`` is convex and non-increasing in ``g`` (``S`` affine, ``∂S/∂g = -W``, ``W = A + E B + O >= 0``),
+  with ``|dδ/dg| = M(g) / n``, ``M(g) = E[W 1{S(g) > 0}]`` non-increasing in ``g`` (``{S(g) > 0}`` shrinks). So
+  ``|δ(e^ε) - δ(g)| <= dg M(g_lo) / n`` with ``g_lo = g - dg`` (at most both ``g`` and ``e^ε``).
+* :meth:`KrrChains.evaluate` bounds ``M(g_lo)/n`` from above over the same parts as the sum. Per cell
+  ``y(g', a) = c(g') / (g' - 1)`` has ``∂y/∂g' = -(E - 1) κ / (g' - 1)²`` (``κ = 2a - t``; ``y = -(E+1) t/2 + K1 κ /
+  (2G)``), so ``y(g_lo) <= y(g) + c_y |κ|``, ``c_y = (E - 1) dg / G_lo²`` with ``G_lo = G_e - dg``, ``G_e = G - e_G`` at
+  most the exact ``g - 1``; ``S(g_lo) > 0`` needs ``O < y(g_lo)``. R2: the computed ``y`` is within ``e_c / G_e +
+  (|c| + e_c) e_G / (G_e G) + 2u |c| / G`` of the exact ``y(g)`` (§3's ``e_c``), so with ``D`` that plus ``c_y |κ|``,
+  ``y(g_lo) < x + 1 + D``; where ``D <= 1`` at every cell (checked; else the fallback below) ``O <= x + 1`` and the
+  cell's part is at most ``(a + E b + x + 1) P[O <= x + 1]``, ``P[O <= x + 1] <= min(1, F + e_F + P (1 + e_P + 8u)
+  (m - x)_+ ρ / ((x + 1)(1 - ρ)))`` (the pmf ratio). R1 (``a < a_L``, ``y`` increasing in ``a`` at every ``g'``): the
+  exact ``c(a_L - 1) < G (x_L + 1) + e_c`` (§2), so ``O < X_1 = (G (x_L + 1) + e_c) / G_e + c_y |2 a_L - 2 - t|`` (rounded up)
+  and ``W <= E t + O``: at most ``(E t + X_1)`` times Bernstein's ``P[O <= X_1]`` per total (weights of ``a`` sum to
+  at most 1). R3: ``W`` itself, ``E[W 1{A >= a}] = S ((E+1) t/2 + μ) - (E-1)(a/2) P <= S (1 + e_S) ((E+1) t/2 + μ)``.
+  Totals outside the window: ``W <= E T + O``, ``E[T 1{T ∉ W}] / n = q2 P[Bin(n-1) ∉ [t_lo - 1, t_hi - 1]]`` (§2's
+  ``p_out``) and ``E[O 1{T ∉ W}] / n = ρ (1 - q2) P[Bin(n-1) ∉ [t_lo, t_hi]]`` (``E[(n - T) 1{T = t}] = n (1 - q2)
+  P[Bin(n-1) = t]``), the latter at most Boost's ``P[<= t_lo - 1] + P[>= t_hi]`` with ``p_out``'s budget. Every term is
+  non-negative and taken at the upper end of its error bound; the sum is charged ``(N + 16) u`` and ``1e-9``
+  relative (which covers each term's few products, ~10u), the window's ``P(T = t)`` their ``e_pt``.
+* Fallback (``G_lo <= 0`` or some ``D > 1``; tiny ``ε`` or huge ``n``): ``M(g_lo) <= E[W] = n ((q2/2)(1 + E) + (1 - q2)
+  ρ)`` under the float law (about ``n``). The charge is the least of the two. (Cost only: R2's part of the bound,
+  a dozen vector operations a cell, is computed only where the fallback is more than :data:`CHARGE_SKIP` of the bracket's width
+  and, given the ``rtol`` of :meth:`KrrChains.bounds`, the bracket with it is wider than half ``rtol``; else the fallback
+  stands, as before krr107.)
+
+Measured: the relative charge is 2.6e-28 .. 2.4e-23 at ``δ`` 1e-14 .. 1e-9, ``n`` = 300 / 400 (1.2-1.6x the 40-digit
+``dg M(g_lo)/n``, test_krr107_relative_charge), 3e-21 at ``n`` = 1e7, k = 3, ``δ`` = 1e-9 (against ~2.5e-16 before).
+
+The sum is over the float law ``π^`` of one user's class (``q2/2, q2/2,
 (1-q2) ρ, (1-q2)(1-ρ)``): the law of §7 for the others, here for all ``n`` users. The upper end moves to
 the exact law ``π*`` at ``r'`` by §7's Hölder charge (H) with ``f = S_+/n <= E`` (``S <= (E - g) A``):
 ``log(E_π*[f]/U) <= min_α [log(E/U)/α + (α-1)/2 · n χ² (1 + x)^α]`` (``χ²`` and ``x`` of the three classes,
@@ -95,7 +125,9 @@ For any fixed event ``D`` and every ``g``, ``S(g)_+ >= S(g) 1{D}``; take ``D`` =
 hinges are exactly ``E[S(g0) 1{D}]`` per cell) and ``M = E[(A + E B + O) 1{D}] / n >= 0``: per R2 cell
 ``(a + E b) F + μ P[Bin(m-1) <= x-1]``, over R3 ``S ((E+1) t/2 + μ) - (E-1)(a/2) P`` (``(1 - E) E[A; A >= a] + (E t + μ) S``).
 For ``g <= g0`` a lower bound on ``M`` keeps the bound (each term taken at the low end of its error bound); above
-``g0`` :meth:`KrrChains.lower_at` returns 0. The ``fl(e^ε)`` shift of §4 is subtracted at ``g``.
+``g0`` :meth:`KrrChains.lower_at` returns 0. The tangent is taken at the exact ``e^ε`` itself (krr107): ``e^ε <= g +
+2u g``, so where ``h = g0 - g - 2u g >= 0`` (rounded down) the low end is ``L(g0) + h M_low``; else §4's absolute
+``fl(e^ε)`` shift ``2u g dsdg`` is subtracted at ``g`` (the bound on ``M`` at ``g0`` does not bound it below ``g0``).
 
 6. Cost (measured; the route is a cost decision, :attr:`.blanket_krr._BlanketBackend.use_chains`)
 ----------------------------------------------------------------------------------------------------
@@ -111,9 +143,9 @@ walk lengths of ~1e5 steps, ~1e-10 relative, and integers below 2^53; brackets o
 :data:`.blanket_krr.CHAINS_MIN_K` (real ``k`` too: :class:`.blanket_krr.PairKrrBlanket`, unary encoding / local
 hashing with ``k = 2``), where :func:`fits` expects a bracket that can close, not for ``e^ε0 + 2 > MAX_J`` (the
 chain steps sum ``~E + 1`` pmf terms), and not at an ``ε`` at or above one where the route declined or its bracket
-stayed too wide (:attr:`.blanket_krr._BlanketBackend.chains_fail_from`: e.g. ``δ`` below ~5e-10, where §4's
-absolute charge for ``fl(e^ε)``, ~2.5e-16, and the walked cdf's absolute error at the chains' low ends are more than
-the rtol). The search's start where the chains answer is
+stayed too wide (:attr:`.blanket_krr._BlanketBackend.chains_fail_from`: e.g. ``δ`` ~ 1e-14, where the widest bands'
+neglected totals and O's tails are more than the rtol; until krr107 already below ~5e-10, where §4's then absolute
+charge for ``fl(e^ε)``, ~2.5e-16, was). The search's start where the chains answer is
 :func:`saddle_estimate` (an estimate of the same form, steering only).
 """
 
@@ -139,6 +171,9 @@ Z_O = 8.5
 MAX_J = 64
 #: R3's tails at consecutive totals are walked in runs of this many from one Boost anchor each
 HINGE_RUN = 256
+#: :meth:`KrrChains.evaluate` bounds ``|dδ/dg|`` (the relative ``fl(e^ε)`` charge, module docstring §4) only where the
+#: absolute charge is more than this share of the bracket's width (cost only: R2's part, a dozen vector operations a cell)
+CHARGE_SKIP = 1e-3
 #: :meth:`KrrChains._widths`: each neglected part (totals outside the window; O outside its band) is aimed at this
 #: share of ``rtol`` times half the estimate of ``δ`` (cost only)
 WIDTH_SHARE = 0.05
@@ -343,6 +378,8 @@ class KrrChains:
         self._tangent: tuple[float, float, float, float] | None = None
         self._last_bracket: DeltaBounds | None = None
         self.last_cells = 0
+        #: the last evaluation's charge for g = fl(e^eps) on each end (module docstring §4)
+        self.last_charge = math.nan
 
     def _band(self, z_t: float, z_o: float) -> tuple:
         """The totals ``mean ± (z_t sd + 10)`` (a slice of the window), the mass outside them (rounded up),
@@ -359,6 +396,9 @@ class KrrChains:
         sl = slice(lo - t0, hi - t0 + 1)
         out = float(bn.cdf(np.array([lo - 2.0]), n - 1, q2)[0]) + float(bn.sf(np.array([hi - 1.0]), n - 1, q2)[0])
         p_out = out * (1.0 + 2.0 * bn.relative_error_budget(n)) * (1.0 + 4.0 * _U)
+        # P[Bin(n-1, q2) ∉ [lo, hi]] (at most P[<= lo - 1] + P[>= hi]; the O count outside, module docstring §4)
+        out2 = float(bn.cdf(np.array([lo - 1.0]), n - 1, q2)[0]) + float(bn.sf(np.array([hi - 1.0]), n - 1, q2)[0])
+        p_out2 = out2 * (1.0 + 2.0 * bn.relative_error_budget(n)) * (1.0 + 4.0 * _U)
         m, mu, v = self.m[sl], self.mu[sl], self.v[sl]
         x_lo = np.maximum(mu - z_o * self.s_max, 0.0)
         x_hi = np.minimum(mu + z_o * self.s_max, m)
@@ -366,7 +406,7 @@ class KrrChains:
         # is taken in evaluate)
         marg = 1e-12 * (mu + 2.0)
         b_hi = m * _bern(x_hi - 1.0 - mu - marg, v)
-        got = (sl, p_out, x_lo, x_hi, marg, b_hi)
+        got = (sl, p_out, p_out2, x_lo, x_hi, marg, b_hi)
         self._bands[key] = got
         return got
 
@@ -432,11 +472,12 @@ class KrrChains:
             return None
         return S, P, eS_abs / S * (1.0 + 4.0 * _U), eP
 
-    def evaluate(self, eps: float, z_t: float = Z_T, z_o: float = Z_O) -> tuple[float, float, float] | None:
+    def evaluate(self, eps: float, z_t: float = Z_T, z_o: float = Z_O, rtol: float = 0.0) -> tuple[float, float, float] | None:
         """``(lower, upper, d log δ/d ε estimate)`` of the float law's ``δ`` at ``g = fl(e^ε)`` plus the
-        charge for ``g`` (module docstring §4 first half), or None (the route declines)."""
+        charge for ``g`` (module docstring §4 first half), or None (the route declines). ``rtol`` (cost only): R2's part
+        of the relative charge is skipped where the bracket with the absolute one is within half of it."""
         n, E, rho, omr = self.n, self.E, self.rho, self.omr
-        sl, p_out, x_lo, x_hi, marg, b_hi = self._band(z_t, z_o)
+        sl, p_out, p_out2, x_lo, x_hi, marg, b_hi = self._band(z_t, z_o)
         t, m, mu = self.t[sl], self.m[sl], self.mu[sl]
         pt, ept = self.pt[sl], self.e_pt[sl]
         g = math.exp(eps)
@@ -452,8 +493,9 @@ class KrrChains:
         aU = self._first_at_least(t, x_hi, K1, K2, G)
         if (aL < 0.0).any() or (aU < 0.0).any() or (aU < aL).any():
             return None
-        lo_sum = hi_sum = err = slope = m_low = 0.0
-        nterms = 0
+        lo_sum = hi_sum = err = slope = m_low = m_up = 0.0
+        nterms = nm = 0
+        r2: tuple | None = None  # (R2's cells, for the slope bound)
         # ---- R1 (upper only)
         # (x_L = 0: the computed y of R1's cells is negative, so c <= its rounding error ec, largest at a = a_L; x_L >
         # 0: the computed c is below G (x_L + 1) and the exact one within ec of it, and I(c) <= c P[O <= c / G], so
@@ -462,6 +504,16 @@ class KrrChains:
         b_lo = np.where(x_lo > 0.0, _bern(mu - x_lo - 1.0 - ec_l / G - marg, self.v[sl]), 1.0)
         r1 = np.where(x_lo > 0.0, (G * (x_lo + 1.0) + ec_l) * b_lo, ec_l) * (aL > 0.0)
         hi_sum += float(np.sum(pt * r1 * (1.0 + ept)))
+        # slope bound (module docstring §4): at g_lo, O < X1 on R1's cells, W <= E t + O
+        dg, Ge = 2.0 * _U * g, G - eG  # |e^eps - g| <= dg; the exact g - 1 is at least Ge
+        G_lo = (Ge - dg) * (1.0 - 2.0 * _U)
+        have_m = G_lo > 0.0
+        if have_m:
+            cy = (E - 1.0) * dg / (G_lo * G_lo) * (1.0 + 8.0 * _U)  # |y(g_lo) - y(g)| <= cy |κ|
+            x1 = (G * (x_lo + 1.0) + ec_l) / Ge * (1.0 + 4.0 * _U) + cy * np.abs(2.0 * aL - 2.0 - t)
+            r1m = (E * t + x1) * _bern(mu - x1 - marg, self.v[sl]) * (aL > 0.0)
+            m_up += float(np.sum(pt * (1.0 + ept) * r1m))
+            nm += int(t.size)
         # ---- R3: hinge per total
         has3 = aU <= t
         if has3.any():
@@ -494,6 +546,9 @@ class KrrChains:
             # lower_at (module docstring §5): M over R3 = S ((E+1) t/2 + μ) - (E-1)(a/2) P, from below
             m3 = S * (1.0 - eS) * (0.5 * (E + 1.0) * t3 + mu3) - (E - 1.0) * 0.5 * a3 * P * (1.0 + eP)
             m_low += float(np.sum(pt3 * np.maximum(m3, 0.0))) * (1.0 - float(np.max(ept[has3])) - (t3.size + 16) * _U) * (1.0 - 1e-9)
+            # slope bound (module docstring §4): W's mean over R3, at most S ((E+1) t/2 + μ)
+            m_up += float(np.sum(w * S * (1.0 + eS) * (0.5 * (E + 1.0) * t3 + mu3)))
+            nm += int(t3.size)
         # ---- R2: chains (cells of one κ = 2a - t, consecutive totals of one parity)
         own, a = ragged(aL.astype(np.int64), (aU - aL).astype(np.int64))
         if a.size:
@@ -603,6 +658,7 @@ class KrrChains:
             # lower_at (module docstring §5): M = E[(A + E B + O) 1{D}] over the chain cells, from below
             m_lo = np.maximum(ab * (Fc - eFc) + muc * (Fp - eFc - Pc * (ePc + 4.0 * _U)), 0.0)
             m_low += float(np.sum(W * m_lo)) * (1.0 - float(np.max(eW)) - (a.size + 16) * _U) * (1.0 - 1e-9)
+            r2 = (af, tc, c, ec, mc, x, Fc, eFc, Pc, ePc, W, eW, ab)
         self.last_cells = nterms
         tot_abs = abs(lo_sum) + abs(hi_sum)
         # (a computed term may be negative by its rounding, within err: sum |terms| <= |sum| + 2 err)
@@ -611,8 +667,25 @@ class KrrChains:
         upper = (hi_sum + err) / n * (1.0 + 2.0 * _U)
         # totals outside the window
         upper += (E - g + 2.0 * _U * g) * 0.5 * self.q2 * p_out * (1.0 + 4.0 * _U)
-        # g = fl(e^eps) against e^eps
+        # g = fl(e^eps) against e^eps (module docstring §4): dg times a bound on M(g_lo) / n, else the full mean's
         shift = 2.0 * _U * g * self.dsdg
+        # (cost only: the bound where the absolute charge matters against the width and, given rtol, against rtol)
+        want = have_m and shift > CHARGE_SKIP * (upper - lower) and upper - lower + 2.0 * shift > 0.5 * rtol * lower
+        if want and r2 is not None:
+            # slope bound over R2 (module docstring §4): y(g_lo) < x + 1 + D, so O <= x + 1 where every D <= 1
+            af, tc, c, ec, mc, x, Fc, eFc, Pc, ePc, W, eW, ab = r2
+            dist = cy * np.abs(2.0 * af - tc) + ec / Ge + (np.abs(c) + ec) * eG / (Ge * G) + 2.0 * _U * np.abs(c) / G
+            want = float(np.max(dist)) * (1.0 + 1e-6) + 1e-12 <= 1.0
+            if want:
+                rx = np.maximum(mc - x, 0.0) * rho / ((x + 1.0) * omr)  # P_m(x + 1) / P_m(x)
+                f_up = np.minimum(Fc + eFc + Pc * (1.0 + ePc + 8.0 * _U) * rx, 1.0)
+                m_up += float(np.sum(W * (1.0 + eW) * (ab + x + 1.0) * f_up))
+                nm += int(af.size)
+        if want:  # (R1, R3 and, where it has cells, R2 summed above)
+            m_out = (E * self.q2 * p_out + rho * (1.0 - self.q2) * p_out2) * (1.0 + 4.0 * _U)
+            m_up = m_up * (1.0 + (nm + 16) * _U) * (1.0 + 1e-9) / n * (1.0 + 2.0 * _U) + m_out
+            shift = min(shift, dg * m_up * (1.0 + 4.0 * _U))
+        self.last_charge = shift
         self._tangent = (g, max(lower, 0.0), max(m_low, 0.0) / n * (1.0 - 2.0 * _U), self.dsdg)
         lower, upper = max(lower - shift, 0.0), upper + shift
         mid = 0.5 * (lo_sum + hi_sum) / n
@@ -628,11 +701,12 @@ class KrrChains:
         and R3's charges per unit weight). A cost decision (krr105; before, and still below
         :data:`WIDTH_MIN_TOTALS` totals, a Gaussian rule against a tenth of the last middle or 1e-10, which gave
         8.5 / 8.5 at every first evaluation): an unconverged bracket is recomputed at the widest. None (from
-        :data:`WIDTH_MIN_TOTALS` totals on): the estimate of ``δ`` times ``rtol`` is below the bracket's floor
-        ``4 u g dsdg`` (the fl(e^ε) shift on both ends), so no width can close it and :meth:`bounds` declines (cost
-        only: the routes of :mod:`.blanket_krr` answer; above 1e7 users each such query had paid one evaluation at the
-        estimated bands and one at the widest, e.g. n = 1e8, k = 10, ε0 = 4.1, δ = 1e-12: 47 -> 75 ms, review
-        rev105k)."""
+        :data:`WIDTH_MIN_TOTALS` totals on), where no width is expected to close the bracket and :meth:`bounds` declines
+        (cost only: the routes of :mod:`.blanket_krr` answer; above 1e7 users each such query had paid one evaluation at
+        the estimated bands and one at the widest, e.g. n = 1e8, k = 10, ε0 = 4.1, δ = 1e-12: 47 -> 75 ms, review
+        rev105k): the estimate of ``δ`` times ``rtol`` is below the fallback floor ``4 u g dsdg`` (the absolute fl(e^ε)
+        charge on both ends, module docstring §4) and the relative charge is not expected to be available and small
+        (:meth:`_slope_floor_fits`), or (krr107) below the widest bands' estimated neglected parts."""
         g = math.exp(eps)
         if self.t.size < WIDTH_MIN_TOTALS:  # (the rule before krr105: Gaussian tails against a tenth of the last middle)
             target = max(0.02 * rtol * (self.last.get("mid", 1e-10) * 0.1), 1e-300)
@@ -645,8 +719,8 @@ class KrrChains:
             guess = last["mid"] * math.exp(min(last["slope"] * (eps - last["eps"]), 0.0))
         else:
             guess = float(saddle_estimate(self.n, self.k, self.eps0, np.array([eps]))[0])
-        if 4.0 * _U * g * self.dsdg > rtol * guess:  # (review rev105k: the bracket's floor, twice the fl(e^eps) shift,
-            return None  # is wider than rtol delta: it cannot close (delta below ~1e-10 at rtol 1e-6); decline)
+        if 4.0 * _U * g * self.dsdg > rtol * guess and not self._slope_floor_fits(eps, rtol, guess):
+            return None  # (review rev105k: the bracket's floor, twice the fl(e^eps) shift, is wider than rtol delta)
         target = WIDTH_SHARE * rtol * 0.5 * guess
         if not (target > 0.0 and math.isfinite(target) and g < self.E):
             return Z_T, Z_O
@@ -659,10 +733,32 @@ class KrrChains:
             out = bn.cdf(lo - 2.0, n - 1, q2) + bn.sf(hi - 1.0, n - 1, q2)
         ok_t = (self.E - g) * 0.5 * q2 * out <= target
         scale = (g - 1.0) * (float(np.max(self.m)) + float(np.max(self.mu)) + 1.0) / n
-        ok_o = scale * _bern(zs * self.s_max - 2.0, np.full(zs.size, self.s_max**2)) <= target
+        part_o = scale * _bern(zs * self.s_max - 2.0, np.full(zs.size, self.s_max**2))
+        ok_o = part_o <= target
+        if (self.E - g) * 0.5 * q2 * out[-1] + part_o[-1] > rtol * guess:
+            return None  # (the widest bands' neglected parts alone are expected wider than rtol delta: decline)
         z_t = float(zs[np.argmax(ok_t)]) if ok_t.any() else Z_T
         z_o = float(zs[np.argmax(ok_o)]) if ok_o.any() else Z_O
         return min(z_t, Z_T), min(z_o, Z_O)
+
+    def _slope_floor_fits(self, eps: float, rtol: float, guess: float) -> bool:
+        """Whether :meth:`evaluate`'s relative ``fl(e^ε)`` charge (module docstring §4) is expected to be available and
+        below ``rtol guess`` on both ends (steering only): ``G`` at least ``20 u n E g`` (the distance ``D`` of §4 about
+        ``u n E g / G`` at most) and ``4 u g`` times four times ``|dδ/dg|``, estimated from the last evaluation's slope
+        (scaled up by ``ε / ε_last`` above it) or :func:`saddle_estimate`'s difference quotient."""
+        g = math.exp(eps)
+        if not g - 1.0 >= 20.0 * _U * self.n * self.E * g:
+            return False
+        last = self.last
+        sl = last.get("slope", math.nan)
+        if math.isfinite(sl) and last.get("eps", 0.0) > 0.0:
+            sl *= max(1.0, eps / last["eps"])
+        else:
+            est = saddle_estimate(self.n, self.k, self.eps0, np.array([eps, eps * 1.01]))
+            if not (est[0] > 0.0 and est[1] > 0.0):
+                return False
+            sl = math.log(est[1] / est[0]) / (0.01 * eps)
+        return 16.0 * _U * abs(sl) * guess <= rtol * guess
 
     def bounds(self, eps: float, rtol: float) -> DeltaBounds | None:
         """Certified bracket of the blanket ``δ(ε)`` (upper end charged to the exact law, module docstring
@@ -676,7 +772,7 @@ class KrrChains:
         z_t, z_o = widths
         for _attempt in range(2):
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                got = self.evaluate(eps, z_t, z_o)
+                got = self.evaluate(eps, z_t, z_o, rtol)
             if got is None:
                 return None
             lower, upper, slope = got
@@ -703,7 +799,11 @@ class KrrChains:
         g = math.exp(eps)
         if not g <= g0:
             return 0.0
-        val = (low0 + (g0 - g) * m_lo) * (1.0 - 4.0 * _U) - 2.0 * _U * g * dsdg
+        h = (g0 - g) * (1.0 - 2.0 * _U) - 2.5 * _U * g  # (g0 - e^eps, from below: e^eps <= g + 2u g)
+        if h >= 0.0:  # the tangent at the exact e^eps (module docstring §5)
+            val = (low0 + h * m_lo) * (1.0 - 4.0 * _U)
+        else:
+            val = (low0 + (g0 - g) * m_lo) * (1.0 - 4.0 * _U) - 2.0 * _U * g * dsdg
         return max(val, 0.0)
 
     def charge_up(self, upper: float) -> float:
