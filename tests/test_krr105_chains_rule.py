@@ -114,10 +114,10 @@ def test_estimated_widths_are_narrower_and_still_close(n: int, k: int, eps0: flo
 @pytest.mark.parametrize("n,k,eps0", [(10**8, 100, 1.0), (10**6, 3, 1.0)])
 def test_chains_decline_where_their_floor_exceeds_rtol_delta(n: int, k: int, eps0: float,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """Review rev105k: the chains' bracket is never narrower than 4 u g dsdg (the fl(e^eps) shift on both ends), so at
-    delta ~ 1e-12 and rtol 1e-6 it cannot close: from WIDTH_MIN_TOTALS totals on they decline without an evaluation
-    (cost only; the other routes answer, and eps(1e-12) equals the answer without the chains); at delta = 1e-6 they
-    still answer."""
+    """Review rev105k: where the chains' bracket cannot close they decline without an evaluation, from
+    WIDTH_MIN_TOTALS totals on (cost only; the other routes answer, and eps(delta) equals the answer without the
+    chains); at delta = 1e-6 they still answer. Since krr107 the fl(e^eps) charge is relative, so delta = 1e-12 closes;
+    at 1e-14 the widest bands' neglected parts are above rtol delta (and the old absolute floor is too)."""
     calls: list[float] = []
     evaluate = KrrChains.evaluate
 
@@ -127,13 +127,13 @@ def test_chains_decline_where_their_floor_exceeds_rtol_delta(n: int, k: int, eps
 
     monkeypatch.setattr(KrrChains, "evaluate", counted)
     prof = KrrBlanket(n, k, eps0, shared=False)
-    got = epsilon_for_delta(prof, 1e-12, 1e-6)
+    got = epsilon_for_delta(prof, 1e-14, 1e-6)
     assert not calls and not _answered_by_chains(prof)
     be = prof._backend
     assert be is not None and be.chains_fail_from < math.inf
     with monkeypatch.context() as mp:
         mp.setattr(blanket_krr, "CHAINS_MAX_N", 0)  # (no chains at all)
-        ref = epsilon_for_delta(KrrBlanket(n, k, eps0, shared=False), 1e-12, 1e-6)
+        ref = epsilon_for_delta(KrrBlanket(n, k, eps0, shared=False), 1e-14, 1e-6)
     assert got.lower <= ref.upper and ref.lower <= got.upper
     prof6 = KrrBlanket(n, k, eps0, shared=False)
     epsilon_for_delta(prof6, 1e-6, 1e-6)
