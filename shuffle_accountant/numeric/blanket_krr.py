@@ -4162,10 +4162,11 @@ class _BlanketBackend:
         self._chains: KrrChains | None = None
         #: the chains do not fit these parameters (:attr:`use_chains`; cost only)
         self.chains_off = False
-        #: the chains declined, gave a bracket too wide (e.g. a tiny delta, below ~5e-10) or were estimated dearer than
+        #: the chains declined, gave a bracket too wide (e.g. a tiny delta: below ~1e-13 at rtol 1e-6, where the widest
+        #: bands' neglected parts exceed rtol delta; ~5e-10 before krr107's relative fl(e^eps) charge) or were estimated dearer than
         #: the route (:meth:`chains_cheap`, which grows with eps) at this eps; from there
         #: on the other routes answer (their delta is smaller still: a cost decision only). Per eps, not for good:
-        #: one such query (a probe near eps0, delta = 1e-12) had switched the chains off for every later query of
+        #: one such query (a probe near eps0, delta = 1e-12 then) had switched the chains off for every later query of
         #: the shared backend (reviews rev103a, rev103b: the next eps(1e-6) at n = 1e6, k = 10 took 26 ms, not 10)
         self.chains_fail_from = math.inf
         self._chains_expected: bool | None = None
