@@ -284,41 +284,47 @@ carries a floating-point error bound; nothing is truncated.
    eps0 = 6, n = 30 1.74 -> 0.19 ms, n = 100 1.9 -> 1.0 ms; a random 5-input matrix, eps0 = 3, n = 10 .. 30,
    1.2 .. 2.7 s -> 17 .. 20 ms (exact enumeration avoided).
 
-12. **Exact path by three counts** (*derived*; :func:`_tuv_tables`, :func:`_tuv_bounds`, proofs there). A pair of
-   four classes labelled by ``y1 = [a > 1]``, ``y2 = [b > 1]`` (unary encoding, local hashing, subset selection) has
-   ``S = c00 t + (c10 - c00) u + (c01 - c00) v + rho N11`` with ``t`` blanket draws, ``u = #{y1 = 1}``, ``v = #{y2 =
-   1}`` and ``rho = 0`` for ratios in ``{1, E}``; the law of ``(t, u, v)`` does not depend on ``eps``, so its
-   cumulative tables along ``v`` are built once per pair (``3 (n + 1)^2 (n + 2) / 2`` floats, a polynomial
-   recurrence; :data:`TUV_REPLACES_LATTICE`: also in place of the lattice up to :data:`TUV_MAX_N`, measured there)
-   and every evaluation of the search is ``(n + 1)(n + 2) / 2`` gathers (the stored pairs ``u <= t``, lat101), both
-   ends and item 8's slope, where the count-vector enumeration took four binomial tails per vector (``C(n + 3, 3)``
-   of them) and evaluation. It answers in place of :func:`_exact_bounds` for such pairs up to :data:`TUV_MAX_N`
-   users. Measured (sep99; eps(1e-6) over one clones query, CPU min of 6 interleaved with the former code, tables and
-   count-vector layouts cleared before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2): n = 30 2.7-4.4x ->
-   1.6-2.8x, n = 46 6.0-7.9x -> 2.2-3.5x (the tables' build: 0.5 ms at n = 30, 1.6 ms at n = 46, 3.5 ms at n = 80; an
-   evaluation 0.2-0.5 ms). Stored for the pairs ``u <= t`` only (lat101, bit-identical: the build 2.83 -> 2.58 ms and
-   an evaluation 0.53 -> 0.26 ms at n = 100; whole cold queries, ratio to clones, SUE / OUE / OLH k = 10, eps0 0.5 /
-   1 / 2: n = 60 2.9-3.7x -> 2.6-3.1x, n = 100 5.6-7.3x -> 4.9-6.0x with the search's trust of
-   :data:`TRUST_LATTICE_DRAWS`). What is left at n = 100 is the recurrence (``(n + 1)^3 / 3`` entries, seven
-   operations each: ~2 ms in numpy) and cannot be cut without changing values: the mass of ``(t, u, v)`` spreads over
-   most of the cube at ``n <= 100`` (entries above 1e-30: 280k of 349k at eps0 = 0.5, 128k at eps0 = 2, SUE), so
-   pruning by probability pays from a few hundred users only, where the pruned cube is still ~1e6 entries at eps0 <=
-   1 (n = 300). Tests: ``tests/test_blanket_small_n99.py`` against the histogram oracle and an mpmath sum over all
-   count vectors (ends and slope; fails off by one count or without the slope's ``M`` term);
-   ``tests/test_blanket_small_n101.py`` (the packed tables to the bit against a full-cube recurrence).
+12. **Exact path by three counts** (*derived*; :func:`_tuv_tables`, :func:`_tuv_bounds`, proofs there). A pair of four
+   classes labelled by ``y1 = [a > 1]``, ``y2 = [b > 1]`` (unary encoding, local hashing, subset selection) has ``S =
+   c00 t + (c10 - c00) u + (c01 - c00) v + rho N11`` with ``t`` blanket draws, ``u = #{y1 = 1}``, ``v = #{y2 = 1}`` and
+   ``rho = 0`` for ratios in ``{1, E}``; the law of ``(t, u, v)`` does not depend on ``eps``, so its cumulative tables
+   along ``v`` are built once per pair (``3 (n + 1)^2 (n + 2) / 2`` floats, a polynomial recurrence;
+   :data:`TUV_REPLACES_LATTICE`: also in place of the lattice, measured there; the tables are built up to
+   :data:`TUV_TABLES_MAX_N` ``= 100`` users, item 13's two-count tables up to :data:`TUV_MAX_N`) and every evaluation of
+   the search is ``(n + 1)(n + 2) / 2`` gathers (the stored pairs ``u <= t``, lat101), both ends and item 8's slope,
+   where the count-vector enumeration took four binomial tails per vector (``C(n + 3, 3)`` of them) and evaluation. It
+   answers in place of :func:`_exact_bounds` for such pairs up to :data:`TUV_TABLES_MAX_N` users (where item 13 does not
+   answer first). Measured (sep99; eps(1e-6) over one clones query, CPU min of 6 interleaved with the former code,
+   tables and count-vector layouts cleared before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2): n = 30 2.7-4.4x
+   -> 1.6-2.8x, n = 46 6.0-7.9x -> 2.2-3.5x (the tables' build: 0.5 ms at n = 30, 1.6 ms at n = 46, 3.5 ms at n = 80; an
+   evaluation 0.2-0.5 ms). Stored for the pairs ``u <= t`` only (lat101, bit-identical: the build 2.83 -> 2.58 ms and an
+   evaluation 0.53 -> 0.26 ms at n = 100; whole cold queries, ratio to clones, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2:
+   n = 60 2.9-3.7x -> 2.6-3.1x, n = 100 5.6-7.3x -> 4.9-6.0x with the search's trust of :data:`TRUST_LATTICE_DRAWS`).
+   What is left at n = 100 is the recurrence (``(n + 1)^3 / 3`` entries, seven operations each: ~2 ms in numpy) and
+   cannot be cut without changing values: the mass of ``(t, u, v)`` spreads over most of the cube at ``n <= 100``
+   (entries above 1e-30: 280k of 349k at eps0 = 0.5, 128k at eps0 = 2, SUE), so pruning by probability pays from a few
+   hundred users only, where the pruned cube is still ~1e6 entries at eps0 <= 1 (n = 300). Tests:
+   ``tests/test_blanket_small_n99.py`` against the histogram oracle and an mpmath sum over all count vectors (ends and
+   slope; fails off by one count or without the slope's ``M`` term); ``tests/test_blanket_small_n101.py`` (the packed
+   tables to the bit against a full-cube recurrence).
 
 13. **Two counts and a corner** (*derived*, sep107; :func:`_corner_tables`, :func:`_corner_bounds`, proofs there). The
    three-count law of item 12 is, up to the stored masses' rounding, a *product law plus one atom*: with ``alpha, beta``
    fitted to the three classes other than one corner ``c`` (``11`` where ``q11 q00 >= q10 q01``, else ``10``; unary
    encoding and local hashing with ``k = 10`` have ``q11 q00 < q10 q01`` by ``1e-11 .. 6e-5`` of ``gamma``), a user is a
    product draw (``lam``; ``y1, y2`` independent), a corner draw (``mu``) or silent, and every category's probability
-   is within ``(1 +- r')`` of the true one (``r' ~ 3e-14``; ``(1 +- r')^n`` on both ends, as :func:`.blanket_separable
+   is within ``(1 +- r')`` of the true one (``r' ~ 3e-14`` at eps0 >= 0.5; it grows as eps0 falls, ``1.5e-11`` at
+   eps0 = 0.01, ``1.5e-4`` at eps0 = 1e-9, OLH ``g = 5``); ``(1 + r')^n`` on the upper end, ``(1 - r')^n`` (as ``exp(n
+   log1p(-r'))`` rounded down; not ``(1 + r')^-n``, which is larger) on the lower one, as :func:`.blanket_separable
    ._mass_factor` does for the product law alone). Given the product draws ``m`` and the corner draws ``r`` the labels'
    counts are two independent binomials, so the tables are binomial rows ``[m, j]`` (``O(n^2)``) and the trinomial
    weights of ``(m, r)``: an evaluation sums item 12's ``F`` over the pairs ``(m, a)`` of each slice ``r`` (``r = 0, 1,
    ..`` until the tail bound ``C(n, R + 1) mu^{R + 1}`` is below ``1e-3 rtol`` of the value: 1-6 slices), where item
    12 built ``(n + 1)^3 / 3`` entries by a recurrence. The route is exact up to floating point like item 12's (widths
-   ``3e-11 .. 3e-10`` relative at ``n <= 200``) and answers in its place wherever it applies (``n mu <=``
+   at ``rtol = 1e-9``, SUE / OUE / OLH k 4 / 10 / 100, n 3 .. 200, eps 0.05 .. 0.9 of the largest log-ratio, sep108:
+   ``4e-12 .. 4e-10`` relative at eps0 = 0.5, ``1e-12 .. 1.4e-9`` at eps0 = 2 .. 8, growing as eps0 falls with the
+   ratios' and masses' stored error against a value that cancels: up to ``5e-8`` at eps0 = 0.01, ``1e-5`` at 1e-4,
+   ``0.17`` at 1e-9) and answers in its place wherever it applies (``n mu <=``
    :data:`CORNER_MAX_DRAWS`, no table entry near the subnormal range: :data:`CORNER_MAX_LOG`), and in the lattice's
    place up to :data:`TUV_MAX_N` ``= 200`` users (the three-count tables stay at most :data:`TUV_TABLES_MAX_N`).
    Measured (api eps(1e-6), CPU min of 3 x 2 interleaved old/new processes, tables cleared before each query, ratio to
@@ -333,12 +339,16 @@ carries a floating-point error bound; nothing is truncated.
    ``m`` left out, ``1e-40`` of the largest weight) exceed a tight ``rtol`` (delta below ~1e-35) the three-count tables
    answer up to :data:`TUV_TABLES_MAX_N` (:meth:`PairBlanket._tuv_path`), the lattice above. 1080 eps(delta) queries (SUE / OUE / OLH k 4
    / 10 / 100, eps0 0.5 .. 8, n 2 .. 200, delta 1e-3 .. 1e-12) against the former routes: 201 answers changed, every
-   bracket meets the old one, upper ends -2.3e-6 .. +4.9e-7 relative (looser only within the search's rtol),
+   bracket meets the old one, upper ends -2.3e-6 .. +4.9e-7 relative (looser only within the search's rtol; review
+   rev107m's wider grid found up to +8.4e-7, OUE k = 4, eps0 = 4, n = 120, delta = 1e-2, still within rtol),
    evaluations 2853 -> 2846; 2250 brackets ``bounds(eps, 1e-6)`` (n 2 .. 201, eps 0.05 .. 0.9 eps0): 1003 changed, all
    meeting, upper ends looser by at most 7.6e-7 relative (at delta ~1e-35, where the charge of the ``m`` left out,
    ``1e-40`` of the largest weight, shows). Tests: ``tests/test_sep107_corner.py`` (40-digit count-vector sums for both
    ends and the slope, both corners; the tables and weights against mpmath; the tail charge with every slice ``r >= 1``
-   left out; brackets against the three-count tables and the lattice on grids).
+   left out; brackets against the three-count tables and the lattice on grids); ``tests/test_sep108_corner_truth.py``
+   (review rev107m: the oracle takes the TRUE law, every class moved by ``+-rel_err`` with the silent category taking
+   the rest, where the stored masses alone hid a missing ``(1 +- r')^n`` or the silent part of ``r'``; a deep-tail case,
+   delta ~1e-39 .. 1e-44, that needs the charge of the ``m`` left out; the refusal above :data:`CORNER_MAX_DRAWS`).
 
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
 ``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) less the floating-point share
@@ -847,12 +857,14 @@ def _slope_terms(x: np.ndarray, m: np.ndarray, t: np.ndarray, c: float, b: float
 TUV_MAX_N = 200
 #: largest ``n`` of the three-count tables (:func:`_tuv_tables`: 12.5 MB at ``n = 100``)
 TUV_TABLES_MAX_N = 100
-#: ... and, when set, in place of the lattice as well (``auto``, pairs without the separable engine, ``n <=
-#: TUV_MAX_N``). Measured (sep99; one eps(1e-6) over one clones query, CPU min of 3, tables and layouts cleared
-#: before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2): n = 60 lattice 8-14x -> 2.9-3.6x, n = 100 10-21x ->
-#: 6.0-7.9x; brackets exact (width ~1e-10 where the lattice's was rtol). On (lat100): the tests of the lattice route
-#: at sizes the path covers (``tests/test_blanket_matrix.py::test_auto_exact_fallback_between_the_budgets``) set it
-#: off themselves; the path in the lattice's place is tested in ``tests/test_blanket_small_n99.py``
+#: ... and, when set, in place of the lattice as well (``auto``, pairs without the separable engine): the two-count
+#: tables up to ``TUV_MAX_N``, the three-count tables up to ``TUV_TABLES_MAX_N`` (where the two-count path does not
+#: apply or its bracket is wider than ``rtol``: :meth:`PairBlanket._tuv_path`). Measured (sep99; one eps(1e-6) over one
+#: clones query, CPU min of 3, tables and layouts cleared before each query, SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2):
+#: n = 60 lattice 8-14x -> 2.9-3.6x, n = 100 10-21x -> 6.0-7.9x; brackets exact (width ~1e-10 where the lattice's was
+#: rtol). On (lat100): the tests of the lattice route at sizes the path covers
+#: (``tests/test_blanket_matrix.py::test_auto_exact_fallback_between_the_budgets``) set it off themselves; the path in
+#: the lattice's place is tested in ``tests/test_blanket_small_n99.py``
 TUV_REPLACES_LATTICE = True
 #: ... and where ``n`` times the largest ``-log`` of a mass (classes and ``rest``) is at most this (no entry of the
 #: tables can be subnormal: module docstring of :func:`_tuv_tables`)
@@ -1121,7 +1133,9 @@ class _CornerTables:
     range ``[i0, i1)`` of its pairs (``windows``; their weights ``P[m, r] P[A = a | m]`` by :meth:`weights`, one more
     rounding); ``drop[r]`` bounds ``sum P[m, r] (m + r)`` over the ``m`` left out of slice ``r``; ``log_tail[R]`` bounds
     ``log P[r > R]``; every weight and table entry is within relative ``rel`` of its value for the decomposition's law,
-    whose category probabilities are within ``(1 +- r')`` of the true ones: ``log_factor = n log(1 + r')``."""
+    whose category probabilities are within ``(1 +- r')`` of the true ones: ``log_factor = n log(1 + r')`` rounded up,
+    ``log_shrink = n log(1 - r')`` rounded down (the lower end's factor; not ``-log_factor``: ``(1 + r')^-n`` exceeds
+    ``(1 - r')^n``)."""
 
     corner: tuple[int, int]
     C: np.ndarray
@@ -1138,6 +1152,7 @@ class _CornerTables:
     log_tail: tuple[float, ...]
     rel: float
     log_factor: float
+    log_shrink: float
     #: the cells' weights of the slices asked for so far (:meth:`weights`; an evaluation takes the first few)
     kept: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
@@ -1206,8 +1221,12 @@ def _corner_tables(p: tuple[float, ...], eta: float, n: int, labels: tuple[int, 
     ``|P_y / d_y - 1|`` for the four classes (``fl(d_y)`` is within ``8 u`` of ``d_y``: five roundings) and at least
     ``sum_y |P_y - d_y| / rho`` (``|P_silent - d_silent| <= sum_y |P_y - d_y|``; ``rho >= fl(1 - lam - mu) - 4 u``), every
     category's true probability is within ``(1 +- r')`` of ``d``'s, so for every non-negative function ``F`` of the
-    users' categories ``(1 - r')^n E_d[F] <= E[F] <= (1 + r')^n E_d[F]`` (``log_factor``; :func:`_mass_factor` of
-    :mod:`.blanket_separable` is the same argument for the product law alone). ``(S)_+`` and ``T 1{S > 0}`` are such
+    users' categories ``(1 - r')^n E_d[F] <= E[F] <= (1 + r')^n E_d[F]`` (``log_factor = n log1p(r')`` and
+    ``log_shrink = n log1p(-r')``, each times ``1 + 4 u`` away from 0: ``log1p`` within ``u``, the two products; the
+    lower factor is ``(1 - r')^n`` itself, not ``(1 + r')^{-n}``, which is larger by about ``n r'^2`` relative and would
+    need ``r'``'s ``1e-6`` margin to cover it, i.e. ``r' <~ 1e-6``; ``r'`` reaches ``1.5e-4`` at OLH ``eps0 = 1e-9``, ``g =
+    5``; refused where ``r' >= 1/2``; :func:`_mass_factor` of :mod:`.blanket_separable` is the same argument for the
+    product law alone). ``(S)_+`` and ``T 1{S > 0}`` are such
     functions. Under ``d``: ``(m, r)`` (product and corner draws) is trinomial ``(n; lam, mu, rho)``; given them the
     product draws' labels are independent, ``A = #{y1 = 1} ~ Bin(m, alpha)``, ``B = #{y2 = 1} ~ Bin(m, beta)``, and
     the three counts of :func:`_tuv_bounds` are ``t = m + r``, ``u = A + c1 r``, ``v = B + c2 r``.
@@ -1250,7 +1269,10 @@ def _corner_tables(p: tuple[float, ...], eta: float, n: int, labels: tuple[int, 
                     1.0 - q[y] * (1.0 - eta) * (1.0 - 2 * _U) / (d * (1.0 + 8 * _U)))
         gap += abs(q[y] - d) + eta * q[y] + 8 * _U * d
     r1 = max(worst, gap * (1.0 + 16 * _U) / rho_lo) * (1.0 + 1e-6) + 8 * _U
+    if not r1 < 0.5:
+        return None
     log_factor = n * math.log1p(r1) * (1.0 + 4 * _U)
+    log_shrink = n * math.log1p(-r1) * (1.0 + 4 * _U)  # n log(1 - r') rounded down (log1p within u, the products)
     W = n + 1
     jj = np.arange(W, dtype=float)
     with np.errstate(under="raise", over="raise", invalid="raise"):
@@ -1300,7 +1322,7 @@ def _corner_tables(p: tuple[float, ...], eta: float, n: int, labels: tuple[int, 
     for arr in (C, D, M, m_col, a_col, base, w_up, w_lo, PA):
         arr.flags.writeable = False
     return _CornerTables(corner, C.reshape(-1), D.reshape(-1), M.reshape(-1), m_col, a_col, base, tuple(windows), w_up,
-                         w_lo, PA, tuple(drop), tuple(float(x) for x in log_tail[:R + 1]), rel, log_factor)
+                         w_lo, PA, tuple(drop), tuple(float(x) for x in log_tail[:R + 1]), rel, log_factor, log_shrink)
 
 
 def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[int, int, int, int], rtol: float
@@ -1387,7 +1409,7 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
             val = (nC * (total + tiny) * (1.0 + tab.rel) * grow + charge * (1.0 + tab.rel)) * grow
             ends.append(val * math.exp(tab.log_factor) * (1.0 + 4 * _U) / n)
         else:
-            shrink = (1.0 - tab.rel) * (1.0 - (cells + 20) * _U) * math.exp(-tab.log_factor) * (1.0 - 4 * _U) / n
+            shrink = (1.0 - tab.rel) * (1.0 - (cells + 20) * _U) * math.exp(tab.log_shrink) * (1.0 - 4 * _U) / n
             ends.append(max(nC * (total - tiny) * shrink, 0.0))
             slope = max((slope_sum - tiny * (2.0 + 2.0 * n)) * shrink, 0.0)
     lo_end, up_end = ends[1], ends[0]

@@ -406,7 +406,10 @@ def _mass_factor(s: PairStructure, sp: _Split) -> float:
     at most ``p_y (1 + r) - q_y``, so ``P_true(silent)`` lies within ``Q -+ D`` with ``D = sum_y
     (p_y (1 + r) - q_y)`` (not ``P_true <= Q`` exactly: ``q_y <= p_y (1 - 8u)`` only), and both
     directions are covered by the term ``D / rest_lo`` in ``r'``. ``inf`` when a class has no
-    product mass."""
+    product mass. The engine's factors are ``exp(n log1p(r'))`` and ``exp(n log1p(-r'))`` (the lower
+    one ``(1 - r')^n`` itself, not ``(1 + r')^-n``, which is larger; ``log1p``, not ``log(1 - r')``,
+    whose ``fl(1 - r')`` could round up by ``u / 2``, i.e. ``n u / 2`` in the log), each moved
+    outward by ``1e-12`` relative in the log and in the value."""
     pat = _pattern(s)
     assert pat is not None
     _, p = pat
@@ -1407,7 +1410,7 @@ class SeparableBlanket:
         rem_pos, rem_neg = (0.0, 0.0) if route_b else self._remainder(ec, sp)
         if route_b:
             grow = math.exp(n * math.log1p(self._factor)) * (1.0 + 1e-12)
-            shrink = math.exp(n * math.log(1.0 - self._factor) * (1.0 + 1e-12)) * (1.0 - 1e-12) if self._factor < 1.0 else 0.0
+            shrink = math.exp(n * math.log1p(-self._factor) * (1.0 + 1e-12)) * (1.0 - 1e-12) if self._factor < 1.0 else 0.0
         else:
             grow, shrink = 1.0, 1.0
         gam = sp.gamma
