@@ -34,6 +34,7 @@ def _exact_masses(c1: int, c2: int, N: int, p: float) -> list:
         (10, 200, 1000, 0.135, 16),  # small counts, P rising then falling
         (0, 64, 199, 0.1353352832366127, 13),  # from c = 0 (the oracle test's slab)
         (50, 121, 400, 0.2, 7),  # a short last interval
+        (8, 137, 160, 0.00786480756925279, 5),  # log Pr spans ~590 nats, just inside _STRIDE_MAX_SPREAD (slab109)
     ],
 )
 def test_weights_bracket_every_hinge(c1, c2, N, p, stride):

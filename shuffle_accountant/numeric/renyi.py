@@ -3069,13 +3069,13 @@ def _measures_window(up: _Slab, lo: _Slab, u: float, v: float, bp: float, bq: fl
 
 
 #: Strided slabs (:class:`_StrideSlab`): the stride is ``_STRIDE_THETA`` over the steepest ``|d log Pr[C = c] / dc|``
-#: at the slab's ends (eps0 = 3, n = 1e5: 8 counts), used when it is at least ``_STRIDE_MIN``, for slabs of at least
+#: at the slab's ends (eps0 = 3, n = 1e5: 1.3 / 0.1748 at c = 4213, 7 counts), used when it is at least ``_STRIDE_MIN``, for slabs of at least
 #: ``_STRIDE_MIN_ROWS`` counts whose planned points times ``1 - 2 / stride`` (the points saved) are at least
 #: ``_STRIDE_MIN_POINTS`` (below that the second window costs what the build saves: eps0 = 2, n = 1.4e4 and 6 / 1e6,
 #: ~0.3M planned points, measured no faster), not scaled, of pairs whose log likelihood ratio exceeds
 #: ``_SLAB_RECT_RATIO``, where every order of the slab has a proved log-convex ``K(c)`` (:func:`_chord_orders`). 0
 #: turns them off. Only the work and the brackets' widths depend on these (measured, slab107: at 3 / 1e5 the stride's
-#: own gap is ~0.04 budgets of alpha = 640 for each end at 8 counts, ~0.09 at 12).
+#: own gap, from exact row sums, is ~0.04 budgets of alpha = 640 for each end at a stride of 8 counts, ~0.09 at 12).
 _STRIDE_THETA = 1.3
 _STRIDE_MIN = 4
 _STRIDE_MIN_ROWS = 64
@@ -3086,6 +3086,10 @@ _STRIDE_MIN_POINTS = 400_000.0
 #: at stride 5, eps0 = 2, n = 1.4e4, 38.4 -> 38.6 ms: no gain)
 _STRIDE_MIN_POINTS_COARSE = 200_000.0
 _STRIDE_COARSE = 8
+#: ... and none where ``log Pr[C = c]`` spans more than this many nats over the slab (:func:`_stride_weights` scales
+#: the masses by their largest, and ``e^-600`` leaves room for the hat fractions and moments above the normal range;
+#: review rev107s D2: a span of ~745 nats underflowed the hat weights to 0, not an upper end; work only).
+_STRIDE_MAX_SPREAD = 600.0
 
 
 def _stride_weights(c1: int, c2: int, N: float, p: float, stride: int
@@ -3098,11 +3102,17 @@ def _stride_weights(c1: int, c2: int, N: float, p: float, stride: int
     ``ref`` and ``exp`` charged ``4u`` of the magnitudes and ``4u`` relative), scaled by ``e^-ref``; the hat fractions
     ``t``, ``1 - t`` and the sums of at most ``stride + 1`` terms err by far less than the ``1e-9`` relative margins
     applied (``omega`` up, ``nu`` down, the moment comparison on both sides), and ``log`` and the shift back by
-    ``1e-12``."""
+    ``1e-12``. The masses are scaled by the largest (``ref``), so their spread ``ref - min(lo)`` over the slab must be at
+    most :data:`_STRIDE_MAX_SPREAD` (``e^-600``: every product of a mass with a hat fraction ``>= 1 / stride`` or a
+    distance ``<= stride`` stays in the normal range, where the relative margins hold); beyond it a mass could underflow
+    to 0, and a 0 is no upper end of a positive hat weight (review rev107s D2), so that raises ``ValueError``
+    (:meth:`RenyiDirection._stride` does not stride there)."""
     c = np.arange(c1, c2 + 1, dtype=float)
     n = c.size
     lo, up = _log_pmf_bracket(c, np.full(n, N), p)
     ref = float(np.max(up))
+    if not ref - float(np.min(lo)) <= _STRIDE_MAX_SPREAD:
+        raise ValueError(f"log Pr[C = c] spans more than {_STRIDE_MAX_SPREAD} nats over {c1} .. {c2}: no stride")
     p_up = np.exp(up - ref + 4 * _U * (np.abs(up) + abs(ref) + 1.0)) * (1.0 + 4 * _U)
     p_lo = np.exp(lo - ref - 4 * _U * (np.abs(lo) + abs(ref) + 1.0)) * (1.0 - 4 * _U)
     rows = np.append(np.arange(0, n - 1, stride, dtype=float), n - 1.0)
@@ -3158,7 +3168,7 @@ class _StrideSlab:
     ``omega`` (an upper end; its upper bounds, window and tails, are used), :attr:`lo` with ``nu`` (a lower end; its
     lower window bound is used: the tails are ``>= 0``). The stride's own gap is second order in the stride (the
     chord's and Jensen's errors, ``~ kappa'' stride^2``); the points are ``1 / stride`` of a full slab's (measured,
-    eps0 = 3, n = 1e5: 1.55M -> 0.22M points). Since slab108 both measures come from one pass over those points
+    eps0 = 3, n = 1e5, stride 7, 170 rows: 1.55M -> 0.22M points). Since slab108 both measures come from one pass over those points
     (:attr:`lo` is :attr:`up`'s ``second``, :meth:`_Slab._second_factors`) and one window evaluates :attr:`up`'s
     upper and :attr:`lo`'s lower cell bounds only (:func:`_measures_window`)."""
 
@@ -4970,7 +4980,7 @@ class RenyiDirection:
 
     def _stride(self, js: np.ndarray, c1: int, c2: int, xl: float, xr: float, scaled: bool) -> int:
         """The stride of a :class:`_StrideSlab` for the planned slab (orders ``js``, counts ``c1 .. c2``, ``x`` in ``[xl,
-        xr]``), or 1 for a plain :class:`_Slab` (:data:`_STRIDE_THETA`; work only)."""
+        xr]``), or 1 for a plain :class:`_Slab` (:data:`_STRIDE_THETA`, :data:`_STRIDE_MAX_SPREAD`; work only)."""
         if (_STRIDE_THETA <= 0.0 or scaled or self.pair.max_log_ratio <= _SLAB_RECT_RATIO
                 or c2 - c1 + 1 < _STRIDE_MIN_ROWS
                 or not np.all(_chord_orders(self.alpha[js], self.pa1, self.pb1, self.s, _exact_symmetric(self.pair)))):
@@ -4978,6 +4988,11 @@ class RenyiDirection:
         N, p = float(self.N), self.p
         slope = max(abs(math.log((N - c) * p / ((c + 1.0) * (1.0 - p)))) for c in (float(c1), float(c2)))
         d = int(_STRIDE_THETA / max(slope, 1e-9))
+        if d >= _STRIDE_MIN:  # (the masses' span over the slab: log Pr at its ends and at the mode, if inside)
+            cs = np.array([float(c1), float(c2), min(max(math.floor((N + 1.0) * p), float(c1)), float(c2))])
+            lo, up = _log_pmf_bracket(cs, np.full(3, N), p)
+            if not float(np.max(up)) - float(np.min(lo)) <= _STRIDE_MAX_SPREAD - 1.0:  # (1: the brackets' rounding)
+                return 1
         saved = (c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) * (1.0 - 2.0 / max(d, 1))
         need = min(_STRIDE_MIN_POINTS, _STRIDE_MIN_POINTS_COARSE) if d >= _STRIDE_COARSE else _STRIDE_MIN_POINTS
         return d if d >= _STRIDE_MIN and saved >= need else 1
