@@ -3070,9 +3070,12 @@ def _measures_window(up: _Slab, lo: _Slab, u: float, v: float, bp: float, bq: fl
 
 #: Strided slabs (:class:`_StrideSlab`): the stride is ``_STRIDE_THETA`` over the steepest ``|d log Pr[C = c] / dc|``
 #: at the slab's ends (eps0 = 3, n = 1e5: 1.3 / 0.1748 at c = 4213, 7 counts), used when it is at least ``_STRIDE_MIN``, for slabs of at least
-#: ``_STRIDE_MIN_ROWS`` counts whose planned points times ``1 - 2 / stride`` (the points saved) are at least
-#: ``_STRIDE_MIN_POINTS`` (below that the second window costs what the build saves: eps0 = 2, n = 1.4e4 and 6 / 1e6,
-#: ~0.3M planned points, measured no faster), not scaled, of pairs whose log likelihood ratio exceeds
+#: ``_STRIDE_MIN_ROWS`` counts whose planned points times ``1 - 2 / stride`` are at least ``_STRIDE_MIN_POINTS``
+#: (slab107's count of the points saved by two strided slabs; since slab108 builds both measures in one pass it saves
+#: nearer ``1 - 1 / stride``, but the thresholds below were measured with this count, so it stays; work only. slab107:
+#: below that a strided slab's two windows cost what the build saved, eps0 = 2, n = 1.4e4 and 6 / 1e6, ~0.3M planned
+#: points; slab108's one window made 6 / 1e6 pay, see ``_STRIDE_MIN_POINTS_COARSE``), not scaled, of pairs whose log
+#: likelihood ratio exceeds
 #: ``_SLAB_RECT_RATIO``, where every order of the slab has a proved log-convex ``K(c)`` (:func:`_chord_orders`). 0
 #: turns them off. Only the work and the brackets' widths depend on these (measured, slab107: at 3 / 1e5 the stride's
 #: own gap, from exact row sums, is ~0.04 budgets of alpha = 640 for each end at a stride of 8 counts, ~0.09 at 12).
