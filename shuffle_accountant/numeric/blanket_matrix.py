@@ -328,16 +328,18 @@ carries a floating-point error bound; nothing is truncated.
    :data:`CORNER_MAX_DRAWS`, no table entry near the subnormal range: :data:`CORNER_MAX_LOG`), and in the lattice's
    place up to :data:`TUV_MAX_N` ``= 200`` users (the three-count tables stay at most :data:`TUV_TABLES_MAX_N`).
    Measured (api eps(1e-6), CPU min of 3 x 2 interleaved old/new processes, tables cleared before each query, ratio to
-   one clones query): SUE / OUE / OLH k = 10, eps0 0.5 / 1 / 2: n = 100 4.8-6.9x -> 2.3-3.2x (the build ~0.5 ms instead
-   of ~2.6 ms), n = 150 3.6-13.2x -> 2.8-4.2x (eps0 = 4: 2.9-3.8x -> 2.9-3.3x), n = 200 4.2-13.7x -> 3.3-5.2x (with
-   each slice's cell weights made on first use, :meth:`_CornerTables.weights`: the build at n = 200, OUE eps0 = 0.5, 14
-   slices of which a search uses 2-6, was 2.5 ms; before that OUE / OLH at eps0 = 0.5 were slower there than the
-   lattice's one evaluation without FFT); k = 100, eps0 = 4 at n = 100 and n >= 300 unchanged (the separable engine, the
-   closed form, the lattice). Not extended beyond 200 users: at n = 250 / 300 (k =
-   10, eps0 0.5 / 1) the lattice's one evaluation without FFT wins, 3.4-5.9x / 3.6-4.3x against 4.9-6.3x / 6.2-7.9x on
-   this path (at eps0 = 2 this path would win, 5.8-10.5x -> 3.4-8.1x). Where the charges of the two-count bracket (the
-   ``m`` left out, ``1e-40`` of the largest weight) exceed a tight ``rtol`` (delta below ~1e-35) the three-count tables
-   answer up to :data:`TUV_TABLES_MAX_N` (:meth:`PairBlanket._tuv_path`), the lattice above. 1080 eps(delta) queries (SUE / OUE / OLH k 4
+   one clones query; 6a36239, with each slice's cell weights made on first use, :meth:`_CornerTables.weights`): SUE /
+   OUE / OLH k = 10, eps0 0.5 / 1 / 2: n = 100 4.8-6.8x -> 2.4-3.3x (the build ~0.5 ms instead of ~2.6 ms), n = 150
+   3.8-13.4x -> 2.5-5.0x (eps0 = 4 within noise), n = 200 4.2-13.7x -> 3.3-5.2x (every cell faster; the build at n =
+   200, OUE eps0 = 0.5, 14 slices of which a search uses 2-6, was 2.5 ms when every slice's weights were made: OUE / OLH
+   at eps0 = 0.5 were then slower there than the lattice's one evaluation without FFT); k = 100, eps0 = 4 at n = 100
+   and n >= 300 unchanged (the separable engine, the closed form, the lattice). Not extended beyond 200 users: at n =
+   250 / 300 (k = 10, eps0 0.5 / 1) the lattice's one evaluation without FFT wins, 3.4-5.9x / 3.6-4.3x against 4.9-6.3x / 6.2-7.9x on
+   this path (at eps0 = 2 this path would win, 5.8-10.5x -> 3.4-8.1x). Wherever the two-count bracket misses ``rtol``
+   (its charges, the ``m`` left out, ``1e-40`` of the largest weight, at delta below ~1e-35; also where the
+   coefficients' slacks or the masses' stored error leave it wide) the three-count tables answer too up to
+   :data:`TUV_TABLES_MAX_N` and the two brackets are intersected (sep109: both certified; never looser than either),
+   the lattice above (:meth:`PairBlanket._tuv_path`). 1080 eps(delta) queries (SUE / OUE / OLH k 4
    / 10 / 100, eps0 0.5 .. 8, n 2 .. 200, delta 1e-3 .. 1e-12) against the former routes: 201 answers changed, every
    bracket meets the old one, upper ends -2.3e-6 .. +4.9e-7 relative (looser only within the search's rtol; review
    rev107m's wider grid found up to +8.4e-7, OUE k = 4, eps0 = 4, n = 120, delta = 1e-2, still within rtol),
@@ -348,7 +350,9 @@ carries a floating-point error bound; nothing is truncated.
    left out; brackets against the three-count tables and the lattice on grids); ``tests/test_sep108_corner_truth.py``
    (review rev107m: the oracle takes the TRUE law, every class moved by ``+-rel_err`` with the silent category taking
    the rest, where the stored masses alone hid a missing ``(1 +- r')^n`` or the silent part of ``r'``; a deep-tail case,
-   delta ~1e-39 .. 1e-44, that needs the charge of the ``m`` left out; the refusal above :data:`CORNER_MAX_DRAWS`).
+   delta ~1e-39 .. 1e-44, that needs the charge of the ``m`` left out; the refusal above :data:`CORNER_MAX_DRAWS`);
+   ``tests/test_sep109_kappa.py`` (review rev107m2: :func:`_corner_kappa` and the ``rho`` of :func:`_tuv_coefficients`
+   outward against exact integer arithmetic, every ``m <= 200``, ``a <= m``; the intersection with the cube's bracket).
 
 The geometry (``h``, ``b``, ``L``) is chosen for the requested width (the Jensen gaps are about
 ``0.25 n gamma h^2 theta^2`` and ``0.25 B H^2 theta^2`` relative) less the floating-point share
@@ -1325,6 +1329,38 @@ def _corner_tables(p: tuple[float, ...], eta: float, n: int, labels: tuple[int, 
                          w_lo, PA, tuple(drop), tuple(float(x) for x in log_tail[:R + 1]), rel, log_factor, log_shrink)
 
 
+class _CornerKappa(NamedTuple):
+    """``kappa = (A (m + r) + B (a + c1 r) + C c2 r) / |C|`` of :func:`_corner_bounds` as ``a1 m + b1 a + e0 r``, rounded
+    outward (:func:`_corner_kappa`; ``sign`` 1 up, -1 down)."""
+
+    sign: float
+    a1: float
+    b1: float
+    e0: float
+    e_r: float
+
+    def at(self, mm: np.ndarray, aa: np.ndarray, r: int) -> np.ndarray:
+        """``kappa`` at the pairs ``(m, a)`` of slice ``r`` (``a <= m``), moved outward by at least its rounding."""
+        return self.a1 * mm + self.b1 * aa + (self.e0 * r + self.sign * (self.e_r * r + 1e-300))
+
+
+def _corner_kappa(sign: float, A: float, B: float, Cc: float, corner: tuple[int, int]) -> _CornerKappa:
+    """:func:`_corner_bounds`' ``kappa`` for the bound ``A t + B u + C v`` (``C < 0``) and the corner ``(c1, c2)``: ``a1 =
+    A / |C| + sign 16 u (|A| + |B|) / |C|``, ``b1 = B / |C|``, ``e0 = (A + c1 B + c2 C) / |C|`` and the outward move ``16 u
+    (|A| + |B| + |C|) / |C|`` per corner draw. Every rounding of :meth:`_CornerKappa.at` (the three quotients, the shift's
+    sum, two products, two sums: within ``7 u (|A| m + |B| a) / |C| + 8 u (|A| + |B| + |C|) r / |C|``, ``a <= m``; the
+    moves' own roundings a few ``u`` of themselves) is covered, so ``at`` is at least the exact ``kappa`` for ``sign =
+    1`` and at most it for ``-1`` (``tests/test_sep109_kappa.py``: exact rationals, every sign pattern, near-cancellation,
+    both corners, ``m <= 200``)."""
+    c1, c2 = corner
+    nC = -Cc
+    c_m = 16 * _U * (abs(A) + abs(B)) / nC
+    a1, b1 = A / nC + sign * c_m, B / nC
+    e0 = (A + B * c1 + Cc * c2) / nC
+    e_r = 16 * _U * (abs(A) + abs(B) + nC) / nC
+    return _CornerKappa(sign, a1, b1, e0, e_r)
+
+
 def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[int, int, int, int], rtol: float
                    ) -> tuple[float, float, float] | None:
     """:func:`_tuv_bounds`' ``(lower, upper, slope)`` from the two-count tables of :func:`_corner_tables` (*derived*; the
@@ -1334,7 +1370,7 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
     the product draws' ``A``), ``t = m + r``, ``u = a + c1 r``, ``v = B + w``, ``w = c2 r``: ``E[(A t + B u + C v)_+ | m, r,
     a] = -C F_m(kappa)``, ``kappa = (A t + B u + C w) / (-C)``, ``F_m(kappa) = E[(kappa - B)_+] = D[m, j] + (kappa - j) C[m,
     j]`` for ``j = floor(kappa)``, ``0 <= j <= n`` (the rows hold ``P = 0`` beyond ``m``, so the formula holds for every such
-    ``j``; ``j = n`` where ``kappa > n``), 0 for ``kappa < 0``. ``kappa`` is computed as ``a1 m + b1 a + e0 r`` (``a1 =
+    ``j``; ``j = n`` where ``kappa > n``), 0 for ``kappa < 0``. ``kappa`` is computed (:func:`_corner_kappa`) as ``a1 m + b1 a + e0 r`` (``a1 =
     A / |C|``, ``b1 = B / |C|``, ``e0 = (A + c1 B + c2 C) / |C|``; ``t = m + r``, ``u = a + c1 r``), whose roundings (the
     three quotients, the shift's sum, two products, two sums: within ``7 u (|A| m + |B| a) / |C| + 8 u (|A| + |B| + |C|) r /
     |C|``, ``a <= m``) the outward moves ``16 u (|A| + |B|) m / |C|`` (folded into ``a1``) and ``16 u (|A| + |B| + |C|) r /
@@ -1360,12 +1396,7 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
             return None
         nC = -Cc
         pos = max(A, 0.0) + max(B, 0.0)
-        # kappa = (A (m + r) + B (a + c1 r) + C c2 r) / nC = a1 m + b1 a + e0 r, moved outward by 16 u (|A| + |B|) m / nC
-        # and 16 u (|A| + |B| + nC) r / nC (docstring)
-        c_m = 16 * _U * (abs(A) + abs(B)) / nC
-        a1, b1 = A / nC + sign * c_m, B / nC
-        e0 = (A + B * c1 + Cc * c2) / nC
-        e_r = 16 * _U * (abs(A) + abs(B) + nC) / nC
+        kappa = _corner_kappa(sign, A, B, Cc, tab.corner)
         total = slope_sum = charge = 0.0
         cells = 0
         for r, (i0, i1) in enumerate(tab.windows):
@@ -1376,7 +1407,7 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
                 mm, aa = tab.m_col[i0:i1], tab.a_col[i0:i1]
                 w = float(c2 * r)
                 with np.errstate(over="ignore", invalid="ignore"):
-                    kap = a1 * mm + b1 * aa + (e0 * r + sign * (e_r * r + 1e-300))
+                    kap = kappa.at(mm, aa, r)
                 if not np.all(np.isfinite(kap)):
                     return None
                 kap = np.maximum(kap, 0.0)  # (F = 0 below 0: j = 0, D = 0, kappa - j = 0)
@@ -3435,6 +3466,15 @@ def _edgeworth_g(lam, skew, kurt, second: bool = True, k5=0.0, k6=0.0, fourth: b
     return np.where((lam <= EDGEWORTH2_MAX_LAM) & second, g1 + g2, g1)
 
 
+def _intersected(a: tuple[float, float, float] | None, b: tuple[float, float, float] | None
+                 ) -> tuple[float, float, float] | None:
+    """Two certified ``(lower, upper, slope)`` of the same quantity (:meth:`PairBlanket._tuv_path`) as one: the larger
+    lower end and slope (lower bounds both), the smaller upper end; either alone where the other is None."""
+    if a is None or b is None:
+        return a if b is None else b
+    return max(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2])
+
+
 class PairBlanket:
     """Certified ``delta(eps)`` of the blanket bound for ONE :class:`PairStructure`.
 
@@ -3951,16 +3991,23 @@ class PairBlanket:
 
     def _tuv_path(self, cf: _Coefficients, rtol: float = 1e-9) -> tuple[float, float, float] | None:
         """:func:`_tuv_bounds` where it applies (four classes, ``n <= TUV_MAX_N``), its tables built at the first
-        ``eps`` and kept for the others (the search's evaluations share them): the two-count tables of
-        :func:`_corner_tables` where they apply, else the three-count tables of :func:`_tuv_tables`; else None."""
+        ``eps`` and kept for the others (the search's evaluations share them), else None: the two-count tables of
+        :func:`_corner_tables` where they apply; where their bracket misses ``rtol`` (its charges, the ``m`` left out
+        and the slices not kept, are absolute, ~1e-40 of the weights, and show where delta is that small; also where
+        the coefficients' slacks or the stored masses' error leave it wide: eps near the largest log-ratio, eps0
+        tiny) and ``n <= TUV_TABLES_MAX_N``, the three-count tables of :func:`_tuv_tables` answer too and the two
+        brackets are intersected (the larger lower end, the smaller upper end and the larger slope: each is
+        certified, so their intersection is, and it is never looser than either; review rev107m2 found the cube's
+        looser at one end in 20 of 712 such cells, by up to 1.07e-12 relative); where the two-count tables do not apply,
+        the three-count tables alone; where those do not apply (after a wide two-count bracket too), None."""
         labels = self._tuv_labels
         if labels is None:
             return None
         p = tuple(float(x) for x in cf.p)
         corner = _corner_tables(p, float(cf.eta), self.n, labels)
+        got = None
         if corner is not None:
             got = _tuv_bounds(cf, self.n, corner, labels, rtol)
-            # (its charges are absolute, ~1e-40 of the weights: where delta is that small the cube answers, as before)
             if got is None or got[1] - got[0] <= rtol * got[0] or self.n > TUV_TABLES_MAX_N:
                 return got
         tab = _tuv_tables(p, float(cf.rest), float(cf.eta), self.n, labels)
@@ -3968,7 +4015,8 @@ class PairBlanket:
             if corner is None:
                 self._tuv_labels = None
             return None
-        return _tuv_bounds(cf, self.n, tab, labels, rtol)
+        cube = _tuv_bounds(cf, self.n, tab, labels, rtol)
+        return _intersected(got, cube)
 
     def _lattice_capped(self, cf: _Coefficients, eps: float, rtol: float, trivial: float) -> DeltaBounds:
         """The lattice's bracket (on the product law where :meth:`_product_pays`), its upper end capped at
