@@ -2170,6 +2170,13 @@ _SLAB_SCALED = True
 #: clones query, scaled off / on: eps0 = 2, n = 1.2e4 (1.04e6 planned) 24 -> 14x; 2.5, 1.7e4 (1.25e6) 19.5 -> 10x; 3, 3e4
 #: (1.0e6) 15 -> 13x; 2, 1.7e4 (1.21e6) 17.6 -> 19x; but 2, 2.5e4 (1.8e6) 17.5 -> 21x and 2.25, 2.5e4 (1.65e6) 18 -> 22.5x)
 _SLAB_SCALED_MAX_POINTS = 1_300_000.0
+#: ... and for groups of at least this many orders (slab110; a plan decision: the clipped orders of a smaller group leave
+#: it, as with scaled slabs off, and take the blocks' certified bounds). Measured, in-process CPU min of 4, scaled off /
+#: on, ratio to one clones query (loaded machine): groups of 3 .. 5 orders lost or tied in each of 17 cells eps0 1.75 ..
+#: 3, n 1e4 .. 3.5e4 (2 / 1.4e4 (5 orders) 19.5 vs 21.0x, 2.75 / 3.5e4 (5) 12.9 vs 20.0, 1.9 / 2e4 (3) 15.0 vs 22.3), while
+#: groups of 6 .. 8 won or lost by cell (2 / 1.2e4 (6) 26.2 vs 16.2x, 3 / 3e4 (8) 16.0 vs 13.3; 3 / 3.5e4 (6) 11.7 vs 17.2).
+#: Measured at the default 40 orders only: a query of fewer orders than this is not affected (its groups scale as before).
+_SLAB_SCALED_MIN_ORDERS = 6
 #: Where some order has no slab (none planned, dropped, or left after its build), the first blocks keep the clone count's
 #: one-sd edges above the lowest slab's top too (work only: every block is bounded by its monotone corners, and the orders
 #: inside a slab skip its blocks as before). Without them, such an order's sum inside another slab's counts was one block
@@ -4892,7 +4899,7 @@ class RenyiDirection:
                         continue  # (never kept, below)
                     floor = _slab_clip_floor(float(self.N), self.p, s, self.bp1, self.bq1, self.alpha[js], c1, c2, xl, xr)
                     clipped = ~(floor <= b_est[js] + _SLAB_CLIP_MARGIN)
-                    if (_SLAB_SCALED and np.any(clipped)
+                    if (_SLAB_SCALED and np.any(clipped) and (js.size >= _SLAB_SCALED_MIN_ORDERS or na < _SLAB_SCALED_MIN_ORDERS)
                             and (c2 - c1 + 1.0) * ((xr - xl) * (c2 + 1.0) + 1.0) <= _SLAB_SCALED_MAX_POINTS):
                         scaled.add((c1, c2, xl, xr))  # (a scale per block of cells instead: its orders stay)
                         continue
