@@ -333,9 +333,18 @@ carries a floating-point error bound; nothing is truncated.
    3.8-13.4x -> 2.5-5.0x (eps0 = 4 within noise), n = 200 4.2-13.7x -> 3.3-5.2x (every cell faster; the build at n =
    200, OUE eps0 = 0.5, 14 slices of which a search uses 2-6, was 2.5 ms when every slice's weights were made: OUE / OLH
    at eps0 = 0.5 were then slower there than the lattice's one evaluation without FFT); k = 100, eps0 = 4 at n = 100
-   and n >= 300 unchanged (the separable engine, the closed form, the lattice). Not extended beyond 200 users: at n =
-   250 / 300 (k = 10, eps0 0.5 / 1) the lattice's one evaluation without FFT wins, 3.4-5.9x / 3.6-4.3x against 4.9-6.3x / 6.2-7.9x on
-   this path (at eps0 = 2 this path would win, 5.8-10.5x -> 3.4-8.1x). Wherever the two-count bracket misses ``rtol``
+   and n >= 300 unchanged (the separable engine, the closed form, the lattice). Beyond 200 users only by a cost rule
+   (:func:`_corner_wide`, sep110): up to :data:`TUV_WIDE_MAX_N` ``= 300`` where the pair's largest log-ratio is at
+   least :data:`TUV_WIDE_MIN_LOG_RATIO` ``= 2`` (the two-count tables alone: the three-count ones stay at most 100
+   users; where they refuse, :data:`CORNER_MAX_LOG` -- OUE / OLH k = 10 at n = 300, eps0 >= 2 and at n = 250, eps0 = 3
+   -- the lattice answers as before). At eps0 <= 1.5 the lattice's one evaluation without FFT wins (sep107, k = 10, n =
+   250 / 300: 3.4-5.9x / 3.6-4.3x against 4.9-6.3x / 6.2-7.9x on this path). Measured (sep110, as above, 3 interleaved
+   old / new processes, k = 10): n = 250 SUE eps0 2 / 3 10.7x -> 4.6x / 15.4x -> 4.2x, OUE 2 8.2x -> 5.7x, OLH 2 5.2x
+   -> 4.3x; n = 300 SUE 2 / 3 6.3x -> 4.2x / 14.8x -> 5.2x; every other cell of eps0 1 / 2 / 3 / 4 the same route as
+   before (within noise). Answers against the former routes (1152 eps(delta) queries: SUE / OUE / OLH k 4 / 10 / 100,
+   eps0 0.5 .. 8, n 201 / 250 / 300 / 301, delta 1e-3 .. 1e-12): 54 changed, every bracket meets the old one, upper
+   ends -3.0e-5 .. +4.9e-7 relative (looser only within the search's rtol), none raised, evaluations 2677 -> 2663
+   (``tests/test_sep110_corner_wide.py``: the routing, the brackets against the lattice at n = 250 / 300). Wherever the two-count bracket misses ``rtol``
    (its charges, the ``m`` left out, ``1e-40`` of the largest weight, at delta below ~1e-35; also where the
    coefficients' slacks or the masses' stored error leave it wide) the three-count tables answer too up to
    :data:`TUV_TABLES_MAX_N` and the two brackets are intersected (sep109: both certified; never looser than either),
@@ -859,6 +868,14 @@ def _slope_terms(x: np.ndarray, m: np.ndarray, t: np.ndarray, c: float, b: float
 #: enumeration: from the two-count tables of :func:`_corner_tables` (sep107, any ``n`` up to this), else from the
 #: three-count tables of :func:`_tuv_tables` (``3 (n + 1)^2 (n + 2) / 2`` floats; up to :data:`TUV_TABLES_MAX_N`)
 TUV_MAX_N = 200
+#: ... and beyond ``TUV_MAX_N`` up to this ``n`` where the pair's largest log-ratio is at least
+#: ``TUV_WIDE_MIN_LOG_RATIO`` (:func:`_corner_wide`; the two-count tables only, in the lattice's place). A cost rule:
+#: both routes are certified. Measured (sep110: api eps(1e-6), cold, CPU min of interleaved old/new, ratio to one
+#: clones query, k = 10): module docstring, item 13 (SUE eps0 = 3, n = 300: 14.8x -> 5.2x); below the threshold the
+#: lattice's one evaluation without FFT wins (sep107: eps0 <= 1.5 at n = 250 / 300) and answers as before
+TUV_WIDE_MAX_N = 300
+#: (``TUV_WIDE_MAX_N``)
+TUV_WIDE_MIN_LOG_RATIO = 2.0
 #: largest ``n`` of the three-count tables (:func:`_tuv_tables`: 12.5 MB at ``n = 100``)
 TUV_TABLES_MAX_N = 100
 #: ... and, when set, in place of the lattice as well (``auto``, pairs without the separable engine): the two-count
@@ -873,6 +890,12 @@ TUV_REPLACES_LATTICE = True
 #: ... and where ``n`` times the largest ``-log`` of a mass (classes and ``rest``) is at most this (no entry of the
 #: tables can be subnormal: module docstring of :func:`_tuv_tables`)
 TUV_MAX_LOG = 600.0
+
+
+def _corner_wide(n: int, top: float) -> bool:
+    """Whether the two-count route answers at ``TUV_MAX_N < n <= TUV_WIDE_MAX_N`` (largest log-ratio ``top`` at
+    least ``TUV_WIDE_MIN_LOG_RATIO``): a cost rule, both routes certified."""
+    return TUV_MAX_N < n <= TUV_WIDE_MAX_N and top >= TUV_WIDE_MIN_LOG_RATIO
 
 
 def _tuv_labels(s: PairStructure) -> tuple[int, int, int, int] | None:
@@ -1211,7 +1234,8 @@ def _binomial_rows(n: int, p: float) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=2)
-def _corner_tables(p: tuple[float, ...], eta: float, n: int, labels: tuple[int, int, int, int]) -> _CornerTables | None:
+def _corner_tables(p: tuple[float, ...], eta: float, n: int, labels: tuple[int, int, int, int],
+                   max_n: int | None = None) -> _CornerTables | None:
     """The eps-independent part of :func:`_corner_bounds` (*derived*), or None where it does not apply (a class without
     mass, :data:`CORNER_MAX_LOG`); the last two kept (a pair asks again at every ``eps``). ``O(n^2)`` floats, where the
     three-count tables of :func:`_tuv_tables` hold ``O(n^3)``.
@@ -1249,8 +1273,11 @@ def _corner_tables(p: tuple[float, ...], eta: float, n: int, labels: tuple[int, 
     weight is below :data:`CORNER_DROP` of the largest: ``(A t + B u + C v)_+ <= (A_+ + B_+) t`` (``u <= t``, ``C < 0
     <= v``), so they cost at most ``(A_+ + B_+) sum P[m, r] (m + r)`` (``drop``). The slices ``r > R``: ``P[r > R] <=
     C(n, R + 1) mu^{R + 1}`` (union over the sets of ``R + 1`` users all corner draws), and ``(A t + B u + C v)_+ <=
-    (A_+ + B_+) n``: at most ``(A_+ + B_+) n P[r > R]`` (``log_tail``, with ``1e-14`` of its terms)."""
-    if n > TUV_MAX_N or n < 1 or len(p) != 4:
+    (A_+ + B_+) n``: at most ``(A_+ + B_+) n P[r > R]`` (``log_tail``, with ``1e-14`` of its terms).
+
+    ``n`` at most ``max_n`` (default :data:`TUV_MAX_N`; :data:`TUV_WIDE_MAX_N` where :func:`_corner_wide` holds:
+    nothing above depends on ``n`` beyond :data:`CORNER_MAX_LOG` and :data:`CORNER_MAX_DRAWS`, checked below)."""
+    if n > (TUV_MAX_N if max_n is None else max_n) or n < 1 or len(p) != 4:
         return None
     j00, j10, j01, j11 = labels
     q = [p[j00], p[j10], p[j01], p[j11]]
@@ -3561,7 +3588,9 @@ class PairBlanket:
         self._closed_memo: tuple[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
         #: the classes of the three-count exact path (:func:`_tuv_labels`), None where it does not apply
         #: (:meth:`_tuv_path`)
-        self._tuv_labels = _tuv_labels(structure) if self.n <= TUV_MAX_N else None
+        #: (beyond ``TUV_MAX_N`` where :func:`_corner_wide` holds: the two-count tables only)
+        self._corner_wide = _corner_wide(self.n, self.max_log_ratio)
+        self._tuv_labels = _tuv_labels(structure) if self.n <= TUV_MAX_N or self._corner_wide else None
 
     @property
     def max_log_ratio(self) -> float:
@@ -4004,7 +4033,7 @@ class PairBlanket:
         if labels is None:
             return None
         p = tuple(float(x) for x in cf.p)
-        corner = _corner_tables(p, float(cf.eta), self.n, labels)
+        corner = _corner_tables(p, float(cf.eta), self.n, labels, TUV_WIDE_MAX_N if self._corner_wide else None)
         got = None
         if corner is not None:
             got = _tuv_bounds(cf, self.n, corner, labels, rtol)
