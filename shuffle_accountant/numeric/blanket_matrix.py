@@ -1050,6 +1050,29 @@ def _tuv_coefficients(cf: _Coefficients, labels: tuple[int, int, int, int]
             (-1.0, float(lo[j00]), outward([lo[j10], -up[j00], -rho_lo], -1.0), outward([lo[j01], -up[j00]], -1.0)))
 
 
+def _tuv_slope_betas(cf: _Coefficients, labels: tuple[int, int, int, int]) -> tuple[float, float] | None:
+    """``(beta0, (beta1 - beta0) (1 - u))`` of the slope's lower bound ``E[T 1{S > 0} | t, u] >= beta0 t C[j'] + (beta1 -
+    beta0) M[j']`` (:func:`_tuv_bounds`, :func:`_corner_bounds`), or None where it does not apply (no ``b_lo``, or not
+    ``beta1 >= beta0 >= 0``)."""
+    if cf.b_lo is None:
+        return None
+    j00, j10, j01, j11 = labels
+    beta0 = min(float(cf.b_lo[j00]), float(cf.b_lo[j10]))
+    beta1 = min(float(cf.b_lo[j01]), float(cf.b_lo[j11]))
+    if not beta1 >= beta0 >= 0.0:
+        return None
+    return beta0, (beta1 - beta0) * (1.0 - _U)
+
+
+def _tuv_result(ends: list[float], slope: float) -> tuple[float, float, float]:
+    """``(lower, upper, slope)`` from the ends ``[upper, lower]`` of :func:`_tuv_bounds` / :func:`_corner_bounds`: an
+    upper end below the package's floor is reported as the floor, the lower end at most the upper."""
+    lo_end, up_end = ends[1], ends[0]
+    if 0.0 < up_end < fp.MIN_PROBABILITY:
+        up_end = fp.MIN_PROBABILITY
+    return float(min(lo_end, up_end)), float(up_end), float(slope)
+
+
 def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables | _CornerTables, labels: tuple[int, int, int, int],
                 rtol: float = 1e-9) -> tuple[float, float, float] | None:
     """``(lower, upper, slope)`` on ``E[S_+] / n`` like :func:`_exact_bounds` (slope: item 8's lower bound on ``E[T
@@ -1077,7 +1100,6 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables | _CornerTables, labe
         return _corner_bounds(cf, n, tab, labels, rtol)
     if cf.p.shape != (4,):
         return None
-    j00, j10, j01, j11 = labels
     ends = []
     W = n + 1
     t = np.arange(W, dtype=float)[:, None]
@@ -1115,21 +1137,16 @@ def _tuv_bounds(cf: _Coefficients, n: int, tab: _TuvTables | _CornerTables, labe
             ends.append(total * (1.0 + tab.rel) * (1.0 + (W * W + 8) * _U) / n)
         else:
             ends.append(max(total * (1.0 - tab.rel) * (1.0 - (W * W + 8) * _U) / n, 0.0))
-            if cf.b_lo is not None:
-                beta0 = min(float(cf.b_lo[j00]), float(cf.b_lo[j10]))
-                beta1 = min(float(cf.b_lo[j01]), float(cf.b_lo[j11]))
-                if beta1 >= beta0 >= 0.0:
-                    # {v <= ceil(kappa') - 1}: kappa' is rounded down already
-                    js = np.ceil(kap) - 1.0
-                    ok = js >= 0.0
-                    jsi = np.clip(js, 0.0, tcol).astype(np.int64)
-                    d_b = (beta1 - beta0) * (1.0 - _U)
-                    terms = placed(np.where(ok, beta0 * tcol * gather(tab.C, jsi) + d_b * gather(tab.M, jsi), 0.0))
-                    slope = max(float(np.sum(terms)) * (1.0 - tab.rel) * (1.0 - (W * W + 8) * _U) / n, 0.0)
-    lo_end, up_end = ends[1], ends[0]
-    if 0.0 < up_end < fp.MIN_PROBABILITY:
-        up_end = fp.MIN_PROBABILITY
-    return float(min(lo_end, up_end)), float(up_end), float(slope)
+            betas = _tuv_slope_betas(cf, labels)
+            if betas is not None:
+                beta0, d_b = betas
+                # {v <= ceil(kappa') - 1}: kappa' is rounded down already
+                js = np.ceil(kap) - 1.0
+                ok = js >= 0.0
+                jsi = np.clip(js, 0.0, tcol).astype(np.int64)
+                terms = placed(np.where(ok, beta0 * tcol * gather(tab.C, jsi) + d_b * gather(tab.M, jsi), 0.0))
+                slope = max(float(np.sum(terms)) * (1.0 - tab.rel) * (1.0 - (W * W + 8) * _U) / n, 0.0)
+    return _tuv_result(ends, slope)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1412,7 +1429,7 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
     count times ``u``; ``(1 +- r')^n`` last."""
     if cf.p.shape != (4,):
         return None
-    j00, j10, j01, j11 = labels
+    betas = _tuv_slope_betas(cf, labels)
     c1, c2 = tab.corner
     fC, fD, fM = tab.C, tab.D, tab.M
     ends: list[float] = []
@@ -1443,17 +1460,14 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
                 F = fD.take(idx) + (kap - j) * fC.take(idx)
                 total += float(np.sum((wu if sign > 0 else wl) * F))
                 cells += i1 - i0
-                if sign < 0 and cf.b_lo is not None:
+                if sign < 0 and betas is not None:
+                    beta0, d_b = betas
                     t = mm + float(r)
-                    beta0 = min(float(cf.b_lo[j00]), float(cf.b_lo[j10]))
-                    beta1 = min(float(cf.b_lo[j01]), float(cf.b_lo[j11]))
-                    if beta1 >= beta0 >= 0.0:
-                        js = np.ceil(kap) - 1.0
-                        jsi = tab.base[i0:i1] + np.clip(js, 0.0, float(n)).astype(np.int64)
-                        cc = fC.take(jsi)
-                        d_b = (beta1 - beta0) * (1.0 - _U)
-                        s_terms = np.where(js >= 0.0, beta0 * t * cc + d_b * (fM.take(jsi) + w * cc), 0.0)
-                        slope_sum += float(np.sum(wl * s_terms))
+                    js = np.ceil(kap) - 1.0
+                    jsi = tab.base[i0:i1] + np.clip(js, 0.0, float(n)).astype(np.int64)
+                    cc = fC.take(jsi)
+                    s_terms = np.where(js >= 0.0, beta0 * t * cc + d_b * (fM.take(jsi) + w * cc), 0.0)
+                    slope_sum += float(np.sum(wl * s_terms))
             if sign > 0:
                 charge += pos * tab.drop[r]
                 tail = pos * n * math.exp(tab.log_tail[r]) if tab.log_tail[r] > -745.0 else 0.0
@@ -1470,10 +1484,7 @@ def _corner_bounds(cf: _Coefficients, n: int, tab: _CornerTables, labels: tuple[
             shrink = (1.0 - tab.rel) * (1.0 - (cells + 20) * _U) * math.exp(tab.log_shrink) * (1.0 - 4 * _U) / n
             ends.append(max(nC * (total - tiny) * shrink, 0.0))
             slope = max((slope_sum - tiny * (2.0 + 2.0 * n)) * shrink, 0.0)
-    lo_end, up_end = ends[1], ends[0]
-    if 0.0 < up_end < fp.MIN_PROBABILITY:
-        up_end = fp.MIN_PROBABILITY
-    return float(min(lo_end, up_end)), float(up_end), float(slope)
+    return _tuv_result(ends, slope)
 
 
 # ---------------------------------------------------------------------------------------
