@@ -4925,9 +4925,10 @@ class RenyiDirection:
             return
         log_tol = math.log(self._tail_tol)
         for g, (js, c1, c2, xl, xr) in enumerate(plan):
-            stride = self._stride(js, c1, c2, xl, xr, (c1, c2, xl, xr) in scaled)
-            slab = (_StrideSlab(float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr, (c1, c2, xl, xr) in scaled, stride)
-                    if stride > 1 else _Slab(float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr, (c1, c2, xl, xr) in scaled))
+            is_scaled = (c1, c2, xl, xr) in scaled
+            stride = self._stride(js, c1, c2, xl, xr, is_scaled)
+            args = (float(self.N), self.p, s, self.rel, js, c1, c2, xl, xr, is_scaled)
+            slab = _StrideSlab(*args, stride) if stride > 1 else _Slab(*args)
             self.slabs.append(slab)
             self.slab_of[js] = g
             # start: _SLAB_START cells per spread of x
