@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import oracle
+from stride_spies import force_strides, record_strided_slabs
 from shuffle_accountant.analyses import pair_for
 from shuffle_accountant.numeric import renyi as R
 
@@ -91,24 +92,16 @@ def _oracle_rdp(sp, orders):
 def test_forced_strided_slabs_hold_the_oracle(monkeypatch, method, eps0, n):
     """With strided slabs forced at small ``n`` (every size limit off, a coarse stride), the certified brackets hold the
     brute-force Renyi divergence of the clone pair (30 digits)."""
-    monkeypatch.setattr(R, "_STRIDE_MIN_ROWS", 16)
-    monkeypatch.setattr(R, "_STRIDE_MIN_POINTS", 0.0)
-    monkeypatch.setattr(R, "_STRIDE_THETA", 60.0)
-    built = []
-    init = R._StrideSlab.__init__
-
-    def spy(self, *args, **kw):
-        init(self, *args, **kw)
-        built.append(self.stride)
-
-    monkeypatch.setattr(R._StrideSlab, "__init__", spy)
+    force_strides(monkeypatch)
+    built = record_strided_slabs(monkeypatch)
     sp = pair_for(method, eps0, n)
     orders = [1.5, 4.0, 16.0, 128.0, 1024.0]
     exact = _oracle_rdp(sp, orders)
     for rtol in (1e-3, 1e-6):
         built.clear()
         got = R.renyi_bounds(sp.pair, orders, rtol=rtol, scale=sp.scale)
-        assert built and max(built) >= 8, built  # (the strided slab was used)
+        strides = [slab.stride for slab in built]
+        assert strides and max(strides) >= 8, strides  # (the strided slab was used)
         for a, lo, up, ex in zip(orders, got.lower, got.upper, exact):
             assert lo <= ex <= up, (rtol, a, lo, float(ex), up)
         assert got.converged

@@ -15,20 +15,14 @@ import pytest
 
 from shuffle_accountant.analyses import pair_for
 from shuffle_accountant.numeric import renyi as R
+from stride_spies import force_strides, record_strided_slabs
 from test_slab107_stride import _oracle_rdp
-
-
-def _force_strides(monkeypatch) -> None:
-    """Strided slabs wherever a slab may be strided (no size limits, a coarse stride)."""
-    monkeypatch.setattr(R, "_STRIDE_MIN_ROWS", 16)
-    monkeypatch.setattr(R, "_STRIDE_MIN_POINTS", 0.0)
-    monkeypatch.setattr(R, "_STRIDE_THETA", 60.0)
 
 
 def _strided_windows(monkeypatch, method: str, eps0: float, n: int, force: bool) -> list:
     """The (slab, window arguments) of every strided-slab window a curve's directions evaluate."""
     if force:
-        _force_strides(monkeypatch)
+        force_strides(monkeypatch)
     calls = []
     window = R._StrideSlab.window
 
@@ -75,7 +69,7 @@ _ORDERS = [1.5, 3.0, 8.0, 32.0, 128.0, 512.0, 1024.0]
 
 
 def _bracket(monkeypatch, method, eps0, n, rtol):
-    _force_strides(monkeypatch)
+    force_strides(monkeypatch)
     used = []
     window = R._StrideSlab.window
 
@@ -116,7 +110,7 @@ def test_lower_end_from_the_upper_measure_fails_the_oracle(monkeypatch):
 
     monkeypatch.setattr(R._StrideSlab, "window", window_mutant)
     sp = pair_for("clones", 2.5, 240)
-    _force_strides(monkeypatch)
+    force_strides(monkeypatch)
     got = R.renyi_bounds(sp.pair, _ORDERS, rtol=1e-6, scale=sp.scale)
     exact = _oracle_rdp(sp, _ORDERS)
     assert any(lo > ex for lo, ex in zip(got.lower, exact))
@@ -158,16 +152,10 @@ def test_second_measure_in_one_pass_is_its_own_slab(c1, c2, N, p, stride, x_lo, 
 def test_coarse_strides_of_smaller_slabs_meet_the_full_slab(monkeypatch, eps0, n):
     """Slabs of ~0.3M planned points are strided where the stride is at least ``_STRIDE_COARSE`` (slab108); their curve's
     brackets meet the full slab's (strides off), upper ends within the rtol, every order converged."""
-    strides = []
-    init = R._StrideSlab.__init__
-
-    def spy(self, *args, **kw):
-        init(self, *args, **kw)
-        strides.append(self.stride)
-
-    monkeypatch.setattr(R._StrideSlab, "__init__", spy)
+    built = record_strided_slabs(monkeypatch)
     sp = pair_for("clones", eps0, n)
     got = R.renyi_bounds(sp.pair, R.DEFAULT_ORDERS, rtol=1e-3, scale=sp.scale)
+    strides = [slab.stride for slab in built]
     assert strides and min(strides) >= R._STRIDE_COARSE
     monkeypatch.setattr(R, "_STRIDE_THETA", 0.0)
     full = R.renyi_bounds(sp.pair, R.DEFAULT_ORDERS, rtol=1e-3, scale=sp.scale)

@@ -12,27 +12,9 @@ import pytest
 
 from shuffle_accountant.analyses import pair_for
 from shuffle_accountant.numeric import renyi as R
+from stride_spies import force_strides, record_strided_slabs
 
 _ORDERS = [1.25, 1.5, 2.0, 3.5, 7.0, 16.0, 20.0, 64.0, 256.0, 1024.0]
-
-
-def _force_strides(monkeypatch, stride_min: int = R._STRIDE_MIN) -> None:
-    monkeypatch.setattr(R, "_STRIDE_MIN_ROWS", 16)
-    monkeypatch.setattr(R, "_STRIDE_MIN_POINTS", 0.0)
-    monkeypatch.setattr(R, "_STRIDE_THETA", 60.0)
-    monkeypatch.setattr(R, "_STRIDE_MIN", stride_min)
-
-
-def _spy_inits(monkeypatch) -> list:
-    built = []
-    init = R._StrideSlab.__init__
-
-    def spy(self, *args, **kw):
-        init(self, *args, **kw)
-        built.append(self)
-
-    monkeypatch.setattr(R._StrideSlab, "__init__", spy)
-    return built
 
 
 def test_weights_refuse_a_span_that_would_underflow():
@@ -49,8 +31,8 @@ def test_forced_wide_slab_is_not_strided(monkeypatch):
     """D2: the reviewer's forced case (stride >= 1, stronger-clones 3 / 3e4): a slab over counts 557 .. 1720 (~1000
     nats of ``log Pr``) had 8 of 35 rows at ``-inf`` and a NaN ``eps`` (a RuntimeWarning, an error here). Now every
     strided slab spans at most ``_STRIDE_MAX_SPREAD`` nats, no warning, and the brackets meet the unstrided ones."""
-    _force_strides(monkeypatch, 1)
-    built, planned = _spy_inits(monkeypatch), []
+    force_strides(monkeypatch, 1)
+    built, planned = record_strided_slabs(monkeypatch), []
     stride = R.RenyiDirection._stride
 
     def spy(self, js, c1, c2, *args):
@@ -79,7 +61,7 @@ def test_forced_wide_slab_is_not_strided(monkeypatch):
 
 def _captured_slab(monkeypatch, method: str, eps0: float, n: int) -> tuple:
     """The constructor and first window arguments of a forced strided slab of a curve (rtol 1e-3)."""
-    _force_strides(monkeypatch)
+    force_strides(monkeypatch)
     inits, wins = [], []
     init, window = R._StrideSlab.__init__, R._StrideSlab.window
 
@@ -122,7 +104,7 @@ def test_tails_of_a_narrow_strided_slab_hold_the_full_slab(monkeypatch, method, 
 def test_an_order_without_a_convexity_proof_keeps_its_slab_unstrided(monkeypatch):
     """D3 (mutant M5): order 20.5 (no proved log-convex ``K``: above 16, not an integer) shares a slab with proved
     orders; with strides forced that slab stays plain, and every strided slab has only proved orders."""
-    _force_strides(monkeypatch)
+    force_strides(monkeypatch)
     seen = []
     stride = R.RenyiDirection._stride
 

@@ -17,14 +17,13 @@ import pytest
 
 from shuffle_accountant.analyses import pair_for
 from shuffle_accountant.numeric import renyi as R
+from stride_spies import force_strides
 
 
 def _windows(monkeypatch, method: str, eps0: float, n: int, force: bool) -> list:
     """The distinct (slab, window arguments) of the strided-slab windows a curve evaluates."""
     if force:
-        monkeypatch.setattr(R, "_STRIDE_MIN_ROWS", 16)
-        monkeypatch.setattr(R, "_STRIDE_MIN_POINTS", 0.0)
-        monkeypatch.setattr(R, "_STRIDE_THETA", 60.0)
+        force_strides(monkeypatch)
     calls = {}
     window = R._StrideSlab.window
 
